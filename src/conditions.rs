@@ -1,0 +1,1 @@
+//! The condition vocabulary and the bookkeeping of `status.conditions`.

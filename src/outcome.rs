@@ -1,0 +1,137 @@
+//! What happened to the Deployment write the plan asked for, and how the crate reads it.
+
+use serde::{Deserialize, Serialize};
+
+/// The outcome of the Deployment write, as the caller observed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum WriteOutcome {
+    /// The write succeeded.
+    Applied,
+    /// The API server answered with an error `Status`.
+    Api(ApiError),
+    /// The request did not get an answer (connection refused, timeout, ...).
+    Transport {
+        /// What the client said.
+        message: String,
+    },
+}
+
+/// The fields of a Kubernetes `Status` error (kube-rs's `ErrorResponse` has the same).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiError {
+    /// HTTP status code.
+    pub code: u16,
+    /// Machine-readable reason, e.g. `Conflict`, `AlreadyExists`, `Invalid`.
+    #[serde(default)]
+    pub reason: String,
+    /// Human-readable message.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// How a failed write is handled (SPEC §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum FailureClass {
+    /// 409 with a reason other than `AlreadyExists`: stale resourceVersion, retry at once.
+    Conflict,
+    /// 409 `AlreadyExists`: another writer created it, retry at once.
+    AlreadyExists,
+    /// 404: it vanished under us, retry at once.
+    NotFound,
+    /// 400, 403, 405, 413, 415, 422: the API will never take this object as it is.
+    Rejected,
+    /// 401, 408, 429, 5xx, no code (and any other code): a passing fault, back off.
+    Transient,
+}
+
+impl WriteOutcome {
+    /// A write outcome from an optional HTTP code, as the scenario files and the command
+    /// line give it: `None` is a transport error.
+    pub fn from_parts(code: Option<u16>, reason: &str, message: &str) -> Self {
+        match code {
+            Some(code) => WriteOutcome::Api(ApiError {
+                code,
+                reason: reason.to_owned(),
+                message: message.to_owned(),
+            }),
+            None => WriteOutcome::Transport {
+                message: message.to_owned(),
+            },
+        }
+    }
+
+    /// `None` for [`WriteOutcome::Applied`], otherwise the failure's class.
+    ///
+    /// ```
+    /// use gateway_reconcile::{FailureClass, WriteOutcome};
+    /// let e = WriteOutcome::from_parts(Some(409), "AlreadyExists", "exists");
+    /// assert_eq!(e.class(), Some(FailureClass::AlreadyExists));
+    /// let e = WriteOutcome::from_parts(None, "", "connection refused");
+    /// assert_eq!(e.class(), Some(FailureClass::Transient));
+    /// ```
+    pub fn class(&self) -> Option<FailureClass> {
+        match self {
+            WriteOutcome::Applied => None,
+            WriteOutcome::Transport { .. } => Some(FailureClass::Transient),
+            WriteOutcome::Api(e) => Some(match e.code {
+                409 if e.reason == "AlreadyExists" => FailureClass::AlreadyExists,
+                409 => FailureClass::Conflict,
+                404 => FailureClass::NotFound,
+                400 | 403 | 405 | 413 | 415 | 422 => FailureClass::Rejected,
+                // 401, 408, 429 and 5xx are transient by the table; any other code is
+                // treated the same way, since retrying with backoff is the safe default.
+                _ => FailureClass::Transient,
+            }),
+        }
+    }
+
+    /// The message the API (or the client) gave, empty for `Applied`.
+    pub fn message(&self) -> &str {
+        match self {
+            WriteOutcome::Applied => "",
+            WriteOutcome::Api(e) => &e.message,
+            WriteOutcome::Transport { message } => message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(code: Option<u16>, reason: &str) -> Option<FailureClass> {
+        WriteOutcome::from_parts(code, reason, "m").class()
+    }
+
+    #[test]
+    fn classification_follows_the_spec_table() {
+        use FailureClass::*;
+        let table: &[(Option<u16>, &str, FailureClass)] = &[
+            (Some(409), "Conflict", Conflict),
+            (Some(409), "", Conflict),
+            (Some(409), "AlreadyExists", AlreadyExists),
+            (Some(404), "NotFound", NotFound),
+            (Some(400), "BadRequest", Rejected),
+            (Some(403), "Forbidden", Rejected),
+            (Some(405), "MethodNotAllowed", Rejected),
+            (Some(413), "RequestEntityTooLarge", Rejected),
+            (Some(415), "UnsupportedMediaType", Rejected),
+            (Some(422), "Invalid", Rejected),
+            (Some(401), "Unauthorized", Transient),
+            (Some(408), "Timeout", Transient),
+            (Some(429), "TooManyRequests", Transient),
+            (Some(500), "InternalError", Transient),
+            (Some(503), "ServiceUnavailable", Transient),
+            (Some(504), "Timeout", Transient),
+            (None, "", Transient),
+        ];
+        for (code, reason, want) in table {
+            assert_eq!(class(*code, reason), Some(*want), "{code:?} {reason}");
+        }
+        assert_eq!(WriteOutcome::Applied.class(), None);
+    }
+}

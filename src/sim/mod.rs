@@ -1,0 +1,3 @@
+//! A simulated API server and scenario runner, to drive the crate as a cluster would.
+
+pub mod defaulting;

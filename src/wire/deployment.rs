@@ -1,0 +1,75 @@
+//! `apps/v1` Deployment, kept whole as JSON.
+//!
+//! The crate owns a handful of fields of the LB Deployment and must write back every other
+//! one untouched (probes, security contexts, fields of newer Kubernetes versions), so the
+//! Deployment is held as a JSON object rather than a struct that would drop what it does not
+//! model. Accessors read the few fields the logic needs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::json;
+
+/// A Deployment as the API server returns it (or as the crate wants it written).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Deployment {
+    /// The whole object.
+    pub object: Map<String, Value>,
+}
+
+impl Deployment {
+    /// Wraps a JSON object.
+    pub fn from_object(object: Map<String, Value>) -> Self {
+        Deployment { object }
+    }
+
+    /// `metadata.name`, if it is a string.
+    pub fn name(&self) -> Option<&str> {
+        self.str_at(&["metadata", "name"])
+    }
+
+    /// `metadata.namespace`, if it is a string.
+    pub fn namespace(&self) -> Option<&str> {
+        self.str_at(&["metadata", "namespace"])
+    }
+
+    /// `metadata.generation`, if it is an integer.
+    pub fn generation(&self) -> Option<i64> {
+        json::get(&self.object, &["metadata", "generation"]).and_then(Value::as_i64)
+    }
+
+    /// One `metadata.annotations` entry.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        json::get(&self.object, &["metadata", "annotations", key]).and_then(Value::as_str)
+    }
+
+    /// `metadata.labels` as a map (non-string values skipped).
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        json::string_map(json::get(&self.object, &["metadata", "labels"]))
+    }
+
+    /// The controller owner reference (`controller: true`) as `(kind, name, uid)`.
+    pub fn controller_owner(&self) -> Option<(&str, &str, &str)> {
+        let refs = json::get(&self.object, &["metadata", "ownerReferences"])?.as_array()?;
+        refs.iter().find_map(|r| {
+            let r = r.as_object()?;
+            if r.get("controller").and_then(Value::as_bool) != Some(true) {
+                return None;
+            }
+            let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+            Some((s("kind"), s("name"), s("uid")))
+        })
+    }
+
+    /// The value at a path of object keys, if every step is an object.
+    pub fn get(&self, path: &[&str]) -> Option<&Value> {
+        json::get(&self.object, path)
+    }
+
+    fn str_at(&self, path: &[&str]) -> Option<&str> {
+        json::get(&self.object, path).and_then(Value::as_str)
+    }
+}
