@@ -1,15 +1,201 @@
 //! The Multus networks annotation (`k8s.v1.cni.cncf.io/networks`): parse, merge, write.
+//!
+//! The annotation holds either a JSON list of network selection objects or the comma
+//! shorthand `ns/name@if, name@if2`. The template's selections come first (those the
+//! GatewayConfiguration does not repeat), then the GatewayConfiguration's in spec order.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The pod-template annotation that lists the secondary networks.
 pub const NETWORKS_ANNOTATION: &str = "k8s.v1.cni.cncf.io/networks";
 
 /// One network selection: a NetworkAttachmentDefinition and the interface it gets.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct NetworkSelection {
     /// NAD name.
     pub name: String,
     /// NAD namespace (never empty once resolved).
     pub namespace: String,
-    /// Interface name in the Pod.
+    /// Interface name in the Pod (may be empty when the annotation names none).
     pub interface: String,
+}
+
+/// Parses an annotation value; `default_namespace` fills selections that name none.
+/// Malformed items (shorthand with an empty name, JSON entries without a string `name`) are
+/// skipped; text that is neither a JSON list nor shorthand yields what could be read.
+///
+/// ```
+/// use gateway_reconcile::nad::parse_annotation;
+/// let list = parse_annotation("ns1/a@eth1, b@eth2", "gw-ns");
+/// assert_eq!(list[0].namespace, "ns1");
+/// assert_eq!(list[1].namespace, "gw-ns");
+/// assert_eq!(list[1].interface, "eth2");
+/// ```
+pub fn parse_annotation(text: &str, default_namespace: &str) -> Vec<NetworkSelection> {
+    let trimmed = text.trim();
+    if trimmed.starts_with('[') {
+        let Ok(Value::Array(items)) = serde_json::from_str::<Value>(trimmed) else {
+            return Vec::new();
+        };
+        return items
+            .iter()
+            .filter_map(|item| {
+                let item = item.as_object()?;
+                let field = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+                let name = field("name");
+                if name.is_empty() {
+                    return None;
+                }
+                Some(selection(
+                    name,
+                    field("namespace"),
+                    field("interface"),
+                    default_namespace,
+                ))
+            })
+            .collect();
+    }
+    trimmed
+        .split(',')
+        .filter_map(|item| {
+            let item = item.trim();
+            let (path, interface) = match item.split_once('@') {
+                Some((p, i)) => (p, i),
+                None => (item, ""),
+            };
+            let (namespace, name) = match path.split_once('/') {
+                Some((ns, n)) => (ns, n),
+                None => ("", path),
+            };
+            if name.is_empty() || name.contains('/') || interface.contains('@') {
+                return None;
+            }
+            Some(selection(name, namespace, interface, default_namespace))
+        })
+        .collect()
+}
+
+fn selection(name: &str, namespace: &str, interface: &str, default_ns: &str) -> NetworkSelection {
+    NetworkSelection {
+        name: name.to_owned(),
+        namespace: if namespace.is_empty() {
+            default_ns
+        } else {
+            namespace
+        }
+        .to_owned(),
+        interface: interface.to_owned(),
+    }
+}
+
+/// The template's selections not repeated (same namespace, name and interface) by the
+/// GatewayConfiguration, then the GatewayConfiguration's in order.
+pub fn merge(
+    template: &[NetworkSelection],
+    configuration: &[NetworkSelection],
+) -> Vec<NetworkSelection> {
+    let overridden: BTreeSet<&NetworkSelection> = configuration.iter().collect();
+    template
+        .iter()
+        .filter(|s| !overridden.contains(s))
+        .chain(configuration)
+        .cloned()
+        .collect()
+}
+
+/// The annotation value: a JSON list of `{"name","namespace","interface"}`.
+///
+/// ```
+/// use gateway_reconcile::nad::{NetworkSelection, to_annotation};
+/// let s = NetworkSelection { name: "a".into(), namespace: "ns".into(), interface: "eth1".into() };
+/// assert_eq!(to_annotation(&[s]), r#"[{"name":"a","namespace":"ns","interface":"eth1"}]"#);
+/// ```
+pub fn to_annotation(list: &[NetworkSelection]) -> String {
+    let items: Vec<Value> = list
+        .iter()
+        .map(|s| {
+            let mut m = serde_json::Map::new();
+            m.insert("name".into(), Value::String(s.name.clone()));
+            m.insert("namespace".into(), Value::String(s.namespace.clone()));
+            if !s.interface.is_empty() {
+                m.insert("interface".into(), Value::String(s.interface.clone()));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    // Writing a list of string maps cannot fail; an empty string would only be an empty list.
+    serde_json::to_string(&items).unwrap_or_default()
+}
+
+/// True when `text` lists the same selections as `list`, in any order.
+pub fn same_set(text: &str, default_namespace: &str, list: &[NetworkSelection]) -> bool {
+    let parsed: BTreeSet<NetworkSelection> = parse_annotation(text, default_namespace)
+        .into_iter()
+        .collect();
+    let wanted: BTreeSet<&NetworkSelection> = list.iter().collect();
+    parsed.len() == wanted.len() && parsed.iter().all(|s| wanted.contains(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sel(ns: &str, name: &str, interface: &str) -> NetworkSelection {
+        NetworkSelection {
+            name: name.into(),
+            namespace: ns.into(),
+            interface: interface.into(),
+        }
+    }
+
+    #[test]
+    fn json_list_and_shorthand_read_the_same() {
+        let json =
+            r#"[{"name":"a","namespace":"x","interface":"eth1"},{"name":"b","interface":"eth2"}]"#;
+        let short = "x/a@eth1,b@eth2";
+        let want = vec![sel("x", "a", "eth1"), sel("d", "b", "eth2")];
+        assert_eq!(parse_annotation(json, "d"), want);
+        assert_eq!(parse_annotation(short, "d"), want);
+    }
+
+    #[test]
+    fn malformed_items_are_skipped() {
+        assert_eq!(
+            parse_annotation("a@eth1, /@x, , x/y/z@e, ok", "d"),
+            vec![sel("d", "a", "eth1"), sel("d", "ok", "")]
+        );
+        assert_eq!(
+            parse_annotation(r#"[{"namespace":"x"}, 3, {"name":"n"}]"#, "d"),
+            vec![sel("d", "n", "")]
+        );
+        assert!(parse_annotation("[not json", "d").is_empty());
+        assert!(parse_annotation("", "d").is_empty());
+    }
+
+    #[test]
+    fn merge_keeps_template_first_and_drops_repeats() {
+        let template = vec![sel("d", "t", "net0"), sel("d", "c", "net1")];
+        let conf = vec![sel("d", "c", "net1"), sel("d", "e", "net2")];
+        assert_eq!(
+            merge(&template, &conf),
+            vec![
+                sel("d", "t", "net0"),
+                sel("d", "c", "net1"),
+                sel("d", "e", "net2")
+            ]
+        );
+    }
+
+    #[test]
+    fn same_set_ignores_order_and_form() {
+        let list = vec![sel("d", "a", "eth1"), sel("x", "b", "eth2")];
+        assert!(same_set("x/b@eth2, a@eth1", "d", &list));
+        assert!(!same_set("a@eth1", "d", &list));
+        assert!(!same_set("a@eth1,x/b@eth3", "d", &list));
+        let text = to_annotation(&list);
+        assert_eq!(parse_annotation(&text, "zzz"), list);
+    }
 }
