@@ -1,3 +1,10 @@
 //! A simulated API server and scenario runner, to drive the crate as a cluster would.
+//!
+//! - [`cluster::Cluster`]: the simulated API server for one Gateway and what surrounds it.
+//! - [`scenario::Scenario`]: the scenario file format of SPEC §7, its parser and runner.
+//! - [`merge_patch`]: RFC 7386 JSON merge patch, used by both.
 
+pub mod cluster;
 pub mod defaulting;
+pub mod merge_patch;
+pub mod scenario;

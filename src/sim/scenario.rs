@@ -1,0 +1,1177 @@
+//! Scenario files (SPEC §7): a simulated cluster, steps that drive it, and expectations on
+//! what each reconcile did.
+//!
+//! A scenario is parsed by hand from JSON so that every error names where it is: the step
+//! number (1-based) and the key, e.g. `step 3: unknown key "expct" in reconcile step`.
+//! [`Scenario::run`] drives a [`Cluster`] through the steps and returns a [`Report`]: the
+//! timeline and every failed expectation.
+//!
+//! ```
+//! use gateway_reconcile::sim::scenario::Scenario;
+//! let err = Scenario::from_json(r#"{"objects": {"gateway": {}},
+//!     "steps": [{"advance": "1m"}, {"reconcile": {}, "expct": {}}]}"#).unwrap_err();
+//! assert_eq!(err.to_string(), r#"step 2: unknown key "expct" in reconcile step"#);
+//! ```
+//!
+//! The format, with the choices made where SPEC §7 is silent:
+//!
+//! - Top level: `description` (string), `settings` ([`Settings`] JSON), `now` (RFC 3339,
+//!   default `2026-01-01T00:00:00Z`), `objects` (required, with a required `gateway`),
+//!   `steps` (required list).
+//! - Every step has exactly one verb; any step may also carry a `note` (string), printed in
+//!   the timeline.
+//! - `patch` takes one or more targets; `routes` takes a list (a merge patch on a list
+//!   replaces it), so routes can be added and removed.
+//! - `delete` also accepts `gateway` (marks it for deletion, as a finalizer would hold it)
+//!   and `routes` (removes every route).
+//! - `failWrites` replaces the failures still pending; `count` 0 clears them and then
+//!   `error` may be omitted.
+//! - In `expect.deployment`, a `null` inside the object means the key must be absent.
+//! - `expect.conditions.T.lastTransitionTime` is compared as a time, so
+//!   `2026-01-01T00:00:00Z` matches `2026-01-01T00:00:00.000Z`.
+
+use std::fmt::{self, Write as _};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::{Map, Value};
+
+use crate::outcome::WriteOutcome;
+use crate::reconcile::Requeue;
+use crate::settings::{Settings, format_duration, parse_duration};
+use crate::sim::cluster::{self, ActionKind, Cluster, Kind, Objects, Rollout, StepRecord};
+
+/// The built-in demonstration: the stale-Programmed problem and its fix.
+pub const DEMO: &str = include_str!("demo.json");
+
+const VERBS: [&str; 6] = [
+    "reconcile",
+    "advance",
+    "patch",
+    "delete",
+    "failWrites",
+    "rollout",
+];
+
+const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
+
+/// Why a scenario file is malformed. Every message names the step (1-based) and the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScenarioError {
+    /// The text is not JSON.
+    #[error("invalid JSON at line {line}, column {column}: {why}")]
+    Json {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser said.
+        why: String,
+    },
+    /// A key the format does not have.
+    #[error("{}unknown key {key:?} in {context}", at(*.step))]
+    UnknownKey {
+        /// The step, when inside one.
+        step: Option<usize>,
+        /// The key.
+        key: String,
+        /// Where it was, e.g. `reconcile step` or `expect.conditions.Programmed`.
+        context: String,
+    },
+    /// A required key is missing.
+    #[error("{}missing key {key:?} in {context}", at(*.step))]
+    MissingKey {
+        /// The step, when inside one.
+        step: Option<usize>,
+        /// The key.
+        key: String,
+        /// Where it should be.
+        context: String,
+    },
+    /// A value of the wrong JSON type.
+    #[error("{}{key:?} must be {expected} (found {found})", at(*.step))]
+    WrongType {
+        /// The step, when inside one.
+        step: Option<usize>,
+        /// The key, dotted from the step (or the top level).
+        key: String,
+        /// What it must be.
+        expected: &'static str,
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// A value of the right type that is not valid.
+    #[error("{}{key:?}: {why}", at(*.step))]
+    InvalidValue {
+        /// The step, when inside one.
+        step: Option<usize>,
+        /// The key, dotted from the step (or the top level).
+        key: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A step whose verb is not one of the format's.
+    #[error(
+        "step {step}: unknown step {verb:?} (expected one of reconcile, advance, patch, \
+         delete, failWrites, rollout)"
+    )]
+    UnknownVerb {
+        /// The step.
+        step: usize,
+        /// The verb found.
+        verb: String,
+    },
+    /// A step with no verb, or with two.
+    #[error("step {step}: {why}")]
+    BadStep {
+        /// The step.
+        step: usize,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+fn at(step: Option<usize>) -> String {
+    step.map(|s| format!("step {s}: ")).unwrap_or_default()
+}
+
+/// A parsed scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Free text.
+    pub description: String,
+    /// The controller settings.
+    pub settings: Settings,
+    /// The starting time of the cluster clock.
+    pub now: Timestamp,
+    /// The starting objects.
+    pub objects: Objects,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// One step of a scenario, with an optional note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// What the step does.
+    pub verb: Verb,
+    /// Free text shown in the timeline.
+    pub note: Option<String>,
+}
+
+/// What a step does.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Verb {
+    /// Run one reconcile and check it.
+    Reconcile(Box<Expect>),
+    /// Move the clock forward.
+    Advance(Duration),
+    /// Merge-patch objects, in the order given.
+    Patch(Vec<(Kind, Value)>),
+    /// Delete an object.
+    Delete(Kind),
+    /// Make the next Deployment writes fail.
+    FailWrites {
+        /// How many.
+        count: u32,
+        /// With what.
+        outcome: WriteOutcome,
+    },
+    /// Run the crude Deployment controller.
+    Rollout(Rollout),
+}
+
+/// What a reconcile must have done; every field optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Expect {
+    /// The Deployment action.
+    pub action: Option<ActionKind>,
+    /// Whether the status was written.
+    pub status_written: Option<bool>,
+    /// Per condition type: `None` = must be absent.
+    pub conditions: Vec<(String, Option<ConditionExpect>)>,
+    /// The address values, exact and in order.
+    pub addresses: Option<Vec<String>>,
+    /// `Some(None)`: no Deployment; `Some(Some(v))`: the stored Deployment contains `v`.
+    pub deployment: Option<Option<Value>>,
+    /// The requeue hint.
+    pub requeue: Option<Requeue>,
+}
+
+/// What one condition must hold; every field optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConditionExpect {
+    /// `True`, `False` or `Unknown`.
+    pub status: Option<String>,
+    /// The reason.
+    pub reason: Option<String>,
+    /// The exact message.
+    pub message: Option<String>,
+    /// Texts the message must contain.
+    pub message_contains: Vec<String>,
+    /// The condition's observedGeneration.
+    pub observed_generation: Option<i64>,
+    /// The condition's lastTransitionTime.
+    pub last_transition_time: Option<Timestamp>,
+}
+
+/// One failed expectation (or a step that could not run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The step (1-based).
+    pub step: usize,
+    /// What was checked, e.g. `conditions.Programmed.message`.
+    pub what: String,
+    /// What the scenario expected.
+    pub expected: String,
+    /// What happened.
+    pub actual: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "step {}: {}: expected {}, found {}",
+            self.step, self.what, self.expected, self.actual
+        )
+    }
+}
+
+/// What happened at one step.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A reconcile ran.
+    Reconciled(Box<StepRecord>),
+    /// The clock moved.
+    Advanced(Duration),
+    /// Objects were patched.
+    Patched(Vec<Kind>),
+    /// An object was deleted.
+    Deleted(Kind),
+    /// Deployment writes were set to fail.
+    WritesFailing {
+        /// How many.
+        count: u32,
+        /// With what.
+        outcome: WriteOutcome,
+    },
+    /// The Deployment controller ran.
+    RolledOut(Rollout),
+    /// The step could not run (the failure is in [`Report::failures`]).
+    Error(String),
+}
+
+/// One timeline entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The step (1-based).
+    pub step: usize,
+    /// The cluster clock after the step.
+    pub time: Timestamp,
+    /// The step's note.
+    pub note: Option<String>,
+    /// What happened.
+    pub event: Event,
+}
+
+/// The result of running a scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The scenario's description.
+    pub description: String,
+    /// What happened, step by step.
+    pub timeline: Vec<Entry>,
+    /// Every failed expectation, in step order.
+    pub failures: Vec<Failure>,
+    /// Deployment write requests sent.
+    pub deployment_writes: u64,
+    /// Gateway status writes.
+    pub status_writes: u64,
+}
+
+impl Report {
+    /// True when every expectation held.
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
+
+impl Scenario {
+    /// Parses a scenario from JSON text.
+    pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| ScenarioError::Json {
+            line: e.line(),
+            column: e.column(),
+            why: e.to_string(),
+        })?;
+        Scenario::from_value(&value)
+    }
+
+    /// Parses a scenario from a JSON value.
+    pub fn from_value(value: &Value) -> Result<Scenario, ScenarioError> {
+        let top = Ctx { step: None };
+        let map = top.object(value, "scenario")?;
+        top.keys(
+            map,
+            &["description", "settings", "now", "objects", "steps"],
+            "the scenario",
+        )?;
+        let description = match map.get("description") {
+            None | Some(Value::Null) => String::new(),
+            Some(v) => top.string(v, "description")?.to_owned(),
+        };
+        let settings = match map.get("settings") {
+            None | Some(Value::Null) => Settings::default(),
+            Some(v) => {
+                top.object(v, "settings")?;
+                serde_json::from_value(v.clone()).map_err(|e| top.invalid("settings", e))?
+            }
+        };
+        let now = match map.get("now") {
+            None | Some(Value::Null) => DEFAULT_NOW.parse().map_err(|e| top.invalid("now", e))?,
+            Some(v) => top.time(v, "now")?,
+        };
+        let objects = parse_objects(&top, map.get("objects"))?;
+        let steps = top.array(top.required(map, "steps", "the scenario")?, "steps")?;
+        let steps = steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| parse_step(i + 1, step))
+            .collect::<Result<_, _>>()?;
+        Ok(Scenario {
+            description,
+            settings,
+            now,
+            objects,
+            steps,
+        })
+    }
+
+    /// Runs the scenario on a fresh [`Cluster`].
+    pub fn run(&self) -> Report {
+        match Cluster::new(self.settings.clone(), self.now, self.objects.clone()) {
+            Ok(cluster) => self.run_on(cluster),
+            Err(e) => Report {
+                description: self.description.clone(),
+                timeline: Vec::new(),
+                failures: vec![Failure {
+                    step: 0,
+                    what: "objects".into(),
+                    expected: "a cluster".into(),
+                    actual: e.to_string(),
+                }],
+                deployment_writes: 0,
+                status_writes: 0,
+            },
+        }
+    }
+
+    /// Runs the scenario's steps on a given cluster (e.g. one with other server defaults).
+    pub fn run_on(&self, mut cluster: Cluster) -> Report {
+        let mut timeline = Vec::new();
+        let mut failures = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            let number = i + 1;
+            let event = match &step.verb {
+                Verb::Reconcile(expect) => match cluster.reconcile() {
+                    Ok(record) => {
+                        check_record(number, expect, &record, &cluster, &mut failures);
+                        Ok(Event::Reconciled(Box::new(record)))
+                    }
+                    Err(e) => Err(e),
+                },
+                Verb::Advance(by) => cluster.advance(*by).map(|()| Event::Advanced(*by)),
+                Verb::Patch(patches) => patches
+                    .iter()
+                    .try_for_each(|(kind, patch)| cluster.patch(*kind, patch))
+                    .map(|()| Event::Patched(patches.iter().map(|(k, _)| *k).collect())),
+                Verb::Delete(kind) => cluster.delete(*kind).map(|()| Event::Deleted(*kind)),
+                Verb::FailWrites { count, outcome } => {
+                    cluster.fail_writes(*count, outcome.clone());
+                    Ok(Event::WritesFailing {
+                        count: *count,
+                        outcome: outcome.clone(),
+                    })
+                }
+                Verb::Rollout(r) => cluster.rollout(*r).map(|()| Event::RolledOut(*r)),
+            };
+            let event = event.unwrap_or_else(|e| {
+                failures.push(Failure {
+                    step: number,
+                    what: verb_name(&step.verb).into(),
+                    expected: "the step to run".into(),
+                    actual: e.to_string(),
+                });
+                Event::Error(e.to_string())
+            });
+            timeline.push(Entry {
+                step: number,
+                time: cluster.now(),
+                note: step.note.clone(),
+                event,
+            });
+        }
+        Report {
+            description: self.description.clone(),
+            timeline,
+            failures,
+            deployment_writes: cluster.deployment_writes(),
+            status_writes: cluster.status_writes(),
+        }
+    }
+}
+
+fn verb_name(verb: &Verb) -> &'static str {
+    match verb {
+        Verb::Reconcile(_) => "reconcile",
+        Verb::Advance(_) => "advance",
+        Verb::Patch(_) => "patch",
+        Verb::Delete(_) => "delete",
+        Verb::FailWrites { .. } => "failWrites",
+        Verb::Rollout(_) => "rollout",
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsing
+
+/// Where parsing is: which step (if any). Keys are passed dotted from there.
+#[derive(Clone, Copy)]
+struct Ctx {
+    step: Option<usize>,
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl Ctx {
+    fn wrong(&self, key: &str, expected: &'static str, v: &Value) -> ScenarioError {
+        ScenarioError::WrongType {
+            step: self.step,
+            key: key.to_owned(),
+            expected,
+            found: type_name(v),
+        }
+    }
+
+    fn invalid(&self, key: &str, why: impl fmt::Display) -> ScenarioError {
+        ScenarioError::InvalidValue {
+            step: self.step,
+            key: key.to_owned(),
+            why: why.to_string(),
+        }
+    }
+
+    fn object<'v>(&self, v: &'v Value, key: &str) -> Result<&'v Map<String, Value>, ScenarioError> {
+        v.as_object().ok_or_else(|| self.wrong(key, "an object", v))
+    }
+
+    fn array<'v>(&self, v: &'v Value, key: &str) -> Result<&'v Vec<Value>, ScenarioError> {
+        v.as_array().ok_or_else(|| self.wrong(key, "a list", v))
+    }
+
+    fn string<'v>(&self, v: &'v Value, key: &str) -> Result<&'v str, ScenarioError> {
+        v.as_str().ok_or_else(|| self.wrong(key, "a string", v))
+    }
+
+    fn boolean(&self, v: &Value, key: &str) -> Result<bool, ScenarioError> {
+        v.as_bool().ok_or_else(|| self.wrong(key, "a boolean", v))
+    }
+
+    fn integer(&self, v: &Value, key: &str) -> Result<i64, ScenarioError> {
+        v.as_i64().ok_or_else(|| self.wrong(key, "an integer", v))
+    }
+
+    fn duration(&self, v: &Value, key: &str) -> Result<Duration, ScenarioError> {
+        parse_duration(self.string(v, key)?).map_err(|e| self.invalid(key, e))
+    }
+
+    fn time(&self, v: &Value, key: &str) -> Result<Timestamp, ScenarioError> {
+        let text = self.string(v, key)?;
+        text.parse()
+            .map_err(|e| self.invalid(key, format!("not an RFC 3339 time {text:?}: {e}")))
+    }
+
+    fn required<'v>(
+        &self,
+        map: &'v Map<String, Value>,
+        key: &str,
+        context: &str,
+    ) -> Result<&'v Value, ScenarioError> {
+        map.get(key).ok_or_else(|| ScenarioError::MissingKey {
+            step: self.step,
+            key: key.to_owned(),
+            context: context.to_owned(),
+        })
+    }
+
+    fn keys(
+        &self,
+        map: &Map<String, Value>,
+        allowed: &[&str],
+        context: &str,
+    ) -> Result<(), ScenarioError> {
+        match map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(key) => Err(ScenarioError::UnknownKey {
+                step: self.step,
+                key: key.clone(),
+                context: context.to_owned(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+fn parse_objects(top: &Ctx, value: Option<&Value>) -> Result<Objects, ScenarioError> {
+    let value = value.ok_or_else(|| ScenarioError::MissingKey {
+        step: None,
+        key: "objects".into(),
+        context: "the scenario".into(),
+    })?;
+    let map = top.object(value, "objects")?;
+    let allowed: Vec<&str> = Kind::ALL.iter().map(|k| k.key()).collect();
+    top.keys(map, &allowed, "objects")?;
+    let optional = |kind: Kind| -> Result<Option<Value>, ScenarioError> {
+        let key = format!("objects.{kind}");
+        match map.get(kind.key()) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => {
+                top.object(v, &key)?;
+                cluster::check(kind, Some(v)).map_err(|e| match e {
+                    cluster::ClusterError::Malformed { why, .. } => top.invalid(&key, why),
+                    other => top.invalid(&key, other),
+                })?;
+                Ok(Some(v.clone()))
+            }
+        }
+    };
+    let gateway = optional(Kind::Gateway)?.ok_or_else(|| ScenarioError::MissingKey {
+        step: None,
+        key: "gateway".into(),
+        context: "objects".into(),
+    })?;
+    let routes = match map.get("routes") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(v) => {
+            let list = top.array(v, "objects.routes")?;
+            cluster::check(Kind::Routes, Some(v)).map_err(|e| top.invalid("objects.routes", e))?;
+            list.clone()
+        }
+    };
+    Ok(Objects {
+        gateway_class: optional(Kind::GatewayClass)?,
+        gateway,
+        configuration: optional(Kind::Configuration)?,
+        deployment: optional(Kind::Deployment)?,
+        template: optional(Kind::Template)?,
+        routes,
+    })
+}
+
+fn parse_step(number: usize, value: &Value) -> Result<Step, ScenarioError> {
+    let ctx = Ctx {
+        step: Some(number),
+    };
+    let map = ctx.object(value, "step")?;
+    let mut verbs = map
+        .keys()
+        .filter(|k| k.as_str() != "note" && k.as_str() != "expect");
+    let verb = match (verbs.next(), verbs.next()) {
+        (None, _) => {
+            return Err(ScenarioError::BadStep {
+                step: number,
+                why: "no step verb (expected one of reconcile, advance, patch, delete, \
+                      failWrites, rollout)"
+                    .into(),
+            });
+        }
+        (Some(v), None) if !VERBS.contains(&v.as_str()) => {
+            return Err(ScenarioError::UnknownVerb {
+                step: number,
+                verb: v.clone(),
+            });
+        }
+        (Some(v), None) => v.as_str(),
+        (Some(a), Some(b)) => {
+            // A known verb next to an unknown key: the key is the mistake.
+            let (known, other) = match (VERBS.contains(&a.as_str()), VERBS.contains(&b.as_str()))
+            {
+                (true, false) => (a, b),
+                (false, true) => (b, a),
+                (true, true) => {
+                    return Err(ScenarioError::BadStep {
+                        step: number,
+                        why: format!("more than one step verb: {a:?} and {b:?}"),
+                    });
+                }
+                (false, false) => {
+                    return Err(ScenarioError::UnknownVerb {
+                        step: number,
+                        verb: a.clone(),
+                    });
+                }
+            };
+            return Err(ScenarioError::UnknownKey {
+                step: Some(number),
+                key: other.clone(),
+                context: format!("{known} step"),
+            });
+        }
+    };
+    let context = format!("{verb} step");
+    let allowed: &[&str] = if verb == "reconcile" {
+        &["reconcile", "expect", "note"]
+    } else {
+        &[verb, "note"]
+    };
+    ctx.keys(map, allowed, &context)?;
+    let note = match map.get("note") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(ctx.string(v, "note")?.to_owned()),
+    };
+    let body = map.get(verb).unwrap_or(&Value::Null);
+    let verb = match verb {
+        "reconcile" => {
+            match body {
+                Value::Null => {}
+                v => ctx.keys(ctx.object(v, "reconcile")?, &[], "reconcile")?,
+            }
+            let expect = match map.get("expect") {
+                None | Some(Value::Null) => Expect::default(),
+                Some(v) => parse_expect(&ctx, v)?,
+            };
+            Verb::Reconcile(Box::new(expect))
+        }
+        "advance" => Verb::Advance(ctx.duration(body, "advance")?),
+        "patch" => {
+            let targets = ctx.object(body, "patch")?;
+            if targets.is_empty() {
+                return Err(ctx.invalid("patch", "names no object to patch"));
+            }
+            let mut patches = Vec::new();
+            for (key, patch) in targets {
+                let kind = Kind::from_key(key).ok_or_else(|| ScenarioError::UnknownKey {
+                    step: Some(number),
+                    key: key.clone(),
+                    context: "patch".into(),
+                })?;
+                let path = format!("patch.{key}");
+                match kind {
+                    Kind::Routes => drop(ctx.array(patch, &path)?),
+                    _ => drop(ctx.object(patch, &path)?),
+                }
+                patches.push((kind, patch.clone()));
+            }
+            Verb::Patch(patches)
+        }
+        "delete" => {
+            let name = ctx.string(body, "delete")?;
+            match Kind::from_key(name) {
+                Some(Kind::Template) | None => {
+                    return Err(ctx.invalid(
+                        "delete",
+                        format!(
+                            "cannot delete {name:?} (expected deployment, configuration, \
+                             gatewayClass, gateway or routes)"
+                        ),
+                    ));
+                }
+                Some(kind) => Verb::Delete(kind),
+            }
+        }
+        "failWrites" => {
+            let spec = ctx.object(body, "failWrites")?;
+            ctx.keys(spec, &["count", "error"], "failWrites")?;
+            let count = ctx.integer(ctx.required(spec, "count", "failWrites")?, "failWrites.count")?;
+            let count = u32::try_from(count)
+                .map_err(|_| ctx.invalid("failWrites.count", "must be between 0 and 4294967295"))?;
+            let outcome = match spec.get("error") {
+                None | Some(Value::Null) if count == 0 => WriteOutcome::Applied,
+                None | Some(Value::Null) => {
+                    return Err(ScenarioError::MissingKey {
+                        step: Some(number),
+                        key: "error".into(),
+                        context: "failWrites".into(),
+                    });
+                }
+                Some(v) => parse_error(&ctx, v)?,
+            };
+            Verb::FailWrites { count, outcome }
+        }
+        _ => {
+            let word = ctx.string(body, "rollout")?;
+            Verb::Rollout(Rollout::from_key(word).ok_or_else(|| {
+                ctx.invalid(
+                    "rollout",
+                    format!("unknown rollout {word:?} (expected complete, progressing or stalled)"),
+                )
+            })?)
+        }
+    };
+    Ok(Step { verb, note })
+}
+
+fn parse_error(ctx: &Ctx, value: &Value) -> Result<WriteOutcome, ScenarioError> {
+    let map = ctx.object(value, "failWrites.error")?;
+    ctx.keys(map, &["code", "reason", "message"], "failWrites.error")?;
+    let code = match map.get("code") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            let code = ctx.integer(v, "failWrites.error.code")?;
+            Some(
+                u16::try_from(code)
+                    .ok()
+                    .filter(|c| (100..=599).contains(c))
+                    .ok_or_else(|| {
+                        ctx.invalid("failWrites.error.code", "must be an HTTP status code")
+                    })?,
+            )
+        }
+    };
+    let text = |key: &str| -> Result<String, ScenarioError> {
+        match map.get(key) {
+            None | Some(Value::Null) => Ok(String::new()),
+            Some(v) => Ok(ctx.string(v, &format!("failWrites.error.{key}"))?.to_owned()),
+        }
+    };
+    Ok(WriteOutcome::from_parts(
+        code,
+        &text("reason")?,
+        &text("message")?,
+    ))
+}
+
+fn parse_expect(ctx: &Ctx, value: &Value) -> Result<Expect, ScenarioError> {
+    let map = ctx.object(value, "expect")?;
+    ctx.keys(
+        map,
+        &[
+            "action",
+            "statusWritten",
+            "conditions",
+            "addresses",
+            "deployment",
+            "requeue",
+        ],
+        "expect",
+    )?;
+    let mut expect = Expect::default();
+    if let Some(v) = map.get("action") {
+        let name = ctx.string(v, "expect.action")?;
+        expect.action = Some(ActionKind::from_name(name).ok_or_else(|| {
+            ctx.invalid(
+                "expect.action",
+                format!("unknown action {name:?} (expected Create, Update or None)"),
+            )
+        })?);
+    }
+    if let Some(v) = map.get("statusWritten") {
+        expect.status_written = Some(ctx.boolean(v, "expect.statusWritten")?);
+    }
+    if let Some(v) = map.get("conditions") {
+        for (type_, c) in ctx.object(v, "expect.conditions")? {
+            let key = format!("expect.conditions.{type_}");
+            let c = match c {
+                Value::Null => None,
+                c => Some(parse_condition(ctx, c, &key)?),
+            };
+            expect.conditions.push((type_.clone(), c));
+        }
+    }
+    if let Some(v) = map.get("addresses") {
+        let list = ctx.array(v, "expect.addresses")?;
+        expect.addresses = Some(
+            list.iter()
+                .enumerate()
+                .map(|(i, a)| Ok(ctx.string(a, &format!("expect.addresses[{i}]"))?.to_owned()))
+                .collect::<Result<_, ScenarioError>>()?,
+        );
+    }
+    if let Some(v) = map.get("deployment") {
+        expect.deployment = Some(match v {
+            Value::Null => None,
+            v => Some(Value::Object(ctx.object(v, "expect.deployment")?.clone())),
+        });
+    }
+    if let Some(v) = map.get("requeue") {
+        let word = ctx.string(v, "expect.requeue")?;
+        expect.requeue = Some(match word {
+            "none" => Requeue::None,
+            "immediately" => Requeue::Immediately,
+            _ => Requeue::After(parse_duration(word).map_err(|e| {
+                ctx.invalid(
+                    "expect.requeue",
+                    format!("expected none, immediately or a duration: {e}"),
+                )
+            })?),
+        });
+    }
+    Ok(expect)
+}
+
+fn parse_condition(ctx: &Ctx, value: &Value, key: &str) -> Result<ConditionExpect, ScenarioError> {
+    let map = ctx.object(value, key)?;
+    ctx.keys(
+        map,
+        &[
+            "status",
+            "reason",
+            "message",
+            "messageContains",
+            "observedGeneration",
+            "lastTransitionTime",
+        ],
+        key,
+    )?;
+    let text = |field: &str| -> Result<Option<String>, ScenarioError> {
+        map.get(field)
+            .map(|v| Ok(ctx.string(v, &format!("{key}.{field}"))?.to_owned()))
+            .transpose()
+    };
+    let mut c = ConditionExpect {
+        status: text("status")?,
+        reason: text("reason")?,
+        message: text("message")?,
+        ..ConditionExpect::default()
+    };
+    if let Some(v) = map.get("messageContains") {
+        let path = format!("{key}.messageContains");
+        for (i, item) in ctx.array(v, &path)?.iter().enumerate() {
+            c.message_contains
+                .push(ctx.string(item, &format!("{path}[{i}]"))?.to_owned());
+        }
+    }
+    if let Some(v) = map.get("observedGeneration") {
+        c.observed_generation = Some(ctx.integer(v, &format!("{key}.observedGeneration"))?);
+    }
+    if let Some(v) = map.get("lastTransitionTime") {
+        c.last_transition_time = Some(ctx.time(v, &format!("{key}.lastTransitionTime"))?);
+    }
+    Ok(c)
+}
+
+// ---------------------------------------------------------------------------------------
+// Checking
+
+fn check_record(
+    step: usize,
+    expect: &Expect,
+    record: &StepRecord,
+    cluster: &Cluster,
+    failures: &mut Vec<Failure>,
+) {
+    let mut fail = |what: String, expected: String, actual: String| {
+        failures.push(Failure {
+            step,
+            what,
+            expected,
+            actual,
+        });
+    };
+    if let Some(problem) = &record.status_patch_problem {
+        fail(
+            "status patch".into(),
+            "status_patch() to give the settlement's status".into(),
+            problem.clone(),
+        );
+    }
+    if let Some(action) = expect.action
+        && action != record.action
+    {
+        fail("action".into(), action.to_string(), describe_action(record));
+    }
+    if let Some(written) = expect.status_written
+        && written != record.status_written
+    {
+        fail(
+            "statusWritten".into(),
+            written.to_string(),
+            record.status_written.to_string(),
+        );
+    }
+    for (type_, want) in &expect.conditions {
+        let found = record.conditions.iter().find(|c| &c.type_ == type_);
+        let what = |field: &str| format!("conditions.{type_}{field}");
+        match (want, found) {
+            (None, None) => {}
+            (None, Some(c)) => fail(what(""), "absent".into(), describe_condition(c)),
+            (Some(_), None) => fail(what(""), "present".into(), "absent".into()),
+            (Some(want), Some(c)) => {
+                let mut field = |name: &str, want: &Option<String>, got: &str| {
+                    if let Some(w) = want
+                        && w != got
+                    {
+                        fail(what(&format!(".{name}")), format!("{w:?}"), format!("{got:?}"));
+                    }
+                };
+                field("status", &want.status, &c.status);
+                field("reason", &want.reason, &c.reason);
+                field("message", &want.message, &c.message);
+                for part in &want.message_contains {
+                    if !c.message.contains(part.as_str()) {
+                        fail(
+                            what(".message"),
+                            format!("to contain {part:?}"),
+                            format!("{:?}", c.message),
+                        );
+                    }
+                }
+                if let Some(g) = want.observed_generation
+                    && Some(g) != c.observed_generation
+                {
+                    fail(
+                        what(".observedGeneration"),
+                        g.to_string(),
+                        c.observed_generation
+                            .map_or_else(|| "none".into(), |g| g.to_string()),
+                    );
+                }
+                if let Some(t) = want.last_transition_time {
+                    let got: Option<Timestamp> = c.last_transition_time.parse().ok();
+                    if got != Some(t) {
+                        fail(
+                            what(".lastTransitionTime"),
+                            cluster::format_time(t),
+                            format!("{:?}", c.last_transition_time),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if let Some(want) = &expect.addresses
+        && want != &record.addresses
+    {
+        fail(
+            "addresses".into(),
+            format!("{want:?}"),
+            format!("{:?}", record.addresses),
+        );
+    }
+    match (&expect.deployment, cluster.deployment()) {
+        (None, _) | (Some(None), None) => {}
+        (Some(None), Some(d)) => fail(
+            "deployment".into(),
+            "no Deployment".into(),
+            format!(
+                "Deployment {:?}",
+                d.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+            ),
+        ),
+        (Some(Some(_)), None) => fail("deployment".into(), "a Deployment".into(), "none".into()),
+        (Some(Some(want)), Some(got)) => {
+            let mut diffs = Vec::new();
+            subset(want, got, "deployment", &mut diffs);
+            for (path, expected, actual) in diffs {
+                fail(path, expected, actual);
+            }
+        }
+    }
+    if let Some(want) = expect.requeue
+        && want != record.requeue
+    {
+        fail(
+            "requeue".into(),
+            describe_requeue(want),
+            describe_requeue(record.requeue),
+        );
+    }
+}
+
+/// Appends every place where `actual` does not contain `expected`: objects are subsets
+/// (`null` = key absent), lists have the same length and match element by element.
+fn subset(expected: &Value, actual: &Value, path: &str, out: &mut Vec<(String, String, String)>) {
+    match (expected, actual) {
+        (Value::Object(want), Value::Object(got)) => {
+            for (key, w) in want {
+                let sub = format!("{path}{}", key_segment(key));
+                match (w, got.get(key)) {
+                    (Value::Null, None | Some(Value::Null)) => {}
+                    (Value::Null, Some(g)) => out.push((sub, "absent".into(), compact(g))),
+                    (w, None) => out.push((sub, compact(w), "absent".into())),
+                    (w, Some(g)) => subset(w, g, &sub, out),
+                }
+            }
+        }
+        (Value::Array(want), Value::Array(got)) if want.len() != got.len() => out.push((
+            path.to_owned(),
+            format!("{} items: {}", want.len(), compact(expected)),
+            format!("{} items: {}", got.len(), compact(actual)),
+        )),
+        (Value::Array(want), Value::Array(got)) => {
+            for (i, (w, g)) in want.iter().zip(got).enumerate() {
+                subset(w, g, &format!("{path}[{i}]"), out);
+            }
+        }
+        (w, g) if w == g => {}
+        (w, g) => out.push((path.to_owned(), compact(w), compact(g))),
+    }
+}
+
+fn key_segment(key: &str) -> String {
+    if !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        format!(".{key}")
+    } else {
+        format!("[{key:?}]")
+    }
+}
+
+fn compact(v: &Value) -> String {
+    const MAX: usize = 400;
+    let text = v.to_string();
+    if text.len() <= MAX {
+        return text;
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+// ---------------------------------------------------------------------------------------
+// Printing
+
+/// `none`, `immediately` or `after 90s`.
+pub fn describe_requeue(requeue: Requeue) -> String {
+    match requeue {
+        Requeue::None => "none".into(),
+        Requeue::Immediately => "immediately".into(),
+        Requeue::After(d) => format!("after {}", format_duration(d)),
+    }
+}
+
+/// `Applied`, `503 ServiceUnavailable: etcdserver: request timed out`, or
+/// `transport error: MSG`.
+pub fn describe_outcome(outcome: &WriteOutcome) -> String {
+    match outcome {
+        WriteOutcome::Applied => "Applied".into(),
+        WriteOutcome::Api(e) => format!("{} {}: {}", e.code, e.reason, e.message),
+        WriteOutcome::Transport { message } => format!("transport error: {message}"),
+    }
+}
+
+fn describe_action(record: &StepRecord) -> String {
+    if record.drift.is_empty() {
+        record.action.to_string()
+    } else {
+        format!("{} (drift: {})", record.action, record.drift.join(", "))
+    }
+}
+
+fn describe_condition(c: &crate::wire::Condition) -> String {
+    format!("{}/{}: {:?}", c.status, c.reason, c.message)
+}
+
+impl fmt::Display for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let time = cluster::format_time(self.time);
+        let head = format!("step {:>2}  {time}", self.step);
+        match &self.event {
+            Event::Reconciled(r) => {
+                writeln!(f, "{head}  reconcile")?;
+                if let Some(note) = &self.note {
+                    writeln!(f, "    note: {note}")?;
+                }
+                writeln!(f, "    action: {}", describe_action(r))?;
+                match &r.outcome {
+                    Some(o) => writeln!(f, "    write: {}", describe_outcome(o))?,
+                    None => writeln!(f, "    write: none")?,
+                }
+                writeln!(
+                    f,
+                    "    status: {}",
+                    if r.status_written {
+                        "written"
+                    } else {
+                        "not written"
+                    }
+                )?;
+                for c in &r.conditions {
+                    let generation = c
+                        .observed_generation
+                        .map(|g| format!(" (generation {g}, since {})", c.last_transition_time))
+                        .unwrap_or_default();
+                    writeln!(
+                        f,
+                        "      {} = {}/{}{generation}: {}",
+                        c.type_, c.status, c.reason, c.message
+                    )?;
+                }
+                if r.addresses.is_empty() {
+                    writeln!(f, "    addresses: none")?;
+                } else {
+                    writeln!(f, "    addresses: {}", r.addresses.join(", "))?;
+                }
+                write!(f, "    requeue: {}", describe_requeue(r.requeue))
+            }
+            other => {
+                let what = match other {
+                    Event::Advanced(d) => format!("advance {}", format_duration(*d)),
+                    Event::Patched(kinds) => {
+                        let names: Vec<&str> = kinds.iter().map(|k| k.key()).collect();
+                        format!("patch {}", names.join(", "))
+                    }
+                    Event::Deleted(k) => format!("delete {k}"),
+                    Event::WritesFailing { count, outcome } => match outcome {
+                        WriteOutcome::Applied => format!("failWrites {count}: cleared"),
+                        o => format!(
+                            "failWrites: the next {count} Deployment writes fail with {}",
+                            describe_outcome(o)
+                        ),
+                    },
+                    Event::RolledOut(r) => format!("rollout {}", r.key()),
+                    Event::Error(e) => format!("error: {e}"),
+                    Event::Reconciled(_) => String::new(),
+                };
+                write!(f, "{head}  {what}")?;
+                if let Some(note) = &self.note {
+                    write!(f, "\n    note: {note}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        if !self.description.is_empty() {
+            let _ = writeln!(out, "{}\n", self.description);
+        }
+        for entry in &self.timeline {
+            let _ = writeln!(out, "{entry}");
+        }
+        let _ = writeln!(
+            out,
+            "\n{} Deployment writes, {} status writes",
+            self.deployment_writes, self.status_writes
+        );
+        if self.failures.is_empty() {
+            let _ = write!(out, "every expectation held");
+        } else {
+            let _ = writeln!(out, "{} failed expectations:", self.failures.len());
+            for failure in &self.failures {
+                let _ = writeln!(out, "  {failure}");
+            }
+        }
+        f.write_str(out.trim_end())
+    }
+}
