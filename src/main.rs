@@ -1,5 +1,348 @@
 //! `gateway-reconcile`: run scenarios against the simulated cluster, or explain a decision.
+//!
+//! ```text
+//! gateway-reconcile simulate [FILE]
+//! gateway-reconcile plan --gateway F [--gateway-class F] [--configuration F]
+//!                        [--deployment F] [--template F] [--routes F] [--outcome JSON|F]
+//!                        [--now RFC3339] [--settings F]
+//! ```
 
-fn main() {
-    std::process::exit(0);
+use std::collections::BTreeMap;
+use std::fmt::Display;
+use std::process::ExitCode;
+
+use gateway_reconcile::sim::scenario::{DEMO, Scenario};
+use gateway_reconcile::wire::{
+    Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
+};
+use gateway_reconcile::{Action, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
+use serde_json::{Value, json};
+
+const USAGE: &str = "\
+gateway-reconcile: the decision logic of a Gateway API controller that runs one
+load-balancer Deployment per Gateway.
+
+Usage:
+  gateway-reconcile simulate [FILE]   run a scenario file (no FILE: the built-in demo)
+  gateway-reconcile plan --gateway F [options]
+                                      print the decision for real objects
+  gateway-reconcile help [simulate|plan]
+
+Run `gateway-reconcile simulate --help` or `gateway-reconcile plan --help` for more.";
+
+const SIMULATE_USAGE: &str = "\
+Usage: gateway-reconcile simulate [FILE]
+
+Runs a scenario file (JSON: description, settings, now, objects, steps) against a
+simulated API server and prints the timeline: each step's time, each reconcile's action
+and drift, the Deployment write's outcome, whether the Gateway status was written, every
+condition (type, status, reason, message), the addresses and the requeue hint.
+
+Without FILE, runs a built-in demonstration: a GatewayConfiguration edit (generation
+7 -> 8) that cannot reach the LB Deployment because updates fail with 503 for ten
+minutes, and how the status tells the truth about it.
+
+Exit status: 0 when every expectation held, 1 when one failed (each failure is printed
+with its step, what was expected and what was found), 2 for a file that cannot be read
+or is malformed (the message names the file, the step and the key).";
+
+const PLAN_USAGE: &str = "\
+Usage: gateway-reconcile plan --gateway F [options]
+
+Reads objects as `kubectl get -o json` prints them and prints the decision as JSON:
+the action (Create, Update or None), the drifted fields, the desired Deployment, the
+Gateway status to write (or null), its merge patch, and the requeue hint.
+
+Options:
+  --gateway F          the Gateway (required)
+  --gateway-class F    its GatewayClass (absent: not found)
+  --configuration F    the GatewayConfiguration (absent: not found)
+  --deployment F       the observed LB Deployment (absent: not found)
+  --template F         the LB Deployment template (absent: the built-in one)
+  --routes F           the L34Routes: a List (`kubectl get l34routes -A -o json`) or an array
+  --outcome JSON|F     what happened to the Deployment write: \"Applied\", or an API error
+                       {\"code\": 503, \"reason\": \"...\", \"message\": \"...\"} (a Kubernetes
+                       Status object works too; no code = a transport error). Inline JSON
+                       or a file. Absent: the write is assumed Applied.
+  --now RFC3339        the time to decide at (absent: the system clock)
+  --settings F         controller settings JSON (absent: the Meridio-2 defaults)
+
+Exit status: 0 on success, 2 for a file that cannot be read or is malformed.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (command, rest) = match args.split_first() {
+        Some((c, rest)) => (c.as_str(), rest),
+        None => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match command {
+        "-h" | "--help" => {
+            out(USAGE);
+            ExitCode::SUCCESS
+        }
+        "help" => {
+            match rest.first().map(String::as_str) {
+                Some("simulate") => out(SIMULATE_USAGE),
+                Some("plan") => out(PLAN_USAGE),
+                _ => out(USAGE),
+            }
+            ExitCode::SUCCESS
+        }
+        "simulate" => simulate(rest),
+        "plan" => match plan(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("gateway-reconcile plan: {message}");
+                ExitCode::from(2)
+            }
+        },
+        other => {
+            eprintln!("gateway-reconcile: unknown command {other:?}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn simulate(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        out(SIMULATE_USAGE);
+        return ExitCode::SUCCESS;
+    }
+    let (name, text) = match args {
+        [] => ("the built-in demo".to_owned(), DEMO.to_owned()),
+        [file] => match std::fs::read_to_string(file) {
+            Ok(text) => (file.clone(), text),
+            Err(e) => {
+                eprintln!("gateway-reconcile simulate: cannot read {file}: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => {
+            eprintln!("gateway-reconcile simulate: expected at most one FILE\n\n{SIMULATE_USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let scenario = match Scenario::from_json(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("gateway-reconcile simulate: {name}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = scenario.run();
+    out(&report.to_string());
+    if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "gateway-reconcile simulate: {name}: {} expectation(s) failed",
+            report.failures.len()
+        );
+        ExitCode::from(1)
+    }
+}
+
+const PLAN_FLAGS: [&str; 9] = [
+    "--gateway",
+    "--gateway-class",
+    "--configuration",
+    "--deployment",
+    "--template",
+    "--routes",
+    "--outcome",
+    "--now",
+    "--settings",
+];
+
+fn plan(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        out(PLAN_USAGE);
+        return Ok(());
+    }
+    let mut flags: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let (flag, inline) = match flag.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (flag.as_str(), None),
+        };
+        let Some(known) = PLAN_FLAGS.iter().find(|f| **f == flag) else {
+            return Err(format!("unknown option {flag:?} (see --help)"));
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => it
+                .next()
+                .map(String::as_str)
+                .ok_or_else(|| format!("{flag} needs a value"))?,
+        };
+        if flags.insert(known, value).is_some() {
+            return Err(format!("{flag} given twice"));
+        }
+    }
+    let gateway_file = flags
+        .get("--gateway")
+        .ok_or("--gateway is required (see --help)")?;
+    let gateway: Gateway = read_object("--gateway", gateway_file)?;
+    let gateway_class: Option<GatewayClass> = optional(&flags, "--gateway-class")?;
+    let configuration: Option<GatewayConfiguration> = optional(&flags, "--configuration")?;
+    let deployment: Option<Deployment> = optional(&flags, "--deployment")?;
+    let routes: Vec<L34Route> = match flags.get("--routes") {
+        None => Vec::new(),
+        Some(file) => read_routes(file)?,
+    };
+    let settings: Settings = optional(&flags, "--settings")?.unwrap_or_default();
+    let now: jiff::Timestamp = match flags.get("--now") {
+        None => jiff::Timestamp::now(),
+        Some(text) => text
+            .parse()
+            .map_err(|e| format!("--now {text:?}: not an RFC 3339 time: {e}"))?,
+    };
+    let outcome = flags.get("--outcome").map(|o| read_outcome(o)).transpose()?;
+    let template: Deployment = match optional(&flags, "--template")? {
+        Some(t) => t,
+        None => gateway_reconcile::template::default_template(),
+    };
+
+    let snapshot = Snapshot::new(&gateway, &template)
+        .with_gateway_class(gateway_class.as_ref())
+        .with_configuration(configuration.as_ref())
+        .with_deployment(deployment.as_ref())
+        .with_routes(&routes);
+    let plan = gateway_reconcile::plan(&settings, snapshot, now).map_err(|e| e.to_string())?;
+    let (action, drift, desired) = match plan.action() {
+        Action::Create(d) => ("Create", Vec::new(), Some(d.clone())),
+        Action::Update { desired, drift } => ("Update", drift.clone(), Some(desired.clone())),
+        _ => ("None", Vec::new(), None),
+    };
+    let assumed = desired.is_some() && outcome.is_none();
+    let used = match (&desired, outcome) {
+        (None, _) => None,
+        (Some(_), Some(o)) => Some(o),
+        (Some(_), None) => Some(WriteOutcome::Applied),
+    };
+    let settlement = plan.settle(used.as_ref());
+    let requeue = match settlement.requeue {
+        Requeue::None => "none".to_owned(),
+        Requeue::Immediately => "immediately".to_owned(),
+        Requeue::After(d) => format_duration(d),
+    };
+    let mut decision = json!({
+        "action": action,
+        "drift": drift,
+        "desired": desired,
+        "outcome": used,
+        "status": settlement.status,
+        "statusPatch": settlement.status_patch(),
+        "requeue": requeue,
+        "now": now.to_string(),
+    });
+    if assumed && let Some(map) = decision.as_object_mut() {
+        map.insert("outcomeAssumed".into(), Value::Bool(true));
+    }
+    let text = serde_json::to_string_pretty(&decision).map_err(|e| e.to_string())?;
+    out(&text);
+    Ok(())
+}
+
+/// Prints to stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
+}
+
+fn read(flag: &str, file: &str) -> Result<String, String> {
+    std::fs::read_to_string(file).map_err(|e| format!("{flag} {file}: cannot read: {e}"))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(
+    flag: &str,
+    file: &str,
+    text: &str,
+) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("{flag} {file}: {e}"))
+}
+
+fn read_object<T: serde::de::DeserializeOwned>(flag: &str, file: &str) -> Result<T, String> {
+    let text = read(flag, file)?;
+    let value: Value = parse(flag, file, &text)?;
+    if !value.is_object() {
+        return Err(format!("{flag} {file}: expected a JSON object"));
+    }
+    serde_json::from_value(value).map_err(|e| format!("{flag} {file}: {e}"))
+}
+
+fn optional<T: serde::de::DeserializeOwned>(
+    flags: &BTreeMap<&str, &str>,
+    flag: &str,
+) -> Result<Option<T>, String> {
+    flags.get(flag).map(|f| read_object(flag, f)).transpose()
+}
+
+fn read_routes(file: &str) -> Result<Vec<L34Route>, String> {
+    let text = read("--routes", file)?;
+    let value: Value = parse("--routes", file, &text)?;
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Object(mut list) => match list.remove("items") {
+            Some(Value::Array(items)) => items,
+            Some(Value::Null) | None => Vec::new(),
+            Some(_) => return Err(format!("--routes {file}: \"items\" must be a list")),
+        },
+        _ => return Err(format!("--routes {file}: expected a List object or an array")),
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            serde_json::from_value(item).map_err(|e| err_at("--routes", file, i, e))
+        })
+        .collect()
+}
+
+fn err_at(flag: &str, file: &str, index: usize, e: impl Display) -> String {
+    format!("{flag} {file}: item {index}: {e}")
+}
+
+/// `Applied`, `"Applied"`, or `{code?, reason, message}` (a Kubernetes `Status` object
+/// too), inline or in a file.
+fn read_outcome(arg: &str) -> Result<WriteOutcome, String> {
+    let trimmed = arg.trim();
+    let (source, text) = if trimmed == "Applied" {
+        return Ok(WriteOutcome::Applied);
+    } else if trimmed.starts_with('{') || trimmed.starts_with('"') {
+        ("inline JSON".to_owned(), trimmed.to_owned())
+    } else {
+        (arg.to_owned(), read("--outcome", arg)?)
+    };
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| format!("--outcome {source}: {e}"))?;
+    match value {
+        Value::String(s) if s == "Applied" => Ok(WriteOutcome::Applied),
+        Value::Object(map) => {
+            let code = match map.get("code") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(
+                    v.as_u64()
+                        .and_then(|c| u16::try_from(c).ok())
+                        .ok_or_else(|| format!("--outcome {source}: \"code\" must be an HTTP code"))?,
+                ),
+            };
+            let text = |key: &str| -> Result<String, String> {
+                match map.get(key) {
+                    None | Some(Value::Null) => Ok(String::new()),
+                    Some(Value::String(s)) => Ok(s.clone()),
+                    Some(_) => Err(format!("--outcome {source}: {key:?} must be a string")),
+                }
+            };
+            Ok(WriteOutcome::from_parts(code, &text("reason")?, &text("message")?))
+        }
+        _ => Err(format!(
+            "--outcome {source}: expected \"Applied\" or {{\"code\", \"reason\", \"message\"}}"
+        )),
+    }
 }

@@ -1,0 +1,134 @@
+//! Runs every scenario in `tests/scenarios/` and the built-in demo against the simulated
+//! cluster, and checks the `simulate` command's exit codes.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gateway_reconcile::sim::scenario::{DEMO, Scenario};
+
+fn scenario_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every failed expectation of one scenario, each line prefixed with its name.
+fn problems(name: &str, text: &str) -> Vec<String> {
+    let scenario = match Scenario::from_json(text) {
+        Ok(s) => s,
+        Err(e) => return vec![format!("{name}: malformed: {e}")],
+    };
+    match panic::catch_unwind(AssertUnwindSafe(|| scenario.run())) {
+        Ok(report) => report
+            .failures
+            .iter()
+            .map(|f| format!("{name}: {f}"))
+            .collect(),
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            vec![format!("{name}: panicked: {why}")]
+        }
+    }
+}
+
+#[test]
+fn every_scenario_and_the_demo_hold() {
+    let files = scenario_files();
+    assert!(files.len() >= 20, "scenario files missing: {files:?}");
+    let mut all = Vec::new();
+    let mut failing = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(file).unwrap();
+        let found = problems(&name, &text);
+        if !found.is_empty() {
+            failing.push(name);
+        }
+        all.extend(found);
+    }
+    let demo = problems("built-in demo", DEMO);
+    if !demo.is_empty() {
+        failing.push("built-in demo".into());
+    }
+    all.extend(demo);
+    assert!(
+        all.is_empty(),
+        "{} of {} scenarios failed ({}):\n{}",
+        failing.len(),
+        files.len() + 1,
+        failing.join(", "),
+        all.join("\n")
+    );
+}
+
+fn simulate(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gateway-reconcile"))
+        .arg("simulate")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("gateway-reconcile-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const TEMPLATE: &str = r#"{"spec": {"template": {"spec": {"containers": [{"name": "lb"}]}}}}"#;
+
+#[test]
+fn simulate_exit_codes() {
+    let ok = temp_file(
+        "ok.json",
+        &format!(r#"{{"objects": {{"gateway": {{}}, "template": {TEMPLATE}}}, "steps": [{{"advance": "90s"}}]}}"#),
+    );
+    let (code, stdout, _) = simulate(&[ok.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("step  1  2026-01-01T00:01:30Z  advance 1m 30s"), "{stdout}");
+
+    let failing = temp_file(
+        "failing.json",
+        &format!(r#"{{"objects": {{"gateway": {{}}, "template": {TEMPLATE}}}, "steps": [{{"rollout": "complete"}}]}}"#),
+    );
+    let (code, stdout, stderr) = simulate(&[failing.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("step 1: rollout: expected the step to run, found cannot roll out: there is no deployment"),
+        "{stdout}"
+    );
+
+    let malformed = temp_file(
+        "malformed.json",
+        r#"{"objects": {"gateway": {}}, "steps": [{"advance": "1s"}, {"reconcile": {}, "expct": {}}]}"#,
+    );
+    let (code, _, stderr) = simulate(&[malformed.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("malformed.json: step 2: unknown key \"expct\" in reconcile step"), "{stderr}");
+
+    let (code, _, stderr) = simulate(&["/nonexistent/scenario.json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot read /nonexistent/scenario.json"), "{stderr}");
+
+    let (code, stdout, _) = simulate(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("Usage: gateway-reconcile simulate [FILE]"));
+    for file in [ok, failing, malformed] {
+        let _ = std::fs::remove_file(file);
+    }
+}
