@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod addresses;
 pub mod cidr;
 pub mod conditions;
 pub mod drift;
@@ -13,6 +14,7 @@ pub mod outcome;
 pub mod quantity;
 pub mod reconcile;
 pub mod render;
+pub mod rollout;
 mod settings;
 pub mod sim;
 mod snapshot;
