@@ -1,8 +1,119 @@
 //! Rendering the desired LB Deployment (SPEC §4).
+//!
+//! [`render`] turns the template (create) or the observed Deployment (update) into the
+//! Deployment the controller wants. The Deployment is JSON, and every field the crate does
+//! not own is carried through untouched.
+//!
+//! # Rules
+//!
+//! - Name `deploymentPrefix + gateway name`, the Gateway's namespace, `apps/v1` `Deployment`.
+//! - **Start.** Create: a copy of the template. Update: the observed Deployment, with the
+//!   template's `initContainers`, `containers` and `volumes` put in place in
+//!   `spec.template.spec` (a list the template lacks is removed), and each observed
+//!   container's `resources` and `resizePolicy` kept by container name (init containers
+//!   too). A container the observed Deployment did not have yet gets the template's.
+//! - **Labels and annotations**, on the Deployment and on the pod template: observed
+//!   (update) ← template ← Gateway `spec.infrastructure.labels/annotations` ← controller
+//!   labels `app=NAME`, `gateway.networking.k8s.io/gateway-name=GATEWAY`,
+//!   `app.kubernetes.io/managed-by=gateway-controller.meridio-2.nordix.org`; later wins.
+//! - **Pod-cache label** ([`Settings::pod_cache_label`]) on the pod template labels.
+//! - **Generation annotation** [`generation_annotation`] on the Deployment: the
+//!   GatewayConfiguration's `metadata.generation`, in decimal.
+//! - **Owner reference**: the controller reference to the Gateway (`controller` and
+//!   `blockOwnerDeletion` true) replaces any other controller reference; non-controller
+//!   references are kept.
+//! - **Selector** `{matchLabels: {app: NAME}}`, replacing the whole selector; pod
+//!   `serviceAccountName` = [`Settings::service_account`].
+//! - **Anti-affinity**: in every `requiredDuringSchedulingIgnoredDuringExecution` pod
+//!   anti-affinity term, each `labelSelector.matchExpressions` entry with key `app` gets
+//!   `values: [NAME]`.
+//! - **Env**: every `MERIDIO_GATEWAY_NAME` entry (containers and init containers) gets
+//!   `value: GATEWAY`; container `router` gets `POD_NAME`, `POD_NAMESPACE`, `POD_UID` from
+//!   the downward API (`metadata.name`, `metadata.namespace`, `metadata.uid`), each appended
+//!   in that order when no entry of that name exists.
+//! - **Replicas**: `horizontalScaling.replicas` on create (else the template's), and on every
+//!   update when `enforceReplicas`; otherwise the observed value stays.
+//! - **Resources**: each `verticalScaling.containers` entry that names a container sets, on
+//!   create or always when `enforceResources`, its `resources.requests`,
+//!   `resources.limits` and `resizePolicy`; an empty or missing one removes the key.
+//! - **Networks annotation** [`crate::nad::NETWORKS_ANNOTATION`] on the pod template: the
+//!   validated selections as a JSON list; removed when there are none; an observed value
+//!   that lists the same set keeps its text.
+//! - **Readiness gates**, authoritative: `meridio-2.nordix.org/ipv4-connectivity` if an
+//!   internal subnet is IPv4, then `meridio-2.nordix.org/ipv6-connectivity` if one is IPv6;
+//!   the key is removed when there is none.
+//!
+//! The output is deterministic: the same inputs give byte-identical JSON. Rendering over the
+//! crate's own output gives that output again.
+//!
+//! # Choices where the spec is silent
+//!
+//! - An observed container's `resources` are kept *as they are*, absence included: a
+//!   container whose resources were cleared stays without, until an enforced
+//!   `verticalScaling` entry says otherwise. `claims` in a template's or observed
+//!   `resources` are left alone; a `verticalScaling` entry's `claims` are never copied
+//!   (validation rejects them).
+//! - `verticalScaling` entries also apply to init containers (Kubernetes names are unique
+//!   across both lists, and sidecars need resources too). Entries naming no container are
+//!   ignored; for a repeated name the last entry wins.
+//! - `enforceReplicas` without `replicas` enforces the template's count; if the template has
+//!   none either, the observed value stays.
+//! - The pod-cache label is written before the controller labels, so a pod-cache key that
+//!   collides with `app` (or another controller label) can never break the selector.
+//! - The generation annotation is written after the Gateway's annotations, and the networks
+//!   annotation after the pod template's, so neither can be overridden. A
+//!   GatewayConfiguration without `metadata.generation` (the caller rejects it before
+//!   rendering) removes the generation annotation rather than leave an old one standing.
+//! - The controller reference replaces the first controller reference in place (the list
+//!   keeps its order, so re-rendering does not reorder it); further controller references
+//!   and non-controller references to the same Gateway UID are dropped (they would be
+//!   duplicates).
+//! - `MERIDIO_GATEWAY_NAME` entries lose any `valueFrom` (Kubernetes rejects both set).
+//! - The downward-API env is added to the container named `router` only, not to an init
+//!   container of that name.
+//! - The networks annotation of an update is compared with the observed one with unnamespaced
+//!   selections read in the Gateway's namespace (the Pods' namespace, where Multus resolves
+//!   them).
+//! - Empty `annotations` maps are removed. Everything else the observed Deployment has is
+//!   kept, including `resourceVersion` (optimistic concurrency) and `status` (the API server
+//!   ignores it on update).
 
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::json;
+use crate::nad;
 use crate::settings::Settings;
 use crate::validate::Validated;
-use crate::wire::{Deployment, Gateway};
+use crate::wire::{Deployment, Gateway, VerticalScalingContainer};
+
+/// The label that ties the LB Deployment, its selector and its Pods together.
+pub const APP_LABEL: &str = "app";
+/// The label that names the Gateway.
+pub const GATEWAY_NAME_LABEL: &str = "gateway.networking.k8s.io/gateway-name";
+/// The label that names the managing controller.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+/// The value of [`MANAGED_BY_LABEL`].
+pub const MANAGED_BY: &str = "gateway-controller.meridio-2.nordix.org";
+/// The env variable that receives the Gateway name.
+pub const GATEWAY_NAME_ENV: &str = "MERIDIO_GATEWAY_NAME";
+/// The container that receives the Pod identity from the downward API.
+pub const ROUTER_CONTAINER: &str = "router";
+/// Readiness gate set when an internal subnet is IPv4.
+pub const IPV4_READINESS_GATE: &str = "meridio-2.nordix.org/ipv4-connectivity";
+/// Readiness gate set when an internal subnet is IPv6.
+pub const IPV6_READINESS_GATE: &str = "meridio-2.nordix.org/ipv6-connectivity";
+
+/// The env variables the router gets from the downward API: (name, fieldPath).
+const DOWNWARD_ENV: [(&str, &str); 3] = [
+    ("POD_NAME", "metadata.name"),
+    ("POD_NAMESPACE", "metadata.namespace"),
+    ("POD_UID", "metadata.uid"),
+];
+
+/// The lists of `spec.template.spec` the template owns on update.
+const CONTAINER_LISTS: [&str; 2] = ["initContainers", "containers"];
 
 /// The LB Deployment's name: `deploymentPrefix + gateway name`.
 pub fn deployment_name(settings: &Settings, gateway_name: &str) -> String {
@@ -18,7 +129,30 @@ pub fn generation_annotation(settings: &Settings) -> String {
 }
 
 /// Renders the desired Deployment: from the template when `observed` is `None` (create),
-/// otherwise from the observed Deployment (update).
+/// otherwise from the observed Deployment (update). See the [module docs](self) for the
+/// rules.
+///
+/// The Gateway's name, namespace and uid are expected to be checked by the caller; a
+/// missing one renders as the empty string.
+///
+/// ```
+/// use gateway_reconcile::render::render;
+/// use gateway_reconcile::template::default_template;
+/// use gateway_reconcile::validate::Validated;
+/// use gateway_reconcile::wire::{Gateway, GatewayConfiguration};
+/// use gateway_reconcile::Settings;
+///
+/// let gateway: Gateway = serde_json::from_str(
+///     r#"{"metadata":{"name":"gw","namespace":"red","uid":"u-1"}}"#,
+/// ).unwrap();
+/// let cfg: GatewayConfiguration =
+///     serde_json::from_str(r#"{"metadata":{"name":"c","generation":3}}"#).unwrap();
+/// let validated = Validated { configuration: &cfg, networks: vec![], ipv4: true, ipv6: false };
+/// let d = render(&Settings::default(), &gateway, &validated, &default_template(), None);
+/// assert_eq!(d.name(), Some("sllbr-gw"));
+/// assert_eq!(d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"), Some("3"));
+/// assert_eq!(d.controller_owner(), Some(("Gateway", "gw", "u-1")));
+/// ```
 pub fn render(
     settings: &Settings,
     gateway: &Gateway,
@@ -26,6 +160,417 @@ pub fn render(
     template: &Deployment,
     observed: Option<&Deployment>,
 ) -> Deployment {
-    let _ = (settings, gateway, validated, template, observed);
-    todo!()
+    let gateway_name = gateway.metadata.name.as_deref().unwrap_or_default();
+    let namespace = gateway.metadata.namespace.as_deref().unwrap_or_default();
+    let uid = gateway.metadata.uid.as_deref().unwrap_or_default();
+    let name = deployment_name(settings, gateway_name);
+    let infrastructure = gateway.spec.infrastructure.as_ref();
+    let configuration = &validated.configuration.spec;
+    let controller_labels = [
+        (APP_LABEL, name.as_str()),
+        (GATEWAY_NAME_LABEL, gateway_name),
+        (MANAGED_BY_LABEL, MANAGED_BY),
+    ];
+
+    let mut object = match observed {
+        None => template.object.clone(),
+        Some(observed) => start_from_observed(&observed.object, &template.object),
+    };
+    let creating = observed.is_none();
+    let template_meta = (!creating)
+        .then(|| json::get(&template.object, &["metadata"]))
+        .flatten();
+    let template_pod_meta = (!creating)
+        .then(|| json::get(&template.object, &["spec", "template", "metadata"]))
+        .flatten();
+
+    object.insert("apiVersion".into(), Value::from("apps/v1"));
+    object.insert("kind".into(), Value::from("Deployment"));
+
+    // Deployment metadata.
+    {
+        let metadata = json::object_mut(&mut object, &["metadata"]);
+        metadata.insert("name".into(), Value::from(name.as_str()));
+        metadata.insert("namespace".into(), Value::from(namespace));
+        let labels = json::object_mut(metadata, &["labels"]);
+        layer(
+            labels,
+            template_meta,
+            "labels",
+            infrastructure.map(|i| &i.labels),
+        );
+        set_strings(labels, &controller_labels);
+        let annotations = json::object_mut(metadata, &["annotations"]);
+        layer(
+            annotations,
+            template_meta,
+            "annotations",
+            infrastructure.map(|i| &i.annotations),
+        );
+        let key = generation_annotation(settings);
+        match validated.configuration.metadata.generation {
+            Some(generation) => {
+                annotations.insert(key, Value::from(generation.to_string()));
+            }
+            None => {
+                annotations.remove(&key);
+            }
+        }
+        remove_if_empty(metadata, "annotations");
+        set_controller_reference(metadata, gateway_name, uid);
+    }
+
+    let spec = json::object_mut(&mut object, &["spec"]);
+    spec.insert(
+        "selector".into(),
+        json!({ "matchLabels": { APP_LABEL: name.as_str() } }),
+    );
+    if let Some(scaling) = &configuration.horizontal_scaling {
+        if creating || scaling.enforce_replicas {
+            let replicas = match scaling.replicas {
+                Some(n) => Some(Value::from(n)),
+                // On create the template's count is already in place.
+                None if !creating => json::get(&template.object, &["spec", "replicas"]).cloned(),
+                None => None,
+            };
+            if let Some(replicas) = replicas {
+                spec.insert("replicas".into(), replicas);
+            }
+        }
+    }
+
+    // Pod template metadata.
+    {
+        let pod_meta = json::object_mut(spec, &["template", "metadata"]);
+        let labels = json::object_mut(pod_meta, &["labels"]);
+        layer(
+            labels,
+            template_pod_meta,
+            "labels",
+            infrastructure.map(|i| &i.labels),
+        );
+        if let Some(label) = &settings.pod_cache_label {
+            labels.insert(label.key.clone(), Value::from(label.value.as_str()));
+        }
+        set_strings(labels, &controller_labels);
+        let annotations = json::object_mut(pod_meta, &["annotations"]);
+        layer(
+            annotations,
+            template_pod_meta,
+            "annotations",
+            infrastructure.map(|i| &i.annotations),
+        );
+        set_networks(annotations, validated, observed, namespace);
+        remove_if_empty(pod_meta, "annotations");
+    }
+
+    // Pod spec.
+    let pod_spec = json::object_mut(spec, &["template", "spec"]);
+    pod_spec.insert(
+        "serviceAccountName".into(),
+        Value::from(settings.service_account.as_str()),
+    );
+    set_anti_affinity(pod_spec, &name);
+    for list in CONTAINER_LISTS {
+        for container in containers_mut(pod_spec, list) {
+            set_gateway_name_env(container, gateway_name);
+            if list == "containers" && name_of(container) == Some(ROUTER_CONTAINER) {
+                add_downward_env(container);
+            }
+        }
+    }
+    if let Some(scaling) = &configuration.vertical_scaling {
+        for entry in &scaling.containers {
+            if !(creating || entry.enforce_resources) {
+                continue;
+            }
+            for list in CONTAINER_LISTS {
+                for container in containers_mut(pod_spec, list) {
+                    if name_of(container) == Some(entry.name.as_str()) {
+                        set_resources(container, entry);
+                    }
+                }
+            }
+        }
+    }
+    let mut gates = Vec::with_capacity(2);
+    if validated.ipv4 {
+        gates.push(json!({ "conditionType": IPV4_READINESS_GATE }));
+    }
+    if validated.ipv6 {
+        gates.push(json!({ "conditionType": IPV6_READINESS_GATE }));
+    }
+    if gates.is_empty() {
+        pod_spec.remove("readinessGates");
+    } else {
+        pod_spec.insert("readinessGates".into(), Value::Array(gates));
+    }
+
+    Deployment::from_object(object)
+}
+
+/// A copy of the observed Deployment with the template's container lists and volumes, and
+/// the observed containers' `resources` and `resizePolicy` moved over by name.
+fn start_from_observed(
+    observed: &Map<String, Value>,
+    template: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut object = observed.clone();
+    let template_pod =
+        json::get(template, &["spec", "template", "spec"]).and_then(Value::as_object);
+    let pod_spec = json::object_mut(&mut object, &["spec", "template", "spec"]);
+    for list in CONTAINER_LISTS {
+        let old = pod_spec.remove(list);
+        let Some(new) = template_pod.and_then(|t| t.get(list)) else {
+            continue;
+        };
+        let mut new = new.clone();
+        if let (Some(new), Some(Value::Array(old))) = (new.as_array_mut(), old) {
+            let mut old: Vec<Map<String, Value>> = old
+                .into_iter()
+                .filter_map(|c| match c {
+                    Value::Object(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            for container in new.iter_mut().filter_map(Value::as_object_mut) {
+                let Some(name) = name_of(container) else {
+                    continue;
+                };
+                let Some(previous) = old.iter_mut().find(|c| name_of(c) == Some(name)) else {
+                    continue;
+                };
+                for key in ["resources", "resizePolicy"] {
+                    match previous.remove(key) {
+                        Some(value) => container.insert(key.to_owned(), value),
+                        None => container.remove(key),
+                    };
+                }
+            }
+        }
+        pod_spec.insert(list.to_owned(), new);
+    }
+    pod_spec.remove("volumes");
+    if let Some(volumes) = template_pod.and_then(|t| t.get("volumes")) {
+        pod_spec.insert("volumes".into(), volumes.clone());
+    }
+    object
+}
+
+/// Layers the template's `key` map (update only: on create `target` already is the
+/// template's) and then the Gateway's infrastructure map over `target`.
+fn layer(
+    target: &mut Map<String, Value>,
+    template_meta: Option<&Value>,
+    key: &str,
+    infrastructure: Option<&BTreeMap<String, String>>,
+) {
+    if let Some(from_template) = template_meta
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_object)
+    {
+        for (k, v) in from_template {
+            target.insert(k.clone(), v.clone());
+        }
+    }
+    for (k, v) in infrastructure.into_iter().flatten() {
+        target.insert(k.clone(), Value::from(v.as_str()));
+    }
+}
+
+fn set_strings(target: &mut Map<String, Value>, pairs: &[(&str, &str)]) {
+    for (k, v) in pairs {
+        target.insert((*k).to_owned(), Value::from(*v));
+    }
+}
+
+fn remove_if_empty(map: &mut Map<String, Value>, key: &str) {
+    if map
+        .get(key)
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
+        map.remove(key);
+    }
+}
+
+/// Puts the controller reference to the Gateway in place of the first controller
+/// reference (or appends it), dropping other controller references and duplicates of ours.
+fn set_controller_reference(metadata: &mut Map<String, Value>, gateway_name: &str, uid: &str) {
+    let mut ours = Some(json!({
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "name": gateway_name,
+        "uid": uid,
+        "controller": true,
+        "blockOwnerDeletion": true,
+    }));
+    let refs = metadata
+        .entry("ownerReferences")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !refs.is_array() {
+        *refs = Value::Array(Vec::new());
+    }
+    let Value::Array(refs) = refs else {
+        return;
+    };
+    refs.retain_mut(|r| {
+        let controller = r.get("controller").and_then(Value::as_bool) == Some(true);
+        if controller {
+            match ours.take() {
+                Some(o) => {
+                    *r = o;
+                    true
+                }
+                None => false,
+            }
+        } else {
+            r.get("uid").and_then(Value::as_str) != Some(uid)
+        }
+    });
+    if let Some(o) = ours {
+        refs.push(o);
+    }
+}
+
+/// Writes (or removes) the networks annotation; an observed value listing the same set
+/// keeps its text.
+fn set_networks(
+    annotations: &mut Map<String, Value>,
+    validated: &Validated<'_>,
+    observed: Option<&Deployment>,
+    namespace: &str,
+) {
+    if validated.networks.is_empty() {
+        annotations.remove(nad::NETWORKS_ANNOTATION);
+        return;
+    }
+    let kept = observed
+        .and_then(|o| {
+            o.get(&[
+                "spec",
+                "template",
+                "metadata",
+                "annotations",
+                nad::NETWORKS_ANNOTATION,
+            ])
+        })
+        .and_then(Value::as_str)
+        .filter(|text| nad::same_set(text, namespace, &validated.networks));
+    let text = match kept {
+        Some(text) => text.to_owned(),
+        None => nad::to_annotation(&validated.networks),
+    };
+    annotations.insert(nad::NETWORKS_ANNOTATION.to_owned(), Value::String(text));
+}
+
+fn set_anti_affinity(pod_spec: &mut Map<String, Value>, name: &str) {
+    let Some(terms) = get_mut(
+        pod_spec,
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ],
+    )
+    .and_then(Value::as_array_mut) else {
+        return;
+    };
+    for term in terms.iter_mut().filter_map(Value::as_object_mut) {
+        let Some(expressions) =
+            get_mut(term, &["labelSelector", "matchExpressions"]).and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        for expression in expressions.iter_mut().filter_map(Value::as_object_mut) {
+            if expression.get("key").and_then(Value::as_str) == Some(APP_LABEL) {
+                expression.insert("values".into(), json!([name]));
+            }
+        }
+    }
+}
+
+fn set_gateway_name_env(container: &mut Map<String, Value>, gateway_name: &str) {
+    let Some(env) = container.get_mut("env").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for entry in env.iter_mut().filter_map(Value::as_object_mut) {
+        if name_of(entry) == Some(GATEWAY_NAME_ENV) {
+            entry.remove("valueFrom");
+            entry.insert("value".into(), Value::from(gateway_name));
+        }
+    }
+}
+
+fn add_downward_env(container: &mut Map<String, Value>) {
+    let env = container
+        .entry("env")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !env.is_array() {
+        *env = Value::Array(Vec::new());
+    }
+    let Value::Array(env) = env else {
+        return;
+    };
+    for (variable, field_path) in DOWNWARD_ENV {
+        let present = env
+            .iter()
+            .any(|e| e.get("name").and_then(Value::as_str) == Some(variable));
+        if !present {
+            env.push(json!({
+                "name": variable,
+                "valueFrom": { "fieldRef": { "fieldPath": field_path } },
+            }));
+        }
+    }
+}
+
+fn set_resources(container: &mut Map<String, Value>, entry: &VerticalScalingContainer) {
+    let part = |key: &str| {
+        entry
+            .resources
+            .as_ref()
+            .and_then(|r| r.get(key))
+            .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+    };
+    let (requests, limits) = (part("requests"), part("limits"));
+    let resources = json::object_mut(container, &["resources"]);
+    for (key, value) in [("requests", requests), ("limits", limits)] {
+        match value {
+            Some(v) => resources.insert(key.to_owned(), v.clone()),
+            None => resources.remove(key),
+        };
+    }
+    remove_if_empty(container, "resources");
+    match entry.resize_policy.as_ref().filter(|p| !p.is_empty()) {
+        Some(policy) => container.insert("resizePolicy".into(), Value::Array(policy.clone())),
+        None => container.remove("resizePolicy"),
+    };
+}
+
+/// The objects of `pod_spec[list]`, if it is a list.
+fn containers_mut<'a>(
+    pod_spec: &'a mut Map<String, Value>,
+    list: &str,
+) -> impl Iterator<Item = &'a mut Map<String, Value>> {
+    pod_spec
+        .get_mut(list)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
+
+fn name_of(object: &Map<String, Value>) -> Option<&str> {
+    object.get("name").and_then(Value::as_str)
+}
+
+/// The value at `path` (object keys), mutably, if every step is an object.
+fn get_mut<'a>(object: &'a mut Map<String, Value>, path: &[&str]) -> Option<&'a mut Value> {
+    let (last, init) = path.split_last()?;
+    let mut cur = object;
+    for key in init {
+        cur = cur.get_mut(*key)?.as_object_mut()?;
+    }
+    cur.get_mut(*last)
 }
