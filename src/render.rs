@@ -112,7 +112,7 @@ const DOWNWARD_ENV: [(&str, &str); 3] = [
     ("POD_UID", "metadata.uid"),
 ];
 
-/// The lists of `spec.template.spec` the template owns on update.
+/// The container lists of `spec.template.spec`.
 const CONTAINER_LISTS: [&str; 2] = ["initContainers", "containers"];
 
 /// The LB Deployment's name: `deploymentPrefix + gateway name`.
@@ -310,39 +310,38 @@ pub fn render(
 }
 
 /// A copy of the observed Deployment with the template's container lists and volumes, and
-/// the observed containers' `resources` and `resizePolicy` moved over by name.
+/// the observed containers' `resources` and `resizePolicy` copied over by name. The observed
+/// lists the template replaces are not copied at all.
 fn start_from_observed(
     observed: &Map<String, Value>,
     template: &Map<String, Value>,
 ) -> Map<String, Value> {
-    let mut object = observed.clone();
+    const OWNED: [&str; 3] = ["initContainers", "containers", "volumes"];
+    let mut object = clone_without(observed, &["spec", "template", "spec"], &OWNED);
     let template_pod =
         json::get(template, &["spec", "template", "spec"]).and_then(Value::as_object);
+    let observed_pod =
+        json::get(observed, &["spec", "template", "spec"]).and_then(Value::as_object);
     let pod_spec = json::object_mut(&mut object, &["spec", "template", "spec"]);
-    for list in CONTAINER_LISTS {
-        let old = pod_spec.remove(list);
-        let Some(new) = template_pod.and_then(|t| t.get(list)) else {
+    for list in OWNED {
+        let Some(mut new) = template_pod.and_then(|t| t.get(list)).cloned() else {
             continue;
         };
-        let mut new = new.clone();
-        if let (Some(new), Some(Value::Array(old))) = (new.as_array_mut(), old) {
-            let mut old: Vec<Map<String, Value>> = old
-                .into_iter()
-                .filter_map(|c| match c {
-                    Value::Object(c) => Some(c),
-                    _ => None,
-                })
-                .collect();
+        let old = observed_pod
+            .and_then(|o| o.get(list))
+            .and_then(Value::as_array);
+        if let (Some(new), Some(old), true) = (new.as_array_mut(), old, list != "volumes") {
             for container in new.iter_mut().filter_map(Value::as_object_mut) {
-                let Some(name) = name_of(container) else {
-                    continue;
-                };
-                let Some(previous) = old.iter_mut().find(|c| name_of(c) == Some(name)) else {
+                let Some(previous) = name_of(container).and_then(|name| {
+                    old.iter()
+                        .filter_map(Value::as_object)
+                        .find(|c| name_of(c) == Some(name))
+                }) else {
                     continue;
                 };
                 for key in ["resources", "resizePolicy"] {
-                    match previous.remove(key) {
-                        Some(value) => container.insert(key.to_owned(), value),
+                    match previous.get(key) {
+                        Some(value) => container.insert(key.to_owned(), value.clone()),
                         None => container.remove(key),
                     };
                 }
@@ -350,11 +349,29 @@ fn start_from_observed(
         }
         pod_spec.insert(list.to_owned(), new);
     }
-    pod_spec.remove("volumes");
-    if let Some(volumes) = template_pod.and_then(|t| t.get("volumes")) {
-        pod_spec.insert("volumes".into(), volumes.clone());
-    }
     object
+}
+
+/// A deep copy of `map` without the keys `skip` of the object at `path`.
+fn clone_without(map: &Map<String, Value>, path: &[&str], skip: &[&str]) -> Map<String, Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return map
+            .iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+    };
+    map.iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Object(inner) if k == first => {
+                    Value::Object(clone_without(inner, rest, skip))
+                }
+                _ => v.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect()
 }
 
 /// Layers the template's `key` map (update only: on create `target` already is the
