@@ -92,17 +92,29 @@ fn realistic() -> Inputs {
             .with_configuration(Some(&configuration))
             .with_routes(&routes);
         let p = plan(&settings, snap, now()).unwrap();
-        let Action::Create(mut d) = p.action().clone() else { panic!("create expected") };
+        let Action::Create(mut d) = p.action().clone() else {
+            panic!("create expected")
+        };
         let s = p.settle(Some(&WriteOutcome::Applied));
         apply_server_defaults(&mut d);
         d.object["metadata"]["uid"] = json!("dep-uid");
         d.object["metadata"]["generation"] = json!(1);
-        d.object.insert("status".into(), json!({"observedGeneration": 1, "replicas": 2,
-            "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}));
+        d.object.insert(
+            "status".into(),
+            json!({"observedGeneration": 1, "replicas": 2,
+            "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}),
+        );
         (d, s.status.unwrap())
     };
     gateway.status = status;
-    let mut inputs = Inputs { class, gateway, configuration, deployment, template, routes };
+    let mut inputs = Inputs {
+        class,
+        gateway,
+        configuration,
+        deployment,
+        template,
+        routes,
+    };
     // One more reconcile so the Programmed message reflects the finished rollout.
     let s = settle(&inputs, None);
     if let Some(status) = s {
@@ -111,7 +123,10 @@ fn realistic() -> Inputs {
     inputs
 }
 
-fn settle(i: &Inputs, outcome: Option<&WriteOutcome>) -> Option<gateway_reconcile::wire::GatewayStatus> {
+fn settle(
+    i: &Inputs,
+    outcome: Option<&WriteOutcome>,
+) -> Option<gateway_reconcile::wire::GatewayStatus> {
     let settings = Settings::default();
     let snap = Snapshot::new(&i.gateway, &i.template)
         .with_gateway_class(Some(&i.class))
@@ -145,7 +160,10 @@ fn parse(j: &Json) -> Inputs {
 
 fn bench(c: &mut Criterion) {
     let steady = realistic();
-    assert!(settle(&steady, None).is_none(), "the bench input must be in steady state");
+    assert!(
+        settle(&steady, None).is_none(),
+        "the bench input must be in steady state"
+    );
     let mut edited = realistic();
     edited.configuration.metadata.generation = Some(8);
     if let Some(h) = edited.configuration.spec.horizontal_scaling.as_mut() {
@@ -155,7 +173,9 @@ fn bench(c: &mut Criterion) {
     let settings = Settings::default();
 
     let mut group = c.benchmark_group("reconcile");
-    group.bench_function("parse_inputs", |b| b.iter(|| black_box(parse(black_box(&json)))));
+    group.bench_function("parse_inputs", |b| {
+        b.iter(|| black_box(parse(black_box(&json))))
+    });
     group.bench_function("steady_state", |b| {
         b.iter(|| {
             let i = black_box(&steady);

@@ -11,14 +11,17 @@ fn fail_503(_: &gateway_reconcile::Action) -> Option<WriteOutcome> {
 }
 
 fn with_foreign(mut w: World) -> World {
-    w.gateway.status.conditions.insert(0, gateway_reconcile::wire::Condition {
-        type_: "example.com/Inspected".into(),
-        status: "True".into(),
-        observed_generation: Some(1),
-        last_transition_time: "2025-12-31T00:00:00Z".into(),
-        reason: "Inspected".into(),
-        message: "left alone".into(),
-    });
+    w.gateway.status.conditions.insert(
+        0,
+        gateway_reconcile::wire::Condition {
+            type_: "example.com/Inspected".into(),
+            status: "True".into(),
+            observed_generation: Some(1),
+            last_transition_time: "2025-12-31T00:00:00Z".into(),
+            reason: "Inspected".into(),
+            message: "left alone".into(),
+        },
+    );
     w
 }
 
@@ -59,7 +62,11 @@ fn update_rejected() {
     let mut w = World::healthy();
     w.edit_configuration();
     w.reconcile(at(60), |_| {
-        api_error(422, "Invalid", "Deployment.apps \"sllbr-gw\" is invalid: spec.replicas: Invalid value: -1")
+        api_error(
+            422,
+            "Invalid",
+            "Deployment.apps \"sllbr-gw\" is invalid: spec.replicas: Invalid value: -1",
+        )
     });
     insta::assert_json_snapshot!(w.conditions_json());
 }

@@ -3,7 +3,7 @@
 //! These types hold data and nothing else. They read camelCase JSON, ignore fields they do
 //! not model on read (except [`Deployment`], which keeps every field so that writing it back
 //! loses nothing), and serialize back to valid Kubernetes JSON. Checks of required fields
-//! happen in [`crate::snapshot`], not here, so that a missing field becomes a typed error that
+//! happen when the crate plans (see `plan`), not here, so that a missing field becomes a typed error that
 //! names the object and the field instead of a parse failure.
 
 mod configuration;

@@ -2,7 +2,9 @@
 #![allow(dead_code)]
 
 use gateway_reconcile::sim::defaulting::apply_server_defaults;
-use gateway_reconcile::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use gateway_reconcile::wire::{
+    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
+};
 use gateway_reconcile::{Action, Settings, Settlement, Snapshot, WriteOutcome, plan, template};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -29,8 +31,10 @@ pub fn gateway() -> Gateway {
 }
 
 pub fn class(controller: &str) -> GatewayClass {
-    serde_json::from_value(json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": controller}}))
-        .unwrap()
+    serde_json::from_value(
+        json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": controller}}),
+    )
+    .unwrap()
 }
 
 pub fn configuration(generation: i64, replicas: i64) -> GatewayConfiguration {
@@ -110,7 +114,11 @@ impl World {
     }
 
     /// One reconcile; `outcome` answers the write the plan asks for.
-    pub fn reconcile(&mut self, now: Timestamp, outcome: impl Fn(&Action) -> Option<WriteOutcome>) -> Step {
+    pub fn reconcile(
+        &mut self,
+        now: Timestamp,
+        outcome: impl Fn(&Action) -> Option<WriteOutcome>,
+    ) -> Step {
         let snapshot = Snapshot::new(&self.gateway, &self.template)
             .with_gateway_class(self.class.as_ref())
             .with_configuration(self.configuration.as_ref())
@@ -135,13 +143,27 @@ impl World {
             self.gateway.status = status.clone();
             self.status_writes += 1;
         }
-        Step { action: action.kind(), drift, settlement }
+        Step {
+            action: action.kind(),
+            drift,
+            settlement,
+        }
     }
 
     fn store(&mut self, mut d: Deployment, create: bool) {
-        let old_spec = self.deployment.as_ref().and_then(|o| o.object.get("spec").cloned());
-        let old_gen = self.deployment.as_ref().and_then(|o| o.generation()).unwrap_or(0);
-        let old_status = self.deployment.as_ref().and_then(|o| o.object.get("status").cloned());
+        let old_spec = self
+            .deployment
+            .as_ref()
+            .and_then(|o| o.object.get("spec").cloned());
+        let old_gen = self
+            .deployment
+            .as_ref()
+            .and_then(|o| o.generation())
+            .unwrap_or(0);
+        let old_status = self
+            .deployment
+            .as_ref()
+            .and_then(|o| o.object.get("status").cloned());
         apply_server_defaults(&mut d);
         let meta = d.object.entry("metadata").or_insert(json!({}));
         if create {
@@ -161,14 +183,17 @@ impl World {
         let d = self.deployment.as_mut().unwrap();
         let generation = d.generation().unwrap();
         let replicas = d.object["spec"]["replicas"].clone();
-        d.object.insert("status".into(), json!({
-            "observedGeneration": generation, "replicas": replicas, "updatedReplicas": replicas,
-            "readyReplicas": replicas, "availableReplicas": replicas,
-            "conditions": [
-                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
-                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}
-            ]
-        }));
+        d.object.insert(
+            "status".into(),
+            json!({
+                "observedGeneration": generation, "replicas": replicas, "updatedReplicas": replicas,
+                "readyReplicas": replicas, "availableReplicas": replicas,
+                "conditions": [
+                    {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
+                    {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}
+                ]
+            }),
+        );
     }
 
     pub fn rollout_stalled(&mut self) {
@@ -183,7 +208,11 @@ impl World {
     }
 
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
-        self.gateway.status.conditions.iter().find(|c| c.type_ == type_)
+        self.gateway
+            .status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
     }
 
     pub fn conditions_json(&self) -> Value {
