@@ -54,6 +54,8 @@ pub mod cidr;
 pub mod conditions;
 pub mod drift;
 mod error;
+#[cfg(any(feature = "k8s-openapi", feature = "gateway-api"))]
+pub mod interop;
 mod json;
 pub mod nad;
 pub mod outcome;
