@@ -87,17 +87,7 @@ pub fn apply_server_defaults(deployment: &mut Deployment) {
 
 /// The object under `key`, created (or replacing a non-object) where missing.
 fn object_at<'a>(map: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
-    let slot = map
-        .entry(key.to_owned())
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !slot.is_object() {
-        *slot = Value::Object(Map::new());
-    }
-    match slot {
-        Value::Object(m) => m,
-        // Made an object just above.
-        _ => unreachable!(),
-    }
+    crate::json::object_mut(map, &[key])
 }
 
 /// Sets `key` when it is absent or null.
