@@ -134,9 +134,9 @@ impl<'a> Plan<'a> {
                 applied: Change::Set(Wanted::new(
                     status::FALSE,
                     reason::APPLY_REJECTED,
-                    not_applied(format!(
-                        "the Deployment is owned by {owner}, not by this Gateway"
-                    )),
+                    format!(
+                        "GatewayConfiguration {cfg} generation {m} is not applied: Deployment {dep} is owned by {owner}, not by this Gateway"
+                    ),
                 )),
                 degraded: Change::Remove,
             };
