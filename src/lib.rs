@@ -54,6 +54,7 @@ pub mod cidr;
 pub mod conditions;
 pub mod drift;
 mod error;
+pub mod events;
 mod json;
 pub mod nad;
 pub mod outcome;
