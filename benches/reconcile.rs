@@ -74,7 +74,7 @@ fn realistic() -> Inputs {
         }
     }))
     .unwrap();
-    let routes = (1..=5)
+    let routes: Vec<L34Route> = (1..=5)
         .map(|i| {
             serde_json::from_value(json!({
                 "metadata": {"name": format!("r{i}"), "namespace": "ns"},

@@ -187,7 +187,9 @@ pub fn merge(
             }
             (Change::Set(w), Some(i)) => {
                 let c = &mut out[i];
-                if c.status != w.status {
+                // A transition time the API would refuse (only a hand-made snapshot has
+                // one) is repaired rather than written back.
+                if c.status != w.status || c.last_transition_time.parse::<Timestamp>().is_err() {
                     c.status = w.status.to_owned();
                     c.last_transition_time = now.to_owned();
                 }

@@ -54,6 +54,7 @@ pub mod cidr;
 pub mod conditions;
 pub mod drift;
 mod error;
+pub mod events;
 #[cfg(any(feature = "k8s-openapi", feature = "gateway-api"))]
 pub mod interop;
 mod json;

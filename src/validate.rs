@@ -22,7 +22,9 @@
 //!    (exact), `nad` present, `nad.name` non-empty, `nad.interface` non-empty, interface not
 //!    used by an earlier attachment;
 //! 6. `spec.verticalScaling.containers`, in list order: no ResourceClaims. A `claims` entry
-//!    in `resources` that is anything but `null` or an empty list counts as claims;
+//!    in `resources` that is anything but `null` or an empty list counts as claims; then
+//!    every request and limit must be a quantity (an addition to the spec's list:
+//!    `verticalScaling container "NAME": invalid quantity "X" for requests.cpu`);
 //! 7. the merged network selections (the template's pod-template
 //!    `k8s.v1.cni.cncf.io/networks` annotation, read with [`crate::nad::parse_annotation`],
 //!    merged with the GatewayConfiguration's by [`crate::nad::merge`]): no two entries share
@@ -164,6 +166,18 @@ pub enum Invalid {
     ResourceClaims {
         /// The container name.
         container: String,
+    },
+    /// A verticalScaling request or limit that is not a Kubernetes quantity. (Not in the
+    /// spec's list: the real CRD types these as quantities, so the API server refuses them;
+    /// a hand-made snapshot gets this condition rather than a Deployment the server rejects.)
+    #[error("verticalScaling container {container:?}: invalid quantity {value:?} for {field}")]
+    InvalidQuantity {
+        /// The container name.
+        container: String,
+        /// `requests.cpu`, `limits.memory`, ...
+        field: String,
+        /// The value as written (cut to 64 characters).
+        value: String,
     },
     /// The template's networks and the GatewayConfiguration's share an interface.
     #[error("duplicate interface name {interface:?} in merged network attachments")]
@@ -359,8 +373,41 @@ fn check_vertical_scaling(vertical: &VerticalScaling) -> Result<(), Invalid> {
         Some(container) => Err(Invalid::ResourceClaims {
             container: container.name.clone(),
         }),
-        None => Ok(()),
+        None => check_quantities(vertical),
     }
+}
+
+/// Every request and limit must be a quantity (a string, or a JSON number as its text).
+fn check_quantities(vertical: &VerticalScaling) -> Result<(), Invalid> {
+    for container in &vertical.containers {
+        let Some(resources) = &container.resources else {
+            continue;
+        };
+        for part in ["requests", "limits"] {
+            let Some(Value::Object(values)) = resources.get(part) else {
+                continue;
+            };
+            for (resource, value) in values {
+                let ok = match value {
+                    Value::String(text) => text.parse::<crate::quantity::Quantity>().is_ok(),
+                    Value::Number(n) => n.to_string().parse::<crate::quantity::Quantity>().is_ok(),
+                    _ => false,
+                };
+                if !ok {
+                    let text = match value {
+                        Value::String(t) => t.chars().take(64).collect(),
+                        other => other.to_string().chars().take(64).collect(),
+                    };
+                    return Err(Invalid::InvalidQuantity {
+                        container: container.name.clone(),
+                        field: format!("{part}.{resource}"),
+                        value: text,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The template's selections merged with the configuration's; no shared interface.
@@ -858,6 +905,32 @@ mod tests {
             message_with(|c| c.spec.network_attachments[1] = nad_attachment("other", "ext-vlan")),
             r#"networkAttachment: duplicate interface name "ext-vlan""#
         );
+    }
+
+    #[test]
+    fn requests_and_limits_must_be_quantities() {
+        assert_eq!(
+            message_with(|c| {
+                let vs = c.spec.vertical_scaling.as_mut().unwrap();
+                let r = vs.containers[1].resources.as_mut().unwrap();
+                r.insert("limits".into(), json!({"memory": "lots"}));
+            }),
+            r#"verticalScaling container "router": invalid quantity "lots" for limits.memory"#
+        );
+        assert_eq!(
+            message_with(|c| {
+                let vs = c.spec.vertical_scaling.as_mut().unwrap();
+                let r = vs.containers[0].resources.as_mut().unwrap();
+                r.insert("requests".into(), json!({"cpu": true}));
+            }),
+            r#"verticalScaling container "loadbalancer": invalid quantity "true" for requests.cpu"#
+        );
+        // A JSON number is read as its text, as the API server does.
+        let mut c = configuration();
+        let vs = c.spec.vertical_scaling.as_mut().unwrap();
+        let r = vs.containers[0].resources.as_mut().unwrap();
+        r.insert("requests".into(), json!({"cpu": 1.5}));
+        assert_eq!(check_quantities(vs), Ok(()));
     }
 
     #[test]

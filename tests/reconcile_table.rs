@@ -614,3 +614,46 @@ fn the_seed_problem() {
     );
     assert!(w.condition(DEGRADED).is_none());
 }
+
+// ---- events ----------------------------------------------------------------------------------
+
+#[test]
+fn events_are_one_per_transition_never_one_per_retry() {
+    use gateway_reconcile::events::EventType::{Normal, Warning};
+    let kinds = |step: &Step| -> Vec<(gateway_reconcile::events::EventType, String)> {
+        step.settlement
+            .events
+            .iter()
+            .map(|e| (e.type_, e.reason.clone()))
+            .collect()
+    };
+    let mut w = World::new();
+    let created = w.reconcile(at(0), applied());
+    assert_eq!(kinds(&created), [(Normal, "Applied".to_owned())]);
+    w.rollout_complete();
+    w.edit_configuration();
+    let fail = |_: &gateway_reconcile::Action| {
+        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
+    };
+    let first = w.reconcile(at(60), fail);
+    assert_eq!(kinds(&first), [(Warning, "ApplyFailed".to_owned())]);
+    assert!(first.settlement.events[0].message.contains("etcdserver"));
+    for t in [61, 120, 200] {
+        assert!(
+            w.reconcile(at(t), fail).settlement.events.is_empty(),
+            "retry at {t}"
+        );
+    }
+    let degraded = w.reconcile(at(360), fail);
+    assert_eq!(kinds(&degraded), [(Warning, "Degraded".to_owned())]);
+    assert!(w.reconcile(at(400), fail).settlement.events.is_empty());
+    let recovered = w.reconcile(at(500), applied());
+    assert_eq!(
+        kinds(&recovered),
+        [
+            (Normal, "Applied".to_owned()),
+            (Normal, "Recovered".to_owned())
+        ]
+    );
+    assert!(w.reconcile(at(501), applied()).settlement.events.is_empty());
+}

@@ -51,6 +51,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::events::Event;
 use crate::wire::{Deployment, GatewayStatus};
 
 pub use plan::{Plan, plan};
@@ -103,6 +104,9 @@ pub struct Settlement {
     pub status: Option<GatewayStatus>,
     /// When to look again.
     pub requeue: Requeue,
+    /// The Events to record on the Gateway: one per condition transition, none on a retry
+    /// that changes nothing.
+    pub events: Vec<Event>,
     /// Whether this reconcile owns `status.addresses` (false when the parameters are invalid
     /// or the Gateway is not ours: the addresses are left untouched).
     addresses_owned: bool,

@@ -12,7 +12,7 @@ use crate::rollout::{Rollout, rollout};
 use crate::settings::Settings;
 use crate::snapshot::{GatewayId, Snapshot};
 use crate::validate::{Invalid, validate};
-use crate::wire::{GatewayAddress, GatewayConfiguration};
+use crate::wire::{Condition, GatewayAddress, GatewayConfiguration};
 
 /// The decision of one reconcile, waiting for the outcome of its write.
 #[derive(Debug, Clone)]
@@ -93,7 +93,7 @@ pub fn plan<'a>(
     if gateway.metadata.deletion_timestamp.is_some() {
         return Ok(plan);
     }
-    plan.applied_false_since = applied_false_since(conditions, &plan.types, &id)?;
+    plan.applied_false_since = applied_false_since(conditions, &plan.types);
     if conditions::is_stale(conditions, &plan.types, id.generation) {
         plan.decision = Decision::Stale;
         return Ok(plan);
@@ -183,29 +183,13 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The `lastTransitionTime` of ConfigurationApplied when it is False in the snapshot.
-fn applied_false_since(
-    conditions: &[crate::wire::Condition],
-    types: &ConditionTypes,
-    id: &GatewayId<'_>,
-) -> Result<Option<Timestamp>, InputError> {
-    let Some(c) = conditions::find(conditions, &types.configuration_applied) else {
-        return Ok(None);
-    };
-    if c.status != conditions::status::FALSE {
-        return Ok(None);
-    }
-    c.last_transition_time
-        .parse()
-        .map(Some)
-        .map_err(|_| InputError::InvalidTimestamp {
-            object: format!("Gateway {:?}", format!("{}/{}", id.namespace, id.name)),
-            field: format!(
-                "status.conditions[{}].lastTransitionTime",
-                types.configuration_applied
-            ),
-            value: c.last_transition_time.clone(),
-        })
+/// The `lastTransitionTime` of ConfigurationApplied when it is False in the snapshot. A
+/// time that does not parse (the API server would never return one) counts as "just now",
+/// and the condition is written back with a valid one.
+fn applied_false_since(conditions: &[Condition], types: &ConditionTypes) -> Option<Timestamp> {
+    conditions::find(conditions, &types.configuration_applied)
+        .filter(|c| c.status == conditions::status::FALSE)
+        .and_then(|c| c.last_transition_time.parse().ok())
 }
 
 fn configuration_generation(configuration: &GatewayConfiguration) -> Result<i64, InputError> {

@@ -10,6 +10,7 @@ use super::{Action, Requeue, Settlement};
 use crate::conditions::{
     self, ACCEPTED, Change, PROGRAMMED, WAITING_FOR_CONTROLLER, Wanted, reason, status,
 };
+use crate::events;
 use crate::outcome::{FailureClass, WriteOutcome};
 use crate::rollout::Stall;
 use crate::wire::{GatewayAddress, GatewayStatus};
@@ -134,9 +135,9 @@ impl<'a> Plan<'a> {
                 applied: Change::Set(Wanted::new(
                     status::FALSE,
                     reason::APPLY_REJECTED,
-                    not_applied(format!(
-                        "the Deployment is owned by {owner}, not by this Gateway"
-                    )),
+                    format!(
+                        "GatewayConfiguration {cfg} generation {m} is not applied: Deployment {dep} is owned by {owner}, not by this Gateway"
+                    ),
                 )),
                 degraded: Change::Remove,
             };
@@ -352,6 +353,7 @@ impl<'a> Plan<'a> {
         Settlement {
             status: None,
             requeue,
+            events: Vec::new(),
             addresses_owned: false,
         }
     }
@@ -381,7 +383,16 @@ impl<'a> Plan<'a> {
         let addresses_owned = addresses.is_some();
         let unchanged = merged == observed.conditions
             && addresses.as_ref().is_none_or(|a| *a == observed.addresses);
-        let status = (!unchanged).then(|| GatewayStatus {
+        if unchanged {
+            return Settlement {
+                status: None,
+                requeue,
+                events: Vec::new(),
+                addresses_owned,
+            };
+        }
+        let events = events::transitions(&observed.conditions, &merged, &self.types);
+        let status = Some(GatewayStatus {
             conditions: merged,
             addresses: addresses.unwrap_or_else(|| observed.addresses.clone()),
             other: observed.other.clone(),
@@ -389,6 +400,7 @@ impl<'a> Plan<'a> {
         Settlement {
             status,
             requeue,
+            events,
             addresses_owned,
         }
     }

@@ -126,7 +126,10 @@ impl World {
             .with_routes(&self.routes);
         let plan = plan(&self.settings, snapshot, now).expect("plan");
         let action = plan.action().clone();
-        let result = outcome(&action);
+        let result = match action {
+            Action::None => None,
+            _ => outcome(&action),
+        };
         let settlement = plan.settle(result.as_ref());
         let drift = match &action {
             Action::Update { drift, .. } => drift.clone(),
