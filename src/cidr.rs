@@ -1,8 +1,26 @@
 //! IP networks (`10.0.0.0/8`, `fd00::/64`) for validation and addresses.
+//!
+//! Parsing is strict, like Go's `netip.ParsePrefix` (which Kubernetes' own CIDR validation
+//! follows): `ADDRESS/PREFIX` with no surrounding or inner whitespace, an address that
+//! [`std::net::IpAddr`] accepts (dotted-quad IPv4 without leading zeros, or IPv6 without a
+//! zone), and a prefix of plain decimal digits without sign or leading zero, at most 32 for
+//! IPv4 and 128 for IPv6. Host bits may be set (`10.1.2.3/8` is read); [`Cidr::network`]
+//! masks them. The family follows the text: `::ffff:10.0.0.0/104` is IPv6.
+//!
+//! ```
+//! use gateway_reconcile::cidr::Cidr;
+//! let c: Cidr = "10.1.2.3/16".parse().unwrap();
+//! assert_eq!(c.network().to_string(), "10.1.0.0/16");
+//! assert!(c.overlaps(&"10.0.0.0/8".parse().unwrap()));
+//! assert_eq!("10.0.0.0/33".parse::<Cidr>().unwrap_err().to_string(), r#"invalid CIDR "10.0.0.0/33""#);
+//! ```
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A CIDR: an address and a prefix length.
+///
+/// The fields are public; a value built by hand with a prefix longer than its family allows
+/// is treated as a host route (the prefix is clamped to 32 or 128) by every method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cidr {
     /// The address as written (host bits may be set).
@@ -11,33 +29,292 @@ pub struct Cidr {
     pub prefix: u8,
 }
 
-/// Why a CIDR string is malformed.
+/// Why a CIDR string is malformed; `Display` is `invalid CIDR "TEXT"`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid CIDR {0:?}")]
 pub struct CidrError(pub String);
 
 impl std::str::FromStr for Cidr {
     type Err = CidrError;
+
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let _ = s;
-        todo!()
+        let err = || CidrError(s.to_owned());
+        let (addr, prefix) = s.split_once('/').ok_or_else(err)?;
+        let addr: IpAddr = addr.parse().map_err(|_| err())?;
+        let prefix = parse_prefix(prefix).ok_or_else(err)?;
+        if prefix > max_prefix(&addr) {
+            return Err(err());
+        }
+        Ok(Cidr { addr, prefix })
     }
 }
 
+/// Plain decimal digits, no sign, no leading zero, at most three digits (so no overflow).
+fn parse_prefix(text: &str) -> Option<u8> {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() || bytes.len() > 3 || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if bytes.len() > 1 && bytes.first() == Some(&b'0') {
+        return None;
+    }
+    text.parse::<u8>().ok()
+}
+
+fn max_prefix(addr: &IpAddr) -> u8 {
+    match addr {
+        IpAddr::V4(_) => 32,
+        IpAddr::V6(_) => 128,
+    }
+}
+
+/// The top `prefix` bits set, of a `width`-bit integer held in a u128.
+fn mask(prefix: u8, width: u32) -> u128 {
+    let prefix = u32::from(prefix).min(width);
+    if prefix == 0 {
+        return 0;
+    }
+    let all = if width >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << width) - 1
+    };
+    // A shift by 128 (a /128) clears everything: checked_shr gives None there.
+    all & !all.checked_shr(prefix).unwrap_or(0)
+}
+
+/// The fe80::/10 block.
+const LINK_LOCAL: Cidr = Cidr {
+    addr: IpAddr::V6(Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0)),
+    prefix: 10,
+};
+
 impl Cidr {
+    /// The prefix length, clamped to the family's maximum.
+    fn bits(&self) -> u8 {
+        self.prefix.min(max_prefix(&self.addr))
+    }
+
     /// The masked network, e.g. `10.1.0.0/16` for `10.1.2.3/16`.
     pub fn network(&self) -> Cidr {
-        todo!()
+        let prefix = self.bits();
+        let addr = match self.addr {
+            IpAddr::V4(a) => {
+                let m = mask(prefix, 32);
+                let masked = u128::from(u32::from(a)) & m;
+                // masked fits in 32 bits: it is a 32-bit value ANDed with a mask.
+                IpAddr::V4(Ipv4Addr::from(u32::try_from(masked).unwrap_or(0)))
+            }
+            IpAddr::V6(a) => IpAddr::V6(Ipv6Addr::from(u128::from(a) & mask(prefix, 128))),
+        };
+        Cidr { addr, prefix }
     }
-    /// True when the two networks share an address.
+
+    /// True when the two networks share an address: same family, and one contains the
+    /// other's network.
     pub fn overlaps(&self, other: &Cidr) -> bool {
-        let _ = other;
-        todo!()
+        let shorter = self.bits().min(other.bits());
+        match (self.addr, other.addr) {
+            (IpAddr::V4(a), IpAddr::V4(b)) => {
+                let m = mask(shorter, 32);
+                u128::from(u32::from(a)) & m == u128::from(u32::from(b)) & m
+            }
+            (IpAddr::V6(a), IpAddr::V6(b)) => {
+                let m = mask(shorter, 128);
+                u128::from(a) & m == u128::from(b) & m
+            }
+            _ => false,
+        }
+    }
+
+    /// True for an IPv4 network.
+    pub fn is_ipv4(&self) -> bool {
+        self.addr.is_ipv4()
+    }
+
+    /// True for an IPv6 network.
+    pub fn is_ipv6(&self) -> bool {
+        self.addr.is_ipv6()
+    }
+
+    /// True for a default route: prefix 0 (`0.0.0.0/0`, `::/0`, or any address `/0`, whose
+    /// network is the default route).
+    pub fn is_default_route(&self) -> bool {
+        self.prefix == 0
+    }
+
+    /// True when the network holds IPv6 link-local addresses: it overlaps `fe80::/10`.
+    ///
+    /// That is every network within `fe80::/10` (`fe80::/64`, `febf::1/128`), and also the
+    /// rare wider ones that cover part of it (`fe80::/9`, `fe00::/7`), since those hand out
+    /// link-local addresses too. IPv4 (including `169.254.0.0/16`) is never IPv6 link-local.
+    pub fn is_ipv6_link_local(&self) -> bool {
+        self.is_ipv6() && self.overlaps(&LINK_LOCAL)
     }
 }
 
 impl std::fmt::Display for Cidr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(s: &str) -> Cidr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn parses_ipv4_and_ipv6() {
+        let v4 = c("10.1.2.3/16");
+        assert_eq!(v4.addr, IpAddr::V4(Ipv4Addr::new(10, 1, 2, 3)));
+        assert_eq!(v4.prefix, 16);
+        assert!(v4.is_ipv4() && !v4.is_ipv6());
+        let v6 = c("fd00:1::5/64");
+        assert_eq!(v6.addr, "fd00:1::5".parse::<IpAddr>().unwrap());
+        assert_eq!(v6.prefix, 64);
+        assert!(v6.is_ipv6() && !v6.is_ipv4());
+        assert_eq!(c("0.0.0.0/0").prefix, 0);
+        assert_eq!(c("1.2.3.4/32").prefix, 32);
+        assert_eq!(c("::/0").prefix, 0);
+        assert_eq!(c("::1/128").prefix, 128);
+        assert!(c("::ffff:10.0.0.0/104").is_ipv6());
+    }
+
+    #[test]
+    fn rejects_malformed_text_without_panicking() {
+        let long = "9".repeat(10_000);
+        let huge = format!("10.0.0.0/{long}");
+        let nasty = [
+            "",
+            "/",
+            "/8",
+            "10.0.0.0",
+            "10.0.0.0/",
+            "10.0.0.0/08",
+            "10.0.0.0/08x",
+            "10.0.0.0/8x",
+            "10.0.0.0/+8",
+            "10.0.0.0/-1",
+            "10.0.0.0/33",
+            "10.0.0.0/256",
+            "10.0.0.0/4294967296",
+            "10.0.0.0/18446744073709551617",
+            huge.as_str(),
+            "10.0.0.0/8/8",
+            " 10.0.0.0/8",
+            "10.0.0.0/8 ",
+            "10.0.0.0 /8",
+            "10.0.0.0/ 8",
+            "10.0.0.0/8\n",
+            "\t",
+            "010.0.0.0/8",
+            "10.0.0/8",
+            "10.0.0.0.0/8",
+            "256.0.0.0/8",
+            "::/129",
+            "::/1280",
+            "fe80::1%eth0/64",
+            "[::1]/128",
+            ":::/64",
+            "fd00::g/64",
+            "10.0.0.0/８",
+            "١٠.0.0.0/8",
+            "10.0.0.0/٨",
+            "é/é",
+            "\0/\0",
+        ];
+        for text in nasty {
+            let got = text.parse::<Cidr>();
+            assert_eq!(got, Err(CidrError(text.to_owned())), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn error_message_quotes_the_text() {
+        let e = "10.0.0.0/".parse::<Cidr>().unwrap_err();
+        assert_eq!(e.to_string(), r#"invalid CIDR "10.0.0.0/""#);
+        let e = "a\"b".parse::<Cidr>().unwrap_err();
+        assert_eq!(e.to_string(), r#"invalid CIDR "a\"b""#);
+    }
+
+    #[test]
+    fn network_masks_host_bits() {
+        assert_eq!(c("10.1.2.3/16").network(), c("10.1.0.0/16"));
+        assert_eq!(c("10.1.2.3/0").network(), c("0.0.0.0/0"));
+        assert_eq!(c("10.1.2.3/32").network(), c("10.1.2.3/32"));
+        assert_eq!(c("10.1.2.255/25").network(), c("10.1.2.128/25"));
+        assert_eq!(c("fd00:1:2:3::9/48").network(), c("fd00:1:2::/48"));
+        assert_eq!(c("ffff::1/0").network(), c("::/0"));
+        assert_eq!(c("::1/128").network(), c("::1/128"));
+        assert_eq!(c("fe80::ffff/10").network(), c("fe80::/10"));
+    }
+
+    #[test]
+    fn out_of_range_prefix_built_by_hand_is_a_host_route() {
+        let v4 = Cidr {
+            addr: IpAddr::V4(Ipv4Addr::new(10, 1, 2, 3)),
+            prefix: 200,
+        };
+        assert_eq!(v4.network(), c("10.1.2.3/32"));
+        assert!(v4.overlaps(&c("10.0.0.0/8")));
+        assert!(!v4.overlaps(&c("10.1.2.4/32")));
+        let v6 = Cidr {
+            addr: IpAddr::V6(Ipv6Addr::LOCALHOST),
+            prefix: 255,
+        };
+        assert_eq!(v6.network(), c("::1/128"));
+        assert!(!v6.is_ipv6_link_local());
+    }
+
+    #[test]
+    fn display_prints_address_and_prefix() {
+        assert_eq!(c("10.1.2.3/16").to_string(), "10.1.2.3/16");
+        assert_eq!(c("10.1.2.3/16").network().to_string(), "10.1.0.0/16");
+        assert_eq!(c("FD00:0::1/64").to_string(), "fd00::1/64");
+    }
+
+    #[test]
+    fn overlaps_when_one_contains_the_other() {
+        assert!(c("10.0.0.0/8").overlaps(&c("10.1.0.0/16")));
+        assert!(c("10.1.0.0/16").overlaps(&c("10.0.0.0/8")));
+        assert!(c("10.1.2.3/16").overlaps(&c("10.1.200.0/24")));
+        assert!(c("10.0.0.0/8").overlaps(&c("10.0.0.0/8")));
+        assert!(!c("10.0.0.0/16").overlaps(&c("10.1.0.0/16")));
+        assert!(!c("192.168.0.0/24").overlaps(&c("192.168.1.0/24")));
+        assert!(c("fd00::/8").overlaps(&c("fd00:1::/64")));
+        assert!(!c("fd00:1::/64").overlaps(&c("fd00:2::/64")));
+        // Different families never overlap, even when the bits agree.
+        assert!(!c("0.0.0.0/0").overlaps(&c("::/0")));
+        assert!(!c("10.0.0.0/8").overlaps(&c("::ffff:10.0.0.0/104")));
+    }
+
+    #[test]
+    fn default_route_is_prefix_zero() {
+        assert!(c("0.0.0.0/0").is_default_route());
+        assert!(c("::/0").is_default_route());
+        assert!(c("10.0.0.0/0").is_default_route());
+        assert!(!c("0.0.0.0/1").is_default_route());
+        assert!(!c("::/1").is_default_route());
+        assert!(!c("10.0.0.0/8").is_default_route());
+    }
+
+    #[test]
+    fn ipv6_link_local_is_fe80_slash_10() {
+        assert!(c("fe80::/10").is_ipv6_link_local());
+        assert!(c("fe80::/64").is_ipv6_link_local());
+        assert!(c("fe80::1/128").is_ipv6_link_local());
+        assert!(c("febf:ffff::/32").is_ipv6_link_local());
+        assert!(c("fe80::/9").is_ipv6_link_local());
+        assert!(c("fe00::/7").is_ipv6_link_local());
+        assert!(!c("fec0::/10").is_ipv6_link_local());
+        assert!(!c("fe7f::/16").is_ipv6_link_local());
+        assert!(!c("fd00::/8").is_ipv6_link_local());
+        assert!(!c("::1/128").is_ipv6_link_local());
+        assert!(!c("169.254.0.0/16").is_ipv6_link_local());
+        assert!(!c("254.128.0.0/10").is_ipv6_link_local());
     }
 }

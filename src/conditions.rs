@@ -1,1 +1,507 @@
-//! The condition vocabulary and the bookkeeping of `status.conditions`.
+//! The condition vocabulary, and the bookkeeping of `status.conditions`.
+//!
+//! The crate owns four condition types (`D` is [`Settings::condition_domain`]):
+//!
+//! | type | polarity | present |
+//! |---|---|---|
+//! | `Accepted` | positive | always, once the Gateway is ours |
+//! | `Programmed` | positive | always, once the Gateway is ours |
+//! | `D/ConfigurationApplied` | positive | always, once the Gateway is ours |
+//! | `D/Degraded` | negative | only while True |
+//!
+//! [`merge`] applies a set of changes to an observed condition list with apimachinery's
+//! `SetStatusCondition` semantics: `lastTransitionTime` moves only when `status` changes,
+//! reason, message and `observedGeneration` are updated in place, conditions the crate does
+//! not own are never changed, removed or reordered, and new ones are appended.
+
+use jiff::Timestamp;
+
+use crate::error::InputError;
+use crate::settings::Settings;
+use crate::wire::Condition;
+
+/// `Accepted`: the Gateway is ours and its parameters are valid.
+pub const ACCEPTED: &str = "Accepted";
+/// `Programmed`: the LB Deployment exists and is reconciled.
+pub const PROGRAMMED: &str = "Programmed";
+/// Name part of `D/ConfigurationApplied`: the Deployment carries the current
+/// GatewayConfiguration generation.
+pub const CONFIGURATION_APPLIED: &str = "ConfigurationApplied";
+/// Name part of `D/Degraded`: the LB serves, but not as desired, and will not fix itself soon.
+pub const DEGRADED: &str = "Degraded";
+
+/// Condition status values.
+pub mod status {
+    /// The condition holds.
+    pub const TRUE: &str = "True";
+    /// The condition does not hold.
+    pub const FALSE: &str = "False";
+    /// Not known (yet).
+    pub const UNKNOWN: &str = "Unknown";
+}
+
+/// Every reason the crate writes.
+pub mod reason {
+    /// `Accepted=True`.
+    pub const ACCEPTED: &str = "Accepted";
+    /// `Accepted=Unknown` (waiting for a controller); `Programmed`/`ConfigurationApplied`
+    /// False while a write is retried at once.
+    pub const PENDING: &str = "Pending";
+    /// `Accepted`/`ConfigurationApplied` False: the parameters are invalid.
+    pub const INVALID_PARAMETERS: &str = "InvalidParameters";
+    /// `Programmed=True`.
+    pub const PROGRAMMED: &str = "Programmed";
+    /// `Programmed=False`: the Gateway cannot be programmed as it is.
+    pub const INVALID: &str = "Invalid";
+    /// `ConfigurationApplied=True`.
+    pub const APPLIED: &str = "Applied";
+    /// `ConfigurationApplied=False`: a transient write failure, retried with backoff.
+    pub const APPLY_FAILED: &str = "ApplyFailed";
+    /// `ConfigurationApplied`/`Degraded`: the API rejected the write for good.
+    pub const APPLY_REJECTED: &str = "ApplyRejected";
+    /// `Degraded=True`: transient failures have lasted `degradedAfter`.
+    pub const APPLY_FAILING: &str = "ApplyFailing";
+    /// `Degraded=True`: the Deployment's rollout exceeded its progress deadline.
+    pub const ROLLOUT_STALLED: &str = "RolloutStalled";
+}
+
+/// The `Accepted=Unknown` message written when the Gateway is handed to another controller.
+pub const WAITING_FOR_CONTROLLER: &str = "Waiting for controller";
+
+/// The CRD's limit on `status.conditions`.
+pub const MAX_CONDITIONS: usize = 8;
+/// The API's limit on a condition message (characters).
+pub const MAX_MESSAGE: usize = 32768;
+
+/// The four condition types for one [`Settings::condition_domain`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionTypes {
+    /// `D/ConfigurationApplied`.
+    pub configuration_applied: String,
+    /// `D/Degraded`.
+    pub degraded: String,
+}
+
+impl ConditionTypes {
+    /// The types for these settings; fails when the domain makes an invalid condition type.
+    ///
+    /// ```
+    /// let types = gateway_reconcile::conditions::ConditionTypes::new(&Default::default()).unwrap();
+    /// assert_eq!(types.degraded, "meridio-2.nordix.org/Degraded");
+    /// ```
+    pub fn new(settings: &Settings) -> Result<Self, InputError> {
+        let domain = settings.condition_domain.as_str();
+        if !is_dns_subdomain(domain) {
+            return Err(InputError::InvalidSetting {
+                field: "conditionDomain",
+                why: format!(
+                    "{domain:?} is not a DNS subdomain (lowercase, at most 253 characters)"
+                ),
+            });
+        }
+        Ok(ConditionTypes {
+            configuration_applied: format!("{domain}/{CONFIGURATION_APPLIED}"),
+            degraded: format!("{domain}/{DEGRADED}"),
+        })
+    }
+
+    /// True for the four types the crate owns.
+    pub fn owns(&self, type_: &str) -> bool {
+        type_ == ACCEPTED
+            || type_ == PROGRAMMED
+            || type_ == self.configuration_applied
+            || type_ == self.degraded
+    }
+}
+
+/// A condition the crate wants, before bookkeeping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wanted {
+    /// `True`, `False` or `Unknown`.
+    pub status: &'static str,
+    /// One of [`reason`].
+    pub reason: &'static str,
+    /// The message (truncated to [`MAX_MESSAGE`] when written).
+    pub message: String,
+}
+
+impl Wanted {
+    /// A wanted condition.
+    pub fn new(status: &'static str, reason: &'static str, message: impl Into<String>) -> Self {
+        Wanted {
+            status,
+            reason,
+            message: message.into(),
+        }
+    }
+}
+
+/// What to do with one owned condition type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Set it (create or update in place).
+    Set(Wanted),
+    /// Remove it if present.
+    Remove,
+    /// Leave it exactly as observed.
+    Keep,
+}
+
+/// The first condition of this type.
+pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
+    conditions.iter().find(|c| c.type_ == type_)
+}
+
+/// Applies `changes` (owned type → change, in the order new ones are appended) to the
+/// observed list. `now` is the `lastTransitionTime` of a condition whose status changes.
+///
+/// A second condition of an owned type (which a list-map API would never return) is dropped;
+/// duplicates of foreign types are left alone. When appending would pass
+/// [`MAX_CONDITIONS`], the custom conditions (`D/…`) are left out first, then the other owned
+/// ones; a foreign condition is never dropped.
+pub fn merge(
+    observed: &[Condition],
+    types: &ConditionTypes,
+    changes: &[(&str, Change)],
+    generation: i64,
+    now: &str,
+) -> Vec<Condition> {
+    let mut seen_owned: Vec<&str> = Vec::with_capacity(4);
+    let mut out: Vec<Condition> = Vec::with_capacity(observed.len() + 2);
+    for c in observed {
+        if types.owns(&c.type_) {
+            if seen_owned.contains(&c.type_.as_str()) {
+                continue;
+            }
+            seen_owned.push(&c.type_);
+        }
+        out.push(c.clone());
+    }
+    let mut appended: Vec<String> = Vec::new();
+    for (type_, change) in changes {
+        let pos = out.iter().position(|c| c.type_ == *type_);
+        match (change, pos) {
+            (Change::Keep, _) | (Change::Remove, None) => {}
+            (Change::Remove, Some(i)) => {
+                out.remove(i);
+            }
+            (Change::Set(w), Some(i)) => {
+                let c = &mut out[i];
+                // A transition time the API would refuse (only a hand-made snapshot has
+                // one) is repaired rather than written back.
+                if c.status != w.status || c.last_transition_time.parse::<Timestamp>().is_err() {
+                    c.status = w.status.to_owned();
+                    c.last_transition_time = now.to_owned();
+                }
+                c.reason = w.reason.to_owned();
+                c.message = truncate(&w.message);
+                c.observed_generation = Some(generation);
+            }
+            (Change::Set(w), None) => {
+                out.push(Condition {
+                    type_: (*type_).to_owned(),
+                    status: w.status.to_owned(),
+                    observed_generation: Some(generation),
+                    last_transition_time: now.to_owned(),
+                    reason: w.reason.to_owned(),
+                    message: truncate(&w.message),
+                });
+                appended.push((*type_).to_owned());
+            }
+        }
+    }
+    // Room for at most MAX_CONDITIONS: drop what we appended, custom types first.
+    let custom_first = [
+        types.degraded.as_str(),
+        types.configuration_applied.as_str(),
+        PROGRAMMED,
+        ACCEPTED,
+    ];
+    for type_ in custom_first {
+        if out.len() <= MAX_CONDITIONS {
+            break;
+        }
+        if appended.iter().any(|a| a == type_) {
+            out.retain(|c| c.type_ != type_);
+        }
+    }
+    out
+}
+
+/// True when an owned condition was computed from a newer Gateway than the snapshot.
+pub fn is_stale(observed: &[Condition], types: &ConditionTypes, generation: i64) -> bool {
+    observed
+        .iter()
+        .any(|c| types.owns(&c.type_) && c.observed_generation.is_some_and(|g| g > generation))
+}
+
+/// `now` as a condition timestamp: RFC 3339, UTC, second precision.
+pub fn timestamp(now: Timestamp) -> String {
+    Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string()
+}
+
+/// A message cut to the API's limit, on a character boundary.
+pub fn truncate(message: &str) -> String {
+    match message.char_indices().nth(MAX_MESSAGE) {
+        Some((cut, _)) => message[..cut].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// True when `reason` passes the API's pattern `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`.
+pub fn is_valid_reason(reason: &str) -> bool {
+    let b = reason.as_bytes();
+    let (Some(first), Some(last)) = (b.first(), b.last()) else {
+        return false;
+    };
+    b.len() <= 1024
+        && first.is_ascii_alphabetic()
+        && (b.len() == 1 || last.is_ascii_alphanumeric() || *last == b'_')
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b',' | b':'))
+}
+
+/// True when `type_` is a valid condition type: a qualified name (optional DNS-subdomain
+/// prefix and `/`, then a name of at most 63 characters), at most 316 characters.
+pub fn is_valid_type(type_: &str) -> bool {
+    if type_.len() > 316 {
+        return false;
+    }
+    let (prefix, name) = match type_.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, type_),
+    };
+    prefix.is_none_or(is_dns_subdomain) && is_qualified_name_part(name)
+}
+
+fn is_qualified_name_part(name: &str) -> bool {
+    let b = name.as_bytes();
+    let (Some(first), Some(last)) = (b.first(), b.last()) else {
+        return false;
+    };
+    b.len() <= 63
+        && first.is_ascii_alphanumeric()
+        && last.is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|label| {
+            let b = label.as_bytes();
+            match (b.first(), b.last()) {
+                (Some(f), Some(l)) => {
+                    b.len() <= 63
+                        && (f.is_ascii_lowercase() || f.is_ascii_digit())
+                        && (l.is_ascii_lowercase() || l.is_ascii_digit())
+                        && b.iter()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                }
+                _ => false,
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn types() -> ConditionTypes {
+        ConditionTypes::new(&Settings::default()).unwrap()
+    }
+
+    fn cond(type_: &str, status: &str, ltt: &str) -> Condition {
+        Condition {
+            type_: type_.into(),
+            status: status.into(),
+            observed_generation: Some(1),
+            last_transition_time: ltt.into(),
+            reason: "R".into(),
+            message: "m".into(),
+        }
+    }
+
+    const T0: &str = "2026-01-01T00:00:00Z";
+    const T1: &str = "2026-01-01T00:05:00Z";
+
+    #[test]
+    fn transition_time_moves_only_with_status() {
+        let observed = vec![cond(PROGRAMMED, "True", T0)];
+        let same = merge(
+            &observed,
+            &types(),
+            &[(
+                PROGRAMMED,
+                Change::Set(Wanted::new("True", "Programmed", "new")),
+            )],
+            2,
+            T1,
+        );
+        assert_eq!(same[0].last_transition_time, T0);
+        assert_eq!(same[0].message, "new");
+        assert_eq!(same[0].reason, "Programmed");
+        assert_eq!(same[0].observed_generation, Some(2));
+        let flipped = merge(
+            &observed,
+            &types(),
+            &[(
+                PROGRAMMED,
+                Change::Set(Wanted::new("False", "Invalid", "x")),
+            )],
+            2,
+            T1,
+        );
+        assert_eq!(flipped[0].last_transition_time, T1);
+    }
+
+    #[test]
+    fn foreign_conditions_stay_in_place_and_new_ones_are_appended() {
+        let observed = vec![
+            cond("Foo", "True", T0),
+            cond(ACCEPTED, "True", T0),
+            cond("Bar", "False", T0),
+        ];
+        let t = types();
+        let out = merge(
+            &observed,
+            &t,
+            &[
+                (ACCEPTED, Change::Set(Wanted::new("True", "Accepted", "a"))),
+                (
+                    PROGRAMMED,
+                    Change::Set(Wanted::new("True", "Programmed", "p")),
+                ),
+                (&t.degraded, Change::Remove),
+            ],
+            1,
+            T1,
+        );
+        let order: Vec<&str> = out.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(order, ["Foo", ACCEPTED, "Bar", PROGRAMMED]);
+        assert_eq!(out[0], observed[0]);
+        assert_eq!(out[2], observed[2]);
+        assert_eq!(out[3].last_transition_time, T1);
+    }
+
+    #[test]
+    fn keep_and_remove() {
+        let t = types();
+        let observed = vec![
+            cond(&t.degraded, "True", T0),
+            cond(&t.configuration_applied, "False", T0),
+        ];
+        let kept = merge(&observed, &t, &[(&t.degraded, Change::Keep)], 5, T1);
+        assert_eq!(kept, observed);
+        let removed = merge(&observed, &t, &[(&t.degraded, Change::Remove)], 5, T1);
+        assert_eq!(removed, vec![observed[1].clone()]);
+    }
+
+    #[test]
+    fn duplicate_owned_types_collapse_to_the_first() {
+        let observed = vec![
+            cond(PROGRAMMED, "True", T0),
+            cond("X", "True", T0),
+            cond(PROGRAMMED, "False", T1),
+        ];
+        let out = merge(&observed, &types(), &[], 1, T1);
+        assert_eq!(out, vec![observed[0].clone(), observed[1].clone()]);
+        let dup_foreign = vec![cond("X", "True", T0), cond("X", "False", T0)];
+        assert_eq!(merge(&dup_foreign, &types(), &[], 1, T1), dup_foreign);
+    }
+
+    #[test]
+    fn eight_item_limit_drops_custom_conditions_never_foreign() {
+        let t = types();
+        let observed: Vec<Condition> = (0..6).map(|i| cond(&format!("F{i}"), "True", T0)).collect();
+        let out = merge(
+            &observed,
+            &t,
+            &[
+                (ACCEPTED, Change::Set(Wanted::new("True", "Accepted", "a"))),
+                (
+                    PROGRAMMED,
+                    Change::Set(Wanted::new("True", "Programmed", "p")),
+                ),
+                (
+                    &t.configuration_applied,
+                    Change::Set(Wanted::new("True", "Applied", "c")),
+                ),
+                (
+                    &t.degraded,
+                    Change::Set(Wanted::new("True", "RolloutStalled", "d")),
+                ),
+            ],
+            1,
+            T1,
+        );
+        assert_eq!(out.len(), 8);
+        assert!(out[..6].iter().zip(&observed).all(|(a, b)| a == b));
+        assert_eq!(out[6].type_, ACCEPTED);
+        assert_eq!(out[7].type_, PROGRAMMED);
+    }
+
+    #[test]
+    fn stale_snapshot_is_detected_on_owned_conditions_only() {
+        let t = types();
+        let mut c = cond(PROGRAMMED, "True", T0);
+        c.observed_generation = Some(3);
+        assert!(is_stale(std::slice::from_ref(&c), &t, 2));
+        assert!(!is_stale(std::slice::from_ref(&c), &t, 3));
+        c.type_ = "Foreign".into();
+        assert!(!is_stale(&[c], &t, 2));
+    }
+
+    #[test]
+    fn messages_are_truncated_on_a_char_boundary() {
+        let long = "é".repeat(MAX_MESSAGE + 10);
+        let cut = truncate(&long);
+        assert_eq!(cut.chars().count(), MAX_MESSAGE);
+        assert_eq!(truncate("short"), "short");
+    }
+
+    #[test]
+    fn timestamps_have_second_precision() {
+        let now: Timestamp = "2026-01-01T00:00:01.987Z".parse().unwrap();
+        assert_eq!(timestamp(now), "2026-01-01T00:00:01Z");
+    }
+
+    #[test]
+    fn api_validation_rules() {
+        for r in [
+            reason::ACCEPTED,
+            reason::PENDING,
+            reason::INVALID_PARAMETERS,
+            reason::PROGRAMMED,
+            reason::INVALID,
+            reason::APPLIED,
+            reason::APPLY_FAILED,
+            reason::APPLY_REJECTED,
+            reason::APPLY_FAILING,
+            reason::ROLLOUT_STALLED,
+        ] {
+            assert!(is_valid_reason(r), "{r}");
+        }
+        for bad in ["", "1abc", "a-b", "ab,", "a b"] {
+            assert!(!is_valid_reason(bad), "{bad}");
+        }
+        let t = types();
+        for ok in [ACCEPTED, PROGRAMMED, &t.configuration_applied, &t.degraded] {
+            assert!(is_valid_type(ok), "{ok}");
+        }
+        for bad in ["", "Bad Type", "UPPER.io/X", "a/", "/x"] {
+            assert!(!is_valid_type(bad), "{bad}");
+        }
+        let bad_domain = Settings {
+            condition_domain: "Not A Domain".into(),
+            ..Settings::default()
+        };
+        assert_eq!(
+            ConditionTypes::new(&bad_domain).unwrap_err().to_string(),
+            "settings: conditionDomain: \"Not A Domain\" is not a DNS subdomain (lowercase, at most 253 characters)"
+        );
+    }
+}

@@ -1,6 +1,88 @@
 //! Semantic drift between the desired and the observed Deployment (SPEC §5).
+//!
+//! The observed Deployment has been through the API server: defaulted (strategy,
+//! `terminationMessagePath`, `fieldRef.apiVersion`, ...), normalized (quantities in canonical
+//! form) and annotated by other controllers. [`drift`] therefore compares by meaning, not by
+//! bytes, and returns the paths that differ (empty: no update needed).
+//!
+//! # Rules
+//!
+//! - **Subset.** Every value the desired object sets must be present and equal in the
+//!   observed one. A field only the observed object has is not drift (server defaults, other
+//!   controllers' labels and annotations).
+//! - **Unset and empty.** A desired `null` sets nothing and is never drift. A desired empty
+//!   value (`{}`, `[]`, `""`, `false`, `0`, or an object of such values) against an absent or
+//!   `null` observed value is not drift: the API server drops empty (`omitempty`) fields.
+//! - **Lists** are compared whole. Lists of objects with a merge key are paired by it,
+//!   whatever the order: `containers`, `initContainers`, `ephemeralContainers`, `env`,
+//!   `volumes`, `ports`, `imagePullSecrets` by `name`; `volumeMounts` by `mountPath`;
+//!   `volumeDevices` by `devicePath`; `readinessGates` by `conditionType`;
+//!   `ownerReferences` by `uid`. A desired element with no observed partner, and an observed
+//!   element with no desired partner, are drift at that element (`env[POD_UID]`); when a key
+//!   occurs a different number of times on each side, that key is drift. If any element of
+//!   either side lacks a string key (unnamed ports, say) the list is paired by index instead,
+//!   as are all other lists: different lengths are drift at the list itself, otherwise
+//!   element `i` is compared with element `i` (`args[1]`).
+//! - **Quantities** (values under `resources.requests` and `resources.limits`, and any
+//!   `sizeLimit`) are compared by value with [`Quantity`]: `0.5` == `500m`, `1Gi` == `1024Mi`.
+//!   A JSON number counts as its decimal text; a malformed quantity is compared as written.
+//!   Other numbers are compared by value (`1` == `1.0`).
+//! - **Owned fields whose absence matters** are compared exactly, in both directions:
+//!   - Deployment annotations whose key ends in `/gatewayconfiguration-generation` (the
+//!     condition domain is not known here; no one else writes such a key): present on one
+//!     side only is drift;
+//!   - the pod-template annotation `k8s.v1.cni.cncf.io/networks` (compared as text: the
+//!     renderer keeps the observed text when it is equal as a set);
+//!   - `spec.template.spec.readinessGates`: observed gates the desired object lacks are
+//!     drift even when the desired list is absent;
+//!   - `spec.selector`: equal, with no extra keys (an empty map equals an absent one);
+//!   - `spec.replicas` when [`Enforcement::replicas`], an absent value meaning the server's
+//!     default 1; when not enforced, `spec.replicas` is not compared at all (an autoscaler
+//!     owns it, and the renderer keeps the observed value);
+//!   - `requests` and `limits` of `spec.template.spec.containers` named in
+//!     [`Enforcement::resources`]: the same resource names, equal quantities.
+//! - **Server-owned** fields are ignored on both sides: top-level `status`, `apiVersion` and
+//!   `kind` (typed clients strip the last two), and `metadata.resourceVersion`,
+//!   `managedFields`, `creationTimestamp`, `uid`, `generation`, `selfLink`,
+//!   `deletionTimestamp`, `deletionGracePeriodSeconds`.
+//!
+//! # Paths
+//!
+//! Object keys are joined with `.`; a key containing `.`, `/`, `[` or `]` (or empty) is
+//! written in brackets instead (`metadata.annotations[meridio-2.nordix.org/gatewayconfiguration-generation]`,
+//! `resources.limits[nvidia.com/gpu]`). A merge-keyed list element is `[key]`
+//! (`spec.template.spec.containers[router].env[POD_UID]`), an index-paired one `[i]`. Drift is
+//! reported at the deepest meaningful place: the changed scalar (`containers[router].image`),
+//! each missing desired leaf when the observed object lacks a whole sub-object, the element
+//! for a missing or extra keyed element, the list for an index-paired length mismatch, the
+//! object itself for a type mismatch. The result is sorted and deduplicated.
+//!
+//! # Cost
+//!
+//! One walk over the desired tree, following the observed one alongside, without cloning;
+//! path strings are only built for drifted fields. Keyed lists are paired by sorting
+//! `(key, index)` pairs, so long lists cost `O(n log n)`.
 
+use serde_json::{Map, Number, Value};
+
+use crate::nad::NETWORKS_ANNOTATION;
+use crate::quantity::Quantity;
 use crate::wire::{Deployment, GatewayConfiguration};
+
+/// Suffix of the generation annotation key (`<domain>/gatewayconfiguration-generation`).
+const GENERATION_SUFFIX: &str = "/gatewayconfiguration-generation";
+
+/// Server-owned `metadata` fields, ignored on both sides.
+const SERVER_METADATA: &[&str] = &[
+    "resourceVersion",
+    "managedFields",
+    "creationTimestamp",
+    "uid",
+    "generation",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+];
 
 /// Which owned values are enforced on update, and so compared exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -12,20 +94,1247 @@ pub struct Enforcement {
 }
 
 impl Enforcement {
-    /// What a GatewayConfiguration enforces.
+    /// What a GatewayConfiguration enforces. The container names are sorted and
+    /// deduplicated.
+    ///
+    /// ```
+    /// use gateway_reconcile::drift::Enforcement;
+    /// use gateway_reconcile::wire::GatewayConfiguration;
+    ///
+    /// let configuration: GatewayConfiguration = serde_json::from_value(serde_json::json!({
+    ///     "spec": {
+    ///         "horizontalScaling": { "replicas": 2, "enforceReplicas": true },
+    ///         "verticalScaling": { "containers": [
+    ///             { "name": "router", "enforceResources": true },
+    ///             { "name": "loadbalancer" }
+    ///         ] }
+    ///     }
+    /// })).unwrap();
+    /// let enforcement = Enforcement::of(&configuration);
+    /// assert!(enforcement.replicas);
+    /// assert_eq!(enforcement.resources, ["router"]);
+    /// ```
     pub fn of(configuration: &GatewayConfiguration) -> Self {
-        let _ = configuration;
-        todo!()
+        let spec = &configuration.spec;
+        let replicas = spec
+            .horizontal_scaling
+            .as_ref()
+            .is_some_and(|h| h.enforce_replicas);
+        let mut resources: Vec<String> = spec
+            .vertical_scaling
+            .iter()
+            .flat_map(|v| &v.containers)
+            .filter(|c| c.enforce_resources)
+            .map(|c| c.name.clone())
+            .collect();
+        resources.sort();
+        resources.dedup();
+        Enforcement {
+            replicas,
+            resources,
+        }
     }
 }
 
 /// The drifted field paths (e.g. `spec.template.spec.containers[router].env[POD_UID]`);
-/// empty when the observed Deployment is as desired.
+/// empty when the observed Deployment is as desired. See the module documentation for the
+/// rules.
+///
+/// ```
+/// use gateway_reconcile::drift::{Enforcement, drift};
+/// use gateway_reconcile::wire::Deployment;
+///
+/// let desired: Deployment = serde_json::from_value(serde_json::json!({
+///     "spec": { "template": { "spec": { "containers": [
+///         { "name": "router", "image": "router:1", "resources": { "limits": { "cpu": "0.5" } } }
+///     ] } } }
+/// })).unwrap();
+/// // Server-defaulted, quantity normalized: no drift.
+/// let observed: Deployment = serde_json::from_value(serde_json::json!({
+///     "spec": { "revisionHistoryLimit": 10, "template": { "spec": { "containers": [
+///         { "name": "router", "image": "router:1", "imagePullPolicy": "IfNotPresent",
+///           "resources": { "limits": { "cpu": "500m" } } }
+///     ] } } }
+/// })).unwrap();
+/// assert!(drift(&desired, &observed, &Enforcement::default()).is_empty());
+///
+/// let mut changed = observed.clone();
+/// changed.object["spec"]["template"]["spec"]["containers"][0]["image"] = "router:2".into();
+/// assert_eq!(
+///     drift(&desired, &changed, &Enforcement::default()),
+///     ["spec.template.spec.containers[router].image"]
+/// );
+/// ```
 pub fn drift(
     desired: &Deployment,
     observed: &Deployment,
     enforcement: &Enforcement,
 ) -> Vec<String> {
-    let _ = (desired, observed, enforcement);
-    todo!()
+    let mut walker = Walker {
+        path: Vec::with_capacity(16),
+        out: Vec::new(),
+    };
+    let (d, o) = (&desired.object, &observed.object);
+    walker.object(d, o);
+    walker.owned(d, o, enforcement);
+    walker.out.sort();
+    walker.out.dedup();
+    walker.out
+}
+
+/// One step of a path.
+#[derive(Debug, Clone, Copy)]
+enum Seg<'a> {
+    /// An object key.
+    Key(&'a str),
+    /// A list element paired by merge key.
+    Elem(&'a str),
+    /// A list element paired by index.
+    Index(usize),
+}
+
+struct Walker<'a> {
+    path: Vec<Seg<'a>>,
+    out: Vec<String>,
+}
+
+impl<'a> Walker<'a> {
+    fn report(&mut self) {
+        self.out.push(format_path(&self.path));
+    }
+
+    fn at(&mut self, seg: Seg<'a>, f: impl FnOnce(&mut Self)) {
+        self.path.push(seg);
+        f(self);
+        self.path.pop();
+    }
+
+    /// Whether `key` of the object at the current path is skipped by the generic walk:
+    /// server-owned, or an owned field compared in [`Walker::owned`].
+    fn skipped(&self, key: &str) -> bool {
+        match self.path.as_slice() {
+            [] => matches!(key, "status" | "apiVersion" | "kind"),
+            [Seg::Key("metadata")] => SERVER_METADATA.contains(&key),
+            [Seg::Key("spec")] => matches!(key, "replicas" | "selector"),
+            _ => false,
+        }
+    }
+
+    fn in_quantity_position(&self) -> bool {
+        matches!(
+            self.path.as_slice(),
+            [.., Seg::Key("sizeLimit")]
+                | [
+                    ..,
+                    Seg::Key("resources"),
+                    Seg::Key("requests" | "limits"),
+                    Seg::Key(_)
+                ]
+        )
+    }
+
+    fn merge_key(&self) -> Option<&'static str> {
+        match self.path.last()? {
+            Seg::Key(
+                "containers"
+                | "initContainers"
+                | "ephemeralContainers"
+                | "env"
+                | "volumes"
+                | "ports"
+                | "imagePullSecrets",
+            ) => Some("name"),
+            Seg::Key("volumeMounts") => Some("mountPath"),
+            Seg::Key("volumeDevices") => Some("devicePath"),
+            Seg::Key("readinessGates") => Some("conditionType"),
+            Seg::Key("ownerReferences") => Some("uid"),
+            _ => None,
+        }
+    }
+
+    /// Compares a desired value with the observed one (`None`: absent or null).
+    fn value(&mut self, d: &'a Value, o: Option<&'a Value>) {
+        let o = o.filter(|v| !v.is_null());
+        match (d, o) {
+            (Value::Null, _) => {}
+            (Value::Object(dm), None) => {
+                for (k, dv) in dm {
+                    self.at(Seg::Key(k), |w| w.value(dv, None));
+                }
+            }
+            (Value::Object(dm), Some(Value::Object(om))) => self.object(dm, om),
+            (Value::Array(dl), None) => self.list(dl, &[]),
+            (Value::Array(dl), Some(Value::Array(ol))) => self.list(dl, ol),
+            (_, None) => {
+                if !is_empty(d) {
+                    self.report();
+                }
+            }
+            (_, Some(o)) => {
+                if !self.scalar_equal(d, o) {
+                    self.report();
+                }
+            }
+        }
+    }
+
+    fn object(&mut self, dm: &'a Map<String, Value>, om: &'a Map<String, Value>) {
+        for (k, dv) in dm {
+            if self.skipped(k) {
+                continue;
+            }
+            self.at(Seg::Key(k), |w| w.value(dv, om.get(k)));
+        }
+    }
+
+    fn scalar_equal(&self, d: &Value, o: &Value) -> bool {
+        if self.in_quantity_position() {
+            if let (Some(a), Some(b)) = (quantity(d), quantity(o)) {
+                return a == b;
+            }
+        }
+        match (d, o) {
+            (Value::Number(a), Value::Number(b)) => numbers_equal(a, b),
+            _ => d == o,
+        }
+    }
+
+    fn list(&mut self, dl: &'a [Value], ol: &'a [Value]) {
+        let keyed = self
+            .merge_key()
+            .and_then(|field| Some((keys(dl, field)?, keys(ol, field)?)));
+        if let Some((dk, ok)) = keyed {
+            self.keyed(dl, ol, &dk, &ok);
+            return;
+        }
+        if dl.len() != ol.len() {
+            self.report();
+            return;
+        }
+        for (i, (dv, ov)) in dl.iter().zip(ol).enumerate() {
+            self.at(Seg::Index(i), |w| w.value(dv, Some(ov)));
+        }
+    }
+
+    /// Pairs two key-sorted lists of `(key, index)` group by group.
+    fn keyed(
+        &mut self,
+        dl: &'a [Value],
+        ol: &'a [Value],
+        dk: &[(&'a str, usize)],
+        ok: &[(&'a str, usize)],
+    ) {
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let (dkey, okey) = (dk.get(i).map(|e| e.0), ok.get(j).map(|e| e.0));
+            let key = match (dkey, okey) {
+                (None, None) => break,
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) | (None, Some(a)) => a,
+            };
+            let dn = dk
+                .get(i..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|e| e.0 == key)
+                .count();
+            let on = ok
+                .get(j..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|e| e.0 == key)
+                .count();
+            if dn != on {
+                self.at(Seg::Elem(key), Self::report);
+            } else {
+                for n in 0..dn {
+                    let dv = dk.get(i + n).and_then(|e| dl.get(e.1));
+                    let ov = ok.get(j + n).and_then(|e| ol.get(e.1));
+                    if let Some(dv) = dv {
+                        self.at(Seg::Elem(key), |w| w.value(dv, ov));
+                    }
+                }
+            }
+            i += dn;
+            j += on;
+        }
+    }
+
+    /// The exact comparisons of owned fields whose absence matters.
+    fn owned(
+        &mut self,
+        d: &'a Map<String, Value>,
+        o: &'a Map<String, Value>,
+        enforcement: &'a Enforcement,
+    ) {
+        // Generation annotation: observed but not desired (the other way round, and a
+        // changed value, the generic walk reports).
+        let d_ann = object(d, &["metadata", "annotations"]);
+        if let Some(o_ann) = object(o, &["metadata", "annotations"]) {
+            for (k, v) in o_ann {
+                if k.ends_with(GENERATION_SUFFIX) && !v.is_null() && !has(d_ann, k) {
+                    self.at_path(&["metadata", "annotations", k.as_str()], Self::report);
+                }
+            }
+        }
+
+        let d_ann = object(d, &["spec", "template", "metadata", "annotations"]);
+        let o_ann = object(o, &["spec", "template", "metadata", "annotations"]);
+        if has(o_ann, NETWORKS_ANNOTATION) && !has(d_ann, NETWORKS_ANNOTATION) {
+            let path = [
+                "spec",
+                "template",
+                "metadata",
+                "annotations",
+                NETWORKS_ANNOTATION,
+            ];
+            self.at_path(&path, Self::report);
+        }
+
+        let gates = ["spec", "template", "spec", "readinessGates"];
+        if let Some(Value::Array(ol)) = get(o, &gates) {
+            if !has_at(d, &gates) {
+                self.at_path(&gates, |w| w.list(&[], ol));
+            }
+        }
+
+        self.at_path(&["spec", "selector"], |w| {
+            w.exact(get(d, &["spec", "selector"]), get(o, &["spec", "selector"]));
+        });
+
+        if enforcement.replicas {
+            let one = Value::from(1);
+            let dr = get(d, &["spec", "replicas"])
+                .filter(|v| !v.is_null())
+                .unwrap_or(&one);
+            let or = get(o, &["spec", "replicas"])
+                .filter(|v| !v.is_null())
+                .unwrap_or(&one);
+            let equal = match (dr, or) {
+                (Value::Number(a), Value::Number(b)) => numbers_equal(a, b),
+                _ => dr == or,
+            };
+            if !equal {
+                self.at_path(&["spec", "replicas"], Self::report);
+            }
+        }
+
+        if !enforcement.resources.is_empty() {
+            let containers = ["spec", "template", "spec", "containers"];
+            let (dc, oc) = (get(d, &containers), get(o, &containers));
+            for name in &enforcement.resources {
+                // A container missing on either side is reported by the generic walk.
+                let (Some(dc), Some(oc)) = (named(dc, name), named(oc, name)) else {
+                    continue;
+                };
+                for field in ["requests", "limits"] {
+                    let dq = object(dc, &["resources", field]);
+                    let oq = object(oc, &["resources", field]);
+                    self.at_path(&containers, |w| {
+                        w.at(Seg::Elem(name.as_str()), |w| {
+                            w.at_path(&["resources", field], |w| w.exact_quantities(dq, oq));
+                        });
+                    });
+                }
+            }
+        }
+    }
+
+    fn at_path(&mut self, keys: &[&'a str], f: impl FnOnce(&mut Self)) {
+        let depth = self.path.len();
+        self.path.extend(keys.iter().map(|k| Seg::Key(k)));
+        f(self);
+        self.path.truncate(depth);
+    }
+
+    /// Exact comparison: extra and missing keys are drift too; empty equals absent.
+    fn exact(&mut self, d: Option<&'a Value>, o: Option<&'a Value>) {
+        let d = d.filter(|v| !is_empty(v));
+        let o = o.filter(|v| !is_empty(v));
+        match (d, o) {
+            (None, None) => {}
+            (Some(Value::Object(dm)), Some(Value::Object(om))) => {
+                for (k, dv) in dm {
+                    self.at(Seg::Key(k), |w| w.exact(Some(dv), om.get(k)));
+                }
+                for (k, ov) in om {
+                    if !dm.contains_key(k) {
+                        self.at(Seg::Key(k), |w| w.exact(None, Some(ov)));
+                    }
+                }
+            }
+            (Some(Value::Array(dl)), Some(Value::Array(ol))) if dl.len() == ol.len() => {
+                for (i, (dv, ov)) in dl.iter().zip(ol).enumerate() {
+                    self.at(Seg::Index(i), |w| w.exact(Some(dv), Some(ov)));
+                }
+            }
+            (Some(Value::Number(a)), Some(Value::Number(b))) if numbers_equal(a, b) => {}
+            (Some(a), Some(b)) if a == b => {}
+            _ => self.report(),
+        }
+    }
+
+    /// Exact comparison of two quantity maps: the same names, equal values.
+    fn exact_quantities(
+        &mut self,
+        d: Option<&'a Map<String, Value>>,
+        o: Option<&'a Map<String, Value>>,
+    ) {
+        let present = |m: Option<&'a Map<String, Value>>| {
+            m.into_iter().flatten().filter(|(_, v)| !v.is_null())
+        };
+        for (k, dv) in present(d) {
+            match o.and_then(|o| o.get(k)).filter(|v| !v.is_null()) {
+                Some(ov) if self.scalar_equal_quantity(dv, ov) => {}
+                _ => self.at(Seg::Key(k), Self::report),
+            }
+        }
+        for (k, _) in present(o) {
+            if !has(d, k) {
+                self.at(Seg::Key(k), Self::report);
+            }
+        }
+    }
+
+    fn scalar_equal_quantity(&self, d: &Value, o: &Value) -> bool {
+        match (quantity(d), quantity(o)) {
+            (Some(a), Some(b)) => a == b,
+            _ => d == o,
+        }
+    }
+}
+
+/// A quantity from its JSON text (a string, or a number's decimal text).
+fn quantity(v: &Value) -> Option<Quantity> {
+    match v {
+        Value::String(s) => s.parse().ok(),
+        Value::Number(n) => n.to_string().parse().ok(),
+        _ => None,
+    }
+}
+
+fn numbers_equal(a: &Number, b: &Number) -> bool {
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
+        return x == y;
+    }
+    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+        return x == y;
+    }
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// What the API server drops as an `omitempty` zero value.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.values().all(is_empty),
+    }
+}
+
+/// `(key, index)` of every element, sorted; `None` if an element has no string key.
+fn keys<'a>(list: &'a [Value], field: &str) -> Option<Vec<(&'a str, usize)>> {
+    let mut keys = list
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Some((v.as_object()?.get(field)?.as_str()?, i)))
+        .collect::<Option<Vec<_>>>()?;
+    keys.sort_unstable();
+    Some(keys)
+}
+
+fn get<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
+    crate::json::get(map, path)
+}
+
+fn object<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Map<String, Value>> {
+    get(map, path)?.as_object()
+}
+
+fn has(map: Option<&Map<String, Value>>, key: &str) -> bool {
+    map.and_then(|m| m.get(key)).is_some_and(|v| !v.is_null())
+}
+
+/// Whether a non-empty value is at `path`.
+fn has_at(map: &Map<String, Value>, path: &[&str]) -> bool {
+    get(map, path).is_some_and(|v| !is_empty(v))
+}
+
+/// The element of a list of objects whose `name` is `name`.
+fn named<'a>(list: Option<&'a Value>, name: &str) -> Option<&'a Map<String, Value>> {
+    list?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_object)
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(name))
+}
+
+fn format_path(path: &[Seg<'_>]) -> String {
+    let mut s = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) if k.is_empty() || k.contains(['.', '/', '[', ']']) => {
+                s.push('[');
+                s.push_str(k);
+                s.push(']');
+            }
+            Seg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            Seg::Elem(k) => {
+                s.push('[');
+                s.push_str(k);
+                s.push(']');
+            }
+            Seg::Index(i) => {
+                s.push('[');
+                s.push_str(&i.to_string());
+                s.push(']');
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::defaulting::apply_server_defaults;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    const GEN: &str = "meridio-2.nordix.org/gatewayconfiguration-generation";
+    const ROUTER: &str = "spec.template.spec.containers[router]";
+
+    /// A Deployment as the renderer writes it.
+    fn rendered() -> Value {
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": "lb-gw",
+                "namespace": "red",
+                "labels": { "app": "lb-gw", "gateway.networking.k8s.io/gateway-name": "gw" },
+                "annotations": { GEN: "3" },
+                "ownerReferences": [{
+                    "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                    "name": "gw", "uid": "u-1", "controller": true, "blockOwnerDeletion": true
+                }]
+            },
+            "spec": {
+                "replicas": 2,
+                "selector": { "matchLabels": { "app": "lb-gw" } },
+                "template": {
+                    "metadata": {
+                        "labels": { "app": "lb-gw" },
+                        "annotations": {
+                            "k8s.v1.cni.cncf.io/networks":
+                                "[{\"name\":\"vlan-100\",\"namespace\":\"red\",\"interface\":\"net1\"}]"
+                        }
+                    },
+                    "spec": {
+                        "serviceAccountName": "lb",
+                        "containers": [
+                            {
+                                "name": "loadbalancer",
+                                "image": "registry.example/lb:1.2",
+                                "args": ["--verbose", "--port=80"],
+                                "env": [{ "name": "MERIDIO_GATEWAY_NAME", "value": "gw" }],
+                                "resources": {
+                                    "requests": { "cpu": "0.5", "memory": "1024Mi" },
+                                    "limits": { "cpu": "1000m", "memory": "1Gi" }
+                                },
+                                "ports": [{ "name": "http", "containerPort": 80 }],
+                                "volumeMounts": [
+                                    { "name": "tmp", "mountPath": "/tmp" },
+                                    { "name": "run", "mountPath": "/run" }
+                                ]
+                            },
+                            {
+                                "name": "router",
+                                "image": "registry.example/router:latest",
+                                "env": [
+                                    { "name": "MERIDIO_GATEWAY_NAME", "value": "gw" },
+                                    { "name": "POD_NAME", "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } },
+                                    { "name": "POD_NAMESPACE", "valueFrom": { "fieldRef": { "fieldPath": "metadata.namespace" } } },
+                                    { "name": "POD_UID", "valueFrom": { "fieldRef": { "fieldPath": "metadata.uid" } } }
+                                ],
+                                "resources": {
+                                    "requests": { "cpu": "1e3", "memory": "0.5Gi" },
+                                    "limits": { "cpu": "2", "memory": "1536Mi" }
+                                }
+                            }
+                        ],
+                        "volumes": [
+                            { "name": "tmp", "emptyDir": { "sizeLimit": "0.5Gi" } },
+                            { "name": "run", "emptyDir": {} }
+                        ],
+                        "readinessGates": [
+                            { "conditionType": "meridio-2.nordix.org/ipv4-connectivity" },
+                            { "conditionType": "meridio-2.nordix.org/ipv6-connectivity" }
+                        ]
+                    }
+                }
+            }
+        })
+    }
+
+    fn dep(v: Value) -> Deployment {
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// What the API server returns after storing `v`: defaulted, with server-owned fields,
+    /// another controller's label and annotation, and a status.
+    fn stored(v: &Value) -> Value {
+        let mut d = dep(v.clone());
+        apply_server_defaults(&mut d);
+        let mut o = serde_json::to_value(d).unwrap();
+        let meta = o["metadata"].as_object_mut().unwrap();
+        meta.insert("uid".into(), json!("d-1"));
+        meta.insert("resourceVersion".into(), json!("12345"));
+        meta.insert("generation".into(), json!(4));
+        meta.insert("creationTimestamp".into(), json!("2026-01-01T00:00:00Z"));
+        meta.insert("managedFields".into(), json!([{ "manager": "kubectl" }]));
+        o["metadata"]["labels"]["team"] = json!("blue");
+        o["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] = json!("x");
+        o["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] =
+            json!("2026-01-01T00:00:00Z");
+        o["status"] = json!({ "replicas": 2, "observedGeneration": 4 });
+        o
+    }
+
+    fn all_enforced() -> Enforcement {
+        Enforcement {
+            replicas: true,
+            resources: vec!["loadbalancer".into(), "router".into()],
+        }
+    }
+
+    fn drift_of(desired: &Value, observed: &Value, e: &Enforcement) -> Vec<String> {
+        drift(&dep(desired.clone()), &dep(observed.clone()), e)
+    }
+
+    /// Drift after changing the stored copy of the rendered Deployment with `change`.
+    fn changed(change: impl FnOnce(&mut Value)) -> Vec<String> {
+        let desired = rendered();
+        let mut observed = stored(&desired);
+        change(&mut observed);
+        drift_of(&desired, &observed, &all_enforced())
+    }
+
+    fn container<'v>(o: &'v mut Value, name: &str) -> &'v mut Value {
+        o["spec"]["template"]["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|c| c["name"] == name)
+            .unwrap()
+    }
+
+    fn env<'v>(o: &'v mut Value, name: &str) -> &'v mut Vec<Value> {
+        container(o, name)["env"].as_array_mut().unwrap()
+    }
+
+    #[test]
+    fn rendered_then_defaulted_is_not_drift() {
+        let desired = rendered();
+        let observed = stored(&desired);
+        // The defaulting really changed things, quantities included.
+        assert_ne!(desired, observed);
+        let lb = &observed["spec"]["template"]["spec"]["containers"][0]["resources"];
+        assert_eq!(lb["requests"], json!({ "cpu": "500m", "memory": "1Gi" }));
+        assert_eq!(lb["limits"]["cpu"], "1");
+        let router = &observed["spec"]["template"]["spec"]["containers"][1]["resources"];
+        assert_eq!(
+            router["requests"],
+            json!({ "cpu": "1k", "memory": "512Mi" })
+        );
+        for e in [Enforcement::default(), all_enforced()] {
+            assert_eq!(drift_of(&desired, &observed, &e), Vec::<String>::new());
+            assert_eq!(drift_of(&desired, &desired, &e), Vec::<String>::new());
+        }
+    }
+
+    #[test]
+    fn other_quantity_spellings_and_reordering_are_not_drift() {
+        let desired = rendered();
+        let mut observed = stored(&desired);
+        let lb = container(&mut observed, "loadbalancer");
+        lb["resources"]["requests"]["cpu"] = json!("0.500");
+        lb["resources"]["requests"]["memory"] = json!("1073741824");
+        let router = container(&mut observed, "router");
+        router["resources"]["requests"]["cpu"] = json!("1k");
+        router["resources"]["limits"]["cpu"] = json!(2);
+        // Keyed lists pair by key, whatever the order.
+        env(&mut observed, "router").reverse();
+        observed["spec"]["template"]["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .reverse();
+        assert_eq!(
+            drift_of(&desired, &observed, &all_enforced()),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn image_change() {
+        let d = changed(|o| container(o, "router")["image"] = json!("registry.example/router:2"));
+        assert_eq!(d, [format!("{ROUTER}.image")]);
+    }
+
+    #[test]
+    fn env_value_change() {
+        let d = changed(|o| env(o, "loadbalancer")[0]["value"] = json!("other"));
+        assert_eq!(
+            d,
+            ["spec.template.spec.containers[loadbalancer].env[MERIDIO_GATEWAY_NAME].value"]
+        );
+    }
+
+    #[test]
+    fn env_removed_names_the_element() {
+        let d = changed(|o| env(o, "router").retain(|e| e["name"] != "POD_UID"));
+        assert_eq!(d, [format!("{ROUTER}.env[POD_UID]")]);
+    }
+
+    #[test]
+    fn downward_api_field_change() {
+        let d = changed(|o| {
+            env(o, "router")[3]["valueFrom"]["fieldRef"]["fieldPath"] = json!("metadata.name");
+        });
+        assert_eq!(
+            d,
+            [format!(
+                "{ROUTER}.env[POD_UID].valueFrom.fieldRef.fieldPath"
+            )]
+        );
+    }
+
+    #[test]
+    fn container_added_names_it() {
+        let d = changed(|o| {
+            o["spec"]["template"]["spec"]["containers"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({ "name": "debug", "image": "busybox" }));
+        });
+        assert_eq!(d, ["spec.template.spec.containers[debug]"]);
+    }
+
+    #[test]
+    fn container_removed_names_it() {
+        let d = changed(|o| {
+            o["spec"]["template"]["spec"]["containers"]
+                .as_array_mut()
+                .unwrap()
+                .retain(|c| c["name"] != "loadbalancer");
+        });
+        assert_eq!(d, ["spec.template.spec.containers[loadbalancer]"]);
+    }
+
+    #[test]
+    fn networks_annotation_removed_or_changed() {
+        let path = "spec.template.metadata.annotations[k8s.v1.cni.cncf.io/networks]";
+        let removed = changed(|o| {
+            o["spec"]["template"]["metadata"]["annotations"]
+                .as_object_mut()
+                .unwrap()
+                .remove(NETWORKS_ANNOTATION);
+        });
+        assert_eq!(removed, [path]);
+        let edited = changed(|o| {
+            o["spec"]["template"]["metadata"]["annotations"][NETWORKS_ANNOTATION] = json!("[]");
+        });
+        assert_eq!(edited, [path]);
+    }
+
+    #[test]
+    fn networks_annotation_only_observed_is_drift() {
+        let mut desired = rendered();
+        desired["spec"]["template"]["metadata"]["annotations"]
+            .as_object_mut()
+            .unwrap()
+            .remove(NETWORKS_ANNOTATION);
+        let observed = stored(&rendered());
+        assert_eq!(
+            drift_of(&desired, &observed, &Enforcement::default()),
+            ["spec.template.metadata.annotations[k8s.v1.cni.cncf.io/networks]"]
+        );
+    }
+
+    #[test]
+    fn readiness_gate_removed() {
+        let d = changed(|o| {
+            o["spec"]["template"]["spec"]["readinessGates"]
+                .as_array_mut()
+                .unwrap()
+                .remove(1);
+        });
+        assert_eq!(
+            d,
+            ["spec.template.spec.readinessGates[meridio-2.nordix.org/ipv6-connectivity]"]
+        );
+    }
+
+    #[test]
+    fn readiness_gates_observed_but_not_desired() {
+        let observed = stored(&rendered());
+        let want = [
+            "spec.template.spec.readinessGates[meridio-2.nordix.org/ipv4-connectivity]",
+            "spec.template.spec.readinessGates[meridio-2.nordix.org/ipv6-connectivity]",
+        ];
+        let mut absent = rendered();
+        absent["spec"]["template"]["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("readinessGates");
+        assert_eq!(drift_of(&absent, &observed, &Enforcement::default()), want);
+        let mut empty = rendered();
+        empty["spec"]["template"]["spec"]["readinessGates"] = json!([]);
+        assert_eq!(drift_of(&empty, &observed, &Enforcement::default()), want);
+        // Neither side has gates: fine.
+        let bare = stored(&absent);
+        assert!(drift_of(&absent, &bare, &Enforcement::default()).is_empty());
+    }
+
+    #[test]
+    fn enforced_replicas_changed() {
+        let d = changed(|o| o["spec"]["replicas"] = json!(5));
+        assert_eq!(d, ["spec.replicas"]);
+    }
+
+    #[test]
+    fn enforced_replicas_absent_means_one() {
+        let mut desired = rendered();
+        desired["spec"].as_object_mut().unwrap().remove("replicas");
+        let observed = stored(&desired);
+        assert_eq!(observed["spec"]["replicas"], 1);
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+        let mut scaled = observed.clone();
+        scaled["spec"]["replicas"] = json!(3);
+        assert_eq!(
+            drift_of(&desired, &scaled, &all_enforced()),
+            ["spec.replicas"]
+        );
+    }
+
+    #[test]
+    fn autoscaled_replicas_are_not_drift() {
+        let mut observed = stored(&rendered());
+        observed["spec"]["replicas"] = json!(7);
+        // The renderer keeps the observed value when replicas are not enforced...
+        let mut desired = rendered();
+        desired["spec"]["replicas"] = json!(7);
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        // ...and even a stale desired value is not compared then.
+        assert!(drift_of(&rendered(), &observed, &Enforcement::default()).is_empty());
+        // Enforced, the same difference is drift.
+        let enforced = Enforcement {
+            replicas: true,
+            resources: vec![],
+        };
+        assert_eq!(
+            drift_of(&rendered(), &observed, &enforced),
+            ["spec.replicas"]
+        );
+    }
+
+    #[test]
+    fn enforced_resources_cleared() {
+        // The configuration cleared the router's resources; the cluster still has them.
+        let mut desired = rendered();
+        container(&mut desired, "router")["resources"] = json!({});
+        let observed = stored(&rendered());
+        let want = [
+            format!("{ROUTER}.resources.limits.cpu"),
+            format!("{ROUTER}.resources.limits.memory"),
+            format!("{ROUTER}.resources.requests.cpu"),
+            format!("{ROUTER}.resources.requests.memory"),
+        ];
+        assert_eq!(drift_of(&desired, &observed, &all_enforced()), want);
+        // Not enforced: the extra observed resources belong to someone else.
+        let lb_only = Enforcement {
+            replicas: true,
+            resources: vec!["loadbalancer".into()],
+        };
+        assert!(drift_of(&desired, &observed, &lb_only).is_empty());
+    }
+
+    #[test]
+    fn enforced_resources_extra_and_changed() {
+        let d = changed(|o| {
+            let r = &mut container(o, "router")["resources"];
+            r["limits"]["nvidia.com/gpu"] = json!("1");
+            r["requests"]["cpu"] = json!("999m");
+        });
+        assert_eq!(
+            d,
+            [
+                format!("{ROUTER}.resources.limits[nvidia.com/gpu]"),
+                format!("{ROUTER}.resources.requests.cpu"),
+            ]
+        );
+    }
+
+    #[test]
+    fn unenforced_resources_compare_as_subset() {
+        let desired = rendered();
+        let mut observed = stored(&desired);
+        container(&mut observed, "router")["resources"]["limits"]["ephemeral-storage"] =
+            json!("1Gi");
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        container(&mut observed, "router")["resources"]["limits"]["cpu"] = json!("3");
+        assert_eq!(
+            drift_of(&desired, &observed, &Enforcement::default()),
+            [format!("{ROUTER}.resources.limits.cpu")]
+        );
+    }
+
+    #[test]
+    fn generation_annotation_changed_or_removed() {
+        let path = format!("metadata.annotations[{GEN}]");
+        let changed_value = changed(|o| o["metadata"]["annotations"][GEN] = json!("2"));
+        assert_eq!(changed_value, std::slice::from_ref(&path));
+        let removed = changed(|o| {
+            o["metadata"]["annotations"]
+                .as_object_mut()
+                .unwrap()
+                .remove(GEN);
+        });
+        assert_eq!(removed, [path]);
+    }
+
+    #[test]
+    fn generation_annotation_only_observed_is_drift() {
+        // Whatever the domain: a key ending in the suffix is owned.
+        let other = "example.com/gatewayconfiguration-generation";
+        let desired = rendered();
+        let mut observed = stored(&desired);
+        observed["metadata"]["annotations"][other] = json!("3");
+        assert_eq!(
+            drift_of(&desired, &observed, &Enforcement::default()),
+            [format!("metadata.annotations[{other}]")]
+        );
+    }
+
+    #[test]
+    fn selector_is_exact() {
+        let changed_label = changed(|o| o["spec"]["selector"]["matchLabels"]["app"] = json!("x"));
+        assert_eq!(changed_label, ["spec.selector.matchLabels.app"]);
+        let extra = changed(|o| o["spec"]["selector"]["matchLabels"]["tier"] = json!("lb"));
+        assert_eq!(extra, ["spec.selector.matchLabels.tier"]);
+        let expressions = changed(|o| {
+            o["spec"]["selector"]["matchExpressions"] =
+                json!([{ "key": "a", "operator": "Exists" }]);
+        });
+        assert_eq!(expressions, ["spec.selector.matchExpressions"]);
+    }
+
+    #[test]
+    fn foreign_labels_and_annotations_are_not_drift() {
+        let desired = rendered();
+        let mut observed = stored(&desired);
+        observed["metadata"]["labels"]["x/y"] = json!("z");
+        observed["spec"]["template"]["metadata"]["labels"]["extra"] = json!("1");
+        observed["spec"]["template"]["metadata"]["annotations"]["foo"] = json!("bar");
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+    }
+
+    #[test]
+    fn server_owned_fields_are_ignored_on_both_sides() {
+        let mut desired = rendered();
+        desired["metadata"]["resourceVersion"] = json!("1");
+        desired["metadata"]["uid"] = json!("old");
+        desired["status"] = json!({ "replicas": 9 });
+        let mut observed = stored(&rendered());
+        observed.as_object_mut().unwrap().remove("apiVersion");
+        observed.as_object_mut().unwrap().remove("kind");
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+    }
+
+    #[test]
+    fn empty_desired_values_match_dropped_fields() {
+        let mut desired = rendered();
+        let lb = container(&mut desired, "loadbalancer");
+        lb["command"] = json!([]);
+        lb["securityContext"] = json!({ "capabilities": {} });
+        lb["workingDir"] = json!("");
+        lb["stdin"] = json!(false);
+        lb["livenessProbe"] = Value::Null;
+        let observed = stored(&rendered());
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+        // A non-empty value the server never had is drift, at the leaf.
+        let lb = container(&mut desired, "loadbalancer");
+        lb["securityContext"] = json!({ "capabilities": { "add": ["NET_ADMIN"] } });
+        assert_eq!(
+            drift_of(&desired, &observed, &all_enforced()),
+            ["spec.template.spec.containers[loadbalancer].securityContext.capabilities.add"]
+        );
+    }
+
+    #[test]
+    fn index_lists_and_keyed_fallback() {
+        let args = changed(|o| container(o, "loadbalancer")["args"][1] = json!("--port=81"));
+        assert_eq!(
+            args,
+            ["spec.template.spec.containers[loadbalancer].args[1]"]
+        );
+        let shorter = changed(|o| {
+            container(o, "loadbalancer")["args"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        });
+        assert_eq!(
+            shorter,
+            ["spec.template.spec.containers[loadbalancer].args"]
+        );
+        // A port without a name: the ports list is paired by index.
+        let unnamed = changed(|o| {
+            container(o, "loadbalancer")["ports"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({ "containerPort": 81 }));
+        });
+        assert_eq!(
+            unnamed,
+            ["spec.template.spec.containers[loadbalancer].ports"]
+        );
+        let mount = changed(|o| {
+            container(o, "loadbalancer")["volumeMounts"][1]["readOnly"] = json!(true);
+            container(o, "loadbalancer")["volumeMounts"][0]["name"] = json!("other");
+        });
+        assert_eq!(
+            mount,
+            ["spec.template.spec.containers[loadbalancer].volumeMounts[/tmp].name"]
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_and_volume_quantities() {
+        let dup = changed(|o| {
+            let e = env(o, "router");
+            let copy = e[3].clone();
+            e.push(copy);
+        });
+        assert_eq!(dup, [format!("{ROUTER}.env[POD_UID]")]);
+        let size = changed(|o| {
+            o["spec"]["template"]["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] = json!("1Gi");
+        });
+        assert_eq!(size, ["spec.template.spec.volumes[tmp].emptyDir.sizeLimit"]);
+    }
+
+    #[test]
+    fn type_mismatch_and_malformed_quantities() {
+        let d = changed(|o| container(o, "router")["env"] = json!("oops"));
+        assert_eq!(d, [format!("{ROUTER}.env")]);
+        let mut desired = rendered();
+        container(&mut desired, "router")["resources"]["limits"]["cpu"] = json!("lots");
+        let mut observed = stored(&desired);
+        assert_eq!(
+            container(&mut observed, "router")["resources"]["limits"]["cpu"],
+            "lots"
+        );
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+        container(&mut observed, "router")["resources"]["limits"]["cpu"] = json!("Lots");
+        assert_eq!(
+            drift_of(&desired, &observed, &all_enforced()),
+            [format!("{ROUTER}.resources.limits.cpu")]
+        );
+    }
+
+    #[test]
+    fn several_drifts_are_sorted_and_unique() {
+        let d = changed(|o| {
+            o["spec"]["replicas"] = json!(1);
+            container(o, "router")["image"] = json!("x");
+            o["metadata"]["annotations"][GEN] = json!("9");
+            container(o, "router")["resources"]["limits"]["cpu"] = json!("5");
+        });
+        assert_eq!(
+            d,
+            [
+                format!("metadata.annotations[{GEN}]"),
+                "spec.replicas".to_owned(),
+                format!("{ROUTER}.image"),
+                format!("{ROUTER}.resources.limits.cpu"),
+            ]
+        );
+    }
+
+    #[test]
+    fn enforcement_of_configuration() {
+        let configuration: GatewayConfiguration = serde_json::from_value(json!({
+            "spec": { "verticalScaling": { "containers": [
+                { "name": "router", "enforceResources": true },
+                { "name": "loadbalancer", "enforceResources": false },
+                { "name": "a", "enforceResources": true },
+                { "name": "router", "enforceResources": true }
+            ] } }
+        }))
+        .unwrap();
+        assert_eq!(
+            Enforcement::of(&configuration),
+            Enforcement {
+                replicas: false,
+                resources: vec!["a".into(), "router".into()]
+            }
+        );
+        assert_eq!(
+            Enforcement::of(&GatewayConfiguration::default()),
+            Enforcement::default()
+        );
+    }
+
+    #[test]
+    fn odd_shapes_do_not_panic() {
+        let desired = rendered();
+        let odd = json!({
+            "metadata": "x",
+            "spec": { "replicas": "two", "selector": [], "template": { "spec": {
+                "containers": [1, null, { "name": 7 }],
+                "readinessGates": "none"
+            } } }
+        });
+        let d = drift_of(&desired, &odd, &all_enforced());
+        assert!(d.contains(&"metadata".to_owned()), "{d:?}");
+        assert!(d.contains(&"spec.replicas".to_owned()), "{d:?}");
+        assert!(d.contains(&"spec.selector".to_owned()), "{d:?}");
+        assert!(
+            d.contains(&"spec.template.spec.containers".to_owned()),
+            "{d:?}"
+        );
+        // The other way round: type mismatches, and owned fields only observed has.
+        let d = drift_of(&odd, &desired, &Enforcement::default());
+        assert_eq!(
+            d,
+            [
+                "metadata",
+                &format!("metadata.annotations[{GEN}]"),
+                "spec.selector",
+                "spec.template.metadata.annotations[k8s.v1.cni.cncf.io/networks]",
+                "spec.template.spec.containers",
+                "spec.template.spec.readinessGates",
+            ]
+        );
+        assert!(drift_of(&json!({}), &json!({}), &all_enforced()).is_empty());
+    }
+
+    #[test]
+    fn path_format() {
+        let path = [
+            Seg::Key("metadata"),
+            Seg::Key("annotations"),
+            Seg::Key("a.b/c"),
+        ];
+        assert_eq!(format_path(&path), "metadata.annotations[a.b/c]");
+        let path = [Seg::Key("x"), Seg::Elem("n"), Seg::Index(3), Seg::Key("y")];
+        assert_eq!(format_path(&path), "x[n][3].y");
+        assert_eq!(format_path(&[Seg::Key(""), Seg::Key("z")]), "[].z");
+    }
+
+    fn quantity_text() -> impl Strategy<Value = String> {
+        (
+            1u32..5000,
+            prop::sample::select(vec!["", "m", "k", "M", "Ki", "Mi", "Gi", "e3", "e-3"]),
+            any::<bool>(),
+        )
+            .prop_map(|(n, suffix, fraction)| {
+                if fraction && !suffix.starts_with('e') {
+                    format!("{}.{}{suffix}", n / 10, n % 10)
+                } else {
+                    format!("{n}{suffix}")
+                }
+            })
+    }
+
+    fn container_strategy(name: String) -> impl Strategy<Value = Value> {
+        let env_entry = (0usize..6, any::<bool>()).prop_map(|(i, downward)| {
+            let name = format!("VAR_{i}");
+            if downward {
+                json!({ "name": name, "valueFrom": { "fieldRef": { "fieldPath": "metadata.uid" } } })
+            } else {
+                json!({ "name": name, "value": format!("v{i}") })
+            }
+        });
+        (
+            prop::sample::select(vec!["img", "img:latest", "img:1.0", "r:5000/img@sha256:ab"]),
+            prop::collection::vec(env_entry, 0..5),
+            prop::option::of(quantity_text()),
+            prop::option::of(quantity_text()),
+            prop::option::of(0u16..3),
+        )
+            .prop_map(move |(image, env, cpu, memory, port)| {
+                let mut env = env;
+                env.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+                env.dedup_by(|a, b| a["name"] == b["name"]);
+                let mut c = json!({ "name": name.clone(), "image": image, "env": env });
+                let mut requests = Map::new();
+                if let Some(cpu) = cpu {
+                    requests.insert("cpu".into(), json!(cpu));
+                }
+                if let Some(memory) = memory {
+                    requests.insert("memory".into(), json!(memory));
+                }
+                c["resources"] = json!({ "requests": requests.clone(), "limits": requests });
+                if let Some(p) = port {
+                    c["ports"] = json!([{ "name": format!("p{p}"), "containerPort": 8000 + p }]);
+                }
+                c
+            })
+    }
+
+    fn deployment_strategy() -> impl Strategy<Value = Value> {
+        (
+            container_strategy("loadbalancer".into()),
+            prop::option::of(container_strategy("router".into())),
+            prop::option::of(0i64..5),
+            any::<bool>(),
+        )
+            .prop_map(|(lb, router, replicas, gates)| {
+                let mut containers = vec![lb];
+                containers.extend(router);
+                let mut d = json!({
+                    "metadata": { "name": "lb", "annotations": { GEN: "1" } },
+                    "spec": {
+                        "selector": { "matchLabels": { "app": "lb" } },
+                        "template": {
+                            "metadata": { "labels": { "app": "lb" } },
+                            "spec": { "containers": containers }
+                        }
+                    }
+                });
+                if let Some(r) = replicas {
+                    d["spec"]["replicas"] = json!(r);
+                }
+                if gates {
+                    d["spec"]["template"]["spec"]["readinessGates"] =
+                        json!([{ "conditionType": "x/ipv4" }]);
+                }
+                d
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn defaulted_rendering_is_never_drift(d in deployment_strategy()) {
+            let desired = dep(d);
+            let mut observed = desired.clone();
+            apply_server_defaults(&mut observed);
+            for e in [Enforcement::default(), all_enforced()] {
+                prop_assert_eq!(drift(&desired, &desired, &e), Vec::<String>::new());
+                prop_assert_eq!(drift(&desired, &observed, &e), Vec::<String>::new());
+            }
+        }
+    }
 }

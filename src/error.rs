@@ -23,16 +23,6 @@ pub enum InputError {
         /// The value found.
         value: i64,
     },
-    /// A timestamp that is not RFC 3339.
-    #[error("{object}: {field} is not an RFC 3339 timestamp: {value:?}")]
-    InvalidTimestamp {
-        /// The object.
-        object: String,
-        /// The field path.
-        field: String,
-        /// The value found.
-        value: String,
-    },
     /// The observed Deployment is not the one this Gateway's LB Deployment would be.
     #[error("Deployment {found:?} is not the LB Deployment {expected:?} of this Gateway")]
     NotTheLbDeployment {

@@ -1,18 +1,69 @@
-//! gateway-reconcile: the decision logic of a Gateway API controller that runs one
-//! load-balancer Deployment per Gateway. (Crate docs are written in full below the modules.)
+//! The whole decision logic of a Gateway API controller that runs one load-balancer (LB)
+//! Deployment per Gateway, modelled on the Meridio-2 gateway controller
+//! (API group `meridio-2.nordix.org`).
+//!
+//! The crate is pure: no Kubernetes client, no I/O, no clock, no randomness. A controller
+//! hands it snapshots of the objects it watches and the time; it answers with the Deployment
+//! to create or update (or to leave alone, with the fields that drifted), the Gateway status
+//! to write (or nothing), and when to look again.
+//!
+//! # The pipeline
+//!
+//! [`wire`] (Kubernetes objects) → [`validate`] → [`render`] → [`drift`] →
+//! [`conditions`] → [`reconcile`] ([`plan`], then [`Plan::settle`]). Beside it, [`sim`] is a
+//! simulated API server and scenario runner that drives the same pipeline as a cluster would.
+//!
+//! # The four conditions
+//!
+//! | type | says | reasons |
+//! |---|---|---|
+//! | `Accepted` | the Gateway is ours and its parameters are valid | `Accepted`, `InvalidParameters`, `Pending` (handed to another controller) |
+//! | `Programmed` | the LB Deployment exists and serves | `Programmed`, `Pending`, `Invalid` |
+//! | `D/ConfigurationApplied` | the Deployment carries the current GatewayConfiguration generation | `Applied`, `Pending`, `ApplyFailed`, `ApplyRejected`, `InvalidParameters` |
+//! | `D/Degraded` | serving, but not as desired, and it will not fix itself soon; present only while True | `ApplyFailing`, `ApplyRejected`, `RolloutStalled` |
+//!
+//! `D` is [`Settings::condition_domain`] (`meridio-2.nordix.org`).
+//!
+//! # Generation currency
+//!
+//! Editing only a GatewayConfiguration does not bump the Gateway's `metadata.generation`, so
+//! the Gateway's `observedGeneration` cannot tell whether the edit reached the LB. The crate
+//! writes the GatewayConfiguration's generation into the Deployment annotation
+//! `D/gatewayconfiguration-generation` and reads it back on every reconcile: the
+//! `Programmed` message names the generation the running Deployment carries
+//! (`LB Deployment reconciled with GatewayConfiguration generation 7; generation 8 not
+//! applied yet`), and `ConfigurationApplied` is True only when it is the current one. The
+//! annotation lives on the Deployment, which the controller owns, never on the Gateway, which
+//! its users own; so a restarted controller reads the same truth.
+//!
+//! A transient write failure never turns `Programmed` False: the old Deployment still serves.
+//! `ConfigurationApplied` turns False at once, and `Degraded=True/ApplyFailing` appears when
+//! it has been False for [`Settings::degraded_after`] (measured from its
+//! `lastTransitionTime`, so the answer does not depend on process memory). A rejected update
+//! is `Degraded=True/ApplyRejected` at once; a rollout past its progress deadline is
+//! `Degraded=True/RolloutStalled`.
+//!
+//! # Example
+//!
+//! See [`reconcile`] for a whole reconcile loop.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod addresses;
 pub mod cidr;
 pub mod conditions;
 pub mod drift;
 mod error;
+pub mod events;
+#[cfg(any(feature = "k8s-openapi", feature = "gateway-api"))]
+pub mod interop;
 mod json;
 pub mod nad;
 pub mod outcome;
 pub mod quantity;
 pub mod reconcile;
 pub mod render;
+pub mod rollout;
 mod settings;
 pub mod sim;
 mod snapshot;

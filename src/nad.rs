@@ -114,19 +114,23 @@ pub fn merge(
 /// assert_eq!(to_annotation(&[s]), r#"[{"name":"a","namespace":"ns","interface":"eth1"}]"#);
 /// ```
 pub fn to_annotation(list: &[NetworkSelection]) -> String {
-    let items: Vec<Value> = list
+    /// The wire form, fields in the order Multus documents them.
+    #[derive(Serialize)]
+    struct Item<'a> {
+        name: &'a str,
+        namespace: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        interface: &'a str,
+    }
+    let items: Vec<Item<'_>> = list
         .iter()
-        .map(|s| {
-            let mut m = serde_json::Map::new();
-            m.insert("name".into(), Value::String(s.name.clone()));
-            m.insert("namespace".into(), Value::String(s.namespace.clone()));
-            if !s.interface.is_empty() {
-                m.insert("interface".into(), Value::String(s.interface.clone()));
-            }
-            Value::Object(m)
+        .map(|s| Item {
+            name: &s.name,
+            namespace: &s.namespace,
+            interface: &s.interface,
         })
         .collect();
-    // Writing a list of string maps cannot fail; an empty string would only be an empty list.
+    // Serializing plain strings cannot fail.
     serde_json::to_string(&items).unwrap_or_default()
 }
 

@@ -1,8 +1,119 @@
 //! Rendering the desired LB Deployment (SPEC §4).
+//!
+//! [`render`] turns the template (create) or the observed Deployment (update) into the
+//! Deployment the controller wants. The Deployment is JSON, and every field the crate does
+//! not own is carried through untouched.
+//!
+//! # Rules
+//!
+//! - Name `deploymentPrefix + gateway name`, the Gateway's namespace, `apps/v1` `Deployment`.
+//! - **Start.** Create: a copy of the template. Update: the observed Deployment, with the
+//!   template's `initContainers`, `containers` and `volumes` put in place in
+//!   `spec.template.spec` (a list the template lacks is removed), and each observed
+//!   container's `resources` and `resizePolicy` kept by container name (init containers
+//!   too). A container the observed Deployment did not have yet gets the template's.
+//! - **Labels and annotations**, on the Deployment and on the pod template: observed
+//!   (update) ← template ← Gateway `spec.infrastructure.labels/annotations` ← controller
+//!   labels `app=NAME`, `gateway.networking.k8s.io/gateway-name=GATEWAY`,
+//!   `app.kubernetes.io/managed-by=gateway-controller.meridio-2.nordix.org`; later wins.
+//! - **Pod-cache label** ([`Settings::pod_cache_label`]) on the pod template labels.
+//! - **Generation annotation** [`generation_annotation`] on the Deployment: the
+//!   GatewayConfiguration's `metadata.generation`, in decimal.
+//! - **Owner reference**: the controller reference to the Gateway (`controller` and
+//!   `blockOwnerDeletion` true) replaces any other controller reference; non-controller
+//!   references are kept.
+//! - **Selector** `{matchLabels: {app: NAME}}`, replacing the whole selector; pod
+//!   `serviceAccountName` = [`Settings::service_account`].
+//! - **Anti-affinity**: in every `requiredDuringSchedulingIgnoredDuringExecution` pod
+//!   anti-affinity term, each `labelSelector.matchExpressions` entry with key `app` gets
+//!   `values: [NAME]`.
+//! - **Env**: every `MERIDIO_GATEWAY_NAME` entry (containers and init containers) gets
+//!   `value: GATEWAY`; container `router` gets `POD_NAME`, `POD_NAMESPACE`, `POD_UID` from
+//!   the downward API (`metadata.name`, `metadata.namespace`, `metadata.uid`), each appended
+//!   in that order when no entry of that name exists.
+//! - **Replicas**: `horizontalScaling.replicas` on create (else the template's), and on every
+//!   update when `enforceReplicas`; otherwise the observed value stays.
+//! - **Resources**: each `verticalScaling.containers` entry that names a container sets, on
+//!   create or always when `enforceResources`, its `resources.requests`,
+//!   `resources.limits` and `resizePolicy`; an empty or missing one removes the key.
+//! - **Networks annotation** [`crate::nad::NETWORKS_ANNOTATION`] on the pod template: the
+//!   validated selections as a JSON list; removed when there are none; an observed value
+//!   that lists the same set keeps its text.
+//! - **Readiness gates**, authoritative: `meridio-2.nordix.org/ipv4-connectivity` if an
+//!   internal subnet is IPv4, then `meridio-2.nordix.org/ipv6-connectivity` if one is IPv6;
+//!   the key is removed when there is none.
+//!
+//! The output is deterministic: the same inputs give byte-identical JSON. Rendering over the
+//! crate's own output gives that output again.
+//!
+//! # Choices where the spec is silent
+//!
+//! - An observed container's `resources` are kept *as they are*, absence included: a
+//!   container whose resources were cleared stays without, until an enforced
+//!   `verticalScaling` entry says otherwise. `claims` in a template's or observed
+//!   `resources` are left alone; a `verticalScaling` entry's `claims` are never copied
+//!   (validation rejects them).
+//! - `verticalScaling` entries also apply to init containers (Kubernetes names are unique
+//!   across both lists, and sidecars need resources too). Entries naming no container are
+//!   ignored; for a repeated name the last entry wins.
+//! - `enforceReplicas` without `replicas` enforces the template's count; if the template has
+//!   none either, the observed value stays.
+//! - The pod-cache label is written before the controller labels, so a pod-cache key that
+//!   collides with `app` (or another controller label) can never break the selector.
+//! - The generation annotation is written after the Gateway's annotations, and the networks
+//!   annotation after the pod template's, so neither can be overridden. A
+//!   GatewayConfiguration without `metadata.generation` (the caller rejects it before
+//!   rendering) removes the generation annotation rather than leave an old one standing.
+//! - The controller reference replaces the first controller reference in place (the list
+//!   keeps its order, so re-rendering does not reorder it); further controller references
+//!   and non-controller references to the same Gateway UID are dropped (they would be
+//!   duplicates).
+//! - `MERIDIO_GATEWAY_NAME` entries lose any `valueFrom` (Kubernetes rejects both set).
+//! - The downward-API env is added to the container named `router` only, not to an init
+//!   container of that name.
+//! - The networks annotation of an update is compared with the observed one with unnamespaced
+//!   selections read in the Gateway's namespace (the Pods' namespace, where Multus resolves
+//!   them).
+//! - Empty `annotations` maps are removed. Everything else the observed Deployment has is
+//!   kept, including `resourceVersion` (optimistic concurrency) and `status` (the API server
+//!   ignores it on update).
 
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::json;
+use crate::nad;
 use crate::settings::Settings;
 use crate::validate::Validated;
-use crate::wire::{Deployment, Gateway};
+use crate::wire::{Deployment, Gateway, VerticalScalingContainer};
+
+/// The label that ties the LB Deployment, its selector and its Pods together.
+pub const APP_LABEL: &str = "app";
+/// The label that names the Gateway.
+pub const GATEWAY_NAME_LABEL: &str = "gateway.networking.k8s.io/gateway-name";
+/// The label that names the managing controller.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+/// The value of [`MANAGED_BY_LABEL`].
+pub const MANAGED_BY: &str = "gateway-controller.meridio-2.nordix.org";
+/// The env variable that receives the Gateway name.
+pub const GATEWAY_NAME_ENV: &str = "MERIDIO_GATEWAY_NAME";
+/// The container that receives the Pod identity from the downward API.
+pub const ROUTER_CONTAINER: &str = "router";
+/// Readiness gate set when an internal subnet is IPv4.
+pub const IPV4_READINESS_GATE: &str = "meridio-2.nordix.org/ipv4-connectivity";
+/// Readiness gate set when an internal subnet is IPv6.
+pub const IPV6_READINESS_GATE: &str = "meridio-2.nordix.org/ipv6-connectivity";
+
+/// The env variables the router gets from the downward API: (name, fieldPath).
+const DOWNWARD_ENV: [(&str, &str); 3] = [
+    ("POD_NAME", "metadata.name"),
+    ("POD_NAMESPACE", "metadata.namespace"),
+    ("POD_UID", "metadata.uid"),
+];
+
+/// The container lists of `spec.template.spec`.
+const CONTAINER_LISTS: [&str; 2] = ["initContainers", "containers"];
 
 /// The LB Deployment's name: `deploymentPrefix + gateway name`.
 pub fn deployment_name(settings: &Settings, gateway_name: &str) -> String {
@@ -18,7 +129,30 @@ pub fn generation_annotation(settings: &Settings) -> String {
 }
 
 /// Renders the desired Deployment: from the template when `observed` is `None` (create),
-/// otherwise from the observed Deployment (update).
+/// otherwise from the observed Deployment (update). See the [module docs](self) for the
+/// rules.
+///
+/// The Gateway's name, namespace and uid are expected to be checked by the caller; a
+/// missing one renders as the empty string.
+///
+/// ```
+/// use gateway_reconcile::render::render;
+/// use gateway_reconcile::template::default_template;
+/// use gateway_reconcile::validate::Validated;
+/// use gateway_reconcile::wire::{Gateway, GatewayConfiguration};
+/// use gateway_reconcile::Settings;
+///
+/// let gateway: Gateway = serde_json::from_str(
+///     r#"{"metadata":{"name":"gw","namespace":"red","uid":"u-1"}}"#,
+/// ).unwrap();
+/// let cfg: GatewayConfiguration =
+///     serde_json::from_str(r#"{"metadata":{"name":"c","generation":3}}"#).unwrap();
+/// let validated = Validated { configuration: &cfg, networks: vec![], ipv4: true, ipv6: false };
+/// let d = render(&Settings::default(), &gateway, &validated, &default_template(), None);
+/// assert_eq!(d.name(), Some("sllbr-gw"));
+/// assert_eq!(d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"), Some("3"));
+/// assert_eq!(d.controller_owner(), Some(("Gateway", "gw", "u-1")));
+/// ```
 pub fn render(
     settings: &Settings,
     gateway: &Gateway,
@@ -26,6 +160,1116 @@ pub fn render(
     template: &Deployment,
     observed: Option<&Deployment>,
 ) -> Deployment {
-    let _ = (settings, gateway, validated, template, observed);
-    todo!()
+    let gateway_name = gateway.metadata.name.as_deref().unwrap_or_default();
+    let namespace = gateway.metadata.namespace.as_deref().unwrap_or_default();
+    let uid = gateway.metadata.uid.as_deref().unwrap_or_default();
+    let name = deployment_name(settings, gateway_name);
+    let infrastructure = gateway.spec.infrastructure.as_ref();
+    let configuration = &validated.configuration.spec;
+    let controller_labels = [
+        (APP_LABEL, name.as_str()),
+        (GATEWAY_NAME_LABEL, gateway_name),
+        (MANAGED_BY_LABEL, MANAGED_BY),
+    ];
+
+    let mut object = match observed {
+        None => template.object.clone(),
+        Some(observed) => start_from_observed(&observed.object, &template.object),
+    };
+    let creating = observed.is_none();
+    let template_meta = (!creating)
+        .then(|| json::get(&template.object, &["metadata"]))
+        .flatten();
+    let template_pod_meta = (!creating)
+        .then(|| json::get(&template.object, &["spec", "template", "metadata"]))
+        .flatten();
+
+    object.insert("apiVersion".into(), Value::from("apps/v1"));
+    object.insert("kind".into(), Value::from("Deployment"));
+
+    // Deployment metadata.
+    {
+        let metadata = json::object_mut(&mut object, &["metadata"]);
+        metadata.insert("name".into(), Value::from(name.as_str()));
+        metadata.insert("namespace".into(), Value::from(namespace));
+        let labels = json::object_mut(metadata, &["labels"]);
+        layer(
+            labels,
+            template_meta,
+            "labels",
+            infrastructure.map(|i| &i.labels),
+        );
+        set_strings(labels, &controller_labels);
+        let annotations = json::object_mut(metadata, &["annotations"]);
+        layer(
+            annotations,
+            template_meta,
+            "annotations",
+            infrastructure.map(|i| &i.annotations),
+        );
+        let key = generation_annotation(settings);
+        match validated.configuration.metadata.generation {
+            Some(generation) => {
+                annotations.insert(key, Value::from(generation.to_string()));
+            }
+            None => {
+                annotations.remove(&key);
+            }
+        }
+        remove_if_empty(metadata, "annotations");
+        set_controller_reference(metadata, gateway_name, uid);
+    }
+
+    let spec = json::object_mut(&mut object, &["spec"]);
+    spec.insert(
+        "selector".into(),
+        json!({ "matchLabels": { APP_LABEL: name.as_str() } }),
+    );
+    if let Some(scaling) = &configuration.horizontal_scaling {
+        if creating || scaling.enforce_replicas {
+            let replicas = match scaling.replicas {
+                Some(n) => Some(Value::from(n)),
+                // On create the template's count is already in place.
+                None if !creating => json::get(&template.object, &["spec", "replicas"]).cloned(),
+                None => None,
+            };
+            if let Some(replicas) = replicas {
+                spec.insert("replicas".into(), replicas);
+            }
+        }
+    }
+
+    // Pod template metadata.
+    {
+        let pod_meta = json::object_mut(spec, &["template", "metadata"]);
+        let labels = json::object_mut(pod_meta, &["labels"]);
+        layer(
+            labels,
+            template_pod_meta,
+            "labels",
+            infrastructure.map(|i| &i.labels),
+        );
+        if let Some(label) = &settings.pod_cache_label {
+            labels.insert(label.key.clone(), Value::from(label.value.as_str()));
+        }
+        set_strings(labels, &controller_labels);
+        let annotations = json::object_mut(pod_meta, &["annotations"]);
+        layer(
+            annotations,
+            template_pod_meta,
+            "annotations",
+            infrastructure.map(|i| &i.annotations),
+        );
+        set_networks(annotations, validated, observed, namespace);
+        remove_if_empty(pod_meta, "annotations");
+    }
+
+    // Pod spec.
+    let pod_spec = json::object_mut(spec, &["template", "spec"]);
+    pod_spec.insert(
+        "serviceAccountName".into(),
+        Value::from(settings.service_account.as_str()),
+    );
+    set_anti_affinity(pod_spec, &name);
+    for list in CONTAINER_LISTS {
+        for container in containers_mut(pod_spec, list) {
+            set_gateway_name_env(container, gateway_name);
+            if list == "containers" && name_of(container) == Some(ROUTER_CONTAINER) {
+                add_downward_env(container);
+            }
+        }
+    }
+    if let Some(scaling) = &configuration.vertical_scaling {
+        for entry in &scaling.containers {
+            if !(creating || entry.enforce_resources) {
+                continue;
+            }
+            for list in CONTAINER_LISTS {
+                for container in containers_mut(pod_spec, list) {
+                    if name_of(container) == Some(entry.name.as_str()) {
+                        set_resources(container, entry);
+                    }
+                }
+            }
+        }
+    }
+    let mut gates = Vec::with_capacity(2);
+    if validated.ipv4 {
+        gates.push(json!({ "conditionType": IPV4_READINESS_GATE }));
+    }
+    if validated.ipv6 {
+        gates.push(json!({ "conditionType": IPV6_READINESS_GATE }));
+    }
+    if gates.is_empty() {
+        pod_spec.remove("readinessGates");
+    } else {
+        pod_spec.insert("readinessGates".into(), Value::Array(gates));
+    }
+
+    Deployment::from_object(object)
+}
+
+/// A copy of the observed Deployment with the template's container lists and volumes, and
+/// the observed containers' `resources` and `resizePolicy` copied over by name. The observed
+/// lists the template replaces are not copied at all.
+fn start_from_observed(
+    observed: &Map<String, Value>,
+    template: &Map<String, Value>,
+) -> Map<String, Value> {
+    const OWNED: [&str; 3] = ["initContainers", "containers", "volumes"];
+    let mut object = clone_without(observed, &["spec", "template", "spec"], &OWNED);
+    let template_pod =
+        json::get(template, &["spec", "template", "spec"]).and_then(Value::as_object);
+    let observed_pod =
+        json::get(observed, &["spec", "template", "spec"]).and_then(Value::as_object);
+    let pod_spec = json::object_mut(&mut object, &["spec", "template", "spec"]);
+    for list in OWNED {
+        let Some(mut new) = template_pod.and_then(|t| t.get(list)).cloned() else {
+            continue;
+        };
+        let old = observed_pod
+            .and_then(|o| o.get(list))
+            .and_then(Value::as_array);
+        if let (Some(new), Some(old), true) = (new.as_array_mut(), old, list != "volumes") {
+            for container in new.iter_mut().filter_map(Value::as_object_mut) {
+                let Some(previous) = name_of(container).and_then(|name| {
+                    old.iter()
+                        .filter_map(Value::as_object)
+                        .find(|c| name_of(c) == Some(name))
+                }) else {
+                    continue;
+                };
+                for key in ["resources", "resizePolicy"] {
+                    match previous.get(key) {
+                        Some(value) => container.insert(key.to_owned(), value.clone()),
+                        None => container.remove(key),
+                    };
+                }
+            }
+        }
+        pod_spec.insert(list.to_owned(), new);
+    }
+    object
+}
+
+/// A deep copy of `map` without the keys `skip` of the object at `path`.
+fn clone_without(map: &Map<String, Value>, path: &[&str], skip: &[&str]) -> Map<String, Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return map
+            .iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+    };
+    map.iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Object(inner) if k == first => {
+                    Value::Object(clone_without(inner, rest, skip))
+                }
+                _ => v.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+/// Layers the template's `key` map (update only: on create `target` already is the
+/// template's) and then the Gateway's infrastructure map over `target`.
+fn layer(
+    target: &mut Map<String, Value>,
+    template_meta: Option<&Value>,
+    key: &str,
+    infrastructure: Option<&BTreeMap<String, String>>,
+) {
+    if let Some(from_template) = template_meta
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_object)
+    {
+        for (k, v) in from_template {
+            target.insert(k.clone(), v.clone());
+        }
+    }
+    for (k, v) in infrastructure.into_iter().flatten() {
+        target.insert(k.clone(), Value::from(v.as_str()));
+    }
+}
+
+fn set_strings(target: &mut Map<String, Value>, pairs: &[(&str, &str)]) {
+    for (k, v) in pairs {
+        target.insert((*k).to_owned(), Value::from(*v));
+    }
+}
+
+fn remove_if_empty(map: &mut Map<String, Value>, key: &str) {
+    if map
+        .get(key)
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
+        map.remove(key);
+    }
+}
+
+/// Puts the controller reference to the Gateway in place of the first controller
+/// reference (or appends it), dropping other controller references and duplicates of ours.
+fn set_controller_reference(metadata: &mut Map<String, Value>, gateway_name: &str, uid: &str) {
+    let mut ours = Some(json!({
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "name": gateway_name,
+        "uid": uid,
+        "controller": true,
+        "blockOwnerDeletion": true,
+    }));
+    let refs = metadata
+        .entry("ownerReferences")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !refs.is_array() {
+        *refs = Value::Array(Vec::new());
+    }
+    let Value::Array(refs) = refs else {
+        return;
+    };
+    refs.retain_mut(|r| {
+        let controller = r.get("controller").and_then(Value::as_bool) == Some(true);
+        if controller {
+            match ours.take() {
+                Some(o) => {
+                    *r = o;
+                    true
+                }
+                None => false,
+            }
+        } else {
+            r.get("uid").and_then(Value::as_str) != Some(uid)
+        }
+    });
+    if let Some(o) = ours {
+        refs.push(o);
+    }
+}
+
+/// Writes (or removes) the networks annotation; an observed value listing the same set
+/// keeps its text.
+fn set_networks(
+    annotations: &mut Map<String, Value>,
+    validated: &Validated<'_>,
+    observed: Option<&Deployment>,
+    namespace: &str,
+) {
+    if validated.networks.is_empty() {
+        annotations.remove(nad::NETWORKS_ANNOTATION);
+        return;
+    }
+    let kept = observed
+        .and_then(|o| {
+            o.get(&[
+                "spec",
+                "template",
+                "metadata",
+                "annotations",
+                nad::NETWORKS_ANNOTATION,
+            ])
+        })
+        .and_then(Value::as_str)
+        .filter(|text| nad::same_set(text, namespace, &validated.networks));
+    let text = match kept {
+        Some(text) => text.to_owned(),
+        None => nad::to_annotation(&validated.networks),
+    };
+    annotations.insert(nad::NETWORKS_ANNOTATION.to_owned(), Value::String(text));
+}
+
+fn set_anti_affinity(pod_spec: &mut Map<String, Value>, name: &str) {
+    let Some(terms) = get_mut(
+        pod_spec,
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ],
+    )
+    .and_then(Value::as_array_mut) else {
+        return;
+    };
+    for term in terms.iter_mut().filter_map(Value::as_object_mut) {
+        let Some(expressions) =
+            get_mut(term, &["labelSelector", "matchExpressions"]).and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        for expression in expressions.iter_mut().filter_map(Value::as_object_mut) {
+            if expression.get("key").and_then(Value::as_str) == Some(APP_LABEL) {
+                expression.insert("values".into(), json!([name]));
+            }
+        }
+    }
+}
+
+fn set_gateway_name_env(container: &mut Map<String, Value>, gateway_name: &str) {
+    let Some(env) = container.get_mut("env").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for entry in env.iter_mut().filter_map(Value::as_object_mut) {
+        if name_of(entry) == Some(GATEWAY_NAME_ENV) {
+            entry.remove("valueFrom");
+            entry.insert("value".into(), Value::from(gateway_name));
+        }
+    }
+}
+
+fn add_downward_env(container: &mut Map<String, Value>) {
+    let env = container
+        .entry("env")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !env.is_array() {
+        *env = Value::Array(Vec::new());
+    }
+    let Value::Array(env) = env else {
+        return;
+    };
+    for (variable, field_path) in DOWNWARD_ENV {
+        let present = env
+            .iter()
+            .any(|e| e.get("name").and_then(Value::as_str) == Some(variable));
+        if !present {
+            env.push(json!({
+                "name": variable,
+                "valueFrom": { "fieldRef": { "fieldPath": field_path } },
+            }));
+        }
+    }
+}
+
+fn set_resources(container: &mut Map<String, Value>, entry: &VerticalScalingContainer) {
+    let part = |key: &str| {
+        entry
+            .resources
+            .as_ref()
+            .and_then(|r| r.get(key))
+            .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+    };
+    let (requests, limits) = (part("requests"), part("limits"));
+    let resources = json::object_mut(container, &["resources"]);
+    for (key, value) in [("requests", requests), ("limits", limits)] {
+        match value {
+            Some(v) => resources.insert(key.to_owned(), v.clone()),
+            None => resources.remove(key),
+        };
+    }
+    remove_if_empty(container, "resources");
+    match entry.resize_policy.as_ref().filter(|p| !p.is_empty()) {
+        Some(policy) => container.insert("resizePolicy".into(), Value::Array(policy.clone())),
+        None => container.remove("resizePolicy"),
+    };
+}
+
+/// The objects of `pod_spec[list]`, if it is a list.
+fn containers_mut<'a>(
+    pod_spec: &'a mut Map<String, Value>,
+    list: &str,
+) -> impl Iterator<Item = &'a mut Map<String, Value>> {
+    pod_spec
+        .get_mut(list)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
+
+fn name_of(object: &Map<String, Value>) -> Option<&str> {
+    object.get("name").and_then(Value::as_str)
+}
+
+/// The value at `path` (object keys), mutably, if every step is an object.
+fn get_mut<'a>(object: &'a mut Map<String, Value>, path: &[&str]) -> Option<&'a mut Value> {
+    let (last, init) = path.split_last()?;
+    let mut cur = object;
+    for key in init {
+        cur = cur.get_mut(*key)?.as_object_mut()?;
+    }
+    cur.get_mut(*last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nad::NetworkSelection;
+    use crate::settings::Label;
+    use crate::template::default_template;
+    use crate::wire::GatewayConfiguration;
+
+    fn gateway() -> Gateway {
+        serde_json::from_value(json!({
+            "metadata": { "name": "gw", "namespace": "red", "uid": "uid-1", "generation": 4 },
+            "spec": {
+                "gatewayClassName": "meridio",
+                "infrastructure": {
+                    "labels": { "team": "blue", "app": "hijack",
+                                "app.kubernetes.io/part-of": "mine" },
+                    "annotations": { "note": "from-gateway" },
+                    "parametersRef": { "group": "meridio-2.nordix.org",
+                                       "kind": "GatewayConfiguration", "name": "cfg" }
+                }
+            }
+        }))
+        .unwrap()
+    }
+
+    fn configuration(spec: Value) -> GatewayConfiguration {
+        serde_json::from_value(json!({
+            "metadata": { "name": "cfg", "namespace": "red", "generation": 7 },
+            "spec": spec
+        }))
+        .unwrap()
+    }
+
+    fn sel(ns: &str, name: &str, interface: &str) -> NetworkSelection {
+        NetworkSelection {
+            name: name.into(),
+            namespace: ns.into(),
+            interface: interface.into(),
+        }
+    }
+
+    fn validated(cfg: &GatewayConfiguration) -> Validated<'_> {
+        Validated {
+            configuration: cfg,
+            networks: vec![sel("red", "vlan-100", "ext0")],
+            ipv4: true,
+            ipv6: false,
+        }
+    }
+
+    fn render_with(
+        cfg: &GatewayConfiguration,
+        observed: Option<&Deployment>,
+        settings: &Settings,
+    ) -> Deployment {
+        render(
+            settings,
+            &gateway(),
+            &validated(cfg),
+            &default_template(),
+            observed,
+        )
+    }
+
+    fn create(cfg: &GatewayConfiguration) -> Deployment {
+        render_with(cfg, None, &Settings::default())
+    }
+
+    fn update(cfg: &GatewayConfiguration, observed: &Deployment) -> Deployment {
+        render_with(cfg, Some(observed), &Settings::default())
+    }
+
+    fn pod_spec(d: &Deployment) -> &Value {
+        &d.object["spec"]["template"]["spec"]
+    }
+
+    fn pod_meta(d: &Deployment) -> &Value {
+        &d.object["spec"]["template"]["metadata"]
+    }
+
+    fn container<'a>(d: &'a Deployment, name: &str) -> &'a Value {
+        pod_spec(d)["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no container {name}"))
+    }
+
+    fn env_names(c: &Value) -> Vec<&str> {
+        c["env"]
+            .as_array()
+            .map(|e| e.iter().filter_map(|e| e["name"].as_str()).collect())
+            .unwrap_or_default()
+    }
+
+    fn env<'a>(c: &'a Value, name: &str) -> &'a Value {
+        c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no env {name}"))
+    }
+
+    /// An observed Deployment: one the crate rendered earlier, then edited by others.
+    fn observed(cfg: &GatewayConfiguration, edit: impl FnOnce(&mut Value)) -> Deployment {
+        let mut v = serde_json::to_value(create(cfg)).unwrap();
+        edit(&mut v);
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn create_sets_identity_selector_owner_and_service_account() {
+        let cfg = configuration(json!({}));
+        let d = create(&cfg);
+        assert_eq!(d.object["apiVersion"], "apps/v1");
+        assert_eq!(d.object["kind"], "Deployment");
+        assert_eq!(d.name(), Some("sllbr-gw"));
+        assert_eq!(d.namespace(), Some("red"));
+        assert_eq!(
+            d.object["spec"]["selector"],
+            json!({ "matchLabels": { "app": "sllbr-gw" } })
+        );
+        assert_eq!(
+            pod_spec(&d)["serviceAccountName"],
+            "stateless-load-balancer"
+        );
+        assert_eq!(
+            d.object["metadata"]["ownerReferences"],
+            json!([{
+                "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                "name": "gw", "uid": "uid-1", "controller": true, "blockOwnerDeletion": true
+            }])
+        );
+        assert_eq!(
+            d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"),
+            Some("7")
+        );
+    }
+
+    #[test]
+    fn settings_name_the_deployment_and_the_generation_annotation() {
+        let cfg = configuration(json!({}));
+        let settings = Settings {
+            deployment_prefix: "lb-".into(),
+            condition_domain: "example.org".into(),
+            service_account: "sa".into(),
+            ..Settings::default()
+        };
+        let d = render_with(&cfg, None, &settings);
+        assert_eq!(d.name(), Some("lb-gw"));
+        assert_eq!(d.labels()["app"], "lb-gw");
+        assert_eq!(
+            d.annotation("example.org/gatewayconfiguration-generation"),
+            Some("7")
+        );
+        assert_eq!(
+            d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"),
+            None
+        );
+        assert_eq!(pod_spec(&d)["serviceAccountName"], "sa");
+        // The readiness gate prefix is fixed, not the condition domain.
+        assert_eq!(
+            pod_spec(&d)["readinessGates"],
+            json!([{ "conditionType": "meridio-2.nordix.org/ipv4-connectivity" }])
+        );
+    }
+
+    #[test]
+    fn labels_layer_template_then_gateway_then_controller() {
+        let cfg = configuration(json!({}));
+        let d = create(&cfg);
+        for labels in [&d.object["metadata"]["labels"], &pod_meta(&d)["labels"]] {
+            assert_eq!(
+                labels,
+                &json!({
+                    "app": "sllbr-gw",
+                    "app.kubernetes.io/component": "stateless-load-balancer",
+                    "app.kubernetes.io/managed-by": "gateway-controller.meridio-2.nordix.org",
+                    "app.kubernetes.io/part-of": "mine",
+                    "gateway.networking.k8s.io/gateway-name": "gw",
+                    "team": "blue"
+                })
+            );
+        }
+        assert_eq!(pod_meta(&d)["annotations"]["note"], "from-gateway");
+        assert_eq!(d.annotation("note"), Some("from-gateway"));
+    }
+
+    #[test]
+    fn update_keeps_foreign_labels_and_annotations_and_rewrites_the_generation() {
+        let cfg = configuration(json!({}));
+        let obs = observed(&cfg, |v| {
+            let m = &mut v["metadata"];
+            m["labels"]["foreign"] = json!("kept");
+            m["labels"]["team"] = json!("red");
+            m["annotations"]["deployment.kubernetes.io/revision"] = json!("4");
+            m["annotations"]["meridio-2.nordix.org/gatewayconfiguration-generation"] = json!("2");
+            m["resourceVersion"] = json!("991");
+            v["spec"]["template"]["metadata"]["labels"]["pod-foreign"] = json!("kept");
+            v["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] =
+                json!("2026-01-01T00:00:00Z");
+            v["status"] = json!({ "replicas": 2 });
+        });
+        let d = update(&cfg, &obs);
+        assert_eq!(d.labels()["foreign"], "kept");
+        assert_eq!(d.labels()["team"], "blue", "the Gateway's label wins");
+        assert_eq!(d.annotation("deployment.kubernetes.io/revision"), Some("4"));
+        assert_eq!(
+            d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"),
+            Some("7")
+        );
+        assert_eq!(d.object["metadata"]["resourceVersion"], "991");
+        assert_eq!(d.object["status"], json!({ "replicas": 2 }));
+        assert_eq!(pod_meta(&d)["labels"]["pod-foreign"], "kept");
+        assert_eq!(
+            pod_meta(&d)["annotations"]["kubectl.kubernetes.io/restartedAt"],
+            "2026-01-01T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn update_puts_the_template_containers_and_volumes_in_place() {
+        let cfg = configuration(json!({}));
+        let obs = observed(&cfg, |v| {
+            let spec = &mut v["spec"]["template"]["spec"];
+            spec["containers"][0]["image"] = json!("old:1");
+            spec["containers"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({ "name": "stale", "image": "x" }));
+            spec["initContainers"] = json!([{ "name": "init-old", "image": "y" }]);
+            spec["volumes"] = json!([{ "name": "stale", "emptyDir": {} }]);
+            spec["nodeSelector"] = json!({ "zone": "a" });
+        });
+        let d = update(&cfg, &obs);
+        let template = default_template();
+        let names: Vec<&str> = pod_spec(&d)["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        assert_eq!(names, ["loadbalancer", "router"]);
+        assert_eq!(
+            container(&d, "loadbalancer")["image"],
+            template.object["spec"]["template"]["spec"]["containers"][0]["image"]
+        );
+        assert!(pod_spec(&d).get("initContainers").is_none());
+        assert_eq!(
+            pod_spec(&d)["volumes"],
+            template.object["spec"]["template"]["spec"]["volumes"]
+        );
+        assert_eq!(pod_spec(&d)["nodeSelector"], json!({ "zone": "a" }));
+    }
+
+    fn vertical(enforce: bool) -> GatewayConfiguration {
+        configuration(json!({
+            "verticalScaling": { "containers": [{
+                "name": "loadbalancer",
+                "enforceResources": enforce,
+                "resources": {
+                    "requests": { "cpu": "300m" },
+                    "limits": { "memory": "1Gi" },
+                    "claims": [{ "name": "gpu" }]
+                },
+                "resizePolicy": [{ "resourceName": "cpu", "restartPolicy": "NotRequired" }]
+            }] }
+        }))
+    }
+
+    #[test]
+    fn create_applies_vertical_scaling_without_claims() {
+        let d = create(&vertical(false));
+        let lb = container(&d, "loadbalancer");
+        assert_eq!(
+            lb["resources"],
+            json!({ "requests": { "cpu": "300m" }, "limits": { "memory": "1Gi" } })
+        );
+        assert_eq!(
+            lb["resizePolicy"],
+            json!([{ "resourceName": "cpu", "restartPolicy": "NotRequired" }])
+        );
+        // Other containers keep the template's.
+        assert_eq!(
+            container(&d, "router")["resources"],
+            default_template().object["spec"]["template"]["spec"]["containers"][1]["resources"]
+        );
+    }
+
+    #[test]
+    fn an_empty_vertical_scaling_entry_clears_on_create() {
+        let cfg = configuration(json!({
+            "verticalScaling": { "containers": [{ "name": "router", "resources": {} }] }
+        }));
+        let d = create(&cfg);
+        let router = container(&d, "router");
+        assert!(router.get("resources").is_none(), "{router}");
+        assert!(router.get("resizePolicy").is_none());
+        let cfg = configuration(json!({
+            "verticalScaling": { "containers": [{ "name": "router",
+                "resources": { "requests": { "cpu": "1" } } }] }
+        }));
+        let router = container(&create(&cfg), "router").clone();
+        assert_eq!(router["resources"], json!({ "requests": { "cpu": "1" } }));
+    }
+
+    fn vpa_edited(cfg: &GatewayConfiguration) -> Deployment {
+        observed(cfg, |v| {
+            let lb = &mut v["spec"]["template"]["spec"]["containers"][0];
+            assert_eq!(lb["name"], "loadbalancer");
+            lb["resources"] = json!({ "requests": { "cpu": "750m" } });
+            lb["resizePolicy"] =
+                json!([{ "resourceName": "memory", "restartPolicy": "RestartContainer" }]);
+        })
+    }
+
+    #[test]
+    fn update_keeps_observed_resources_when_not_enforced() {
+        let cfg = vertical(false);
+        let d = update(&cfg, &vpa_edited(&cfg));
+        let lb = container(&d, "loadbalancer");
+        assert_eq!(lb["resources"], json!({ "requests": { "cpu": "750m" } }));
+        assert_eq!(
+            lb["resizePolicy"],
+            json!([{ "resourceName": "memory", "restartPolicy": "RestartContainer" }])
+        );
+    }
+
+    #[test]
+    fn update_replaces_observed_resources_when_enforced() {
+        let cfg = vertical(true);
+        let d = update(&cfg, &vpa_edited(&cfg));
+        let lb = container(&d, "loadbalancer");
+        assert_eq!(
+            lb["resources"],
+            json!({ "requests": { "cpu": "300m" }, "limits": { "memory": "1Gi" } })
+        );
+        assert_eq!(
+            lb["resizePolicy"],
+            json!([{ "resourceName": "cpu", "restartPolicy": "NotRequired" }])
+        );
+    }
+
+    #[test]
+    fn observed_resources_follow_the_container_name_not_the_position() {
+        let cfg = configuration(json!({}));
+        let obs = observed(&cfg, |v| {
+            let containers = v["spec"]["template"]["spec"]["containers"]
+                .as_array_mut()
+                .unwrap();
+            containers.reverse();
+            containers[0]["resources"] = json!({ "limits": { "cpu": "9" } });
+            assert_eq!(containers[0]["name"], "router");
+            containers[1].as_object_mut().unwrap().remove("resources");
+        });
+        let d = update(&cfg, &obs);
+        assert_eq!(
+            container(&d, "router")["resources"],
+            json!({ "limits": { "cpu": "9" } })
+        );
+        assert!(container(&d, "loadbalancer").get("resources").is_none());
+    }
+
+    #[test]
+    fn replicas_on_create_from_configuration_else_template() {
+        let cfg = configuration(json!({ "horizontalScaling": { "replicas": 3 } }));
+        assert_eq!(create(&cfg).object["spec"]["replicas"], 3);
+        let cfg = configuration(json!({}));
+        assert_eq!(create(&cfg).object["spec"]["replicas"], 2);
+    }
+
+    #[test]
+    fn replicas_kept_on_update_unless_enforced() {
+        let scaled =
+            |cfg: &GatewayConfiguration| observed(cfg, |v| v["spec"]["replicas"] = json!(5));
+        let cfg = configuration(json!({ "horizontalScaling": { "replicas": 3 } }));
+        assert_eq!(update(&cfg, &scaled(&cfg)).object["spec"]["replicas"], 5);
+        let cfg = configuration(
+            json!({ "horizontalScaling": { "replicas": 3, "enforceReplicas": true } }),
+        );
+        assert_eq!(update(&cfg, &scaled(&cfg)).object["spec"]["replicas"], 3);
+        let cfg = configuration(json!({ "horizontalScaling": { "enforceReplicas": true } }));
+        assert_eq!(
+            update(&cfg, &scaled(&cfg)).object["spec"]["replicas"],
+            2,
+            "enforced without a count: the template's"
+        );
+    }
+
+    #[test]
+    fn networks_annotation_written_from_the_validated_list() {
+        let cfg = configuration(json!({}));
+        let d = create(&cfg);
+        assert_eq!(
+            pod_meta(&d)["annotations"][nad::NETWORKS_ANNOTATION],
+            nad::to_annotation(&[sel("red", "vlan-100", "ext0")])
+        );
+        assert!(d.annotation(nad::NETWORKS_ANNOTATION).is_none());
+    }
+
+    #[test]
+    fn networks_annotation_removed_when_the_list_is_empty() {
+        let cfg = configuration(json!({}));
+        let obs = observed(&cfg, |_| {});
+        let mut v = validated(&cfg);
+        v.networks.clear();
+        let d = render(
+            &Settings::default(),
+            &gateway(),
+            &v,
+            &default_template(),
+            Some(&obs),
+        );
+        let annotations = &pod_meta(&d)["annotations"];
+        assert!(
+            annotations.get(nad::NETWORKS_ANNOTATION).is_none(),
+            "{annotations}"
+        );
+        assert_eq!(annotations["note"], "from-gateway");
+    }
+
+    #[test]
+    fn networks_annotation_keeps_observed_text_only_when_set_equal() {
+        let cfg = configuration(json!({}));
+        let with_text = |text: &str| {
+            let text = text.to_owned();
+            observed(&cfg, move |v| {
+                v["spec"]["template"]["metadata"]["annotations"][nad::NETWORKS_ANNOTATION] =
+                    json!(text)
+            })
+        };
+        let d = update(&cfg, &with_text("vlan-100@ext0"));
+        assert_eq!(
+            pod_meta(&d)["annotations"][nad::NETWORKS_ANNOTATION],
+            "vlan-100@ext0"
+        );
+        let d = update(&cfg, &with_text("vlan-100@ext1"));
+        assert_eq!(
+            pod_meta(&d)["annotations"][nad::NETWORKS_ANNOTATION],
+            nad::to_annotation(&[sel("red", "vlan-100", "ext0")])
+        );
+    }
+
+    #[test]
+    fn readiness_gates_follow_the_address_families() {
+        let cfg = configuration(json!({}));
+        let obs = observed(&cfg, |v| {
+            v["spec"]["template"]["spec"]["readinessGates"] =
+                json!([{ "conditionType": "someone/else" }]);
+        });
+        for (ipv4, ipv6, want) in [
+            (
+                true,
+                true,
+                Some(json!([
+                    { "conditionType": "meridio-2.nordix.org/ipv4-connectivity" },
+                    { "conditionType": "meridio-2.nordix.org/ipv6-connectivity" }
+                ])),
+            ),
+            (
+                false,
+                true,
+                Some(json!([{ "conditionType": "meridio-2.nordix.org/ipv6-connectivity" }])),
+            ),
+            (false, false, None),
+        ] {
+            let v = Validated {
+                ipv4,
+                ipv6,
+                ..validated(&cfg)
+            };
+            let d = render(
+                &Settings::default(),
+                &gateway(),
+                &v,
+                &default_template(),
+                Some(&obs),
+            );
+            assert_eq!(pod_spec(&d).get("readinessGates"), want.as_ref());
+        }
+    }
+
+    #[test]
+    fn router_gets_downward_env_once_and_gateway_name_everywhere() {
+        let cfg = configuration(json!({}));
+        let d = create(&cfg);
+        let router = container(&d, "router");
+        assert_eq!(
+            env_names(router),
+            [
+                "MERIDIO_GATEWAY_NAME",
+                "POD_NAME",
+                "POD_NAMESPACE",
+                "POD_UID"
+            ]
+        );
+        assert_eq!(
+            env(router, "POD_UID"),
+            &json!({ "name": "POD_UID", "valueFrom": { "fieldRef": { "fieldPath": "metadata.uid" } } })
+        );
+        assert_eq!(
+            env(router, "POD_NAMESPACE")["valueFrom"]["fieldRef"]["fieldPath"],
+            "metadata.namespace"
+        );
+        let lb = container(&d, "loadbalancer");
+        assert_eq!(env_names(lb), ["MERIDIO_GATEWAY_NAME"]);
+        for c in [lb, router] {
+            assert_eq!(env(c, "MERIDIO_GATEWAY_NAME")["value"], "gw");
+        }
+        let again = update(&cfg, &d);
+        assert_eq!(env_names(container(&again, "router")), env_names(router));
+    }
+
+    #[test]
+    fn existing_router_env_is_not_duplicated_or_replaced() {
+        let cfg = configuration(json!({}));
+        let mut template = default_template();
+        let spec = &mut template.object["spec"]["template"]["spec"];
+        spec["containers"][1]["env"] = json!([
+            { "name": "POD_NAME", "value": "fixed" },
+            { "name": "MERIDIO_GATEWAY_NAME", "valueFrom": { "fieldRef": { "fieldPath": "x" } } }
+        ]);
+        spec["initContainers"] = json!([{
+            "name": "router", "image": "i",
+            "env": [{ "name": "MERIDIO_GATEWAY_NAME", "value": "" }]
+        }]);
+        let d = render(
+            &Settings::default(),
+            &gateway(),
+            &validated(&cfg),
+            &template,
+            None,
+        );
+        let router = container(&d, "router");
+        assert_eq!(
+            env_names(router),
+            [
+                "POD_NAME",
+                "MERIDIO_GATEWAY_NAME",
+                "POD_NAMESPACE",
+                "POD_UID"
+            ]
+        );
+        assert_eq!(env(router, "POD_NAME")["value"], "fixed");
+        assert_eq!(
+            env(router, "MERIDIO_GATEWAY_NAME"),
+            &json!({ "name": "MERIDIO_GATEWAY_NAME", "value": "gw" })
+        );
+        let init = &pod_spec(&d)["initContainers"][0];
+        assert_eq!(
+            init["env"],
+            json!([{ "name": "MERIDIO_GATEWAY_NAME", "value": "gw" }])
+        );
+    }
+
+    #[test]
+    fn required_anti_affinity_app_values_name_the_deployment() {
+        let cfg = configuration(json!({}));
+        let mut template = default_template();
+        let anti = &mut template.object["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"];
+        anti["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"]
+            ["matchExpressions"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({ "key": "tier", "operator": "In", "values": ["lb"] }));
+        let preferred = json!([{ "weight": 1, "podAffinityTerm": {
+            "labelSelector": { "matchExpressions": [{ "key": "app", "operator": "In", "values": [] }] },
+            "topologyKey": "zone" } }]);
+        anti["preferredDuringSchedulingIgnoredDuringExecution"] = preferred.clone();
+        let d = render(
+            &Settings::default(),
+            &gateway(),
+            &validated(&cfg),
+            &template,
+            None,
+        );
+        let anti = &pod_spec(&d)["affinity"]["podAntiAffinity"];
+        assert_eq!(
+            anti["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"]["matchExpressions"],
+            json!([
+                { "key": "app", "operator": "In", "values": ["sllbr-gw"] },
+                { "key": "tier", "operator": "In", "values": ["lb"] }
+            ])
+        );
+        assert_eq!(
+            anti["preferredDuringSchedulingIgnoredDuringExecution"],
+            preferred
+        );
+    }
+
+    #[test]
+    fn pod_cache_label_goes_on_the_pod_template_only_and_never_breaks_the_selector() {
+        let cfg = configuration(json!({}));
+        let settings = Settings {
+            pod_cache_label: Some(Label {
+                key: "meridio-2.nordix.org/cache".into(),
+                value: "lb".into(),
+            }),
+            ..Settings::default()
+        };
+        let d = render_with(&cfg, None, &settings);
+        assert_eq!(pod_meta(&d)["labels"]["meridio-2.nordix.org/cache"], "lb");
+        assert!(!d.labels().contains_key("meridio-2.nordix.org/cache"));
+        let settings = Settings {
+            pod_cache_label: Some(Label {
+                key: "app".into(),
+                value: "other".into(),
+            }),
+            ..Settings::default()
+        };
+        let d = render_with(&cfg, None, &settings);
+        assert_eq!(pod_meta(&d)["labels"]["app"], "sllbr-gw");
+    }
+
+    #[test]
+    fn controller_reference_is_replaced_and_others_kept() {
+        let cfg = configuration(json!({}));
+        let obs = observed(&cfg, |v| {
+            v["metadata"]["ownerReferences"] = json!([
+                { "apiVersion": "v1", "kind": "ConfigMap", "name": "keep", "uid": "u-cm" },
+                { "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                  "name": "gw", "uid": "old-uid", "controller": true },
+                { "apiVersion": "x/v1", "kind": "Other", "name": "o", "uid": "u-o", "controller": true },
+                { "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                  "name": "gw", "uid": "uid-1" }
+            ]);
+        });
+        let d = update(&cfg, &obs);
+        assert_eq!(
+            d.object["metadata"]["ownerReferences"],
+            json!([
+                { "apiVersion": "v1", "kind": "ConfigMap", "name": "keep", "uid": "u-cm" },
+                { "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                  "name": "gw", "uid": "uid-1", "controller": true, "blockOwnerDeletion": true }
+            ])
+        );
+    }
+
+    #[test]
+    fn missing_generation_removes_the_annotation() {
+        let cfg = configuration(json!({}));
+        let obs = observed(&cfg, |_| {});
+        let mut bare = cfg.clone();
+        bare.metadata.generation = None;
+        let d = update(&bare, &obs);
+        assert_eq!(
+            d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"),
+            None
+        );
+    }
+
+    #[test]
+    fn output_is_deterministic() {
+        let cfg = vertical(true);
+        let obs = vpa_edited(&cfg);
+        let a = serde_json::to_string(&update(&cfg, &obs)).unwrap();
+        let b = serde_json::to_string(&update(&cfg, &obs.clone())).unwrap();
+        assert_eq!(a, b);
+        let a = serde_json::to_string(&create(&cfg)).unwrap();
+        let b = serde_json::to_string(&create(&cfg.clone())).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn rendering_over_its_own_output_changes_nothing() {
+        for cfg in [
+            configuration(json!({ "horizontalScaling": { "replicas": 3 } })),
+            vertical(false),
+            vertical(true),
+        ] {
+            let first = create(&cfg);
+            let second = update(&cfg, &first);
+            assert_eq!(second, first);
+            let edited = vpa_edited(&cfg);
+            let once = update(&cfg, &edited);
+            assert_eq!(update(&cfg, &once), once);
+        }
+    }
 }

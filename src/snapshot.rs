@@ -81,12 +81,10 @@ impl<'a> GatewayId<'a> {
     /// Checks the Gateway's identity fields.
     pub(crate) fn of(gateway: &'a Gateway) -> Result<Self, InputError> {
         let meta = &gateway.metadata;
-        let object = || match &meta.name {
-            Some(n) => format!(
-                "Gateway {:?}",
-                format!("{}/{n}", meta.namespace.as_deref().unwrap_or(""))
-            ),
-            None => "Gateway".to_owned(),
+        let object = || match (&meta.namespace, &meta.name) {
+            (Some(ns), Some(n)) => format!("Gateway {:?}", format!("{ns}/{n}")),
+            (None, Some(n)) => format!("Gateway {n:?}"),
+            _ => "Gateway".to_owned(),
         };
         let required = |v: &'a Option<String>, field| match v.as_deref() {
             Some(s) if !s.is_empty() => Ok(s),

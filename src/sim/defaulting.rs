@@ -1,9 +1,391 @@
 //! What the API server does to a Deployment it stores: defaulting and quantity normalization.
+//!
+//! The simulated API server runs [`apply_server_defaults`] on every Deployment it is asked to
+//! write, so that what the crate reads back looks like what a real cluster returns: the
+//! fields below are added where missing (never overwritten), and quantities are rewritten in
+//! canonical form ([`Quantity::canonical`]). `metadata.generation` and `resourceVersion` are
+//! left to the simulated cluster, which knows whether `spec` changed.
+//!
+//! - Deployment: `spec.replicas` 1, `spec.strategy` `RollingUpdate` with `maxUnavailable` and
+//!   `maxSurge` 25%, `revisionHistoryLimit` 10, `progressDeadlineSeconds` 600, annotation
+//!   `deployment.kubernetes.io/revision` `"1"` (really the Deployment controller's, but it
+//!   is there on every Deployment a client reads).
+//! - Pod template: `metadata.creationTimestamp: null` (what the server serializes);
+//!   `dnsPolicy` `ClusterFirst`, `restartPolicy` `Always`, `schedulerName`
+//!   `default-scheduler`, `terminationGracePeriodSeconds` 30, `securityContext` `{}`.
+//! - Each container and init container: `terminationMessagePath` `/dev/termination-log`,
+//!   `terminationMessagePolicy` `File`, `imagePullPolicy` (`Always` for tag `latest` or no tag
+//!   and no digest, else `IfNotPresent`), `resources` `{}`, port `protocol` `TCP`,
+//!   `env[].valueFrom.fieldRef.apiVersion` `v1`, probe timings (`timeoutSeconds` 1,
+//!   `periodSeconds` 10, `successThreshold` 1, `failureThreshold` 3, `httpGet.scheme` `HTTP`),
+//!   and `resources.requests`/`limits` quantities in canonical form.
+//! - Volumes: `emptyDir` keeps `{}` (its `sizeLimit` canonicalized), `configMap` and `secret`
+//!   get `defaultMode` 420.
+//!
+//! A quantity that does not parse is left as written (a real server would reject the write;
+//! the simulation is not a validator). Applying the defaults twice changes nothing.
 
+use serde_json::{Map, Value, json};
+
+use crate::quantity::Quantity;
 use crate::wire::Deployment;
 
 /// Applies typical API-server defaulting and normalization to a written Deployment.
+///
+/// ```
+/// use gateway_reconcile::sim::defaulting::apply_server_defaults;
+/// use gateway_reconcile::wire::Deployment;
+///
+/// let mut d: Deployment = serde_json::from_value(serde_json::json!({
+///     "spec": { "template": { "spec": { "containers": [
+///         { "name": "lb", "image": "lb:1.0", "resources": { "limits": { "cpu": "0.5" } } }
+///     ] } } }
+/// })).unwrap();
+/// apply_server_defaults(&mut d);
+/// assert_eq!(d.get(&["spec", "revisionHistoryLimit"]), Some(&serde_json::json!(10)));
+/// let container = &d.get(&["spec", "template", "spec", "containers"]).unwrap()[0];
+/// assert_eq!(container["imagePullPolicy"], "IfNotPresent");
+/// assert_eq!(container["resources"]["limits"]["cpu"], "500m");
+/// ```
 pub fn apply_server_defaults(deployment: &mut Deployment) {
-    let _ = deployment;
-    todo!("defaulting")
+    let root = &mut deployment.object;
+    let metadata = object_at(root, "metadata");
+    let annotations = object_at(metadata, "annotations");
+    default(annotations, "deployment.kubernetes.io/revision", json!("1"));
+
+    let spec = object_at(root, "spec");
+    default(spec, "replicas", json!(1));
+    default(spec, "revisionHistoryLimit", json!(10));
+    default(spec, "progressDeadlineSeconds", json!(600));
+    strategy(object_at(spec, "strategy"));
+
+    let template = object_at(spec, "template");
+    default(
+        object_at(template, "metadata"),
+        "creationTimestamp",
+        Value::Null,
+    );
+    let pod = object_at(template, "spec");
+    default(pod, "dnsPolicy", json!("ClusterFirst"));
+    default(pod, "restartPolicy", json!("Always"));
+    default(pod, "schedulerName", json!("default-scheduler"));
+    default(pod, "terminationGracePeriodSeconds", json!(30));
+    default(pod, "securityContext", json!({}));
+    for list in ["containers", "initContainers"] {
+        if let Some(Value::Array(containers)) = pod.get_mut(list) {
+            for c in containers.iter_mut().filter_map(Value::as_object_mut) {
+                container(c);
+            }
+        }
+    }
+    if let Some(Value::Array(volumes)) = pod.get_mut("volumes") {
+        for v in volumes.iter_mut().filter_map(Value::as_object_mut) {
+            volume(v);
+        }
+    }
+}
+
+/// The object under `key`, created (or replacing a non-object) where missing.
+fn object_at<'a>(map: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
+    crate::json::object_mut(map, &[key])
+}
+
+/// Sets `key` when it is absent or null.
+fn default(map: &mut Map<String, Value>, key: &str, value: Value) {
+    match map.get_mut(key) {
+        Some(v) if !v.is_null() => {}
+        Some(v) => *v = value,
+        None => {
+            map.insert(key.to_owned(), value);
+        }
+    }
+}
+
+fn strategy(strategy: &mut Map<String, Value>) {
+    default(strategy, "type", json!("RollingUpdate"));
+    if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+        let rolling = object_at(strategy, "rollingUpdate");
+        default(rolling, "maxUnavailable", json!("25%"));
+        default(rolling, "maxSurge", json!("25%"));
+    }
+}
+
+fn container(c: &mut Map<String, Value>) {
+    default(c, "terminationMessagePath", json!("/dev/termination-log"));
+    default(c, "terminationMessagePolicy", json!("File"));
+    let policy = pull_policy(c.get("image").and_then(Value::as_str).unwrap_or(""));
+    default(c, "imagePullPolicy", json!(policy));
+    let resources = object_at(c, "resources");
+    for key in ["requests", "limits"] {
+        if let Some(Value::Object(list)) = resources.get_mut(key) {
+            for value in list.values_mut() {
+                canonicalize(value);
+            }
+        }
+    }
+    if let Some(Value::Array(ports)) = c.get_mut("ports") {
+        for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+            default(p, "protocol", json!("TCP"));
+        }
+    }
+    if let Some(Value::Array(env)) = c.get_mut("env") {
+        for e in env.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(Value::Object(field_ref)) = e
+                .get_mut("valueFrom")
+                .and_then(Value::as_object_mut)
+                .and_then(|from| from.get_mut("fieldRef"))
+            {
+                default(field_ref, "apiVersion", json!("v1"));
+            }
+        }
+    }
+    for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        if let Some(Value::Object(p)) = c.get_mut(probe) {
+            default(p, "timeoutSeconds", json!(1));
+            default(p, "periodSeconds", json!(10));
+            default(p, "successThreshold", json!(1));
+            default(p, "failureThreshold", json!(3));
+            if let Some(Value::Object(http)) = p.get_mut("httpGet") {
+                default(http, "scheme", json!("HTTP"));
+            }
+        }
+    }
+}
+
+/// Kubernetes' rule: `Always` when the tag is `latest`, or when there is neither a tag nor
+/// a digest (the tag then defaults to `latest`).
+fn pull_policy(image: &str) -> &'static str {
+    let (name, digest) = match image.split_once('@') {
+        Some((name, _)) => (name, true),
+        None => (image, false),
+    };
+    // A `:` after the last `/` starts the tag; one before it is a registry port.
+    let last = name.rsplit('/').next().unwrap_or(name);
+    let tag = last.rsplit_once(':').map(|(_, tag)| tag);
+    match tag {
+        Some("latest") => "Always",
+        None if !digest => "Always",
+        _ => "IfNotPresent",
+    }
+}
+
+fn volume(v: &mut Map<String, Value>) {
+    if let Some(size) = v
+        .get_mut("emptyDir")
+        .and_then(Value::as_object_mut)
+        .and_then(|e| e.get_mut("sizeLimit"))
+    {
+        canonicalize(size);
+    }
+    for source in ["configMap", "secret"] {
+        if let Some(Value::Object(s)) = v.get_mut(source) {
+            default(s, "defaultMode", json!(420));
+        }
+    }
+}
+
+/// Rewrites a quantity (string or JSON number) in canonical form; malformed ones stay.
+fn canonicalize(value: &mut Value) {
+    let parsed = match value {
+        Value::String(s) => s.parse::<Quantity>().ok(),
+        Value::Number(n) => n.to_string().parse::<Quantity>().ok(),
+        _ => None,
+    };
+    if let Some(q) = parsed {
+        *value = Value::String(q.canonical());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment(value: Value) -> Deployment {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn defaulted(value: Value) -> Value {
+        let mut d = deployment(value);
+        apply_server_defaults(&mut d);
+        serde_json::to_value(&d).unwrap()
+    }
+
+    #[test]
+    fn fills_deployment_and_pod_defaults() {
+        let out = defaulted(json!({
+            "metadata": { "name": "lb" },
+            "spec": { "template": { "spec": { "containers": [] } } }
+        }));
+        assert_eq!(
+            out,
+            json!({
+                "metadata": {
+                    "name": "lb",
+                    "annotations": { "deployment.kubernetes.io/revision": "1" }
+                },
+                "spec": {
+                    "replicas": 1,
+                    "revisionHistoryLimit": 10,
+                    "progressDeadlineSeconds": 600,
+                    "strategy": {
+                        "type": "RollingUpdate",
+                        "rollingUpdate": { "maxUnavailable": "25%", "maxSurge": "25%" }
+                    },
+                    "template": {
+                        "metadata": { "creationTimestamp": null },
+                        "spec": {
+                            "containers": [],
+                            "dnsPolicy": "ClusterFirst",
+                            "restartPolicy": "Always",
+                            "schedulerName": "default-scheduler",
+                            "terminationGracePeriodSeconds": 30,
+                            "securityContext": {}
+                        }
+                    }
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn keeps_values_already_set() {
+        let input = json!({
+            "metadata": { "annotations": { "deployment.kubernetes.io/revision": "7" } },
+            "spec": {
+                "replicas": 0,
+                "revisionHistoryLimit": 2,
+                "progressDeadlineSeconds": 60,
+                "strategy": { "type": "Recreate" },
+                "template": { "spec": {
+                    "dnsPolicy": "Default",
+                    "restartPolicy": "Always",
+                    "schedulerName": "other",
+                    "terminationGracePeriodSeconds": 5,
+                    "securityContext": { "runAsNonRoot": true },
+                    "containers": [{
+                        "name": "a", "image": "a:latest",
+                        "imagePullPolicy": "Never",
+                        "terminationMessagePath": "/tmp/t",
+                        "terminationMessagePolicy": "FallbackToLogsOnError",
+                        "ports": [{ "containerPort": 53, "protocol": "UDP" }]
+                    }]
+                } }
+            }
+        });
+        let out = defaulted(input.clone());
+        for path in [
+            "/metadata/annotations/deployment.kubernetes.io~1revision",
+            "/spec/replicas",
+            "/spec/revisionHistoryLimit",
+            "/spec/progressDeadlineSeconds",
+            "/spec/strategy",
+            "/spec/template/spec/dnsPolicy",
+            "/spec/template/spec/schedulerName",
+            "/spec/template/spec/terminationGracePeriodSeconds",
+            "/spec/template/spec/securityContext",
+            "/spec/template/spec/containers/0/imagePullPolicy",
+            "/spec/template/spec/containers/0/terminationMessagePath",
+            "/spec/template/spec/containers/0/terminationMessagePolicy",
+            "/spec/template/spec/containers/0/ports",
+        ] {
+            assert_eq!(out.pointer(path), input.pointer(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn fills_container_defaults_and_canonicalizes_quantities() {
+        let out = defaulted(json!({ "spec": { "template": { "spec": {
+            "initContainers": [{ "name": "init", "image": "init" }],
+            "containers": [{
+                "name": "router",
+                "image": "registry:5000/router:v1",
+                "ports": [{ "name": "bgp", "containerPort": 179 }],
+                "env": [
+                    { "name": "A", "value": "x" },
+                    { "name": "POD_UID", "valueFrom": { "fieldRef": { "fieldPath": "metadata.uid" } } }
+                ],
+                "resources": {
+                    "requests": { "cpu": "0.5", "memory": "1024Mi", "x": "1e3", "n": 2, "bad": "lots" },
+                    "limits": { "memory": "1536Mi", "cpu": "2000m" }
+                },
+                "readinessProbe": { "httpGet": { "path": "/", "port": 80 } }
+            }],
+            "volumes": [
+                { "name": "tmp", "emptyDir": {} },
+                { "name": "sized", "emptyDir": { "sizeLimit": "0.5Gi" } },
+                { "name": "cm", "configMap": { "name": "cm" } }
+            ]
+        } } } }));
+        let pod = &out["spec"]["template"]["spec"];
+        let init = &pod["initContainers"][0];
+        assert_eq!(init["imagePullPolicy"], "Always");
+        assert_eq!(init["terminationMessagePath"], "/dev/termination-log");
+        assert_eq!(init["resources"], json!({}));
+        let c = &pod["containers"][0];
+        assert_eq!(c["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(c["terminationMessagePolicy"], "File");
+        assert_eq!(c["ports"][0]["protocol"], "TCP");
+        assert_eq!(c["env"][0], json!({ "name": "A", "value": "x" }));
+        assert_eq!(
+            c["env"][1]["valueFrom"]["fieldRef"],
+            json!({ "fieldPath": "metadata.uid", "apiVersion": "v1" })
+        );
+        assert_eq!(
+            c["resources"],
+            json!({
+                "requests": { "cpu": "500m", "memory": "1Gi", "x": "1k", "n": "2", "bad": "lots" },
+                "limits": { "memory": "1536Mi", "cpu": "2" }
+            })
+        );
+        assert_eq!(
+            c["readinessProbe"],
+            json!({
+                "httpGet": { "path": "/", "port": 80, "scheme": "HTTP" },
+                "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3
+            })
+        );
+        assert_eq!(pod["volumes"][0], json!({ "name": "tmp", "emptyDir": {} }));
+        assert_eq!(pod["volumes"][1]["emptyDir"]["sizeLimit"], "512Mi");
+        assert_eq!(pod["volumes"][2]["configMap"]["defaultMode"], 420);
+    }
+
+    #[test]
+    fn image_pull_policy_follows_the_tag() {
+        let table = [
+            ("nginx", "Always"),
+            ("nginx:latest", "Always"),
+            ("nginx:1.27", "IfNotPresent"),
+            ("registry:5000/nginx", "Always"),
+            ("registry:5000/nginx:1.27", "IfNotPresent"),
+            ("registry:5000/team/nginx:latest", "Always"),
+            ("nginx@sha256:abcd", "IfNotPresent"),
+            ("nginx:latest@sha256:abcd", "Always"),
+            ("", "Always"),
+        ];
+        for (image, want) in table {
+            assert_eq!(pull_policy(image), want, "{image}");
+        }
+    }
+
+    #[test]
+    fn is_idempotent_and_survives_odd_shapes() {
+        let odd = json!({
+            "metadata": "not an object",
+            "spec": { "template": { "spec": {
+                "containers": [1, null, { "name": "c", "resources": "nope", "env": [3] }],
+                "volumes": "x"
+            } } }
+        });
+        let once = defaulted(odd);
+        let twice = defaulted(once.clone());
+        assert_eq!(once, twice);
+        assert_eq!(
+            once["spec"]["template"]["spec"]["containers"][2]["resources"],
+            json!({})
+        );
+        assert_eq!(
+            once["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
+            "1"
+        );
+    }
 }

@@ -3,7 +3,7 @@
 //! These types hold data and nothing else. They read camelCase JSON, ignore fields they do
 //! not model on read (except [`Deployment`], which keeps every field so that writing it back
 //! loses nothing), and serialize back to valid Kubernetes JSON. Checks of required fields
-//! happen in [`crate::snapshot`], not here, so that a missing field becomes a typed error that
+//! happen when the crate plans (see `plan`), not here, so that a missing field becomes a typed error that
 //! names the object and the field instead of a parse failure.
 
 mod configuration;
@@ -23,3 +23,21 @@ pub use gateway::{
 };
 pub use meta::{Condition, ObjectMeta, OwnerReference};
 pub use route::{L34Route, L34RouteSpec, ParentReference};
+
+/// Reads one object from JSON text; the error names the object and says where the text is
+/// wrong (line and column).
+///
+/// ```
+/// use gateway_reconcile::wire::{Gateway, from_json};
+/// let e = from_json::<Gateway>("Gateway", r#"{"metadata": {"generation": "7"}}"#).unwrap_err();
+/// assert_eq!(e.to_string(), r#"Gateway: invalid type: string "7", expected i64 at line 1 column 31"#);
+/// ```
+pub fn from_json<T: serde::de::DeserializeOwned>(
+    object: &str,
+    text: &str,
+) -> Result<T, crate::InputError> {
+    serde_json::from_str(text).map_err(|e| crate::InputError::Malformed {
+        object: object.to_owned(),
+        why: e.to_string(),
+    })
+}

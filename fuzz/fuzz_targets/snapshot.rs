@@ -1,0 +1,41 @@
+//! Arbitrary bytes as the snapshot JSON, through plan and settle with every write outcome.
+#![no_main]
+
+use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use gateway_reconcile::{Settings, Snapshot, WriteOutcome, plan, template};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // Split the input on NUL bytes: gateway, class, configuration, deployment, routes, template.
+    let mut parts = data.split(|b| *b == 0);
+    let mut next = || parts.next().unwrap_or(b"");
+    let Ok(gateway) = serde_json::from_slice::<Gateway>(next()) else { return };
+    let class = serde_json::from_slice::<GatewayClass>(next()).ok();
+    let configuration = serde_json::from_slice::<GatewayConfiguration>(next()).ok();
+    let deployment = serde_json::from_slice::<Deployment>(next()).ok();
+    let routes = serde_json::from_slice::<Vec<L34Route>>(next()).unwrap_or_default();
+    let template = serde_json::from_slice::<Deployment>(next()).unwrap_or_else(|_| template::default_template());
+    let settings = Settings::default();
+    let now: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+    let outcomes = [
+        None,
+        Some(WriteOutcome::Applied),
+        Some(WriteOutcome::from_parts(Some(409), "Conflict", "c")),
+        Some(WriteOutcome::from_parts(Some(409), "AlreadyExists", "a")),
+        Some(WriteOutcome::from_parts(Some(404), "NotFound", "n")),
+        Some(WriteOutcome::from_parts(Some(422), "Invalid", "i")),
+        Some(WriteOutcome::from_parts(Some(503), "ServiceUnavailable", "s")),
+        Some(WriteOutcome::from_parts(None, "", "t")),
+    ];
+    for outcome in &outcomes {
+        let snapshot = Snapshot::new(&gateway, &template)
+            .with_gateway_class(class.as_ref())
+            .with_configuration(configuration.as_ref())
+            .with_deployment(deployment.as_ref())
+            .with_routes(&routes);
+        if let Ok(p) = plan(&settings, snapshot, now) {
+            let s = p.settle(outcome.as_ref());
+            let _ = s.status_patch();
+        }
+    }
+});

@@ -1,0 +1,237 @@
+//! The decisions of SPEC §3, in order, up to the Deployment action.
+
+use jiff::Timestamp;
+
+use super::Action;
+use crate::addresses::addresses;
+use crate::conditions::{self, ConditionTypes};
+use crate::drift::{Enforcement, drift};
+use crate::error::InputError;
+use crate::render::{deployment_name, generation_annotation, render};
+use crate::rollout::{Rollout, rollout};
+use crate::settings::Settings;
+use crate::snapshot::{GatewayId, Snapshot};
+use crate::validate::{Invalid, validate};
+use crate::wire::{Condition, GatewayAddress, GatewayConfiguration};
+
+/// The decision of one reconcile, waiting for the outcome of its write.
+#[derive(Debug, Clone)]
+pub struct Plan<'a> {
+    pub(super) settings: &'a Settings,
+    pub(super) types: ConditionTypes,
+    pub(super) snapshot: Snapshot<'a>,
+    pub(super) generation: i64,
+    pub(super) now: Timestamp,
+    /// When ConfigurationApplied turned False, if it is False in the snapshot.
+    pub(super) applied_false_since: Option<Timestamp>,
+    pub(super) decision: Decision<'a>,
+    pub(super) action: Action,
+}
+
+/// What the snapshot says about the Gateway, before any write.
+#[derive(Debug, Clone)]
+pub(super) enum Decision<'a> {
+    /// Being deleted: do nothing.
+    Deleted,
+    /// An owned condition is newer than the snapshot: write nothing, look again at once.
+    Stale,
+    /// The GatewayClass is missing or another controller's.
+    NotOurs,
+    /// The parameters are invalid.
+    Invalid(Invalid),
+    /// Accepted: the Deployment is (to be) managed.
+    Accepted(Accepted<'a>),
+}
+
+/// Everything settle needs about an accepted Gateway.
+#[derive(Debug, Clone)]
+pub(super) struct Accepted<'a> {
+    pub configuration: &'a GatewayConfiguration,
+    /// The current GatewayConfiguration generation.
+    pub wanted: i64,
+    /// `namespace/name` of the LB Deployment.
+    pub deployment: String,
+    pub addresses: Vec<GatewayAddress>,
+    /// The observed Deployment, when there is one.
+    pub observed: Option<Observed>,
+}
+
+/// What the observed Deployment carries.
+#[derive(Debug, Clone)]
+pub(super) struct Observed {
+    /// The GatewayConfiguration generation of its annotation (`None`: absent or not a number).
+    pub carried: Option<i64>,
+    pub rollout: Rollout,
+    /// `KIND/NAME` (or `unknown`) of its controller when that is not this Gateway.
+    pub collision: Option<String>,
+    /// Whether the planned update changes `spec` (and so starts a new rollout).
+    pub spec_changes: bool,
+}
+
+/// Decides what to do for one Gateway (SPEC §3): deletion, ownership, validation,
+/// rendering and drift. Errors are inputs the crate cannot work with; invalid parameters are
+/// not errors but the `InvalidParameters` conditions.
+pub fn plan<'a>(
+    settings: &'a Settings,
+    snapshot: Snapshot<'a>,
+    now: Timestamp,
+) -> Result<Plan<'a>, InputError> {
+    let types = ConditionTypes::new(settings)?;
+    let gateway = snapshot.gateway;
+    let id = GatewayId::of(gateway)?;
+    let conditions = &gateway.status.conditions;
+    let mut plan = Plan {
+        settings,
+        snapshot,
+        generation: id.generation,
+        now,
+        applied_false_since: None,
+        decision: Decision::Deleted,
+        action: Action::None,
+        types,
+    };
+    if gateway.metadata.deletion_timestamp.is_some() {
+        return Ok(plan);
+    }
+    plan.applied_false_since = applied_false_since(conditions, &plan.types);
+    if conditions::is_stale(conditions, &plan.types, id.generation) {
+        plan.decision = Decision::Stale;
+        return Ok(plan);
+    }
+    let ours = snapshot.gateway_class.is_some_and(|class| {
+        class.spec.controller_name == settings.controller_name
+            && class
+                .metadata
+                .name
+                .as_deref()
+                .is_none_or(|n| n == gateway.spec.gateway_class_name)
+    });
+    if !ours {
+        plan.decision = Decision::NotOurs;
+        return Ok(plan);
+    }
+    let validated = match validate(settings, gateway, snapshot.configuration, snapshot.template) {
+        Ok(v) => v,
+        Err(invalid) => {
+            plan.decision = Decision::Invalid(invalid);
+            return Ok(plan);
+        }
+    };
+    let configuration = validated.configuration;
+    let wanted = configuration_generation(configuration)?;
+    let name = deployment_name(settings, id.name);
+    let deployment = format!("{}/{name}", id.namespace);
+    let mut accepted = Accepted {
+        configuration,
+        wanted,
+        addresses: addresses(id.name, id.namespace, snapshot.routes),
+        deployment,
+        observed: None,
+    };
+    match snapshot.deployment {
+        None => {
+            plan.action = Action::Create(render(
+                settings,
+                gateway,
+                &validated,
+                snapshot.template,
+                None,
+            ));
+        }
+        Some(observed) => {
+            check_identity(observed, &accepted.deployment, &name, id.namespace)?;
+            let mut seen = Observed {
+                carried: observed
+                    .annotation(&generation_annotation(settings))
+                    .and_then(|g| g.parse().ok()),
+                rollout: rollout(observed),
+                collision: None,
+                spec_changes: false,
+            };
+            match observed.controller_owner() {
+                Some((_, _, uid)) if uid == id.uid => {
+                    let desired = render(
+                        settings,
+                        gateway,
+                        &validated,
+                        snapshot.template,
+                        Some(observed),
+                    );
+                    let paths = drift(&desired, observed, &Enforcement::of(configuration));
+                    if !paths.is_empty() {
+                        seen.spec_changes = paths.iter().any(|p| p.starts_with("spec"));
+                        plan.action = Action::Update {
+                            desired,
+                            drift: paths,
+                        };
+                    }
+                }
+                Some((kind, owner, _)) => seen.collision = Some(format!("{kind}/{owner}")),
+                None => seen.collision = Some("unknown".to_owned()),
+            }
+            accepted.observed = Some(seen);
+        }
+    }
+    plan.decision = Decision::Accepted(accepted);
+    Ok(plan)
+}
+
+impl<'a> Plan<'a> {
+    /// The Deployment action the caller must perform before settling.
+    pub fn action(&self) -> &Action {
+        &self.action
+    }
+}
+
+/// The `lastTransitionTime` of ConfigurationApplied when it is False in the snapshot. A
+/// time that does not parse (the API server would never return one) counts as "just now",
+/// and the condition is written back with a valid one.
+fn applied_false_since(conditions: &[Condition], types: &ConditionTypes) -> Option<Timestamp> {
+    conditions::find(conditions, &types.configuration_applied)
+        .filter(|c| c.status == conditions::status::FALSE)
+        .and_then(|c| c.last_transition_time.parse().ok())
+}
+
+fn configuration_generation(configuration: &GatewayConfiguration) -> Result<i64, InputError> {
+    let meta = &configuration.metadata;
+    let object = format!(
+        "GatewayConfiguration {:?}",
+        format!(
+            "{}/{}",
+            meta.namespace.as_deref().unwrap_or(""),
+            meta.name.as_deref().unwrap_or("")
+        )
+    );
+    match meta.generation {
+        None => Err(InputError::MissingField {
+            object,
+            field: "metadata.generation",
+        }),
+        Some(g) if g < 0 => Err(InputError::NegativeGeneration {
+            object,
+            field: "metadata.generation",
+            value: g,
+        }),
+        Some(g) => Ok(g),
+    }
+}
+
+/// The observed Deployment must be the one this Gateway's LB Deployment would be; a
+/// missing name or namespace (a hand-written snapshot) is taken as that one.
+fn check_identity(
+    observed: &crate::wire::Deployment,
+    expected: &str,
+    name: &str,
+    namespace: &str,
+) -> Result<(), InputError> {
+    let found_name = observed.name().unwrap_or(name);
+    let found_namespace = observed.namespace().unwrap_or(namespace);
+    if found_name == name && found_namespace == namespace {
+        Ok(())
+    } else {
+        Err(InputError::NotTheLbDeployment {
+            found: format!("{found_namespace}/{found_name}"),
+            expected: expected.to_owned(),
+        })
+    }
+}

@@ -1,0 +1,407 @@
+//! The condition table of SPEC §6: what the status says after the write, and when to look
+//! again.
+
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::plan::{Accepted, Decision, Plan};
+use super::{Action, Requeue, Settlement};
+use crate::conditions::{
+    self, ACCEPTED, Change, PROGRAMMED, WAITING_FOR_CONTROLLER, Wanted, reason, status,
+};
+use crate::events;
+use crate::outcome::{FailureClass, WriteOutcome};
+use crate::rollout::Stall;
+use crate::wire::{GatewayAddress, GatewayStatus};
+
+/// Backoff bounds for transient failures.
+const MIN_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(5 * 60);
+
+/// The owned conditions to set, in the order new ones are appended.
+struct Row {
+    accepted: Change,
+    programmed: Change,
+    applied: Change,
+    degraded: Change,
+}
+
+impl<'a> Plan<'a> {
+    /// Settles the plan with the outcome of its write. Pass `None` when the plan asked for
+    /// no write; a planned write with no outcome is taken as a transport failure.
+    pub fn settle(self, outcome: Option<&WriteOutcome>) -> Settlement {
+        match &self.decision {
+            Decision::Deleted => self.nothing(Requeue::None),
+            Decision::Stale => self.nothing(Requeue::Immediately),
+            Decision::NotOurs => self.not_ours(),
+            Decision::Invalid(invalid) => {
+                let message = invalid.to_string();
+                let row = Row {
+                    accepted: Change::Set(Wanted::new(
+                        status::FALSE,
+                        reason::INVALID_PARAMETERS,
+                        message.clone(),
+                    )),
+                    programmed: Change::Set(Wanted::new(
+                        status::FALSE,
+                        reason::INVALID,
+                        format!("Gateway not accepted: {message}"),
+                    )),
+                    applied: Change::Set(Wanted::new(
+                        status::FALSE,
+                        reason::INVALID_PARAMETERS,
+                        message,
+                    )),
+                    degraded: Change::Remove,
+                };
+                // A template failure may be fixed by editing the controller's file: back off.
+                let requeue = if invalid.is_template() {
+                    Requeue::After(self.backoff(None))
+                } else {
+                    Requeue::None
+                };
+                self.finish(row, None, requeue)
+            }
+            Decision::Accepted(accepted) => {
+                let unreported = WriteOutcome::Transport {
+                    message: "no write outcome was reported".to_owned(),
+                };
+                let outcome = match self.action {
+                    Action::None => None,
+                    _ => Some(outcome.unwrap_or(&unreported)),
+                };
+                let (row, requeue) = self.accepted_row(accepted, outcome);
+                self.finish(row, Some(accepted.addresses.clone()), requeue)
+            }
+        }
+    }
+
+    /// SPEC §6, row by row, for an accepted Gateway.
+    fn accepted_row(&self, a: &Accepted<'_>, outcome: Option<&WriteOutcome>) -> (Row, Requeue) {
+        let m = a.wanted;
+        let dep = &a.deployment;
+        let cfg = format!(
+            "{}/{}",
+            a.configuration.metadata.namespace.as_deref().unwrap_or(""),
+            a.configuration.metadata.name.as_deref().unwrap_or("")
+        );
+        let carried = a.observed.as_ref().and_then(|o| o.carried);
+        let carried_text = carried.map_or_else(|| "unknown".to_owned(), |n| n.to_string());
+        let accepted = Change::Set(Wanted::new(
+            status::TRUE,
+            reason::ACCEPTED,
+            format!("Gateway accepted by {}", self.settings.controller_name),
+        ));
+        let not_applied = |what: String| {
+            if a.observed.is_some() {
+                format!(
+                    "GatewayConfiguration {cfg} generation {m} is not applied to Deployment {dep} (it carries generation {carried_text}): {what}"
+                )
+            } else {
+                format!(
+                    "GatewayConfiguration {cfg} generation {m} is not applied: Deployment {dep} does not exist: {what}"
+                )
+            }
+        };
+        let since = conditions::timestamp(self.applied_false_since.unwrap_or(self.now));
+        let stall = a.observed.as_ref().and_then(|o| o.rollout.stalled.as_ref());
+        let stalled = |stall: Option<&Stall>| match stall {
+            Some(s) => Change::Set(Wanted::new(
+                status::TRUE,
+                reason::ROLLOUT_STALLED,
+                format!(
+                    "rollout of Deployment {dep} stalled since {}: {}",
+                    s.since, s.message
+                ),
+            )),
+            None => Change::Remove,
+        };
+        let pending =
+            |message: String| Change::Set(Wanted::new(status::FALSE, reason::PENDING, message));
+
+        if let Some(owner) = a.observed.as_ref().and_then(|o| o.collision.as_ref()) {
+            let name = dep.rsplit('/').next().unwrap_or(dep);
+            let gw = self.snapshot.gateway.metadata.name.as_deref().unwrap_or("");
+            let row = Row {
+                accepted,
+                programmed: Change::Set(Wanted::new(
+                    status::FALSE,
+                    reason::INVALID,
+                    format!(
+                        "deployment {name} exists but is not owned by gateway {gw} (owned by {owner}, cannot proceed due to name collision)"
+                    ),
+                )),
+                applied: Change::Set(Wanted::new(
+                    status::FALSE,
+                    reason::APPLY_REJECTED,
+                    format!(
+                        "GatewayConfiguration {cfg} generation {m} is not applied: Deployment {dep} is owned by {owner}, not by this Gateway"
+                    ),
+                )),
+                degraded: Change::Remove,
+            };
+            return (row, Requeue::None);
+        }
+
+        let creating = matches!(self.action, Action::Create(_));
+        let Some(outcome) = outcome.filter(|o| o.class().is_some()) else {
+            // Written (or nothing to write): the Deployment carries generation m now.
+            let (initializing, stall) = match (&self.action, &a.observed) {
+                (Action::Create(_), _) | (_, None) => (true, None),
+                (Action::Update { .. }, Some(o)) if o.spec_changes => (true, None),
+                (_, Some(o)) => (!o.rollout.complete, o.rollout.stalled.as_ref()),
+            };
+            let row = Row {
+                accepted,
+                programmed: self.programmed(Some(m), m, initializing),
+                applied: Change::Set(Wanted::new(
+                    status::TRUE,
+                    reason::APPLIED,
+                    format!(
+                        "GatewayConfiguration {cfg} generation {m} is applied to Deployment {dep}"
+                    ),
+                )),
+                degraded: stalled(stall),
+            };
+            let requeue = self.settings.resync.map_or(Requeue::None, Requeue::After);
+            return (row, requeue);
+        };
+        let class = outcome.class().unwrap_or(FailureClass::Transient);
+        let msg = outcome.message();
+        let old_programmed = || {
+            self.programmed(
+                carried,
+                m,
+                a.observed.as_ref().is_none_or(|o| !o.rollout.complete),
+            )
+        };
+        if creating {
+            let (programmed, applied, requeue) = match class {
+                FailureClass::Conflict | FailureClass::AlreadyExists => (
+                    pending(format!("LB Deployment {dep} is not created yet: {msg}")),
+                    pending(not_applied(format!("create conflicted, retrying: {msg}"))),
+                    Requeue::Immediately,
+                ),
+                FailureClass::Rejected => (
+                    Change::Set(Wanted::new(
+                        status::FALSE,
+                        reason::INVALID,
+                        format!("failed to create LB deployment: {msg}"),
+                    )),
+                    Change::Set(Wanted::new(
+                        status::FALSE,
+                        reason::APPLY_REJECTED,
+                        not_applied(format!("create rejected: {msg}")),
+                    )),
+                    Requeue::None,
+                ),
+                // A 404 on create (namespace going away) is not fixed by retrying at once.
+                _ => (
+                    pending(format!("LB Deployment {dep} is not created yet: {msg}")),
+                    Change::Set(Wanted::new(
+                        status::FALSE,
+                        reason::APPLY_FAILED,
+                        not_applied(format!("create failed: {msg}")),
+                    )),
+                    Requeue::After(self.backoff(None)),
+                ),
+            };
+            let row = Row {
+                accepted,
+                programmed,
+                applied,
+                degraded: Change::Remove,
+            };
+            return (row, requeue);
+        }
+        let degraded_due = self.applied_false_since.unwrap_or(self.now) + self.degraded_after();
+        let (programmed, applied, degraded, requeue) = match class {
+            FailureClass::Conflict | FailureClass::AlreadyExists => (
+                old_programmed(),
+                pending(not_applied(format!("update conflicted, retrying: {msg}"))),
+                Change::Keep,
+                Requeue::Immediately,
+            ),
+            FailureClass::NotFound => (
+                pending(format!(
+                    "LB Deployment {dep} vanished during the update; recreating it"
+                )),
+                pending(not_applied(format!(
+                    "the Deployment vanished during the update: {msg}"
+                ))),
+                Change::Remove,
+                Requeue::Immediately,
+            ),
+            FailureClass::Rejected => (
+                old_programmed(),
+                Change::Set(Wanted::new(
+                    status::FALSE,
+                    reason::APPLY_REJECTED,
+                    not_applied(format!("update rejected: {msg}")),
+                )),
+                Change::Set(Wanted::new(
+                    status::TRUE,
+                    reason::APPLY_REJECTED,
+                    format!(
+                        "GatewayConfiguration {cfg} generation {m} not applied since {since}: the API rejected the update of Deployment {dep}: {msg}"
+                    ),
+                )),
+                Requeue::None,
+            ),
+            _ => {
+                let degraded = if self.now >= degraded_due {
+                    Change::Set(Wanted::new(
+                        status::TRUE,
+                        reason::APPLY_FAILING,
+                        format!(
+                            "GatewayConfiguration {cfg} generation {m} not applied since {since}: updates of Deployment {dep} keep failing: {msg}"
+                        ),
+                    ))
+                } else {
+                    stalled(stall)
+                };
+                (
+                    old_programmed(),
+                    Change::Set(Wanted::new(
+                        status::FALSE,
+                        reason::APPLY_FAILED,
+                        not_applied(format!("update failed: {msg}")),
+                    )),
+                    degraded,
+                    Requeue::After(self.backoff(Some(degraded_due))),
+                )
+            }
+        };
+        (
+            Row {
+                accepted,
+                programmed,
+                applied,
+                degraded,
+            },
+            requeue,
+        )
+    }
+
+    /// `Programmed=True`, naming the generation the Deployment carries after this reconcile.
+    fn programmed(&self, carried: Option<i64>, wanted: i64, initializing: bool) -> Change {
+        let mut message = String::from("LB Deployment reconciled");
+        if self.settings.generation_in_programmed_message {
+            match carried {
+                Some(n) => {
+                    message.push_str(&format!(" with GatewayConfiguration generation {n}"));
+                    if n != wanted {
+                        message.push_str(&format!("; generation {wanted} not applied yet"));
+                    }
+                }
+                None => message.push_str(&format!(
+                    " with GatewayConfiguration generation unknown; generation {wanted} not applied yet"
+                )),
+            }
+        }
+        if initializing {
+            message.push_str("; Pods may still be initializing");
+        }
+        Change::Set(Wanted::new(status::TRUE, reason::PROGRAMMED, message))
+    }
+
+    /// Ownership moved away: undo our `Accepted=True` (matched by the message suffix other
+    /// controllers also match), drop the custom conditions, leave `Programmed` alone.
+    fn not_ours(&self) -> Settlement {
+        let conditions = &self.snapshot.gateway.status.conditions;
+        let ours = conditions::find(conditions, ACCEPTED).is_some_and(|c| {
+            c.status == status::TRUE && c.message.ends_with(self.settings.controller_name.as_str())
+        });
+        if !ours {
+            return self.nothing(Requeue::None);
+        }
+        let row = Row {
+            accepted: Change::Set(Wanted::new(
+                status::UNKNOWN,
+                reason::PENDING,
+                WAITING_FOR_CONTROLLER,
+            )),
+            programmed: Change::Keep,
+            applied: Change::Remove,
+            degraded: Change::Remove,
+        };
+        self.finish(row, None, Requeue::None)
+    }
+
+    fn degraded_after(&self) -> SignedDuration {
+        SignedDuration::try_from(self.settings.degraded_after).unwrap_or(SignedDuration::MAX)
+    }
+
+    /// Time since ConfigurationApplied turned False, clamped to [1 s, 5 min], and never past
+    /// the moment Degraded becomes due.
+    fn backoff(&self, degraded_due: Option<Timestamp>) -> Duration {
+        let since = self.applied_false_since.unwrap_or(self.now);
+        let elapsed = Duration::try_from(self.now.duration_since(since)).unwrap_or(Duration::ZERO);
+        let mut wait = elapsed.clamp(MIN_BACKOFF, MAX_BACKOFF);
+        if let Some(due) = degraded_due {
+            if let Ok(until_due) = Duration::try_from(due.duration_since(self.now)) {
+                if !until_due.is_zero() {
+                    wait = wait.min(until_due);
+                }
+            }
+        }
+        wait
+    }
+
+    fn nothing(&self, requeue: Requeue) -> Settlement {
+        Settlement {
+            status: None,
+            requeue,
+            events: Vec::new(),
+            addresses_owned: false,
+        }
+    }
+
+    /// Applies the row to the observed conditions; no status when nothing changed.
+    fn finish(
+        &self,
+        row: Row,
+        addresses: Option<Vec<GatewayAddress>>,
+        requeue: Requeue,
+    ) -> Settlement {
+        let observed = &self.snapshot.gateway.status;
+        let changes = [
+            (ACCEPTED, row.accepted),
+            (PROGRAMMED, row.programmed),
+            (self.types.configuration_applied.as_str(), row.applied),
+            (self.types.degraded.as_str(), row.degraded),
+        ];
+        let now = conditions::timestamp(self.now);
+        let merged = conditions::merge(
+            &observed.conditions,
+            &self.types,
+            &changes,
+            self.generation,
+            &now,
+        );
+        let addresses_owned = addresses.is_some();
+        let unchanged = merged == observed.conditions
+            && addresses.as_ref().is_none_or(|a| *a == observed.addresses);
+        if unchanged {
+            return Settlement {
+                status: None,
+                requeue,
+                events: Vec::new(),
+                addresses_owned,
+            };
+        }
+        let events = events::transitions(&observed.conditions, &merged, &self.types);
+        let status = Some(GatewayStatus {
+            conditions: merged,
+            addresses: addresses.unwrap_or_else(|| observed.addresses.clone()),
+            other: observed.other.clone(),
+        });
+        Settlement {
+            status,
+            requeue,
+            events,
+            addresses_owned,
+        }
+    }
+}

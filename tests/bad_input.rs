@@ -1,0 +1,495 @@
+//! A catalogue of malformed inputs. Each gives the exact typed error, or the documented
+//! condition; none panics, and none claims Programmed for a Deployment that does not exist.
+
+mod common;
+
+use common::*;
+use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration, from_json};
+use gateway_reconcile::{InputError, Settings, Snapshot, WriteOutcome, plan, template};
+use serde_json::json;
+
+fn plan_error(w: &World) -> String {
+    let snapshot = Snapshot::new(&w.gateway, &w.template)
+        .with_gateway_class(w.class.as_ref())
+        .with_configuration(w.configuration.as_ref())
+        .with_deployment(w.deployment.as_ref())
+        .with_routes(&w.routes);
+    match plan(&w.settings, snapshot, at(0)) {
+        Ok(_) => panic!("expected an input error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn gateway_from(v: serde_json::Value) -> Gateway {
+    serde_json::from_value(v).unwrap()
+}
+
+/// After one reconcile, the Accepted condition's message.
+fn accepted_message(w: &mut World) -> String {
+    w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+    let c = w.condition("Accepted").expect("Accepted");
+    assert_eq!(c.status, "False");
+    assert!(
+        w.condition("Programmed").is_none_or(|p| p.status != "True"),
+        "no Programmed=True for an invalid Gateway"
+    );
+    c.message.clone()
+}
+
+// ---- missing or absurd metadata: typed errors naming the object and field -------------------
+
+#[test]
+fn b01_gateway_without_name() {
+    let mut w = World::new();
+    w.gateway.metadata.name = None;
+    assert_eq!(plan_error(&w), "Gateway: metadata.name is required");
+}
+
+#[test]
+fn b02_gateway_with_empty_name() {
+    let mut w = World::new();
+    w.gateway.metadata.name = Some(String::new());
+    assert_eq!(plan_error(&w), "Gateway \"ns/\": metadata.name is required");
+}
+
+#[test]
+fn b03_gateway_without_namespace() {
+    let mut w = World::new();
+    w.gateway.metadata.namespace = None;
+    assert_eq!(
+        plan_error(&w),
+        "Gateway \"gw\": metadata.namespace is required"
+    );
+}
+
+#[test]
+fn b04_gateway_without_uid() {
+    let mut w = World::new();
+    w.gateway.metadata.uid = None;
+    assert_eq!(
+        plan_error(&w),
+        "Gateway \"ns/gw\": metadata.uid is required"
+    );
+}
+
+#[test]
+fn b05_gateway_without_generation() {
+    let mut w = World::new();
+    w.gateway.metadata.generation = None;
+    assert_eq!(
+        plan_error(&w),
+        "Gateway \"ns/gw\": metadata.generation is required"
+    );
+}
+
+#[test]
+fn b06_gateway_with_negative_generation() {
+    let mut w = World::new();
+    w.gateway.metadata.generation = Some(-3);
+    assert_eq!(
+        plan_error(&w),
+        "Gateway \"ns/gw\": metadata.generation must not be negative (got -3)"
+    );
+}
+
+#[test]
+fn b07_configuration_with_negative_generation() {
+    let mut w = World::new();
+    w.configuration.as_mut().unwrap().metadata.generation = Some(-1);
+    assert_eq!(
+        plan_error(&w),
+        "GatewayConfiguration \"ns/conf\": metadata.generation must not be negative (got -1)"
+    );
+}
+
+#[test]
+fn b08_configuration_without_generation() {
+    let mut w = World::new();
+    w.configuration.as_mut().unwrap().metadata.generation = None;
+    assert_eq!(
+        plan_error(&w),
+        "GatewayConfiguration \"ns/conf\": metadata.generation is required"
+    );
+}
+
+#[test]
+fn b09_absurd_generations_are_carried_exactly() {
+    let mut w = World::new();
+    w.gateway.metadata.generation = Some(i64::MAX);
+    w.configuration.as_mut().unwrap().metadata.generation = Some(i64::MAX);
+    w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+    let d = w.deployment.as_ref().unwrap();
+    assert_eq!(
+        d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"),
+        Some("9223372036854775807")
+    );
+    assert_eq!(
+        w.condition("Programmed").unwrap().observed_generation,
+        Some(i64::MAX)
+    );
+}
+
+#[test]
+fn b10_deployment_in_another_namespace() {
+    let mut w = World::healthy();
+    w.deployment.as_mut().unwrap().object["metadata"]["namespace"] = json!("elsewhere");
+    assert_eq!(
+        plan_error(&w),
+        "Deployment \"elsewhere/sllbr-gw\" is not the LB Deployment \"ns/sllbr-gw\" of this Gateway"
+    );
+}
+
+#[test]
+fn b11_deployment_with_another_name() {
+    let mut w = World::healthy();
+    w.deployment.as_mut().unwrap().object["metadata"]["name"] = json!("sllbr-other");
+    assert_eq!(
+        plan_error(&w),
+        "Deployment \"ns/sllbr-other\" is not the LB Deployment \"ns/sllbr-gw\" of this Gateway"
+    );
+}
+
+#[test]
+fn b12_condition_domain_that_makes_invalid_types() {
+    let mut w = World::new();
+    w.settings.condition_domain = "Meridio 2!".into();
+    assert_eq!(
+        plan_error(&w),
+        "settings: conditionDomain: \"Meridio 2!\" is not a DNS subdomain (lowercase, at most 253 characters)"
+    );
+}
+
+// ---- wrong types and broken JSON: parse errors that say where --------------------------------
+
+#[test]
+fn b13_generation_as_a_string() {
+    let e = from_json::<Gateway>("Gateway", r#"{"metadata":{"name":"gw","generation":"1"}}"#)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Gateway: invalid type: string \"1\", expected i64 at line 1 column 41"
+    );
+}
+
+#[test]
+fn b14_generation_as_a_fraction() {
+    let e = from_json::<GatewayConfiguration>(
+        "GatewayConfiguration",
+        r#"{"metadata":{"generation":1.5}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "GatewayConfiguration: invalid type: floating point `1.5`, expected i64 at line 1 column 29"
+    );
+}
+
+#[test]
+fn b15_deployment_that_is_not_an_object() {
+    let e = from_json::<Deployment>("Deployment", "[1, 2]").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Deployment: invalid type: sequence, expected a map at line 1 column 0"
+    );
+}
+
+#[test]
+fn b16_truncated_json() {
+    let e = from_json::<Gateway>("Gateway", r#"{"metadata": {"name": "gw""#).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Gateway: EOF while parsing an object at line 1 column 26"
+    );
+}
+
+#[test]
+fn b17_deep_nesting_is_refused_without_overflowing_the_stack() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let text = format!(r#"{{"spec": {{"x": {deep}}}}}"#);
+    let e = from_json::<Deployment>("Deployment", &text).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Deployment: recursion limit exceeded at line 1 column 141"
+    );
+}
+
+#[test]
+fn b18_lone_surrogate_escape() {
+    let e = from_json::<Gateway>("Gateway", r#"{"metadata": {"name": "\ud800"}}"#).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Gateway: unexpected end of hex escape at line 1 column 30"
+    );
+}
+
+#[test]
+fn b19_settings_with_a_misspelt_key_or_negative_duration() {
+    let e = from_json::<Settings>("settings", r#"{"degradedAftr": "1m"}"#).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("settings: unknown field `degradedAftr`, expected one of"),
+        "{e}"
+    );
+    let e = from_json::<Settings>("settings", r#"{"degradedAfter": "-5m"}"#).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "settings: invalid duration \"-5m\": must not be negative at line 1 column 24"
+    );
+}
+
+#[test]
+fn b20_template_that_is_not_json() {
+    let e = template::template_from_json("{nope").unwrap_err();
+    assert!(matches!(e, InputError::Malformed { .. }));
+    assert!(
+        e.to_string()
+            .starts_with("LB deployment template: invalid JSON: key must be a string"),
+        "{e}"
+    );
+}
+
+// ---- bad parameters: the documented InvalidParameters condition ------------------------------
+
+#[test]
+fn b21_invalid_cidr() {
+    let mut w = World::new();
+    w.configuration.as_mut().unwrap().spec.internal_subnets[0].cidr = "10.0.0.300/24".into();
+    assert_eq!(accepted_message(&mut w), "invalid CIDR \"10.0.0.300/24\"");
+    assert!(w.deployment.is_none());
+}
+
+#[test]
+fn b22_cidr_with_absurd_prefix() {
+    let mut w = World::new();
+    w.configuration.as_mut().unwrap().spec.internal_subnets[1].cidr =
+        "fd00::/99999999999999999999".into();
+    assert_eq!(
+        accepted_message(&mut w),
+        "invalid CIDR \"fd00::/99999999999999999999\""
+    );
+}
+
+#[test]
+fn b23_invalid_quantity() {
+    let mut w = World::new();
+    w.configuration.as_mut().unwrap().spec.vertical_scaling = Some(
+        serde_json::from_value(json!({"containers": [{"name": "router", "resources": {"requests": {"cpu": "1.2.3"}}}]}))
+            .unwrap(),
+    );
+    assert_eq!(
+        accepted_message(&mut w),
+        "verticalScaling container \"router\": invalid quantity \"1.2.3\" for requests.cpu"
+    );
+}
+
+#[test]
+fn b24_template_without_containers() {
+    let mut w = World::new();
+    w.template =
+        serde_json::from_value(json!({"spec": {"template": {"spec": {"containers": []}}}}))
+            .unwrap();
+    assert_eq!(
+        accepted_message(&mut w),
+        "invalid LB deployment template: spec.template.spec.containers is empty"
+    );
+}
+
+#[test]
+fn b25_template_without_pod_template() {
+    let mut w = World::new();
+    w.template = serde_json::from_value(json!({"kind": "Deployment"})).unwrap();
+    assert_eq!(
+        accepted_message(&mut w),
+        "invalid LB deployment template: spec is missing"
+    );
+}
+
+#[test]
+fn b26_parameters_ref_of_another_kind() {
+    let mut w = World::new();
+    w.gateway = gateway_from(json!({
+        "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1},
+        "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {"group": "", "kind": "ConfigMap", "name": "conf"}}}
+    }));
+    assert_eq!(
+        accepted_message(&mut w),
+        "unsupported parametersRef: group=\"\" kind=\"ConfigMap\" (expected meridio-2.nordix.org/GatewayConfiguration)"
+    );
+}
+
+#[test]
+fn b27_enormous_strings_are_truncated_in_messages() {
+    let mut w = World::new();
+    let huge = "x".repeat(1 << 20);
+    w.reconcile(at(0), |_| {
+        Some(WriteOutcome::from_parts(Some(422), "Invalid", &huge))
+    });
+    let p = w.condition("Programmed").unwrap();
+    assert_eq!(p.status, "False");
+    assert_eq!(p.message.chars().count(), 32768);
+    assert!(
+        w.gateway
+            .status
+            .conditions
+            .iter()
+            .all(|c| c.message.chars().count() <= 32768)
+    );
+}
+
+#[test]
+fn b28_enormous_names_do_not_panic() {
+    let mut w = World::new();
+    let long = "g".repeat(100_000);
+    w.gateway.metadata.name = Some(long.clone());
+    w.routes = vec![route(&["20.0.0.1/32"])];
+    let step = w.reconcile(at(0), |_| {
+        Some(WriteOutcome::from_parts(
+            Some(422),
+            "Invalid",
+            "metadata.name: Invalid value: must be no more than 253 characters",
+        ))
+    });
+    assert_eq!(step.action, "Create");
+    assert_eq!(
+        w.condition("Programmed").unwrap().reason,
+        "Invalid",
+        "the API's rejection is shown"
+    );
+}
+
+// ---- odd observed state ------------------------------------------------------------------------
+
+#[test]
+fn b29_duplicate_owned_condition_types_collapse_to_the_first() {
+    let mut w = World::healthy();
+    let first = w.condition("Programmed").unwrap().clone();
+    let mut dup = first.clone();
+    dup.status = "False".into();
+    dup.reason = "Invalid".into();
+    w.gateway.status.conditions.push(dup);
+    w.reconcile(at(5), |_| None);
+    let programmed: Vec<_> = w
+        .gateway
+        .status
+        .conditions
+        .iter()
+        .filter(|c| c.type_ == "Programmed")
+        .collect();
+    assert_eq!(programmed, [&first]);
+}
+
+#[test]
+fn b30_invalid_owned_transition_time_is_repaired() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    let fail = |_: &gateway_reconcile::Action| api_error(503, "ServiceUnavailable", "down");
+    w.reconcile(at(10), fail);
+    let i = w
+        .gateway
+        .status
+        .conditions
+        .iter()
+        .position(|c| c.type_ == APPLIED)
+        .unwrap();
+    w.gateway.status.conditions[i].last_transition_time = "yesterday".into();
+    w.reconcile(at(20), fail);
+    assert_eq!(
+        w.condition(APPLIED).unwrap().last_transition_time,
+        "2026-01-01T00:00:20Z"
+    );
+}
+
+#[test]
+fn b31_generation_annotation_that_is_not_a_number() {
+    let mut w = World::healthy();
+    w.deployment.as_mut().unwrap().object["metadata"]["annotations"]["meridio-2.nordix.org/gatewayconfiguration-generation"] =
+        json!("seven");
+    let step = w.reconcile(at(5), |_| api_error(503, "ServiceUnavailable", "down"));
+    assert_eq!(step.action, "Update");
+    assert!(
+        step.drift
+            .iter()
+            .any(|p| p.contains("gatewayconfiguration-generation")),
+        "{:?}",
+        step.drift
+    );
+    assert_eq!(
+        w.condition("Programmed").unwrap().message,
+        "LB Deployment reconciled with GatewayConfiguration generation unknown; generation 7 not applied yet"
+    );
+}
+
+#[test]
+fn b32_deployment_without_controller() {
+    let mut w = World::healthy();
+    w.deployment.as_mut().unwrap().object["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ownerReferences");
+    let step = w.reconcile(at(5), |_| None);
+    assert_eq!(step.action, "None");
+    assert!(
+        w.condition("Programmed")
+            .unwrap()
+            .message
+            .contains("(owned by unknown, cannot proceed due to name collision)")
+    );
+}
+
+#[test]
+fn b33_eight_foreign_conditions_leave_no_room() {
+    let mut w = World::new();
+    for i in 0..8 {
+        w.gateway
+            .status
+            .conditions
+            .push(gateway_reconcile::wire::Condition {
+                type_: format!("example.com/C{i}"),
+                status: "True".into(),
+                observed_generation: Some(1),
+                last_transition_time: T0.into(),
+                reason: "R".into(),
+                message: String::new(),
+            });
+    }
+    let foreign = w.gateway.status.conditions.clone();
+    let step = w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+    assert_eq!(
+        w.gateway.status.conditions, foreign,
+        "foreign conditions are never dropped"
+    );
+    assert!(
+        step.settlement.status.is_none(),
+        "nothing fits, nothing to write"
+    );
+}
+
+#[test]
+fn b34_deletion_timestamp_that_is_not_a_time_still_means_deleting() {
+    let mut w = World::healthy();
+    w.gateway.metadata.deletion_timestamp = Some("soon".into());
+    let step = w.reconcile(at(5), |_| None);
+    assert!(step.settlement.status.is_none());
+}
+
+#[test]
+fn b35_route_with_garbage_is_skipped() {
+    let mut w = World::healthy();
+    w.routes = vec![
+        route(&["", "/", "20.0.0.1", "::/", "1.2.3.4/33", "20.0.0.9/32"]),
+        serde_json::from_value(
+            json!({"metadata": {}, "spec": {"parentRefs": [{"name": "gw", "namespace": "ns"}],
+                                                         "destinationCIDRs": ["30.0.0.1/32"]}}),
+        )
+        .unwrap(),
+    ];
+    w.reconcile(at(5), |_| None);
+    let values: Vec<&str> = w
+        .gateway
+        .status
+        .addresses
+        .iter()
+        .map(|a| a.value.as_str())
+        .collect();
+    assert_eq!(values, ["20.0.0.9", "30.0.0.1"]);
+}

@@ -1,0 +1,231 @@
+//! A tiny in-memory world for driving plan/settle directly in table tests.
+#![allow(dead_code)]
+
+use gateway_reconcile::sim::defaulting::apply_server_defaults;
+use gateway_reconcile::wire::{
+    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
+};
+use gateway_reconcile::{Action, Settings, Settlement, Snapshot, WriteOutcome, plan, template};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+pub const T0: &str = "2026-01-01T00:00:00Z";
+
+pub fn at(offset_secs: i64) -> Timestamp {
+    let t0: Timestamp = T0.parse().unwrap();
+    t0 + jiff::SignedDuration::from_secs(offset_secs)
+}
+
+pub fn gateway() -> Gateway {
+    serde_json::from_value(json!({
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1},
+        "spec": {
+            "gatewayClassName": "meridio",
+            "infrastructure": {"parametersRef": {
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}
+        }
+    }))
+    .unwrap()
+}
+
+pub fn class(controller: &str) -> GatewayClass {
+    serde_json::from_value(
+        json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": controller}}),
+    )
+    .unwrap()
+}
+
+pub fn configuration(generation: i64, replicas: i64) -> GatewayConfiguration {
+    serde_json::from_value(json!({
+        "apiVersion": "meridio-2.nordix.org/v1alpha1",
+        "kind": "GatewayConfiguration",
+        "metadata": {"name": "conf", "namespace": "ns", "generation": generation},
+        "spec": {
+            "networkAttachments": [{"type": "NAD", "nad": {"name": "vlan-100", "interface": "net1"}}],
+            "internalSubnets": [
+                {"attachmentType": "NAD", "cidr": "169.254.100.0/24"},
+                {"attachmentType": "NAD", "cidr": "fd00:100::/64"}
+            ],
+            "horizontalScaling": {"replicas": replicas, "enforceReplicas": true}
+        }
+    }))
+    .unwrap()
+}
+
+pub fn route(cidrs: &[&str]) -> L34Route {
+    serde_json::from_value(json!({
+        "metadata": {"name": "r", "namespace": "ns"},
+        "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": cidrs}
+    }))
+    .unwrap()
+}
+
+/// The objects one reconcile reads, and what the API server would do with the writes.
+pub struct World {
+    pub settings: Settings,
+    pub gateway: Gateway,
+    pub class: Option<GatewayClass>,
+    pub configuration: Option<GatewayConfiguration>,
+    pub deployment: Option<Deployment>,
+    pub template: Deployment,
+    pub routes: Vec<L34Route>,
+    pub status_writes: usize,
+}
+
+/// What one reconcile did.
+pub struct Step {
+    pub action: &'static str,
+    pub drift: Vec<String>,
+    pub settlement: Settlement,
+}
+
+impl World {
+    pub fn new() -> Self {
+        World {
+            settings: Settings::default(),
+            gateway: gateway(),
+            class: Some(class("meridio-2.nordix.org/gateway-controller")),
+            configuration: Some(configuration(7, 2)),
+            deployment: None,
+            template: template::default_template(),
+            routes: Vec::new(),
+            status_writes: 0,
+        }
+    }
+
+    /// A world whose Deployment was created and rolled out at generation 7.
+    pub fn healthy() -> Self {
+        let mut w = World::new();
+        w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+        w.rollout_complete();
+        w.reconcile(at(1), |_| None);
+        w
+    }
+
+    /// The GatewayConfiguration is edited: generation +1, another replica count.
+    pub fn edit_configuration(&mut self) {
+        let c = self.configuration.as_mut().unwrap();
+        let g = c.metadata.generation.unwrap() + 1;
+        c.metadata.generation = Some(g);
+        let h = c.spec.horizontal_scaling.as_mut().unwrap();
+        h.replicas = Some(h.replicas.unwrap() + 1);
+    }
+
+    /// One reconcile; `outcome` answers the write the plan asks for.
+    pub fn reconcile(
+        &mut self,
+        now: Timestamp,
+        outcome: impl Fn(&Action) -> Option<WriteOutcome>,
+    ) -> Step {
+        let snapshot = Snapshot::new(&self.gateway, &self.template)
+            .with_gateway_class(self.class.as_ref())
+            .with_configuration(self.configuration.as_ref())
+            .with_deployment(self.deployment.as_ref())
+            .with_routes(&self.routes);
+        let plan = plan(&self.settings, snapshot, now).expect("plan");
+        let action = plan.action().clone();
+        let result = match action {
+            Action::None => None,
+            _ => outcome(&action),
+        };
+        let settlement = plan.settle(result.as_ref());
+        let drift = match &action {
+            Action::Update { drift, .. } => drift.clone(),
+            _ => Vec::new(),
+        };
+        if result == Some(WriteOutcome::Applied) {
+            match &action {
+                Action::Create(d) => self.store(d.clone(), true),
+                Action::Update { desired, .. } => self.store(desired.clone(), false),
+                _ => {}
+            }
+        }
+        if let Some(status) = &settlement.status {
+            self.gateway.status = status.clone();
+            self.status_writes += 1;
+        }
+        Step {
+            action: action.kind(),
+            drift,
+            settlement,
+        }
+    }
+
+    fn store(&mut self, mut d: Deployment, create: bool) {
+        let old_spec = self
+            .deployment
+            .as_ref()
+            .and_then(|o| o.object.get("spec").cloned());
+        let old_gen = self
+            .deployment
+            .as_ref()
+            .and_then(|o| o.generation())
+            .unwrap_or(0);
+        let old_status = self
+            .deployment
+            .as_ref()
+            .and_then(|o| o.object.get("status").cloned());
+        apply_server_defaults(&mut d);
+        let meta = d.object.entry("metadata").or_insert(json!({}));
+        if create {
+            meta["uid"] = json!("dep-uid");
+            meta["generation"] = json!(1);
+        } else {
+            let changed = old_spec.as_ref() != d.object.get("spec");
+            d.object["metadata"]["generation"] = json!(if changed { old_gen + 1 } else { old_gen });
+            if let Some(s) = old_status {
+                d.object.insert("status".into(), s);
+            }
+        }
+        self.deployment = Some(d);
+    }
+
+    pub fn rollout_complete(&mut self) {
+        let d = self.deployment.as_mut().unwrap();
+        let generation = d.generation().unwrap();
+        let replicas = d.object["spec"]["replicas"].clone();
+        d.object.insert(
+            "status".into(),
+            json!({
+                "observedGeneration": generation, "replicas": replicas, "updatedReplicas": replicas,
+                "readyReplicas": replicas, "availableReplicas": replicas,
+                "conditions": [
+                    {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
+                    {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}
+                ]
+            }),
+        );
+    }
+
+    pub fn rollout_stalled(&mut self) {
+        let d = self.deployment.as_mut().unwrap();
+        let generation = d.generation().unwrap();
+        d.object.insert("status".into(), json!({
+            "observedGeneration": generation, "replicas": 2, "updatedReplicas": 1, "availableReplicas": 1,
+            "conditions": [{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                            "message": "ReplicaSet \"sllbr-gw-5d4f\" has timed out progressing.",
+                            "lastTransitionTime": "2026-01-01T00:10:00Z"}]
+        }));
+    }
+
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.gateway
+            .status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+    }
+
+    pub fn conditions_json(&self) -> Value {
+        serde_json::to_value(&self.gateway.status.conditions).unwrap()
+    }
+}
+
+pub const APPLIED: &str = "meridio-2.nordix.org/ConfigurationApplied";
+pub const DEGRADED: &str = "meridio-2.nordix.org/Degraded";
+
+pub fn api_error(code: u16, reason: &str, message: &str) -> Option<WriteOutcome> {
+    Some(WriteOutcome::from_parts(Some(code), reason, message))
+}

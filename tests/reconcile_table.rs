@@ -1,0 +1,659 @@
+//! SPEC §3 decisions and the SPEC §6 condition table, row by row, through plan/settle.
+
+mod common;
+
+use common::*;
+use gateway_reconcile::{Requeue, WriteOutcome};
+use std::time::Duration;
+
+const ACCEPTED_MSG: &str = "Gateway accepted by meridio-2.nordix.org/gateway-controller";
+
+fn assert_cond(w: &World, type_: &str, status: &str, reason: &str) -> String {
+    let c = w
+        .condition(type_)
+        .unwrap_or_else(|| panic!("{type_} missing: {:#}", w.conditions_json()));
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        (status, reason),
+        "{type_}: {}",
+        c.message
+    );
+    assert_eq!(
+        c.observed_generation,
+        Some(w.gateway.metadata.generation.unwrap()),
+        "{type_}"
+    );
+    c.message.clone()
+}
+
+fn applied() -> impl Fn(&gateway_reconcile::Action) -> Option<WriteOutcome> {
+    |_| Some(WriteOutcome::Applied)
+}
+
+// ---- SPEC §6 rows -------------------------------------------------------------------------
+
+#[test]
+fn create_applied() {
+    let mut w = World::new();
+    let step = w.reconcile(at(0), applied());
+    assert_eq!(step.action, "Create");
+    assert_eq!(
+        assert_cond(&w, "Accepted", "True", "Accepted"),
+        ACCEPTED_MSG
+    );
+    assert_eq!(
+        assert_cond(&w, "Programmed", "True", "Programmed"),
+        "LB Deployment reconciled with GatewayConfiguration generation 7; Pods may still be initializing"
+    );
+    let m = assert_cond(&w, APPLIED, "True", "Applied");
+    assert!(
+        m.contains("ns/conf") && m.contains("generation 7") && m.contains("ns/sllbr-gw"),
+        "{m}"
+    );
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(step.settlement.requeue, Requeue::None);
+}
+
+#[test]
+fn action_none_when_healthy_and_rollout_complete() {
+    let mut w = World::healthy();
+    assert_eq!(
+        assert_cond(&w, "Programmed", "True", "Programmed"),
+        "LB Deployment reconciled with GatewayConfiguration generation 7"
+    );
+    let step = w.reconcile(at(2), |_| panic!("no write expected"));
+    assert_eq!(step.action, "None");
+    assert!(
+        step.settlement.status.is_none(),
+        "steady state writes no status"
+    );
+    assert_eq!(step.settlement.requeue, Requeue::None);
+}
+
+#[test]
+fn resync_is_the_requeue_of_a_healthy_gateway() {
+    let mut w = World::healthy();
+    w.settings.resync = Some(Duration::from_secs(600));
+    let step = w.reconcile(at(2), |_| None);
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(600))
+    );
+}
+
+#[test]
+fn update_applied_names_the_new_generation() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    let step = w.reconcile(at(10), applied());
+    assert_eq!(step.action, "Update");
+    assert!(
+        step.drift.contains(&"spec.replicas".to_owned()),
+        "{:?}",
+        step.drift
+    );
+    assert_eq!(
+        assert_cond(&w, "Programmed", "True", "Programmed"),
+        "LB Deployment reconciled with GatewayConfiguration generation 8; Pods may still be initializing"
+    );
+    assert!(assert_cond(&w, APPLIED, "True", "Applied").contains("generation 8"));
+}
+
+#[test]
+fn create_conflict_and_already_exists_retry_at_once() {
+    for reason in ["Conflict", "AlreadyExists"] {
+        let mut w = World::new();
+        let step = w.reconcile(at(0), |_| api_error(409, reason, "object changed"));
+        assert_cond(&w, "Programmed", "False", "Pending");
+        assert_cond(&w, APPLIED, "False", "Pending");
+        assert!(w.condition(DEGRADED).is_none());
+        assert_eq!(step.settlement.requeue, Requeue::Immediately, "{reason}");
+    }
+}
+
+#[test]
+fn create_transient_backs_off() {
+    let mut w = World::new();
+    let step = w.reconcile(at(0), |_| {
+        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
+    });
+    assert_cond(&w, "Programmed", "False", "Pending");
+    let m = assert_cond(&w, APPLIED, "False", "ApplyFailed");
+    assert!(m.contains("etcdserver: request timed out"), "{m}");
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(1))
+    );
+    // The backoff grows with the time ConfigurationApplied has been False.
+    let step = w.reconcile(at(40), |_| {
+        Some(WriteOutcome::from_parts(None, "", "connection refused"))
+    });
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(40))
+    );
+    let step = w.reconcile(at(4000), |_| {
+        Some(WriteOutcome::from_parts(None, "", "connection refused"))
+    });
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(300))
+    );
+    assert!(
+        w.condition(DEGRADED).is_none(),
+        "Degraded needs Programmed True"
+    );
+}
+
+#[test]
+fn create_rejected() {
+    let mut w = World::new();
+    let step = w.reconcile(at(0), |_| {
+        api_error(422, "Invalid", "spec.replicas: Invalid value: -1")
+    });
+    assert_eq!(
+        assert_cond(&w, "Programmed", "False", "Invalid"),
+        "failed to create LB deployment: spec.replicas: Invalid value: -1"
+    );
+    assert_cond(&w, APPLIED, "False", "ApplyRejected");
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(step.settlement.requeue, Requeue::None);
+}
+
+#[test]
+fn update_conflict_keeps_programmed_and_degraded() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    w.reconcile(at(10), |_| api_error(503, "ServiceUnavailable", "down"));
+    w.reconcile(at(400), |_| api_error(503, "ServiceUnavailable", "down"));
+    let degraded = w
+        .condition(DEGRADED)
+        .cloned()
+        .expect("Degraded after 5 minutes");
+    let step = w.reconcile(at(401), |_| {
+        api_error(409, "Conflict", "the object has been modified")
+    });
+    assert_eq!(
+        assert_cond(&w, "Programmed", "True", "Programmed"),
+        "LB Deployment reconciled with GatewayConfiguration generation 7; generation 8 not applied yet"
+    );
+    assert_cond(&w, APPLIED, "False", "Pending");
+    assert_eq!(w.condition(DEGRADED), Some(&degraded), "Degraded unchanged");
+    assert_eq!(step.settlement.requeue, Requeue::Immediately);
+}
+
+#[test]
+fn update_not_found() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    let step = w.reconcile(at(10), |_| {
+        api_error(404, "NotFound", "deployments.apps \"sllbr-gw\" not found")
+    });
+    assert_cond(&w, "Programmed", "False", "Pending");
+    assert_cond(&w, APPLIED, "False", "Pending");
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(step.settlement.requeue, Requeue::Immediately);
+}
+
+#[test]
+fn update_transient_then_degraded_then_recovery() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    let fail = |_: &gateway_reconcile::Action| {
+        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
+    };
+    let step = w.reconcile(at(60), fail);
+    let programmed = "LB Deployment reconciled with GatewayConfiguration generation 7; generation 8 not applied yet";
+    assert_eq!(
+        assert_cond(&w, "Programmed", "True", "Programmed"),
+        programmed
+    );
+    let m = assert_cond(&w, APPLIED, "False", "ApplyFailed");
+    for fact in [
+        "ns/conf",
+        "generation 8",
+        "generation 7",
+        "ns/sllbr-gw",
+        "etcdserver: request timed out",
+    ] {
+        assert!(m.contains(fact), "{fact} in {m}");
+    }
+    assert_eq!(
+        w.condition(APPLIED).unwrap().last_transition_time,
+        "2026-01-01T00:01:00Z"
+    );
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(1))
+    );
+
+    // 4 minutes later: backoff capped by when Degraded becomes due (60 s + 300 s).
+    let step = w.reconcile(at(300), fail);
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(60))
+    );
+    assert!(
+        step.settlement.status.is_none(),
+        "a retry of the same failure writes nothing"
+    );
+
+    let step = w.reconcile(at(360), fail);
+    let d = assert_cond(&w, DEGRADED, "True", "ApplyFailing");
+    assert!(
+        d.contains("2026-01-01T00:01:00Z") && d.contains("etcdserver"),
+        "{d}"
+    );
+    assert_eq!(
+        assert_cond(&w, "Programmed", "True", "Programmed"),
+        programmed
+    );
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(300))
+    );
+
+    let step = w.reconcile(at(900), applied());
+    assert_eq!(step.action, "Update");
+    assert_cond(&w, APPLIED, "True", "Applied");
+    assert!(assert_cond(&w, "Programmed", "True", "Programmed").contains("generation 8"));
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(
+        w.condition("Programmed").unwrap().last_transition_time,
+        "2026-01-01T00:00:00Z"
+    );
+}
+
+#[test]
+fn update_rejected_is_degraded_at_once() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    let step = w.reconcile(at(10), |_| {
+        api_error(422, "Invalid", "spec.template: Invalid value")
+    });
+    assert!(
+        assert_cond(&w, "Programmed", "True", "Programmed")
+            .ends_with("generation 8 not applied yet")
+    );
+    assert!(
+        assert_cond(&w, APPLIED, "False", "ApplyRejected").contains("spec.template: Invalid value")
+    );
+    let d = assert_cond(&w, DEGRADED, "True", "ApplyRejected");
+    assert!(d.contains("since 2026-01-01T00:00:10Z"), "{d}");
+    assert_eq!(step.settlement.requeue, Requeue::None);
+}
+
+#[test]
+fn name_collision() {
+    let mut w = World::healthy();
+    let d = w.deployment.as_mut().unwrap();
+    d.object["metadata"]["ownerReferences"] = serde_json::json!([
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "other", "uid": "x", "controller": true}
+    ]);
+    let step = w.reconcile(at(5), |_| panic!("no write on a collision"));
+    assert_eq!(step.action, "None");
+    assert_eq!(
+        assert_cond(&w, "Programmed", "False", "Invalid"),
+        "deployment sllbr-gw exists but is not owned by gateway gw (owned by ReplicaSet/other, cannot proceed due to name collision)"
+    );
+    assert_cond(&w, APPLIED, "False", "ApplyRejected");
+    assert_eq!(step.settlement.requeue, Requeue::None);
+    w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([]);
+    w.reconcile(at(6), |_| None);
+    assert!(
+        w.condition("Programmed")
+            .unwrap()
+            .message
+            .contains("(owned by unknown, cannot proceed")
+    );
+}
+
+#[test]
+fn stalled_rollout_is_degraded_while_programmed() {
+    let mut w = World::healthy();
+    w.rollout_stalled();
+    w.reconcile(at(700), |_| None);
+    assert!(
+        assert_cond(&w, "Programmed", "True", "Programmed")
+            .ends_with("; Pods may still be initializing")
+    );
+    assert_cond(&w, APPLIED, "True", "Applied");
+    let d = assert_cond(&w, DEGRADED, "True", "RolloutStalled");
+    assert!(
+        d.contains("2026-01-01T00:10:00Z") && d.contains("timed out progressing"),
+        "{d}"
+    );
+    w.rollout_complete();
+    w.reconcile(at(800), |_| None);
+    assert!(w.condition(DEGRADED).is_none());
+}
+
+#[test]
+fn generation_can_be_left_out_of_the_programmed_message() {
+    let mut w = World::new();
+    w.settings.generation_in_programmed_message = false;
+    w.reconcile(at(0), applied());
+    w.rollout_complete();
+    w.reconcile(at(1), |_| None);
+    assert_eq!(
+        assert_cond(&w, "Programmed", "True", "Programmed"),
+        "LB Deployment reconciled"
+    );
+}
+
+// ---- SPEC §3 decisions ---------------------------------------------------------------------
+
+#[test]
+fn deleted_gateway_does_nothing() {
+    let mut w = World::healthy();
+    w.gateway.metadata.deletion_timestamp = Some("2026-01-01T01:00:00Z".into());
+    w.edit_configuration();
+    let step = w.reconcile(at(10), |_| panic!("no write"));
+    assert_eq!(step.action, "None");
+    assert!(step.settlement.status.is_none());
+    assert_eq!(step.settlement.requeue, Requeue::None);
+}
+
+#[test]
+fn ownership_transfer_resets_accepted_and_back() {
+    let mut w = World::healthy();
+    let programmed = w.condition("Programmed").cloned();
+    w.class = Some(class("example.com/other-controller"));
+    let step = w.reconcile(at(10), |_| panic!("no write"));
+    assert_eq!(step.action, "None");
+    let a = w.condition("Accepted").unwrap();
+    assert_eq!(
+        (a.status.as_str(), a.reason.as_str(), a.message.as_str()),
+        ("Unknown", "Pending", "Waiting for controller")
+    );
+    assert_eq!(
+        w.condition("Programmed").cloned(),
+        programmed,
+        "Programmed left as is"
+    );
+    assert!(w.condition(APPLIED).is_none() && w.condition(DEGRADED).is_none());
+    // Not ours and not accepted by us: nothing to write.
+    assert!(w.reconcile(at(11), |_| None).settlement.status.is_none());
+    // Back to us.
+    w.class = Some(class("meridio-2.nordix.org/gateway-controller"));
+    w.reconcile(at(12), |_| None);
+    assert_eq!(
+        assert_cond(&w, "Accepted", "True", "Accepted"),
+        ACCEPTED_MSG
+    );
+    assert_cond(&w, APPLIED, "True", "Applied");
+}
+
+#[test]
+fn missing_gateway_class_is_not_ours() {
+    let mut w = World::healthy();
+    w.class = None;
+    w.reconcile(at(10), |_| None);
+    assert_eq!(w.condition("Accepted").unwrap().status, "Unknown");
+}
+
+#[test]
+fn accepted_by_another_controller_is_left_alone() {
+    let mut w = World::new();
+    w.class = Some(class("example.com/other"));
+    w.gateway
+        .status
+        .conditions
+        .push(gateway_reconcile::wire::Condition {
+            type_: "Accepted".into(),
+            status: "True".into(),
+            observed_generation: Some(1),
+            last_transition_time: T0.into(),
+            reason: "Accepted".into(),
+            message: "Gateway accepted by example.com/other".into(),
+        });
+    let step = w.reconcile(at(1), |_| None);
+    assert!(step.settlement.status.is_none());
+}
+
+#[test]
+fn invalid_parameters_leave_addresses_and_the_deployment_alone() {
+    let mut w = World::healthy();
+    w.routes = vec![route(&["20.0.0.1/32"])];
+    w.reconcile(at(2), |_| None);
+    let addresses = w.gateway.status.addresses.clone();
+    assert_eq!(addresses.len(), 1);
+    w.configuration
+        .as_mut()
+        .unwrap()
+        .spec
+        .internal_subnets
+        .clear();
+    w.routes.clear();
+    let step = w.reconcile(at(3), |_| panic!("no write"));
+    assert_eq!(step.action, "None");
+    let msg = "GatewayConfiguration must have at least one internalSubnet";
+    assert_eq!(
+        assert_cond(&w, "Accepted", "False", "InvalidParameters"),
+        msg
+    );
+    assert_eq!(
+        assert_cond(&w, "Programmed", "False", "Invalid"),
+        format!("Gateway not accepted: {msg}")
+    );
+    assert_eq!(assert_cond(&w, APPLIED, "False", "InvalidParameters"), msg);
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(w.gateway.status.addresses, addresses, "addresses untouched");
+    assert_eq!(step.settlement.requeue, Requeue::None);
+    let patch = step.settlement.status_patch().unwrap();
+    assert!(patch["status"].get("addresses").is_none(), "{patch}");
+}
+
+#[test]
+fn configuration_not_found_and_template_failure() {
+    let mut w = World::new();
+    w.configuration = None;
+    w.reconcile(at(0), |_| None);
+    assert_eq!(
+        assert_cond(&w, "Accepted", "False", "InvalidParameters"),
+        "GatewayConfiguration \"conf\" not found"
+    );
+    let mut w = World::new();
+    w.template = serde_json::from_value(serde_json::json!({"spec": {}})).unwrap();
+    let step = w.reconcile(at(0), |_| panic!("no write"));
+    assert!(
+        assert_cond(&w, "Accepted", "False", "InvalidParameters")
+            .starts_with("invalid LB deployment template: ")
+    );
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(1)),
+        "template failures back off"
+    );
+}
+
+#[test]
+fn addresses_follow_the_routes() {
+    let mut w = World::healthy();
+    w.routes = vec![
+        route(&["20.0.0.2/32", "2001:db8::1/128"]),
+        route(&["20.0.0.1/32", "bad"]),
+    ];
+    let step = w.reconcile(at(2), |_| None);
+    let values: Vec<&str> = w
+        .gateway
+        .status
+        .addresses
+        .iter()
+        .map(|a| a.value.as_str())
+        .collect();
+    assert_eq!(values, ["20.0.0.1", "20.0.0.2", "2001:db8::1"]);
+    assert_eq!(
+        step.settlement.status_patch().unwrap()["status"]["addresses"][0]["type"],
+        "IPAddress"
+    );
+    w.routes.clear();
+    let step = w.reconcile(at(3), |_| None);
+    assert!(w.gateway.status.addresses.is_empty());
+    assert!(
+        step.settlement.status_patch().unwrap()["status"]["addresses"].is_null(),
+        "null removes the list"
+    );
+}
+
+#[test]
+fn stale_snapshot_writes_nothing_and_requeues_at_once() {
+    let mut w = World::healthy();
+    w.gateway.status.conditions[0].observed_generation = Some(5);
+    let step = w.reconcile(at(2), |_| panic!("no write"));
+    assert!(step.settlement.status.is_none());
+    assert_eq!(step.settlement.requeue, Requeue::Immediately);
+}
+
+// ---- bookkeeping ---------------------------------------------------------------------------
+
+#[test]
+fn a_restarted_controller_reaches_the_same_conditions() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    let fail = |_: &gateway_reconcile::Action| {
+        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
+    };
+    w.reconcile(at(60), fail);
+    // A fresh process sees the same snapshot later: Degraded is computed from the
+    // snapshot's lastTransitionTime, not from memory.
+    let mut restarted = World {
+        gateway: w.gateway.clone(),
+        ..World::healthy()
+    };
+    restarted.configuration = w.configuration.clone();
+    restarted.deployment = w.deployment.clone();
+    restarted.reconcile(at(400), fail);
+    w.reconcile(at(400), fail);
+    assert_eq!(restarted.gateway.status, w.gateway.status);
+    assert_eq!(
+        restarted.condition(DEGRADED).unwrap().reason,
+        "ApplyFailing"
+    );
+}
+
+#[test]
+fn foreign_conditions_are_untouched() {
+    let mut w = World::new();
+    let foreign = gateway_reconcile::wire::Condition {
+        type_: "example.com/Foo".into(),
+        status: "True".into(),
+        observed_generation: Some(99),
+        last_transition_time: "2020-01-01T00:00:00Z".into(),
+        reason: "Bar".into(),
+        message: "foreign".into(),
+    };
+    w.gateway.status.conditions.push(foreign.clone());
+    w.reconcile(at(0), applied());
+    assert_eq!(w.gateway.status.conditions[0], foreign);
+    let types: Vec<&str> = w
+        .gateway
+        .status
+        .conditions
+        .iter()
+        .map(|c| c.type_.as_str())
+        .collect();
+    assert_eq!(
+        types,
+        ["example.com/Foo", "Accepted", "Programmed", APPLIED]
+    );
+}
+
+#[test]
+fn the_seed_problem() {
+    // GatewayConfiguration edited from generation 7 to 8; every update fails with 503 for 10
+    // minutes; then the update goes through.
+    let mut w = World::healthy();
+    w.edit_configuration();
+    w.status_writes = 0;
+    let mut t = 10;
+    let mut degraded_at = None;
+    while t < 610 {
+        let step = w.reconcile(at(t), |_| {
+            api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
+        });
+        assert_eq!(
+            w.condition("Programmed").unwrap().status,
+            "True",
+            "Programmed never turns False"
+        );
+        assert!(
+            w.condition("Programmed")
+                .unwrap()
+                .message
+                .contains("generation 7; generation 8 not applied yet")
+        );
+        assert_cond(&w, APPLIED, "False", "ApplyFailed");
+        if w.condition(DEGRADED).is_some() && degraded_at.is_none() {
+            degraded_at = Some(t);
+        }
+        let Requeue::After(wait) = step.settlement.requeue else {
+            panic!("backoff expected")
+        };
+        t += wait.as_secs() as i64;
+    }
+    assert_eq!(
+        degraded_at,
+        Some(310),
+        "Degraded exactly degradedAfter after the first failure"
+    );
+    assert_eq!(
+        w.status_writes, 2,
+        "first failure and Degraded, nothing per retry"
+    );
+    w.reconcile(at(t), applied());
+    assert!(assert_cond(&w, APPLIED, "True", "Applied").contains("generation 8"));
+    assert!(
+        w.condition("Programmed")
+            .unwrap()
+            .message
+            .starts_with("LB Deployment reconciled with GatewayConfiguration generation 8")
+    );
+    assert!(w.condition(DEGRADED).is_none());
+}
+
+// ---- events ----------------------------------------------------------------------------------
+
+#[test]
+fn events_are_one_per_transition_never_one_per_retry() {
+    use gateway_reconcile::events::EventType::{Normal, Warning};
+    let kinds = |step: &Step| -> Vec<(gateway_reconcile::events::EventType, String)> {
+        step.settlement
+            .events
+            .iter()
+            .map(|e| (e.type_, e.reason.clone()))
+            .collect()
+    };
+    let mut w = World::new();
+    let created = w.reconcile(at(0), applied());
+    assert_eq!(kinds(&created), [(Normal, "Applied".to_owned())]);
+    w.rollout_complete();
+    w.edit_configuration();
+    let fail = |_: &gateway_reconcile::Action| {
+        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
+    };
+    let first = w.reconcile(at(60), fail);
+    assert_eq!(kinds(&first), [(Warning, "ApplyFailed".to_owned())]);
+    assert!(first.settlement.events[0].message.contains("etcdserver"));
+    for t in [61, 120, 200] {
+        assert!(
+            w.reconcile(at(t), fail).settlement.events.is_empty(),
+            "retry at {t}"
+        );
+    }
+    let degraded = w.reconcile(at(360), fail);
+    assert_eq!(kinds(&degraded), [(Warning, "Degraded".to_owned())]);
+    assert!(w.reconcile(at(400), fail).settlement.events.is_empty());
+    let recovered = w.reconcile(at(500), applied());
+    assert_eq!(
+        kinds(&recovered),
+        [
+            (Normal, "Applied".to_owned()),
+            (Normal, "Recovered".to_owned())
+        ]
+    );
+    assert!(w.reconcile(at(501), applied()).settlement.events.is_empty());
+}
