@@ -1175,3 +1175,398 @@ impl fmt::Display for Report {
         f.write_str(out.trim_end())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Condition;
+    use serde_json::json;
+
+    fn with_steps(steps: Value) -> Value {
+        json!({"objects": {"gateway": {"metadata": {"name": "gw"}}}, "steps": steps})
+    }
+
+    fn error(doc: Value) -> String {
+        Scenario::from_value(&doc).unwrap_err().to_string()
+    }
+
+    fn step_error(step: Value) -> String {
+        error(with_steps(json!([{"advance": "1s"}, {"advance": "1s"}, step])))
+    }
+
+    #[test]
+    fn errors_name_the_step_and_the_key() {
+        assert_eq!(
+            step_error(json!({"reconcile": {}, "expct": {}})),
+            r#"step 3: unknown key "expct" in reconcile step"#
+        );
+        assert_eq!(
+            step_error(json!({"reconcil": {}})),
+            "step 3: unknown step \"reconcil\" (expected one of reconcile, advance, patch, \
+             delete, failWrites, rollout)"
+        );
+        assert_eq!(
+            step_error(json!({"advance": "1s", "expect": {}})),
+            r#"step 3: unknown key "expect" in advance step"#
+        );
+        assert_eq!(
+            step_error(json!({"advance": 90})),
+            r#"step 3: "advance" must be a string (found a number)"#
+        );
+        assert!(
+            step_error(json!({"advance": "soon"}))
+                .starts_with(r#"step 3: "advance": invalid duration "soon""#)
+        );
+        assert_eq!(
+            step_error(json!({"reconcile": {}, "expect": {"conditions": {"Programmed": {"satus": "True"}}}})),
+            r#"step 3: unknown key "satus" in expect.conditions.Programmed"#
+        );
+        assert_eq!(
+            step_error(json!({"reconcile": {}, "expect": {"statusWritten": "yes"}})),
+            r#"step 3: "expect.statusWritten" must be a boolean (found a string)"#
+        );
+        assert_eq!(
+            step_error(json!({"reconcile": {}, "expect": {"conditions": {"Accepted": {"messageContains": [1]}}}})),
+            r#"step 3: "expect.conditions.Accepted.messageContains[0]" must be a string (found a number)"#
+        );
+        assert!(
+            step_error(json!({"reconcile": {}, "expect": {"requeue": "later"}}))
+                .starts_with(r#"step 3: "expect.requeue": expected none, immediately or a duration"#)
+        );
+        assert_eq!(
+            step_error(json!({"reconcile": {}, "expect": {"action": "Delete"}})),
+            r#"step 3: "expect.action": unknown action "Delete" (expected Create, Update or None)"#
+        );
+        assert_eq!(
+            step_error(json!({"failWrites": {"count": 2}})),
+            r#"step 3: missing key "error" in failWrites"#
+        );
+        assert_eq!(
+            step_error(json!({"failWrites": {"count": -1, "error": {}}})),
+            r#"step 3: "failWrites.count": must be between 0 and 4294967295"#
+        );
+        assert_eq!(
+            step_error(json!({"failWrites": {"count": 1, "error": {"code": 99}}})),
+            r#"step 3: "failWrites.error.code": must be an HTTP status code"#
+        );
+        assert_eq!(
+            step_error(json!({"failWrites": {"count": 1, "error": {"cod": 500}}})),
+            r#"step 3: unknown key "cod" in failWrites.error"#
+        );
+        assert_eq!(
+            step_error(json!({"patch": {"gateways": {}}})),
+            r#"step 3: unknown key "gateways" in patch"#
+        );
+        assert_eq!(
+            step_error(json!({"patch": {"routes": {}}})),
+            r#"step 3: "patch.routes" must be a list (found an object)"#
+        );
+        assert!(step_error(json!({"delete": "template"})).starts_with(r#"step 3: "delete": cannot delete "template""#));
+        assert!(step_error(json!({"rollout": "done"})).starts_with(r#"step 3: "rollout": unknown rollout "done""#));
+        assert!(step_error(json!({"note": "x"})).starts_with("step 3: no step verb"));
+        assert_eq!(
+            step_error(json!({"advance": "1s", "rollout": "complete"})),
+            r#"step 3: more than one step verb: "advance" and "rollout""#
+        );
+        assert_eq!(step_error(json!("advance")), r#"step 3: "step" must be an object (found a string)"#);
+    }
+
+    #[test]
+    fn top_level_errors() {
+        assert_eq!(
+            error(json!({"objects": {"gateway": {}}, "steps": [], "stepz": []})),
+            r#"unknown key "stepz" in the scenario"#
+        );
+        assert_eq!(error(json!({"steps": []})), r#"missing key "objects" in the scenario"#);
+        assert_eq!(
+            error(json!({"objects": {}, "steps": []})),
+            r#"missing key "gateway" in objects"#
+        );
+        assert_eq!(
+            error(json!({"objects": {"gateway": {}, "deploy": {}}, "steps": []})),
+            r#"unknown key "deploy" in objects"#
+        );
+        assert!(
+            error(json!({"objects": {"gateway": {"metadata": {"name": 1}}}, "steps": []}))
+                .starts_with(r#""objects.gateway": invalid type"#)
+        );
+        assert!(
+            error(json!({"objects": {"gateway": {}}, "settings": {"degradedAftr": "1m"}, "steps": []}))
+                .contains("degradedAftr")
+        );
+        assert!(
+            error(json!({"objects": {"gateway": {}}, "now": "yesterday", "steps": []}))
+                .starts_with(r#""now": not an RFC 3339 time "yesterday""#)
+        );
+        assert_eq!(
+            error(json!({"objects": {"gateway": {}}})),
+            r#"missing key "steps" in the scenario"#
+        );
+        let e = Scenario::from_json("{\n  \"steps\": [,]\n}").unwrap_err();
+        assert!(matches!(e, ScenarioError::Json { line: 2, .. }), "{e}");
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let doc = json!({
+            "description": "d",
+            "settings": {"degradedAfter": "2m"},
+            "now": "2026-02-01T10:00:00Z",
+            "objects": {
+                "gatewayClass": null, "gateway": {"metadata": {"name": "gw"}},
+                "configuration": {"metadata": {"name": "c"}}, "deployment": null,
+                "template": {"spec": {}}, "routes": [{"spec": {"destinationCIDRs": ["1.2.3.4/32"]}}]
+            },
+            "steps": [
+                {"reconcile": {}, "note": "first", "expect": {
+                    "action": "Update", "statusWritten": true,
+                    "conditions": {"Degraded": null, "Accepted": {
+                        "status": "True", "reason": "Accepted", "message": "m",
+                        "messageContains": ["a", "b"], "observedGeneration": 3,
+                        "lastTransitionTime": "2026-02-01T10:00:00Z"}},
+                    "addresses": ["1.2.3.4"], "deployment": {"spec": {"replicas": 2}},
+                    "requeue": "90s"}},
+                {"reconcile": {}, "expect": {"deployment": null, "requeue": "immediately"}},
+                {"reconcile": {}, "expect": {"requeue": "none"}},
+                {"advance": "1h30m"},
+                {"patch": {"configuration": {"spec": {}}, "routes": []}},
+                {"delete": "deployment"},
+                {"failWrites": {"count": 3, "error": {"code": 503, "reason": "ServiceUnavailable", "message": "m"}}},
+                {"failWrites": {"count": 1, "error": {"message": "connection refused"}}},
+                {"failWrites": {"count": 0}},
+                {"rollout": "stalled"}
+            ]
+        });
+        let s = Scenario::from_value(&doc).unwrap();
+        assert_eq!(s.description, "d");
+        assert_eq!(s.settings.degraded_after, Duration::from_secs(120));
+        assert_eq!(s.now, "2026-02-01T10:00:00Z".parse::<Timestamp>().unwrap());
+        assert_eq!(s.objects.gateway_class, None);
+        assert!(s.objects.configuration.is_some());
+        assert_eq!(s.objects.routes.len(), 1);
+        assert_eq!(s.steps.len(), 10);
+        assert_eq!(s.steps[0].note.as_deref(), Some("first"));
+        let Verb::Reconcile(e) = &s.steps[0].verb else { panic!("{:?}", s.steps[0]) };
+        assert_eq!(e.action, Some(ActionKind::Update));
+        assert_eq!(e.status_written, Some(true));
+        assert_eq!(e.conditions.len(), 2);
+        let accepted = e.conditions.iter().find(|(t, _)| t == "Accepted").unwrap();
+        let c = accepted.1.as_ref().unwrap();
+        assert_eq!(c.message_contains, vec!["a", "b"]);
+        assert_eq!(c.observed_generation, Some(3));
+        assert!(c.last_transition_time.is_some());
+        assert!(e.conditions.iter().any(|(t, c)| t == "Degraded" && c.is_none()));
+        assert_eq!(e.addresses, Some(vec!["1.2.3.4".to_owned()]));
+        assert_eq!(e.deployment, Some(Some(json!({"spec": {"replicas": 2}}))));
+        assert_eq!(e.requeue, Some(Requeue::After(Duration::from_secs(90))));
+        let Verb::Reconcile(e) = &s.steps[1].verb else { panic!() };
+        assert_eq!(e.deployment, Some(None));
+        assert_eq!(e.requeue, Some(Requeue::Immediately));
+        assert_eq!(s.steps[3].verb, Verb::Advance(Duration::from_secs(5400)));
+        let Verb::Patch(p) = &s.steps[4].verb else { panic!() };
+        let kinds: Vec<Kind> = p.iter().map(|(k, _)| *k).collect();
+        assert_eq!(kinds, vec![Kind::Configuration, Kind::Routes]);
+        assert_eq!(s.steps[5].verb, Verb::Delete(Kind::Deployment));
+        let Verb::FailWrites { count, outcome } = &s.steps[6].verb else { panic!() };
+        assert_eq!(*count, 3);
+        assert_eq!(outcome.class(), Some(crate::FailureClass::Transient));
+        assert_eq!(outcome.message(), "m");
+        let Verb::FailWrites { outcome, .. } = &s.steps[7].verb else { panic!() };
+        assert!(matches!(outcome, WriteOutcome::Transport { .. }));
+        assert_eq!(
+            s.steps[8].verb,
+            Verb::FailWrites { count: 0, outcome: WriteOutcome::Applied }
+        );
+        assert_eq!(s.steps[9].verb, Verb::Rollout(Rollout::Stalled));
+    }
+
+    #[test]
+    fn the_demo_parses() {
+        let demo = Scenario::from_json(DEMO).unwrap();
+        assert!(demo.description.contains("stale-Programmed"));
+        assert!(demo.steps.len() > 10);
+    }
+
+    fn diffs(want: Value, got: Value) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        subset(&want, &got, "deployment", &mut out);
+        out
+    }
+
+    #[test]
+    fn subset_rules() {
+        let got = json!({"metadata": {"name": "d", "annotations": {"a/b": "1"}},
+                         "spec": {"replicas": 2, "list": [{"name": "x", "v": 1}, {"name": "y"}]}});
+        assert!(diffs(json!({}), got.clone()).is_empty());
+        assert!(diffs(json!({"spec": {"list": [{"name": "x"}, {}]}}), got.clone()).is_empty());
+        assert!(diffs(json!({"metadata": {"labels": null}}), got.clone()).is_empty());
+        let d = diffs(json!({"metadata": {"annotations": {"a/b": "2"}}}), got.clone());
+        assert_eq!(
+            d,
+            vec![(r#"deployment.metadata.annotations["a/b"]"#.to_owned(), r#""2""#.to_owned(), r#""1""#.to_owned())]
+        );
+        let d = diffs(json!({"spec": {"list": [{"name": "x"}]}}), got.clone());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].0, "deployment.spec.list");
+        assert!(d[0].1.starts_with("1 items"), "{d:?}");
+        let d = diffs(json!({"spec": {"list": [{"name": "x"}, {"name": "z"}]}}), got.clone());
+        assert_eq!(d[0].0, "deployment.spec.list[1].name");
+        let d = diffs(json!({"spec": {"paused": true}, "metadata": {"name": null}}), got);
+        assert_eq!(d[0], ("deployment.metadata.name".into(), "absent".into(), r#""d""#.into()));
+        assert_eq!(d[1], ("deployment.spec.paused".into(), "true".into(), "absent".into()));
+    }
+
+    fn record() -> StepRecord {
+        StepRecord {
+            time: "2026-01-01T00:00:00Z".parse().unwrap(),
+            action: ActionKind::Update,
+            drift: vec!["spec.replicas".into()],
+            outcome: Some(WriteOutcome::from_parts(Some(503), "ServiceUnavailable", "etcd")),
+            status_written: true,
+            conditions: vec![Condition {
+                type_: "Programmed".into(),
+                status: "True".into(),
+                observed_generation: Some(1),
+                last_transition_time: "2026-01-01T00:00:00Z".into(),
+                reason: "Programmed".into(),
+                message: "LB Deployment reconciled with GatewayConfiguration generation 7".into(),
+            }],
+            addresses: vec!["20.0.0.1".into()],
+            requeue: Requeue::After(Duration::from_secs(1)),
+            status_patch_problem: None,
+        }
+    }
+
+    fn test_cluster() -> Cluster {
+        let objects = Objects {
+            gateway: json!({"metadata": {"name": "gw"}}),
+            deployment: Some(json!({"metadata": {"name": "sllbr-gw"}, "spec": {"replicas": 2}})),
+            template: Some(json!({})),
+            ..Objects::default()
+        };
+        Cluster::new(Settings::default(), "2026-01-01T00:00:00Z".parse().unwrap(), objects).unwrap()
+    }
+
+    fn failures(expect: Value) -> Vec<Failure> {
+        let doc = with_steps(json!([{"reconcile": {}, "expect": expect}]));
+        let s = Scenario::from_value(&doc).unwrap();
+        let Verb::Reconcile(e) = &s.steps[0].verb else { panic!() };
+        let mut out = Vec::new();
+        check_record(1, e, &record(), &test_cluster(), &mut out);
+        out
+    }
+
+    #[test]
+    fn matching_expectations_pass() {
+        let ok = failures(json!({
+            "action": "Update", "statusWritten": true, "addresses": ["20.0.0.1"],
+            "requeue": "1s", "deployment": {"spec": {"replicas": 2}},
+            "conditions": {"Degraded": null, "Programmed": {
+                "status": "True", "reason": "Programmed",
+                "message": "LB Deployment reconciled with GatewayConfiguration generation 7",
+                "messageContains": ["generation 7"], "observedGeneration": 1,
+                "lastTransitionTime": "2026-01-01T00:00:00.000Z"}}
+        }));
+        assert!(ok.is_empty(), "{ok:?}");
+    }
+
+    #[test]
+    fn each_mismatch_is_one_failure_with_expected_and_actual() {
+        let f = failures(json!({
+            "action": "None", "statusWritten": false, "addresses": [],
+            "requeue": "none", "deployment": {"spec": {"replicas": 3}},
+            "conditions": {"Programmed": {"status": "False", "messageContains": ["generation 8"],
+                                          "observedGeneration": 2,
+                                          "lastTransitionTime": "2026-01-01T00:00:01Z"},
+                           "Accepted": {}}
+        }));
+        let whats: Vec<&str> = f.iter().map(|f| f.what.as_str()).collect();
+        assert_eq!(
+            whats,
+            vec![
+                "action",
+                "statusWritten",
+                "conditions.Accepted",
+                "conditions.Programmed.status",
+                "conditions.Programmed.message",
+                "conditions.Programmed.observedGeneration",
+                "conditions.Programmed.lastTransitionTime",
+                "addresses",
+                "deployment.spec.replicas",
+                "requeue",
+            ]
+        );
+        assert_eq!(f[0].expected, "None");
+        assert_eq!(f[0].actual, "Update (drift: spec.replicas)");
+        assert_eq!(f[9].expected, "none");
+        assert_eq!(f[9].actual, "after 1s");
+        assert_eq!(
+            f[3].to_string(),
+            r#"step 1: conditions.Programmed.status: expected "False", found "True""#
+        );
+        let f = failures(json!({"deployment": null, "conditions": {"Programmed": null}}));
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].what, "conditions.Programmed");
+        assert_eq!(f[0].expected, "absent");
+        assert_eq!(f[1].actual, r#"Deployment "sllbr-gw""#);
+    }
+
+    #[test]
+    fn timeline_text_shows_action_write_status_conditions_and_requeue() {
+        let entry = Entry {
+            step: 7,
+            time: "2026-01-01T00:01:00Z".parse().unwrap(),
+            note: Some("why".into()),
+            event: Event::Reconciled(Box::new(record())),
+        };
+        let text = entry.to_string();
+        for line in [
+            "step  7  2026-01-01T00:01:00Z  reconcile",
+            "note: why",
+            "action: Update (drift: spec.replicas)",
+            "write: 503 ServiceUnavailable: etcd",
+            "status: written",
+            "Programmed = True/Programmed (generation 1, since 2026-01-01T00:00:00Z): LB Deployment",
+            "addresses: 20.0.0.1",
+            "requeue: after 1s",
+        ] {
+            assert!(text.contains(line), "{line:?} not in\n{text}");
+        }
+        let report = Report {
+            description: "demo".into(),
+            timeline: vec![entry],
+            failures: vec![Failure {
+                step: 7,
+                what: "action".into(),
+                expected: "None".into(),
+                actual: "Update".into(),
+            }],
+            deployment_writes: 1,
+            status_writes: 1,
+        };
+        assert!(!report.passed());
+        let text = report.to_string();
+        assert!(text.starts_with("demo\n"), "{text}");
+        assert!(text.contains("1 Deployment writes, 1 status writes"), "{text}");
+        assert!(text.ends_with("step 7: action: expected None, found Update"), "{text}");
+    }
+
+    #[test]
+    fn steps_that_cannot_run_are_failures_and_the_run_goes_on() {
+        let doc = json!({
+            "objects": {"gateway": {"metadata": {"name": "gw"}}, "template": {}},
+            "steps": [{"rollout": "complete"}, {"delete": "configuration"}, {"advance": "1m"}]
+        });
+        let report = Scenario::from_value(&doc).unwrap().run();
+        assert_eq!(report.failures.len(), 2);
+        assert_eq!(report.failures[0].step, 1);
+        assert_eq!(report.failures[0].what, "rollout");
+        assert_eq!(report.failures[0].actual, "cannot roll out: there is no deployment");
+        assert_eq!(report.failures[1].step, 2);
+        assert_eq!(report.timeline.len(), 3);
+        assert_eq!(
+            report.timeline[2].time,
+            "2026-01-01T00:01:00Z".parse::<Timestamp>().unwrap()
+        );
+    }
+}
