@@ -12,9 +12,7 @@ use std::fmt::Display;
 use std::process::ExitCode;
 
 use gateway_reconcile::sim::scenario::{DEMO, Scenario};
-use gateway_reconcile::wire::{
-    Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
-};
+use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{Action, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
 use serde_json::{Value, json};
 
@@ -201,7 +199,10 @@ fn plan(args: &[String]) -> Result<(), String> {
             .parse()
             .map_err(|e| format!("--now {text:?}: not an RFC 3339 time: {e}"))?,
     };
-    let outcome = flags.get("--outcome").map(|o| read_outcome(o)).transpose()?;
+    let outcome = flags
+        .get("--outcome")
+        .map(|o| read_outcome(o))
+        .transpose()?;
     let template: Deployment = match optional(&flags, "--template")? {
         Some(t) => t,
         None => gateway_reconcile::template::default_template(),
@@ -235,8 +236,9 @@ fn plan(args: &[String]) -> Result<(), String> {
         "drift": drift,
         "desired": desired,
         "outcome": used,
-        "status": settlement.status,
+        "status": settlement.status.clone(),
         "statusPatch": settlement.status_patch(),
+        "events": settlement.events.clone(),
         "requeue": requeue,
         "now": now.to_string(),
     });
@@ -259,11 +261,7 @@ fn read(flag: &str, file: &str) -> Result<String, String> {
     std::fs::read_to_string(file).map_err(|e| format!("{flag} {file}: cannot read: {e}"))
 }
 
-fn parse<T: serde::de::DeserializeOwned>(
-    flag: &str,
-    file: &str,
-    text: &str,
-) -> Result<T, String> {
+fn parse<T: serde::de::DeserializeOwned>(flag: &str, file: &str, text: &str) -> Result<T, String> {
     serde_json::from_str(text).map_err(|e| format!("{flag} {file}: {e}"))
 }
 
@@ -293,14 +291,16 @@ fn read_routes(file: &str) -> Result<Vec<L34Route>, String> {
             Some(Value::Null) | None => Vec::new(),
             Some(_) => return Err(format!("--routes {file}: \"items\" must be a list")),
         },
-        _ => return Err(format!("--routes {file}: expected a List object or an array")),
+        _ => {
+            return Err(format!(
+                "--routes {file}: expected a List object or an array"
+            ));
+        }
     };
     items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| {
-            serde_json::from_value(item).map_err(|e| err_at("--routes", file, i, e))
-        })
+        .map(|(i, item)| serde_json::from_value(item).map_err(|e| err_at("--routes", file, i, e)))
         .collect()
 }
 
@@ -324,14 +324,13 @@ fn read_outcome(arg: &str) -> Result<WriteOutcome, String> {
     match value {
         Value::String(s) if s == "Applied" => Ok(WriteOutcome::Applied),
         Value::Object(map) => {
-            let code = match map.get("code") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(
-                    v.as_u64()
-                        .and_then(|c| u16::try_from(c).ok())
-                        .ok_or_else(|| format!("--outcome {source}: \"code\" must be an HTTP code"))?,
-                ),
-            };
+            let code =
+                match map.get("code") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(v.as_u64().and_then(|c| u16::try_from(c).ok()).ok_or_else(
+                        || format!("--outcome {source}: \"code\" must be an HTTP code"),
+                    )?),
+                };
             let text = |key: &str| -> Result<String, String> {
                 match map.get(key) {
                     None | Some(Value::Null) => Ok(String::new()),
@@ -339,7 +338,11 @@ fn read_outcome(arg: &str) -> Result<WriteOutcome, String> {
                     Some(_) => Err(format!("--outcome {source}: {key:?} must be a string")),
                 }
             };
-            Ok(WriteOutcome::from_parts(code, &text("reason")?, &text("message")?))
+            Ok(WriteOutcome::from_parts(
+                code,
+                &text("reason")?,
+                &text("message")?,
+            ))
         }
         _ => Err(format!(
             "--outcome {source}: expected \"Applied\" or {{\"code\", \"reason\", \"message\"}}"

@@ -89,7 +89,8 @@ fn simulate(args: &[&str]) -> (i32, String, String) {
 }
 
 fn temp_file(name: &str, text: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("gateway-reconcile-{}-{name}", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("gateway-reconcile-{}-{name}", std::process::id()));
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -100,15 +101,22 @@ const TEMPLATE: &str = r#"{"spec": {"template": {"spec": {"containers": [{"name"
 fn simulate_exit_codes() {
     let ok = temp_file(
         "ok.json",
-        &format!(r#"{{"objects": {{"gateway": {{}}, "template": {TEMPLATE}}}, "steps": [{{"advance": "90s"}}]}}"#),
+        &format!(
+            r#"{{"objects": {{"gateway": {{}}, "template": {TEMPLATE}}}, "steps": [{{"advance": "90s"}}]}}"#
+        ),
     );
     let (code, stdout, _) = simulate(&[ok.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}");
-    assert!(stdout.contains("step  1  2026-01-01T00:01:30Z  advance 1m 30s"), "{stdout}");
+    assert!(
+        stdout.contains("step  1  2026-01-01T00:01:30Z  advance 1m 30s"),
+        "{stdout}"
+    );
 
     let failing = temp_file(
         "failing.json",
-        &format!(r#"{{"objects": {{"gateway": {{}}, "template": {TEMPLATE}}}, "steps": [{{"rollout": "complete"}}]}}"#),
+        &format!(
+            r#"{{"objects": {{"gateway": {{}}, "template": {TEMPLATE}}}, "steps": [{{"rollout": "complete"}}]}}"#
+        ),
     );
     let (code, stdout, stderr) = simulate(&[failing.to_str().unwrap()]);
     assert_eq!(code, 1, "{stdout}{stderr}");
@@ -123,11 +131,17 @@ fn simulate_exit_codes() {
     );
     let (code, _, stderr) = simulate(&[malformed.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("malformed.json: step 2: unknown key \"expct\" in reconcile step"), "{stderr}");
+    assert!(
+        stderr.contains("malformed.json: step 2: unknown key \"expct\" in reconcile step"),
+        "{stderr}"
+    );
 
     let (code, _, stderr) = simulate(&["/nonexistent/scenario.json"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("cannot read /nonexistent/scenario.json"), "{stderr}");
+    assert!(
+        stderr.contains("cannot read /nonexistent/scenario.json"),
+        "{stderr}"
+    );
 
     let (code, stdout, _) = simulate(&["--help"]);
     assert_eq!(code, 0);

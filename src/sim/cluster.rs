@@ -50,8 +50,8 @@ use crate::error::InputError;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{Action, Requeue};
 use crate::settings::Settings;
-use crate::snapshot::Snapshot;
 use crate::sim::merge_patch;
+use crate::snapshot::Snapshot;
 use crate::wire::{
     Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, GatewayStatus, L34Route,
 };
@@ -209,6 +209,8 @@ pub struct StepRecord {
     pub addresses: Vec<String>,
     /// When the crate asked to look again.
     pub requeue: Requeue,
+    /// The Events the settlement asked to record on the Gateway.
+    pub events: Vec<crate::events::Event>,
     /// When [`Settlement::status_patch`](crate::Settlement::status_patch), applied to the
     /// Gateway as the API server would, does not give the settlement's status: what differs.
     pub status_patch_problem: Option<String>,
@@ -689,8 +691,9 @@ impl Cluster {
             }
             None => {
                 if patch.is_some() {
-                    status_patch_problem =
-                        Some("status_patch() gives a patch but the settlement has no status".into());
+                    status_patch_problem = Some(
+                        "status_patch() gives a patch but the settlement has no status".into(),
+                    );
                 }
                 false
             }
@@ -711,6 +714,7 @@ impl Cluster {
             conditions,
             addresses,
             requeue: settlement.requeue,
+            events: settlement.events.clone(),
             status_patch_problem,
         })
     }
@@ -803,7 +807,9 @@ impl Cluster {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         };
-        if desired.get(&["metadata", "resourceVersion"]).and_then(Value::as_str)
+        if desired
+            .get(&["metadata", "resourceVersion"])
+            .and_then(Value::as_str)
             != rv(&stored).as_deref()
         {
             return WriteOutcome::from_parts(
@@ -987,7 +993,9 @@ mod tests {
 
     fn cluster(deployment: Option<Value>) -> Cluster {
         let objects = Objects {
-            gateway_class: Some(json!({"metadata": {"name": "c"}, "spec": {"controllerName": "x"}})),
+            gateway_class: Some(
+                json!({"metadata": {"name": "c"}, "spec": {"controllerName": "x"}}),
+            ),
             gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
                             "spec": {"gatewayClassName": "c"}}),
             configuration: Some(json!({"metadata": {"name": "conf", "namespace": "red",
@@ -1016,7 +1024,9 @@ mod tests {
     }
 
     fn generation(v: &Value) -> i64 {
-        v.pointer("/metadata/generation").and_then(Value::as_i64).unwrap()
+        v.pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap()
     }
 
     #[test]
@@ -1028,7 +1038,12 @@ mod tests {
         assert_eq!(gw["metadata"]["creationTimestamp"], "2026-01-01T00:00:00Z");
         assert!(gw["metadata"]["resourceVersion"].is_string());
         let class_uid = c.gateway_class().unwrap()["metadata"]["uid"].clone();
-        assert!(class_uid.as_str().unwrap().starts_with("00000000-0000-4000-8000-"));
+        assert!(
+            class_uid
+                .as_str()
+                .unwrap()
+                .starts_with("00000000-0000-4000-8000-")
+        );
         assert_eq!(c.configuration().unwrap()["metadata"]["generation"], 7);
         // The Deployment is stored as written: no defaulting, its own resourceVersion.
         assert_eq!(c.deployment(), Some(&lb("77")));
@@ -1042,7 +1057,16 @@ mod tests {
             ..Objects::default()
         };
         let e = Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects).unwrap_err();
-        assert!(matches!(e, ClusterError::Malformed { kind: Kind::Gateway, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                ClusterError::Malformed {
+                    kind: Kind::Gateway,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert!(e.to_string().starts_with("gateway: "), "{e}");
         let objects = Objects {
             gateway: json!({}),
@@ -1051,7 +1075,16 @@ mod tests {
             ..Objects::default()
         };
         let e = Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects).unwrap_err();
-        assert!(matches!(e, ClusterError::Malformed { kind: Kind::Routes, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                ClusterError::Malformed {
+                    kind: Kind::Routes,
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1063,21 +1096,40 @@ mod tests {
         assert_eq!(generation(c.gateway()), 1);
         let rv1 = rv(c.gateway());
         assert_ne!(rv0, rv1, "every write sets a new resourceVersion");
-        c.patch(Kind::Gateway, &json!({"status": {"addresses": [{"value": "1.2.3.4"}]}}))
-            .unwrap();
+        c.patch(
+            Kind::Gateway,
+            &json!({"status": {"addresses": [{"value": "1.2.3.4"}]}}),
+        )
+        .unwrap();
         assert_eq!(generation(c.gateway()), 1, "status is not spec");
-        c.patch(Kind::Gateway, &json!({"spec": {"gatewayClassName": "other"}}))
-            .unwrap();
+        c.patch(
+            Kind::Gateway,
+            &json!({"spec": {"gatewayClassName": "other"}}),
+        )
+        .unwrap();
         assert_eq!(generation(c.gateway()), 2);
-        c.patch(Kind::Gateway, &json!({"spec": {"gatewayClassName": "other"}}))
-            .unwrap();
-        assert_eq!(generation(c.gateway()), 2, "a no-op spec patch bumps nothing");
-        c.patch(Kind::Configuration, &json!({"spec": {"horizontalScaling": {"replicas": 3}}}))
-            .unwrap();
+        c.patch(
+            Kind::Gateway,
+            &json!({"spec": {"gatewayClassName": "other"}}),
+        )
+        .unwrap();
+        assert_eq!(
+            generation(c.gateway()),
+            2,
+            "a no-op spec patch bumps nothing"
+        );
+        c.patch(
+            Kind::Configuration,
+            &json!({"spec": {"horizontalScaling": {"replicas": 3}}}),
+        )
+        .unwrap();
         assert_eq!(generation(c.configuration().unwrap()), 8);
         // A client cannot set generation or uid.
-        c.patch(Kind::Gateway, &json!({"metadata": {"generation": 40, "uid": "x"}}))
-            .unwrap();
+        c.patch(
+            Kind::Gateway,
+            &json!({"metadata": {"generation": 40, "uid": "x"}}),
+        )
+        .unwrap();
         assert_eq!(generation(c.gateway()), 2);
         assert_eq!(c.gateway()["metadata"]["uid"], "u-1");
     }
@@ -1099,7 +1151,13 @@ mod tests {
         let e = c
             .patch(Kind::Gateway, &json!({"spec": {"gatewayClassName": 5}}))
             .unwrap_err();
-        assert!(matches!(e, ClusterError::Malformed { kind: Kind::Gateway, .. }));
+        assert!(matches!(
+            e,
+            ClusterError::Malformed {
+                kind: Kind::Gateway,
+                ..
+            }
+        ));
         assert_eq!(c.gateway(), &before);
     }
 
@@ -1109,7 +1167,10 @@ mod tests {
         c.patch(Kind::Deployment, &json!({"spec": {"replicas": 5}}))
             .unwrap();
         let d = c.deployment().unwrap();
-        assert_eq!(d["spec"]["revisionHistoryLimit"], 10, "server defaults applied");
+        assert_eq!(
+            d["spec"]["revisionHistoryLimit"], 10,
+            "server defaults applied"
+        );
         assert_eq!(generation(d), 5);
         assert_eq!(d["status"]["observedGeneration"], 4, "status kept");
         c.patch(Kind::Template, &json!({"metadata": {"labels": {"x": "y"}}}))
@@ -1161,7 +1222,11 @@ mod tests {
         assert_eq!(c.now(), t("2026-01-01T00:00:01.5Z"));
         assert_eq!(format_time(c.now()), "2026-01-01T00:00:01Z");
         assert!(c.advance(Duration::from_secs(u64::MAX)).is_err());
-        assert_eq!(c.now(), t("2026-01-01T00:00:01.5Z"), "a failed advance changes nothing");
+        assert_eq!(
+            c.now(),
+            t("2026-01-01T00:00:01.5Z"),
+            "a failed advance changes nothing"
+        );
     }
 
     fn desired(name: &str) -> Deployment {
@@ -1184,7 +1249,10 @@ mod tests {
         assert_eq!(c.create_deployment(&desired("sllbr-gw")), e503);
         assert!(c.deployment().is_none());
         assert_eq!(c.pending_failures(), 0);
-        assert_eq!(c.create_deployment(&desired("sllbr-gw")), WriteOutcome::Applied);
+        assert_eq!(
+            c.create_deployment(&desired("sllbr-gw")),
+            WriteOutcome::Applied
+        );
         let d = c.deployment().unwrap().clone();
         assert_eq!(generation(&d), 1);
         assert_ne!(d["metadata"]["uid"], "client");
@@ -1225,7 +1293,10 @@ mod tests {
         let d2 = c.deployment().unwrap();
         assert_eq!(generation(d2), 5, "same spec: no generation bump");
         assert_ne!(rv(d2), rv(&d));
-        assert_eq!(d2["status"]["observedGeneration"], 4, "update never writes status");
+        assert_eq!(
+            d2["status"]["observedGeneration"], 4,
+            "update never writes status"
+        );
 
         c.delete(Kind::Deployment).unwrap();
         let gone = c.update_deployment(&again);
@@ -1258,7 +1329,10 @@ mod tests {
         let s = &d["status"];
         assert_eq!(s["observedGeneration"], 4);
         assert_eq!(s["replicas"], 3);
-        assert!(s.get("updatedReplicas").is_none(), "zero counts are omitted");
+        assert!(
+            s.get("updatedReplicas").is_none(),
+            "zero counts are omitted"
+        );
         assert!(s.get("availableReplicas").is_none());
         assert_eq!(s["conditions"][1]["reason"], "ReplicaSetUpdated");
         assert_eq!(s["conditions"][0]["status"], "False");
@@ -1266,7 +1340,12 @@ mod tests {
         c.advance(Duration::from_secs(60)).unwrap();
         c.rollout(Rollout::Complete).unwrap();
         let s = c.deployment().unwrap()["status"].clone();
-        for key in ["replicas", "updatedReplicas", "readyReplicas", "availableReplicas"] {
+        for key in [
+            "replicas",
+            "updatedReplicas",
+            "readyReplicas",
+            "availableReplicas",
+        ] {
             assert_eq!(s[key], 3, "{key}");
         }
         assert_eq!(s["conditions"][0]["type"], "Available");
@@ -1278,7 +1357,10 @@ mod tests {
             s["conditions"][1]["lastTransitionTime"], "2026-01-01T00:00:00Z",
             "Progressing stayed True: its transition time is kept"
         );
-        assert_eq!(s["conditions"][0]["lastTransitionTime"], "2026-01-01T00:01:00Z");
+        assert_eq!(
+            s["conditions"][0]["lastTransitionTime"],
+            "2026-01-01T00:01:00Z"
+        );
 
         c.rollout(Rollout::Stalled).unwrap();
         let s = c.deployment().unwrap()["status"].clone();
@@ -1287,7 +1369,10 @@ mod tests {
         assert_eq!(progressing["reason"], "ProgressDeadlineExceeded");
         let message = progressing["message"].as_str().unwrap();
         assert!(message.starts_with("ReplicaSet \"sllbr-gw-"), "{message}");
-        assert!(message.ends_with("\" has timed out progressing."), "{message}");
+        assert!(
+            message.ends_with("\" has timed out progressing."),
+            "{message}"
+        );
         assert_eq!(s["updatedReplicas"], 3);
         assert!(s.get("availableReplicas").is_none());
     }

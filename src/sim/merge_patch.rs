@@ -64,17 +64,13 @@ mod tests {
                 json!({"a":{"b":"d","c":null}}),
                 json!({"a":{"b":"d"}}),
             ),
-            (
-                json!({"a":[{"b":"c"}]}),
-                json!({"a":[1]}),
-                json!({"a":[1]}),
-            ),
-            (json!(["a","b"]), json!(["c","d"]), json!(["c","d"])),
+            (json!({"a":[{"b":"c"}]}), json!({"a":[1]}), json!({"a":[1]})),
+            (json!(["a", "b"]), json!(["c", "d"]), json!(["c", "d"])),
             (json!({"a":"b"}), json!(["c"]), json!(["c"])),
             (json!({"a":"foo"}), json!(null), json!(null)),
             (json!({"a":"foo"}), json!("bar"), json!("bar")),
             (json!({"e":null}), json!({"a":1}), json!({"e":null,"a":1})),
-            (json!([1,2]), json!({"a":"b","c":null}), json!({"a":"b"})),
+            (json!([1, 2]), json!({"a":"b","c":null}), json!({"a":"b"})),
             (
                 json!({}),
                 json!({"a":{"bb":{"ccc":null}}}),
@@ -112,6 +108,9 @@ mod tests {
 
     #[test]
     fn null_for_a_missing_key_is_a_no_op() {
-        assert_eq!(patched(json!({"a": 1}), json!({"b": null})), json!({"a": 1}));
+        assert_eq!(
+            patched(json!({"a": 1}), json!({"b": null})),
+            json!({"a": 1})
+        );
     }
 }

@@ -581,9 +581,7 @@ fn parse_objects(top: &Ctx, value: Option<&Value>) -> Result<Objects, ScenarioEr
 }
 
 fn parse_step(number: usize, value: &Value) -> Result<Step, ScenarioError> {
-    let ctx = Ctx {
-        step: Some(number),
-    };
+    let ctx = Ctx { step: Some(number) };
     let map = ctx.object(value, "step")?;
     let mut verbs = map
         .keys()
@@ -606,8 +604,7 @@ fn parse_step(number: usize, value: &Value) -> Result<Step, ScenarioError> {
         (Some(v), None) => v.as_str(),
         (Some(a), Some(b)) => {
             // A known verb next to an unknown key: the key is the mistake.
-            let (known, other) = match (VERBS.contains(&a.as_str()), VERBS.contains(&b.as_str()))
-            {
+            let (known, other) = match (VERBS.contains(&a.as_str()), VERBS.contains(&b.as_str())) {
                 (true, false) => (a, b),
                 (false, true) => (b, a),
                 (true, true) => {
@@ -694,7 +691,10 @@ fn parse_step(number: usize, value: &Value) -> Result<Step, ScenarioError> {
         "failWrites" => {
             let spec = ctx.object(body, "failWrites")?;
             ctx.keys(spec, &["count", "error"], "failWrites")?;
-            let count = ctx.integer(ctx.required(spec, "count", "failWrites")?, "failWrites.count")?;
+            let count = ctx.integer(
+                ctx.required(spec, "count", "failWrites")?,
+                "failWrites.count",
+            )?;
             let count = u32::try_from(count)
                 .map_err(|_| ctx.invalid("failWrites.count", "must be between 0 and 4294967295"))?;
             let outcome = match spec.get("error") {
@@ -743,7 +743,9 @@ fn parse_error(ctx: &Ctx, value: &Value) -> Result<WriteOutcome, ScenarioError> 
     let text = |key: &str| -> Result<String, ScenarioError> {
         match map.get(key) {
             None | Some(Value::Null) => Ok(String::new()),
-            Some(v) => Ok(ctx.string(v, &format!("failWrites.error.{key}"))?.to_owned()),
+            Some(v) => Ok(ctx
+                .string(v, &format!("failWrites.error.{key}"))?
+                .to_owned()),
         }
     };
     Ok(WriteOutcome::from_parts(
@@ -913,7 +915,11 @@ fn check_record(
                     if let Some(w) = want
                         && w != got
                     {
-                        fail(what(&format!(".{name}")), format!("{w:?}"), format!("{got:?}"));
+                        fail(
+                            what(&format!(".{name}")),
+                            format!("{w:?}"),
+                            format!("{got:?}"),
+                        );
                     }
                 };
                 field("status", &want.status, &c.status);
@@ -967,7 +973,9 @@ fn check_record(
             "no Deployment".into(),
             format!(
                 "Deployment {:?}",
-                d.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+                d.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
             ),
         ),
         (Some(Some(_)), None) => fail("deployment".into(), "a Deployment".into(), "none".into()),
@@ -1114,6 +1122,9 @@ impl fmt::Display for Entry {
                         c.type_, c.status, c.reason, c.message
                     )?;
                 }
+                for e in &r.events {
+                    writeln!(f, "    event: {:?} {}: {}", e.type_, e.reason, e.message)?;
+                }
                 if r.addresses.is_empty() {
                     writeln!(f, "    addresses: none")?;
                 } else {
@@ -1191,7 +1202,9 @@ mod tests {
     }
 
     fn step_error(step: Value) -> String {
-        error(with_steps(json!([{"advance": "1s"}, {"advance": "1s"}, step])))
+        error(with_steps(
+            json!([{"advance": "1s"}, {"advance": "1s"}, step]),
+        ))
     }
 
     #[test]
@@ -1218,7 +1231,9 @@ mod tests {
                 .starts_with(r#"step 3: "advance": invalid duration "soon""#)
         );
         assert_eq!(
-            step_error(json!({"reconcile": {}, "expect": {"conditions": {"Programmed": {"satus": "True"}}}})),
+            step_error(
+                json!({"reconcile": {}, "expect": {"conditions": {"Programmed": {"satus": "True"}}}})
+            ),
             r#"step 3: unknown key "satus" in expect.conditions.Programmed"#
         );
         assert_eq!(
@@ -1226,12 +1241,15 @@ mod tests {
             r#"step 3: "expect.statusWritten" must be a boolean (found a string)"#
         );
         assert_eq!(
-            step_error(json!({"reconcile": {}, "expect": {"conditions": {"Accepted": {"messageContains": [1]}}}})),
+            step_error(
+                json!({"reconcile": {}, "expect": {"conditions": {"Accepted": {"messageContains": [1]}}}})
+            ),
             r#"step 3: "expect.conditions.Accepted.messageContains[0]" must be a string (found a number)"#
         );
         assert!(
-            step_error(json!({"reconcile": {}, "expect": {"requeue": "later"}}))
-                .starts_with(r#"step 3: "expect.requeue": expected none, immediately or a duration"#)
+            step_error(json!({"reconcile": {}, "expect": {"requeue": "later"}})).starts_with(
+                r#"step 3: "expect.requeue": expected none, immediately or a duration"#
+            )
         );
         assert_eq!(
             step_error(json!({"reconcile": {}, "expect": {"action": "Delete"}})),
@@ -1261,14 +1279,23 @@ mod tests {
             step_error(json!({"patch": {"routes": {}}})),
             r#"step 3: "patch.routes" must be a list (found an object)"#
         );
-        assert!(step_error(json!({"delete": "template"})).starts_with(r#"step 3: "delete": cannot delete "template""#));
-        assert!(step_error(json!({"rollout": "done"})).starts_with(r#"step 3: "rollout": unknown rollout "done""#));
+        assert!(
+            step_error(json!({"delete": "template"}))
+                .starts_with(r#"step 3: "delete": cannot delete "template""#)
+        );
+        assert!(
+            step_error(json!({"rollout": "done"}))
+                .starts_with(r#"step 3: "rollout": unknown rollout "done""#)
+        );
         assert!(step_error(json!({"note": "x"})).starts_with("step 3: no step verb"));
         assert_eq!(
             step_error(json!({"advance": "1s", "rollout": "complete"})),
             r#"step 3: more than one step verb: "advance" and "rollout""#
         );
-        assert_eq!(step_error(json!("advance")), r#"step 3: "step" must be an object (found a string)"#);
+        assert_eq!(
+            step_error(json!("advance")),
+            r#"step 3: "step" must be an object (found a string)"#
+        );
     }
 
     #[test]
@@ -1277,7 +1304,10 @@ mod tests {
             error(json!({"objects": {"gateway": {}}, "steps": [], "stepz": []})),
             r#"unknown key "stepz" in the scenario"#
         );
-        assert_eq!(error(json!({"steps": []})), r#"missing key "objects" in the scenario"#);
+        assert_eq!(
+            error(json!({"steps": []})),
+            r#"missing key "objects" in the scenario"#
+        );
         assert_eq!(
             error(json!({"objects": {}, "steps": []})),
             r#"missing key "gateway" in objects"#
@@ -1291,8 +1321,10 @@ mod tests {
                 .starts_with(r#""objects.gateway": invalid type"#)
         );
         assert!(
-            error(json!({"objects": {"gateway": {}}, "settings": {"degradedAftr": "1m"}, "steps": []}))
-                .contains("degradedAftr")
+            error(
+                json!({"objects": {"gateway": {}}, "settings": {"degradedAftr": "1m"}, "steps": []})
+            )
+            .contains("degradedAftr")
         );
         assert!(
             error(json!({"objects": {"gateway": {}}, "now": "yesterday", "steps": []}))
@@ -1346,7 +1378,9 @@ mod tests {
         assert_eq!(s.objects.routes.len(), 1);
         assert_eq!(s.steps.len(), 10);
         assert_eq!(s.steps[0].note.as_deref(), Some("first"));
-        let Verb::Reconcile(e) = &s.steps[0].verb else { panic!("{:?}", s.steps[0]) };
+        let Verb::Reconcile(e) = &s.steps[0].verb else {
+            panic!("{:?}", s.steps[0])
+        };
         assert_eq!(e.action, Some(ActionKind::Update));
         assert_eq!(e.status_written, Some(true));
         assert_eq!(e.conditions.len(), 2);
@@ -1355,27 +1389,42 @@ mod tests {
         assert_eq!(c.message_contains, vec!["a", "b"]);
         assert_eq!(c.observed_generation, Some(3));
         assert!(c.last_transition_time.is_some());
-        assert!(e.conditions.iter().any(|(t, c)| t == "Degraded" && c.is_none()));
+        assert!(
+            e.conditions
+                .iter()
+                .any(|(t, c)| t == "Degraded" && c.is_none())
+        );
         assert_eq!(e.addresses, Some(vec!["1.2.3.4".to_owned()]));
         assert_eq!(e.deployment, Some(Some(json!({"spec": {"replicas": 2}}))));
         assert_eq!(e.requeue, Some(Requeue::After(Duration::from_secs(90))));
-        let Verb::Reconcile(e) = &s.steps[1].verb else { panic!() };
+        let Verb::Reconcile(e) = &s.steps[1].verb else {
+            panic!()
+        };
         assert_eq!(e.deployment, Some(None));
         assert_eq!(e.requeue, Some(Requeue::Immediately));
         assert_eq!(s.steps[3].verb, Verb::Advance(Duration::from_secs(5400)));
-        let Verb::Patch(p) = &s.steps[4].verb else { panic!() };
+        let Verb::Patch(p) = &s.steps[4].verb else {
+            panic!()
+        };
         let kinds: Vec<Kind> = p.iter().map(|(k, _)| *k).collect();
         assert_eq!(kinds, vec![Kind::Configuration, Kind::Routes]);
         assert_eq!(s.steps[5].verb, Verb::Delete(Kind::Deployment));
-        let Verb::FailWrites { count, outcome } = &s.steps[6].verb else { panic!() };
+        let Verb::FailWrites { count, outcome } = &s.steps[6].verb else {
+            panic!()
+        };
         assert_eq!(*count, 3);
         assert_eq!(outcome.class(), Some(crate::FailureClass::Transient));
         assert_eq!(outcome.message(), "m");
-        let Verb::FailWrites { outcome, .. } = &s.steps[7].verb else { panic!() };
+        let Verb::FailWrites { outcome, .. } = &s.steps[7].verb else {
+            panic!()
+        };
         assert!(matches!(outcome, WriteOutcome::Transport { .. }));
         assert_eq!(
             s.steps[8].verb,
-            Verb::FailWrites { count: 0, outcome: WriteOutcome::Applied }
+            Verb::FailWrites {
+                count: 0,
+                outcome: WriteOutcome::Applied
+            }
         );
         assert_eq!(s.steps[9].verb, Verb::Rollout(Rollout::Stalled));
     }
@@ -1400,20 +1449,47 @@ mod tests {
         assert!(diffs(json!({}), got.clone()).is_empty());
         assert!(diffs(json!({"spec": {"list": [{"name": "x"}, {}]}}), got.clone()).is_empty());
         assert!(diffs(json!({"metadata": {"labels": null}}), got.clone()).is_empty());
-        let d = diffs(json!({"metadata": {"annotations": {"a/b": "2"}}}), got.clone());
+        let d = diffs(
+            json!({"metadata": {"annotations": {"a/b": "2"}}}),
+            got.clone(),
+        );
         assert_eq!(
             d,
-            vec![(r#"deployment.metadata.annotations["a/b"]"#.to_owned(), r#""2""#.to_owned(), r#""1""#.to_owned())]
+            vec![(
+                r#"deployment.metadata.annotations["a/b"]"#.to_owned(),
+                r#""2""#.to_owned(),
+                r#""1""#.to_owned()
+            )]
         );
         let d = diffs(json!({"spec": {"list": [{"name": "x"}]}}), got.clone());
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].0, "deployment.spec.list");
         assert!(d[0].1.starts_with("1 items"), "{d:?}");
-        let d = diffs(json!({"spec": {"list": [{"name": "x"}, {"name": "z"}]}}), got.clone());
+        let d = diffs(
+            json!({"spec": {"list": [{"name": "x"}, {"name": "z"}]}}),
+            got.clone(),
+        );
         assert_eq!(d[0].0, "deployment.spec.list[1].name");
-        let d = diffs(json!({"spec": {"paused": true}, "metadata": {"name": null}}), got);
-        assert_eq!(d[0], ("deployment.metadata.name".into(), "absent".into(), r#""d""#.into()));
-        assert_eq!(d[1], ("deployment.spec.paused".into(), "true".into(), "absent".into()));
+        let d = diffs(
+            json!({"spec": {"paused": true}, "metadata": {"name": null}}),
+            got,
+        );
+        assert_eq!(
+            d[0],
+            (
+                "deployment.metadata.name".into(),
+                "absent".into(),
+                r#""d""#.into()
+            )
+        );
+        assert_eq!(
+            d[1],
+            (
+                "deployment.spec.paused".into(),
+                "true".into(),
+                "absent".into()
+            )
+        );
     }
 
     fn record() -> StepRecord {
@@ -1421,7 +1497,11 @@ mod tests {
             time: "2026-01-01T00:00:00Z".parse().unwrap(),
             action: ActionKind::Update,
             drift: vec!["spec.replicas".into()],
-            outcome: Some(WriteOutcome::from_parts(Some(503), "ServiceUnavailable", "etcd")),
+            outcome: Some(WriteOutcome::from_parts(
+                Some(503),
+                "ServiceUnavailable",
+                "etcd",
+            )),
             status_written: true,
             conditions: vec![Condition {
                 type_: "Programmed".into(),
@@ -1433,6 +1513,11 @@ mod tests {
             }],
             addresses: vec!["20.0.0.1".into()],
             requeue: Requeue::After(Duration::from_secs(1)),
+            events: vec![crate::events::Event {
+                type_: crate::events::EventType::Warning,
+                reason: "ApplyFailed".into(),
+                message: "update failed".into(),
+            }],
             status_patch_problem: None,
         }
     }
@@ -1444,13 +1529,20 @@ mod tests {
             template: Some(json!({})),
             ..Objects::default()
         };
-        Cluster::new(Settings::default(), "2026-01-01T00:00:00Z".parse().unwrap(), objects).unwrap()
+        Cluster::new(
+            Settings::default(),
+            "2026-01-01T00:00:00Z".parse().unwrap(),
+            objects,
+        )
+        .unwrap()
     }
 
     fn failures(expect: Value) -> Vec<Failure> {
         let doc = with_steps(json!([{"reconcile": {}, "expect": expect}]));
         let s = Scenario::from_value(&doc).unwrap();
-        let Verb::Reconcile(e) = &s.steps[0].verb else { panic!() };
+        let Verb::Reconcile(e) = &s.steps[0].verb else {
+            panic!()
+        };
         let mut out = Vec::new();
         check_record(1, e, &record(), &test_cluster(), &mut out);
         out
@@ -1528,6 +1620,7 @@ mod tests {
             "status: written",
             "Programmed = True/Programmed (generation 1, since 2026-01-01T00:00:00Z): LB Deployment",
             "addresses: 20.0.0.1",
+            "event: Warning ApplyFailed: update failed",
             "requeue: after 1s",
         ] {
             assert!(text.contains(line), "{line:?} not in\n{text}");
@@ -1547,8 +1640,14 @@ mod tests {
         assert!(!report.passed());
         let text = report.to_string();
         assert!(text.starts_with("demo\n"), "{text}");
-        assert!(text.contains("1 Deployment writes, 1 status writes"), "{text}");
-        assert!(text.ends_with("step 7: action: expected None, found Update"), "{text}");
+        assert!(
+            text.contains("1 Deployment writes, 1 status writes"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("step 7: action: expected None, found Update"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -1561,7 +1660,10 @@ mod tests {
         assert_eq!(report.failures.len(), 2);
         assert_eq!(report.failures[0].step, 1);
         assert_eq!(report.failures[0].what, "rollout");
-        assert_eq!(report.failures[0].actual, "cannot roll out: there is no deployment");
+        assert_eq!(
+            report.failures[0].actual,
+            "cannot roll out: there is no deployment"
+        );
         assert_eq!(report.failures[1].step, 2);
         assert_eq!(report.timeline.len(), 3);
         assert_eq!(
