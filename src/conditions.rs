@@ -145,6 +145,9 @@ pub enum Change {
     Remove,
     /// Leave it exactly as observed.
     Keep,
+    /// Keep status, reason and message, but record the current generation (a condition the
+    /// crate still vouches for, e.g. `Degraded` across a conflicting retry).
+    Refresh,
 }
 
 /// The first condition of this type.
@@ -181,7 +184,8 @@ pub fn merge(
     for (type_, change) in changes {
         let pos = out.iter().position(|c| c.type_ == *type_);
         match (change, pos) {
-            (Change::Keep, _) | (Change::Remove, None) => {}
+            (Change::Keep, _) | (Change::Remove, None) | (Change::Refresh, None) => {}
+            (Change::Refresh, Some(i)) => out[i].observed_generation = Some(generation),
             (Change::Remove, Some(i)) => {
                 out.remove(i);
             }

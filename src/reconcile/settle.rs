@@ -220,7 +220,7 @@ impl<'a> Plan<'a> {
             FailureClass::Conflict | FailureClass::AlreadyExists => (
                 old_programmed(),
                 pending(not_applied(format!("update conflicted, retrying: {msg}"))),
-                Change::Keep,
+                Change::Refresh,
                 Requeue::Immediately,
             ),
             FailureClass::NotFound => (
