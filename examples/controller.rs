@@ -92,6 +92,7 @@ fn to_wire<T: serde::de::DeserializeOwned>(
         })
 }
 
+/// One reconcile of one Gateway: read, plan, write, settle, requeue.
 async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controller::Action, Error> {
     let (Some(namespace), name) = (gateway.namespace(), gateway.name_any()) else {
         return Ok(controller::Action::await_change());
