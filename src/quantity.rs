@@ -8,7 +8,9 @@
 //! - decimal exponent: `e` or `E` followed by a signed integer (`1e3`, `1.5E-2`); a bare `E`
 //!   is exa.
 //!
-//! A [`Quantity`] holds its value exactly, as an integer mantissa times a power of ten with the
+//! A [`Quantity`] holds the value the API server stores: exactly, except that a value finer
+//! than a nano is rounded up (away from zero) to a nano, as the server does, so that a request
+//! written with more precision is equal to what the server returns. It is an integer mantissa times a power of ten with the
 //! trailing zeros of the mantissa moved into the exponent, so equality is by value:
 //! `0.5` == `500m`, `1Gi` == `1024Mi`, `1e3` == `1k`, `1000m` == `1`. The only thing kept from
 //! the spelling is whether a binary suffix was used, which [`Quantity::canonical`] needs.
@@ -211,6 +213,16 @@ fn parse(s: &str) -> Option<Quantity> {
     if exponent.abs() > MAX_EXPONENT {
         return None;
     }
+    // The API server stores at most nano precision, rounding the magnitude up; holding the
+    // stored value makes a finer request equal to what the server gives back.
+    if exponent < -9 {
+        mantissa = round_away_from_zero(mantissa, i32::try_from(-9 - exponent).ok()?);
+        exponent = -9;
+        while mantissa != 0 && mantissa % 10 == 0 {
+            mantissa /= 10;
+            exponent += 1;
+        }
+    }
     if negative {
         mantissa = -mantissa;
     }
@@ -394,6 +406,10 @@ mod tests {
             ("1e+3", "1000"),
             ("-1.5k", "-1500"),
             ("1Ei", "1152921504606846976"),
+            // Finer than a nano: rounded up, as the API server stores it.
+            ("0.1n", "1n"),
+            ("13.1583330000000000000000000000000001", "13158333001n"),
+            ("-1.5n", "-2n"),
         ];
         for (a, b) in equal {
             assert_eq!(q(a), q(b), "{a} == {b}");
@@ -407,7 +423,7 @@ mod tests {
             ("1Gi", "1G"),
             ("1Ki", "1k"),
             ("-1", "1"),
-            ("1n", "0.1n"),
+            ("2n", "1n"),
             ("1m", "1M"),
         ];
         for (a, b) in unequal {

@@ -23,7 +23,8 @@
 //!    used by an earlier attachment;
 //! 6. `spec.verticalScaling.containers`, in list order: no ResourceClaims. A `claims` entry
 //!    in `resources` that is anything but `null` or an empty list counts as claims; then
-//!    every request and limit must be a quantity (an addition to the spec's list:
+//!    no container named twice (`verticalScaling container "NAME": duplicate entry`), and
+//!    every request and limit must be a quantity (additions to the spec's list:
 //!    `verticalScaling container "NAME": invalid quantity "X" for requests.cpu`);
 //! 7. the merged network selections (the template's pod-template
 //!    `k8s.v1.cni.cncf.io/networks` annotation, read with [`crate::nad::parse_annotation`],
@@ -164,6 +165,14 @@ pub enum Invalid {
         "verticalScaling container {container:?}: ResourceClaims are not supported (DRA not implemented)"
     )]
     ResourceClaims {
+        /// The container name.
+        container: String,
+    },
+    /// Two verticalScaling entries for the same container. (Not in the spec's list: the
+    /// CRD keys the list by name; a hand-made snapshot with a repeat would otherwise render
+    /// differently on create and on update.)
+    #[error("verticalScaling container {container:?}: duplicate entry")]
+    DuplicateVerticalScaling {
         /// The container name.
         container: String,
     },
@@ -373,7 +382,19 @@ fn check_vertical_scaling(vertical: &VerticalScaling) -> Result<(), Invalid> {
         Some(container) => Err(Invalid::ResourceClaims {
             container: container.name.clone(),
         }),
-        None => check_quantities(vertical),
+        None => {
+            let mut seen = std::collections::BTreeSet::new();
+            if let Some(dup) = vertical
+                .containers
+                .iter()
+                .find(|c| !seen.insert(c.name.as_str()))
+            {
+                return Err(Invalid::DuplicateVerticalScaling {
+                    container: dup.name.clone(),
+                });
+            }
+            check_quantities(vertical)
+        }
     }
 }
 
@@ -904,6 +925,18 @@ mod tests {
         assert_eq!(
             message_with(|c| c.spec.network_attachments[1] = nad_attachment("other", "ext-vlan")),
             r#"networkAttachment: duplicate interface name "ext-vlan""#
+        );
+    }
+
+    #[test]
+    fn a_container_named_twice_in_vertical_scaling_is_refused() {
+        assert_eq!(
+            message_with(|c| {
+                let vs = c.spec.vertical_scaling.as_mut().unwrap();
+                let again = vs.containers[0].clone();
+                vs.containers.push(again);
+            }),
+            r#"verticalScaling container "loadbalancer": duplicate entry"#
         );
     }
 

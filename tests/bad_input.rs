@@ -493,3 +493,44 @@ fn b35_route_with_garbage_is_skipped() {
         .collect();
     assert_eq!(values, ["20.0.0.9", "30.0.0.1"]);
 }
+
+/// Found by the render_drift fuzz target: two verticalScaling entries for `router`, one
+/// enforced and one not, rendered differently on create and on update (endless updates).
+#[test]
+fn b36_container_named_twice_in_vertical_scaling() {
+    let mut w = World::new();
+    w.configuration.as_mut().unwrap().spec.vertical_scaling = Some(
+        serde_json::from_value(json!({"containers": [
+            {"name": "router", "enforceResources": true, "resources": {"requests": {"cpu": "77777777777", "memory": "7777777"}}},
+            {"name": "router", "enforceResources": false, "resources": {"requests": {"cpu": "7777777777777", "memory": "777777"}}}
+        ]}))
+        .unwrap(),
+    );
+    assert_eq!(
+        accepted_message(&mut w),
+        "verticalScaling container \"router\": duplicate entry"
+    );
+    assert!(w.deployment.is_none());
+}
+
+/// Found by the render_drift fuzz target: a request finer than a nano is stored rounded up by
+/// the API server; it must not look like drift on every reconcile.
+#[test]
+fn b37_quantity_finer_than_a_nano() {
+    let mut w = World::new();
+    w.configuration.as_mut().unwrap().spec.vertical_scaling = Some(
+        serde_json::from_value(json!({"containers": [{"name": "router", "enforceResources": true,
+            "resources": {"requests": {"cpu": "00000013.158333000000000000000000000000000100000"}}}]}))
+        .unwrap(),
+    );
+    assert_eq!(
+        w.reconcile(at(0), |_| Some(WriteOutcome::Applied)).action,
+        "Create"
+    );
+    let stored = &w.deployment.as_ref().unwrap().object["spec"]["template"]["spec"]["containers"];
+    assert!(
+        stored.to_string().contains("\"13158333001n\""),
+        "the server rounds up to a nano"
+    );
+    assert_eq!(w.reconcile(at(1), |_| panic!("no write")).action, "None");
+}
