@@ -43,9 +43,40 @@
 //! is `Degraded=True/ApplyRejected` at once; a rollout past its progress deadline is
 //! `Degraded=True/RolloutStalled`.
 //!
+//! # Events and requeue
+//!
+//! [`Settlement::events`] lists the Kubernetes Events to record, one per condition transition
+//! and none on a retry that changes nothing (see [`events`]). [`Settlement::requeue`] says
+//! when to look again: at once after a conflict, a vanished Deployment or a stale snapshot;
+//! after a backoff (the time `ConfigurationApplied` has been False, clamped to 1 s–5 min, and
+//! never past the moment `Degraded` becomes due) after a transient failure; otherwise only on
+//! the next event, or after [`Settings::resync`].
+//!
+//! # Choices where the contract is silent
+//!
+//! - A write the plan asked for with no outcome reported counts as a transport failure.
+//! - A 404 on create (the namespace is going away) backs off like a transient failure.
+//! - `Programmed` names generation `unknown` when the Deployment has no readable generation
+//!   annotation.
+//! - `Degraded` keeps its status, reason and message across a conflicting retry, and records
+//!   the current Gateway generation.
+//! - Two more validation failures than the contract lists, for input the real CRD refuses:
+//!   a container named twice in `verticalScaling`, and a request or limit that is not a
+//!   quantity.
+//! - Quantities finer than a nano are held rounded up to a nano, as the API server stores
+//!   them, so they are not drift.
+//!
+//! # Cargo features
+//!
+//! Off by default: `k8s-openapi` (conversions with k8s-openapi 0.28's `Deployment` and
+//! `Condition`) and `gateway-api` (conversions from gateway-api 0.22's `Gateway` and
+//! `GatewayClass`, and condition lists back). The library enables no Kubernetes version of
+//! k8s-openapi; the final binary does.
+//!
 //! # Example
 //!
-//! See [`reconcile`] for a whole reconcile loop.
+//! See [`reconcile`] for a whole reconcile loop, and `examples/controller.rs` for a kube-rs
+//! controller.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
