@@ -607,11 +607,14 @@ fn set_networks(
                 nad::NETWORKS_ANNOTATION,
             ])
         })
-        .and_then(Value::as_str)
-        .filter(|text| nad::same_set(text, namespace, &validated.networks));
+        .and_then(Value::as_str);
+    let rendered = nad::to_annotation(&validated.networks);
+    // The observed text is most often exactly ours: only parse it when it is not.
     let text = match kept {
-        Some(text) => text.to_owned(),
-        None => nad::to_annotation(&validated.networks),
+        Some(text) if text != rendered && nad::same_set(text, namespace, &validated.networks) => {
+            text.to_owned()
+        }
+        _ => rendered,
     };
     annotations.insert(nad::NETWORKS_ANNOTATION.to_owned(), Value::String(text));
 }
