@@ -115,6 +115,41 @@ const DOWNWARD_ENV: [(&str, &str); 3] = [
 /// The container lists of `spec.template.spec`.
 const CONTAINER_LISTS: [&str; 2] = ["initContainers", "containers"];
 
+/// The lists of `spec.template.spec` an update takes from the template.
+const TEMPLATE_LISTS: [&str; 3] = ["initContainers", "containers", "volumes"];
+
+/// The pod spec of a Deployment.
+const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
+
+/// Every path (object keys) whose value an update render computes; the rest of the
+/// Deployment is the observed one, untouched. The rules read and write nothing else.
+pub const OWNED_PATHS: [&[&str]; 17] = [
+    &["apiVersion"],
+    &["kind"],
+    &["metadata", "name"],
+    &["metadata", "namespace"],
+    &["metadata", "labels"],
+    &["metadata", "annotations"],
+    &["metadata", "ownerReferences"],
+    &["spec", "selector"],
+    &["spec", "replicas"],
+    &["spec", "template", "metadata", "labels"],
+    &["spec", "template", "metadata", "annotations"],
+    &["spec", "template", "spec", "serviceAccountName"],
+    &[
+        "spec",
+        "template",
+        "spec",
+        "affinity",
+        "podAntiAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ],
+    &["spec", "template", "spec", "initContainers"],
+    &["spec", "template", "spec", "containers"],
+    &["spec", "template", "spec", "volumes"],
+    &["spec", "template", "spec", "readinessGates"],
+];
+
 /// The LB Deployment's name: `deploymentPrefix + gateway name`.
 pub fn deployment_name(settings: &Settings, gateway_name: &str) -> String {
     format!("{}{gateway_name}", settings.deployment_prefix)
@@ -160,6 +195,96 @@ pub fn render(
     template: &Deployment,
     observed: Option<&Deployment>,
 ) -> Deployment {
+    match observed {
+        None => {
+            let mut object = template.object.clone();
+            apply(settings, gateway, validated, template, None, &mut object);
+            Deployment::from_object(object)
+        }
+        Some(observed) => complete(
+            observed,
+            render_owned(settings, gateway, validated, template, observed),
+        ),
+    }
+}
+
+/// The owned part of the update [`render`] renders over `observed`: only the fields at
+/// [`OWNED_PATHS`], with exactly the values the full render gives them (a path the full
+/// render removes is absent). Every other field of the full render is a copy of the
+/// observed one, and a copy never drifts, so [`crate::drift::drift`] of this skeleton finds
+/// the same paths as drift of the full render, at a fraction of the cost; [`complete`]
+/// turns it into the full render when an update is needed.
+///
+/// ```
+/// use gateway_reconcile::render::{complete, render, render_owned};
+/// use gateway_reconcile::template::default_template;
+/// use gateway_reconcile::validate::Validated;
+/// use gateway_reconcile::wire::{Gateway, GatewayConfiguration};
+/// use gateway_reconcile::Settings;
+///
+/// let gateway: Gateway = serde_json::from_str(
+///     r#"{"metadata":{"name":"gw","namespace":"red","uid":"u-1"}}"#,
+/// ).unwrap();
+/// let cfg: GatewayConfiguration =
+///     serde_json::from_str(r#"{"metadata":{"name":"c","generation":3}}"#).unwrap();
+/// let validated = Validated { configuration: &cfg, networks: vec![], ipv4: true, ipv6: false };
+/// let (settings, template) = (Settings::default(), default_template());
+/// let mut observed = render(&settings, &gateway, &validated, &template, None);
+/// observed.object.insert("status".into(), serde_json::json!({"replicas": 2}));
+///
+/// let owned = render_owned(&settings, &gateway, &validated, &template, &observed);
+/// assert!(owned.get(&["status"]).is_none());
+/// assert_eq!(
+///     complete(&observed, owned),
+///     render(&settings, &gateway, &validated, &template, Some(&observed))
+/// );
+/// ```
+pub fn render_owned(
+    settings: &Settings,
+    gateway: &Gateway,
+    validated: &Validated<'_>,
+    template: &Deployment,
+    observed: &Deployment,
+) -> Deployment {
+    let mut object = owned_start(&observed.object, &template.object);
+    apply(
+        settings,
+        gateway,
+        validated,
+        template,
+        Some(observed),
+        &mut object,
+    );
+    Deployment::from_object(object)
+}
+
+/// The full update render from its owned part ([`render_owned`] over the same `observed`):
+/// the observed Deployment with every path of [`OWNED_PATHS`] replaced by the owned
+/// part's value, or removed where the owned part has none.
+pub fn complete(observed: &Deployment, owned: Deployment) -> Deployment {
+    let mut object = clone_except(&observed.object, &OWNED_PATHS);
+    let mut owned = owned.object;
+    for path in OWNED_PATHS {
+        let Some((last, parent)) = path.split_last() else {
+            continue;
+        };
+        if let Some(value) = take(&mut owned, path) {
+            json::object_mut(&mut object, parent).insert((*last).to_owned(), value);
+        }
+    }
+    Deployment::from_object(object)
+}
+
+/// Applies the rules of the module docs to `object`: the template (create) or the owned
+/// part of the observed Deployment (update).
+fn apply(
+    settings: &Settings,
+    gateway: &Gateway,
+    validated: &Validated<'_>,
+    template: &Deployment,
+    observed: Option<&Deployment>,
+    object: &mut Map<String, Value>,
+) {
     let gateway_name = gateway.metadata.name.as_deref().unwrap_or_default();
     let namespace = gateway.metadata.namespace.as_deref().unwrap_or_default();
     let uid = gateway.metadata.uid.as_deref().unwrap_or_default();
@@ -172,10 +297,6 @@ pub fn render(
         (MANAGED_BY_LABEL, MANAGED_BY),
     ];
 
-    let mut object = match observed {
-        None => template.object.clone(),
-        Some(observed) => start_from_observed(&observed.object, &template.object),
-    };
     let creating = observed.is_none();
     let template_meta = (!creating)
         .then(|| json::get(&template.object, &["metadata"]))
@@ -189,7 +310,7 @@ pub fn render(
 
     // Deployment metadata.
     {
-        let metadata = json::object_mut(&mut object, &["metadata"]);
+        let metadata = json::object_mut(object, &["metadata"]);
         metadata.insert("name".into(), Value::from(name.as_str()));
         metadata.insert("namespace".into(), Value::from(namespace));
         let labels = json::object_mut(metadata, &["labels"]);
@@ -220,7 +341,7 @@ pub fn render(
         set_controller_reference(metadata, gateway_name, uid);
     }
 
-    let spec = json::object_mut(&mut object, &["spec"]);
+    let spec = json::object_mut(object, &["spec"]);
     spec.insert(
         "selector".into(),
         json!({ "matchLabels": { APP_LABEL: name.as_str() } }),
@@ -305,25 +426,25 @@ pub fn render(
     } else {
         pod_spec.insert("readinessGates".into(), Value::Array(gates));
     }
-
-    Deployment::from_object(object)
 }
 
-/// A copy of the observed Deployment with the template's container lists and volumes, and
-/// the observed containers' `resources` and `resizePolicy` copied over by name. The observed
-/// lists the template replaces are not copied at all.
-fn start_from_observed(
-    observed: &Map<String, Value>,
-    template: &Map<String, Value>,
-) -> Map<String, Value> {
-    const OWNED: [&str; 3] = ["initContainers", "containers", "volumes"];
-    let mut object = clone_without(observed, &["spec", "template", "spec"], &OWNED);
-    let template_pod =
-        json::get(template, &["spec", "template", "spec"]).and_then(Value::as_object);
-    let observed_pod =
-        json::get(observed, &["spec", "template", "spec"]).and_then(Value::as_object);
-    let pod_spec = json::object_mut(&mut object, &["spec", "template", "spec"]);
-    for list in OWNED {
+/// The start of the owned part of an update: the observed values at [`OWNED_PATHS`], with
+/// the template's container lists and volumes instead of the observed ones, and the
+/// observed containers' `resources` and `resizePolicy` copied over by name.
+fn owned_start(observed: &Map<String, Value>, template: &Map<String, Value>) -> Map<String, Value> {
+    let mut object = Map::new();
+    for path in OWNED_PATHS {
+        let (Some((last, parent)), Some(value)) = (path.split_last(), json::get(observed, path))
+        else {
+            continue;
+        };
+        if parent != POD_SPEC || !TEMPLATE_LISTS.contains(last) {
+            json::object_mut(&mut object, parent).insert((*last).to_owned(), value.clone());
+        }
+    }
+    let template_pod = json::get(template, &POD_SPEC).and_then(Value::as_object);
+    let observed_pod = json::get(observed, &POD_SPEC).and_then(Value::as_object);
+    for list in TEMPLATE_LISTS {
         let Some(mut new) = template_pod.and_then(|t| t.get(list)).cloned() else {
             continue;
         };
@@ -331,12 +452,16 @@ fn start_from_observed(
             .and_then(|o| o.get(list))
             .and_then(Value::as_array);
         if let (Some(new), Some(old), true) = (new.as_array_mut(), old, list != "volumes") {
+            // Index the observed containers once: a long list must not cost n².
+            let mut by_name: BTreeMap<&str, &Map<String, Value>> = BTreeMap::new();
+            for c in old.iter().filter_map(Value::as_object) {
+                if let Some(name) = name_of(c) {
+                    // The first of a repeated name, as a linear search would find.
+                    by_name.entry(name).or_insert(c);
+                }
+            }
             for container in new.iter_mut().filter_map(Value::as_object_mut) {
-                let Some(previous) = name_of(container).and_then(|name| {
-                    old.iter()
-                        .filter_map(Value::as_object)
-                        .find(|c| name_of(c) == Some(name))
-                }) else {
+                let Some(previous) = name_of(container).and_then(|name| by_name.get(name)) else {
                     continue;
                 };
                 for key in ["resources", "resizePolicy"] {
@@ -347,31 +472,41 @@ fn start_from_observed(
                 }
             }
         }
-        pod_spec.insert(list.to_owned(), new);
+        json::object_mut(&mut object, &POD_SPEC).insert(list.to_owned(), new);
     }
     object
 }
 
-/// A deep copy of `map` without the keys `skip` of the object at `path`.
-fn clone_without(map: &Map<String, Value>, path: &[&str], skip: &[&str]) -> Map<String, Value> {
-    let Some((first, rest)) = path.split_first() else {
-        return map
-            .iter()
-            .filter(|(k, _)| !skip.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-    };
+/// A deep copy of `map` without the values at `paths` (object keys).
+fn clone_except(map: &Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value> {
     map.iter()
-        .map(|(k, v)| {
+        .filter_map(|(k, v)| {
+            let below: Vec<&[&str]> = paths
+                .iter()
+                .filter_map(|p| p.split_first().filter(|(f, _)| *f == k).map(|(_, r)| r))
+                .collect();
+            if below.iter().any(|rest| rest.is_empty()) {
+                return None;
+            }
             let v = match v {
-                Value::Object(inner) if k == first => {
-                    Value::Object(clone_without(inner, rest, skip))
+                Value::Object(inner) if !below.is_empty() => {
+                    Value::Object(clone_except(inner, &below))
                 }
                 _ => v.clone(),
             };
-            (k.clone(), v)
+            Some((k.clone(), v))
         })
         .collect()
+}
+
+/// Removes and returns the value at `path` (object keys).
+fn take(object: &mut Map<String, Value>, path: &[&str]) -> Option<Value> {
+    let (last, parent) = path.split_last()?;
+    let mut cur = object;
+    for key in parent {
+        cur = cur.get_mut(*key)?.as_object_mut()?;
+    }
+    cur.remove(*last)
 }
 
 /// Layers the template's `key` map (update only: on create `target` already is the
@@ -472,11 +607,14 @@ fn set_networks(
                 nad::NETWORKS_ANNOTATION,
             ])
         })
-        .and_then(Value::as_str)
-        .filter(|text| nad::same_set(text, namespace, &validated.networks));
+        .and_then(Value::as_str);
+    let rendered = nad::to_annotation(&validated.networks);
+    // The observed text is most often exactly ours: only parse it when it is not.
     let text = match kept {
-        Some(text) => text.to_owned(),
-        None => nad::to_annotation(&validated.networks),
+        Some(text) if text != rendered && nad::same_set(text, namespace, &validated.networks) => {
+            text.to_owned()
+        }
+        _ => rendered,
     };
     annotations.insert(nad::NETWORKS_ANNOTATION.to_owned(), Value::String(text));
 }
@@ -591,6 +729,10 @@ fn get_mut<'a>(object: &'a mut Map<String, Value>, path: &[&str]) -> Option<&'a 
     }
     cur.get_mut(*last)
 }
+
+#[cfg(test)]
+#[path = "render_fast_path_tests.rs"]
+mod fast_path_tests;
 
 #[cfg(test)]
 mod tests {

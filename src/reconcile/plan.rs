@@ -7,7 +7,7 @@ use crate::addresses::addresses;
 use crate::conditions::{self, ConditionTypes};
 use crate::drift::{Enforcement, drift};
 use crate::error::InputError;
-use crate::render::{deployment_name, generation_annotation, render};
+use crate::render::{complete, deployment_name, generation_annotation, render, render_owned};
 use crate::rollout::{Rollout, rollout};
 use crate::settings::Settings;
 use crate::snapshot::{GatewayId, Snapshot};
@@ -150,18 +150,15 @@ pub fn plan<'a>(
             };
             match observed.controller_owner() {
                 Some((_, _, uid)) if uid == id.uid => {
-                    let desired = render(
-                        settings,
-                        gateway,
-                        &validated,
-                        snapshot.template,
-                        Some(observed),
-                    );
-                    let paths = drift(&desired, observed, &Enforcement::of(configuration));
+                    // Drift of the owned part equals drift of the full render; the full
+                    // object is only built when there is an update to write.
+                    let owned =
+                        render_owned(settings, gateway, &validated, snapshot.template, observed);
+                    let paths = drift(&owned, observed, &Enforcement::of(configuration));
                     if !paths.is_empty() {
                         seen.spec_changes = paths.iter().any(|p| p.starts_with("spec"));
                         plan.action = Action::Update {
-                            desired,
+                            desired: complete(observed, owned),
                             drift: paths,
                         };
                     }

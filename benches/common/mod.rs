@@ -1,0 +1,229 @@
+//! Inputs shared by the benches: the realistic Gateway in steady state, its edited variant,
+//! scaled-up templates, and the plan + settle calls the benches time.
+
+#![allow(dead_code)]
+
+use gateway_reconcile::sim::defaulting::apply_server_defaults;
+use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use gateway_reconcile::{Action, Settings, Settlement, Snapshot, WriteOutcome, plan, template};
+use serde_json::{Value, json};
+
+pub struct Inputs {
+    pub class: GatewayClass,
+    pub gateway: Gateway,
+    pub configuration: GatewayConfiguration,
+    pub deployment: Deployment,
+    pub template: Deployment,
+    pub routes: Vec<L34Route>,
+}
+
+pub struct Json {
+    pub class: String,
+    pub gateway: String,
+    pub configuration: String,
+    pub deployment: String,
+    pub template: String,
+    pub routes: String,
+}
+
+pub fn now() -> jiff::Timestamp {
+    "2026-01-01T00:00:00Z".parse().unwrap()
+}
+
+/// The realistic Gateway: default template, two NADs, dual-stack subnets, vertical scaling on
+/// both containers, three foreign conditions, five L34Routes, server-defaulted Deployment.
+pub fn realistic() -> Inputs {
+    realistic_with(template::default_template())
+}
+
+/// [`realistic`] with another LB Deployment template.
+pub fn realistic_with(template: Deployment) -> Inputs {
+    let class = serde_json::from_value(json!({
+        "metadata": {"name": "meridio"},
+        "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}
+    }))
+    .unwrap();
+    let mut gateway: Gateway = serde_json::from_value(json!({
+        "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 3},
+        "spec": {"gatewayClassName": "meridio", "infrastructure": {
+            "labels": {"team": "net"},
+            "parametersRef": {"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}},
+        "status": {"conditions": [
+            {"type": "example.com/A", "status": "True", "lastTransitionTime": "2025-01-01T00:00:00Z", "reason": "A", "message": "a"},
+            {"type": "example.com/B", "status": "False", "lastTransitionTime": "2025-01-01T00:00:00Z", "reason": "B", "message": "b"},
+            {"type": "example.com/C", "status": "True", "lastTransitionTime": "2025-01-01T00:00:00Z", "reason": "C", "message": "c"}
+        ]}
+    }))
+    .unwrap();
+    let configuration: GatewayConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": "conf", "namespace": "ns", "generation": 7},
+        "spec": {
+            "networkAttachments": [
+                {"type": "NAD", "nad": {"name": "vlan-100", "interface": "net1"}},
+                {"type": "NAD", "nad": {"name": "vlan-200", "namespace": "infra", "interface": "net2"}}
+            ],
+            "internalSubnets": [
+                {"attachmentType": "NAD", "cidr": "169.254.100.0/24"},
+                {"attachmentType": "NAD", "cidr": "fd00:100::/64"}
+            ],
+            "horizontalScaling": {"replicas": 2, "enforceReplicas": true},
+            "verticalScaling": {"containers": [
+                {"name": "loadbalancer", "enforceResources": true,
+                 "resources": {"requests": {"cpu": "0.5", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "1024Mi"}}},
+                {"name": "router", "enforceResources": true,
+                 "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}}}
+            ]}
+        }
+    }))
+    .unwrap();
+    let routes: Vec<L34Route> = (1..=5)
+        .map(|i| {
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("r{i}"), "namespace": "ns"},
+                "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": [format!("20.0.0.{i}/32")]}
+            }))
+            .unwrap()
+        })
+        .collect();
+    let settings = Settings::default();
+    // Reach the steady state: create, default, settle the status.
+    let (deployment, status) = {
+        let snap = Snapshot::new(&gateway, &template)
+            .with_gateway_class(Some(&class))
+            .with_configuration(Some(&configuration))
+            .with_routes(&routes);
+        let p = plan(&settings, snap, now()).unwrap();
+        let Action::Create(mut d) = p.action().clone() else {
+            panic!("create expected")
+        };
+        let s = p.settle(Some(&WriteOutcome::Applied));
+        apply_server_defaults(&mut d);
+        d.object["metadata"]["uid"] = json!("dep-uid");
+        d.object["metadata"]["generation"] = json!(1);
+        d.object.insert(
+            "status".into(),
+            json!({"observedGeneration": 1, "replicas": 2,
+            "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}),
+        );
+        (d, s.status.unwrap())
+    };
+    gateway.status = status;
+    let mut inputs = Inputs {
+        class,
+        gateway,
+        configuration,
+        deployment,
+        template,
+        routes,
+    };
+    // One more reconcile so the Programmed message reflects the finished rollout.
+    let s = settle(&inputs, None);
+    if let Some(status) = s {
+        inputs.gateway.status = status;
+    }
+    inputs
+}
+
+pub fn settle(
+    i: &Inputs,
+    outcome: Option<&WriteOutcome>,
+) -> Option<gateway_reconcile::wire::GatewayStatus> {
+    let settings = Settings::default();
+    let snap = Snapshot::new(&i.gateway, &i.template)
+        .with_gateway_class(Some(&i.class))
+        .with_configuration(Some(&i.configuration))
+        .with_deployment(Some(&i.deployment))
+        .with_routes(&i.routes);
+    plan(&settings, snap, now()).unwrap().settle(outcome).status
+}
+
+pub fn to_json(i: &Inputs) -> Json {
+    Json {
+        class: serde_json::to_string(&i.class).unwrap(),
+        gateway: serde_json::to_string(&i.gateway).unwrap(),
+        configuration: serde_json::to_string(&i.configuration).unwrap(),
+        deployment: serde_json::to_string(&i.deployment).unwrap(),
+        template: serde_json::to_string(&i.template).unwrap(),
+        routes: serde_json::to_string(&i.routes).unwrap(),
+    }
+}
+
+pub fn parse(j: &Json) -> Inputs {
+    Inputs {
+        class: serde_json::from_str(&j.class).unwrap(),
+        gateway: serde_json::from_str(&j.gateway).unwrap(),
+        configuration: serde_json::from_str(&j.configuration).unwrap(),
+        deployment: serde_json::from_str(&j.deployment).unwrap(),
+        template: serde_json::from_str(&j.template).unwrap(),
+        routes: serde_json::from_str(&j.routes).unwrap(),
+    }
+}
+
+/// The steady-state inputs with the GatewayConfiguration edited (generation 8, 3 replicas):
+/// plan asks for an Update.
+pub fn edited(mut i: Inputs) -> Inputs {
+    i.configuration.metadata.generation = Some(8);
+    if let Some(h) = i.configuration.spec.horizontal_scaling.as_mut() {
+        h.replicas = Some(3);
+    }
+    i
+}
+
+/// One reconcile: plan, then settle with `outcome`.
+pub fn reconcile(settings: &Settings, i: &Inputs, outcome: Option<&WriteOutcome>) -> Settlement {
+    let snap = Snapshot::new(&i.gateway, &i.template)
+        .with_gateway_class(Some(&i.class))
+        .with_configuration(Some(&i.configuration))
+        .with_deployment(Some(&i.deployment))
+        .with_routes(&i.routes);
+    plan(settings, snap, now()).unwrap().settle(outcome)
+}
+
+/// The default template scaled `k` times: `2k` containers (the two originals and copies
+/// named `NAME-i`), `k` env vars on each original container (`MERIDIO_GATEWAY_NAME` and
+/// `EXTRA_j`), `2k` volumes (copies named `NAME-i`).
+pub fn scaled_template(k: usize) -> Deployment {
+    let mut t = template::default_template();
+    let spec = &mut t.object["spec"]["template"]["spec"];
+    let originals = spec["containers"].as_array().unwrap().clone();
+    let volumes = spec["volumes"].as_array().unwrap().clone();
+    let mut containers = Vec::new();
+    for i in 0..k {
+        for c in &originals {
+            let mut c = c.clone();
+            if i == 0 {
+                let env = c["env"].as_array_mut().unwrap();
+                for j in 1..k {
+                    env.push(json!({"name": format!("EXTRA_{j}"), "value": format!("v{j}")}));
+                }
+            } else {
+                c["name"] = json!(format!("{}-{i}", c["name"].as_str().unwrap()));
+            }
+            containers.push(c);
+        }
+    }
+    let mut all_volumes = Vec::new();
+    for i in 0..k {
+        for v in &volumes {
+            let mut v = v.clone();
+            if i > 0 {
+                v["name"] = json!(format!("{}-{i}", v["name"].as_str().unwrap()));
+            }
+            all_volumes.push(v);
+        }
+    }
+    spec["containers"] = Value::Array(containers);
+    spec["volumes"] = Value::Array(all_volumes);
+    t
+}
+
+/// Containers, env vars and volumes a template declares.
+pub fn elements(t: &Deployment) -> usize {
+    let spec = &t.object["spec"]["template"]["spec"];
+    let containers = spec["containers"].as_array().unwrap();
+    let env: usize = containers
+        .iter()
+        .map(|c| c["env"].as_array().map_or(0, Vec::len))
+        .sum();
+    containers.len() + env + spec["volumes"].as_array().unwrap().len()
+}
