@@ -230,7 +230,7 @@ impl Checker {
 
         // Honesty, for an accepted Gateway whose Deployment is ours.
         let accepted = find(after, "Accepted").is_some_and(|c| c.status == "True");
-        if ours && accepted && step.status_written || (ours && accepted) {
+        if ours && accepted {
             let stored = cluster.deployment();
             let wanted = cluster
                 .configuration()
