@@ -68,7 +68,8 @@
 //!
 //! # Cargo features
 //!
-//! Off by default: `k8s-openapi` (conversions with k8s-openapi 0.28's `Deployment` and
+//! Off by default: `yaml` (YAML input for the `gateway-reconcile` command line only),
+//! `k8s-openapi` (conversions with k8s-openapi 0.28's `Deployment` and
 //! `Condition`) and `gateway-api` (conversions from gateway-api 0.22's `Gateway` and
 //! `GatewayClass`, and condition lists back). The library enables no Kubernetes version of
 //! k8s-openapi; the final binary does.

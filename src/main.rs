@@ -47,7 +47,8 @@ or is malformed (the message names the file, the step and the key).";
 const PLAN_USAGE: &str = "\
 Usage: gateway-reconcile plan --gateway F [options]
 
-Reads objects as `kubectl get -o json` prints them and prints the decision as JSON:
+Reads objects as `kubectl get -o json` prints them (or `-o yaml`, in a build with the
+`yaml` feature) and prints the decision as JSON:
 the action (Create, Update or None), the drifted fields, the desired Deployment, the
 Gateway status to write (or null), its merge patch, and the requeue hint.
 
@@ -123,7 +124,10 @@ fn simulate(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let scenario = match Scenario::from_json(&text) {
+    let scenario = match parse_value(&text)
+        .map_err(|e| e.to_string())
+        .and_then(|v| Scenario::from_value(&v).map_err(|e| e.to_string()))
+    {
         Ok(s) => s,
         Err(e) => {
             eprintln!("gateway-reconcile simulate: {name}: {e}");
@@ -262,7 +266,41 @@ fn read(flag: &str, file: &str) -> Result<String, String> {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(flag: &str, file: &str, text: &str) -> Result<T, String> {
-    serde_json::from_str(text).map_err(|e| format!("{flag} {file}: {e}"))
+    let value = parse_value(text).map_err(|e| format!("{flag} {file}: {e}"))?;
+    serde_json::from_value(value).map_err(|e| format!("{flag} {file}: {e}"))
+}
+
+/// JSON; with the `yaml` feature, YAML too (several documents are read as a list, so
+/// `kubectl get -o yaml` output of many routes works). Text that starts like JSON is
+/// reported as JSON.
+fn parse_value(text: &str) -> Result<Value, String> {
+    match serde_json::from_str(text) {
+        Ok(value) => Ok(value),
+        Err(e) if text.trim_start().starts_with(['{', '[']) => Err(e.to_string()),
+        Err(e) => yaml(text).unwrap_or_else(|| Err(e.to_string())),
+    }
+}
+
+#[cfg(feature = "yaml")]
+fn yaml(text: &str) -> Option<Result<Value, String>> {
+    use serde::Deserialize;
+    let mut documents = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(text) {
+        match Value::deserialize(document) {
+            Ok(Value::Null) => {}
+            Ok(value) => documents.push(value),
+            Err(e) => return Some(Err(format!("neither JSON nor YAML: {e}"))),
+        }
+    }
+    Some(Ok(match documents.len() {
+        1 => documents.remove(0),
+        _ => Value::Array(documents),
+    }))
+}
+
+#[cfg(not(feature = "yaml"))]
+fn yaml(_text: &str) -> Option<Result<Value, String>> {
+    None
 }
 
 fn read_object<T: serde::de::DeserializeOwned>(flag: &str, file: &str) -> Result<T, String> {
@@ -347,5 +385,44 @@ fn read_outcome(arg: &str) -> Result<WriteOutcome, String> {
         _ => Err(format!(
             "--outcome {source}: expected \"Applied\" or {{\"code\", \"reason\", \"message\"}}"
         )),
+    }
+}
+
+#[cfg(all(test, feature = "yaml"))]
+mod yaml_tests {
+    use super::*;
+
+    #[test]
+    fn a_yaml_object_reads_like_its_json() {
+        let yaml = "metadata:\n  name: gw\n  namespace: ns\n  generation: 3\nspec:\n  gatewayClassName: meridio\n";
+        let gateway: Gateway = parse("--gateway", "gw.yaml", yaml).unwrap();
+        assert_eq!(gateway.metadata.name.as_deref(), Some("gw"));
+        assert_eq!(gateway.metadata.generation, Some(3));
+    }
+
+    #[test]
+    fn several_yaml_documents_are_a_list() {
+        let yaml = "---\nmetadata: {name: a}\n---\nmetadata: {name: b}\n---\n";
+        let value = parse_value(yaml).unwrap();
+        assert_eq!(
+            value,
+            json!([{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}])
+        );
+    }
+
+    #[test]
+    fn bad_yaml_and_bad_json_say_so() {
+        let e = parse_value("a: [1, 2").unwrap_err();
+        assert!(e.starts_with("neither JSON nor YAML: "), "{e}");
+        let e = parse_value("{\"a\": ").unwrap_err();
+        assert_eq!(e, "EOF while parsing a value at line 1 column 6");
+    }
+
+    #[test]
+    fn a_yaml_scenario_runs() {
+        let demo: Value = serde_json::from_str(DEMO).unwrap();
+        let yaml = serde_yaml_ng::to_string(&demo).unwrap();
+        let scenario = Scenario::from_value(&parse_value(&yaml).unwrap()).unwrap();
+        assert!(scenario.run().passed());
     }
 }
