@@ -105,6 +105,6 @@ pub mod wire;
 
 pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};
-pub use reconcile::{Action, Plan, Requeue, Settlement, plan};
+pub use reconcile::{Action, ActionKind, Plan, Requeue, Settlement, plan};
 pub use settings::{Label, Settings, format_duration, parse_duration};
 pub use snapshot::Snapshot;

@@ -443,14 +443,7 @@ fn b33_eight_foreign_conditions_leave_no_room() {
         w.gateway
             .status
             .conditions
-            .push(gateway_reconcile::wire::Condition {
-                type_: format!("example.com/C{i}"),
-                status: "True".into(),
-                observed_generation: Some(1),
-                last_transition_time: T0.into(),
-                reason: "R".into(),
-                message: String::new(),
-            });
+            .push(condition(&format!("example.com/C{i}"), "R", "", T0));
     }
     let foreign = w.gateway.status.conditions.clone();
     let step = w.reconcile(at(0), |_| Some(WriteOutcome::Applied));

@@ -6,21 +6,15 @@ mod common;
 use common::*;
 use gateway_reconcile::WriteOutcome;
 
-fn fail_503(_: &gateway_reconcile::Action) -> Option<WriteOutcome> {
-    api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
-}
-
 fn with_foreign(mut w: World) -> World {
     w.gateway.status.conditions.insert(
         0,
-        gateway_reconcile::wire::Condition {
-            type_: "example.com/Inspected".into(),
-            status: "True".into(),
-            observed_generation: Some(1),
-            last_transition_time: "2025-12-31T00:00:00Z".into(),
-            reason: "Inspected".into(),
-            message: "left alone".into(),
-        },
+        condition(
+            "example.com/Inspected",
+            "Inspected",
+            "left alone",
+            "2025-12-31T00:00:00Z",
+        ),
     );
     w
 }

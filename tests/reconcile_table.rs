@@ -200,9 +200,7 @@ fn update_not_found() {
 fn update_transient_then_degraded_then_recovery() {
     let mut w = World::healthy();
     w.edit_configuration();
-    let fail = |_: &gateway_reconcile::Action| {
-        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
-    };
+    let fail = fail_503;
     let step = w.reconcile(at(60), fail);
     let programmed = "LB Deployment reconciled with GatewayConfiguration generation 7; generation 8 not applied yet";
     assert_eq!(
@@ -399,17 +397,12 @@ fn missing_gateway_class_is_not_ours() {
 fn accepted_by_another_controller_is_left_alone() {
     let mut w = World::new();
     w.class = Some(class("example.com/other"));
-    w.gateway
-        .status
-        .conditions
-        .push(gateway_reconcile::wire::Condition {
-            type_: "Accepted".into(),
-            status: "True".into(),
-            observed_generation: Some(1),
-            last_transition_time: T0.into(),
-            reason: "Accepted".into(),
-            message: "Gateway accepted by example.com/other".into(),
-        });
+    w.gateway.status.conditions.push(condition(
+        "Accepted",
+        "Accepted",
+        "Gateway accepted by example.com/other",
+        T0,
+    ));
     let step = w.reconcile(at(1), |_| None);
     assert!(step.settlement.status.is_none());
 }
@@ -514,9 +507,7 @@ fn stale_snapshot_writes_nothing_and_requeues_at_once() {
 fn a_restarted_controller_reaches_the_same_conditions() {
     let mut w = World::healthy();
     w.edit_configuration();
-    let fail = |_: &gateway_reconcile::Action| {
-        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
-    };
+    let fail = fail_503;
     w.reconcile(at(60), fail);
     // A fresh process sees the same snapshot later: Degraded is computed from the
     // snapshot's lastTransitionTime, not from memory.
@@ -538,14 +529,8 @@ fn a_restarted_controller_reaches_the_same_conditions() {
 #[test]
 fn foreign_conditions_are_untouched() {
     let mut w = World::new();
-    let foreign = gateway_reconcile::wire::Condition {
-        type_: "example.com/Foo".into(),
-        status: "True".into(),
-        observed_generation: Some(99),
-        last_transition_time: "2020-01-01T00:00:00Z".into(),
-        reason: "Bar".into(),
-        message: "foreign".into(),
-    };
+    let mut foreign = condition("example.com/Foo", "Bar", "foreign", "2020-01-01T00:00:00Z");
+    foreign.observed_generation = Some(99);
     w.gateway.status.conditions.push(foreign.clone());
     w.reconcile(at(0), applied());
     assert_eq!(w.gateway.status.conditions[0], foreign);
@@ -632,9 +617,7 @@ fn events_are_one_per_transition_never_one_per_retry() {
     assert_eq!(kinds(&created), [(Normal, "Applied".to_owned())]);
     w.rollout_complete();
     w.edit_configuration();
-    let fail = |_: &gateway_reconcile::Action| {
-        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
-    };
+    let fail = fail_503;
     let first = w.reconcile(at(60), fail);
     assert_eq!(kinds(&first), [(Warning, "ApplyFailed".to_owned())]);
     assert!(first.settlement.events[0].message.contains("etcdserver"));

@@ -74,13 +74,49 @@ pub enum Action {
 }
 
 impl Action {
-    /// `Create`, `Update` or `None`, as the scenario files spell it.
-    pub fn kind(&self) -> &'static str {
+    /// Which of the three it is.
+    pub fn kind(&self) -> ActionKind {
         match self {
-            Action::Create(_) => "Create",
-            Action::Update { .. } => "Update",
-            Action::None => "None",
+            Action::Create(_) => ActionKind::Create,
+            Action::Update { .. } => ActionKind::Update,
+            Action::None => ActionKind::None,
         }
+    }
+}
+
+/// The kind of an [`Action`], spelled `Create`, `Update` or `None` (as scenario files and
+/// the timeline write it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ActionKind {
+    /// [`Action::Create`].
+    Create,
+    /// [`Action::Update`].
+    Update,
+    /// [`Action::None`].
+    None,
+}
+
+impl ActionKind {
+    /// `Create`, `Update` or `None`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Create => "Create",
+            ActionKind::Update => "Update",
+            ActionKind::None => "None",
+        }
+    }
+
+    /// The kind named by `Create`, `Update` or `None`.
+    pub fn from_name(name: &str) -> Option<ActionKind> {
+        [ActionKind::Create, ActionKind::Update, ActionKind::None]
+            .into_iter()
+            .find(|a| a.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for ActionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

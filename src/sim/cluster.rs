@@ -48,6 +48,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::InputError;
 use crate::outcome::WriteOutcome;
+pub use crate::reconcile::ActionKind;
 use crate::reconcile::{Action, Requeue};
 use crate::settings::Settings;
 use crate::sim::merge_patch;
@@ -152,41 +153,6 @@ impl Rollout {
         [Rollout::Complete, Rollout::Progressing, Rollout::Stalled]
             .into_iter()
             .find(|r| r.key() == key)
-    }
-}
-
-/// The kind of Deployment action a reconcile took.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ActionKind {
-    /// [`Action::Create`].
-    Create,
-    /// [`Action::Update`].
-    Update,
-    /// [`Action::None`].
-    None,
-}
-
-impl ActionKind {
-    /// `Create`, `Update` or `None`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActionKind::Create => "Create",
-            ActionKind::Update => "Update",
-            ActionKind::None => "None",
-        }
-    }
-
-    /// The kind named by `Create`, `Update` or `None`.
-    pub fn from_name(name: &str) -> Option<ActionKind> {
-        [ActionKind::Create, ActionKind::Update, ActionKind::None]
-            .into_iter()
-            .find(|a| a.as_str() == name)
-    }
-}
-
-impl fmt::Display for ActionKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -667,18 +633,13 @@ impl Cluster {
             .with_deployment(deployment.as_ref())
             .with_routes(&routes);
         let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
-        let (action, drift, outcome) = match plan.action() {
-            Action::Create(desired) => (
-                ActionKind::Create,
-                Vec::new(),
-                Some(self.create_deployment(desired)),
-            ),
-            Action::Update { desired, drift } => (
-                ActionKind::Update,
-                drift.clone(),
-                Some(self.update_deployment(desired)),
-            ),
-            Action::None => (ActionKind::None, Vec::new(), None),
+        let action = plan.action().kind();
+        let (drift, outcome) = match plan.action() {
+            Action::Create(desired) => (Vec::new(), Some(self.create_deployment(desired))),
+            Action::Update { desired, drift } => {
+                (drift.clone(), Some(self.update_deployment(desired)))
+            }
+            _ => (Vec::new(), None),
         };
         let settlement = plan.settle(outcome.as_ref());
         let patch = settlement.status_patch();

@@ -147,7 +147,7 @@ impl World {
             self.status_writes += 1;
         }
         Step {
-            action: action.kind(),
+            action: action.kind().as_str(),
             drift,
             settlement,
         }
@@ -228,4 +228,26 @@ pub const DEGRADED: &str = "meridio-2.nordix.org/Degraded";
 
 pub fn api_error(code: u16, reason: &str, message: &str) -> Option<WriteOutcome> {
     Some(WriteOutcome::from_parts(Some(code), reason, message))
+}
+
+/// A condition as another writer (or an earlier reconcile) left it, at generation 1.
+pub fn condition(
+    type_: &str,
+    reason: &str,
+    message: &str,
+    last_transition_time: &str,
+) -> Condition {
+    Condition {
+        type_: type_.into(),
+        status: "True".into(),
+        observed_generation: Some(1),
+        last_transition_time: last_transition_time.into(),
+        reason: reason.into(),
+        message: message.into(),
+    }
+}
+
+/// Every write fails with the same 503, as in the seed problem.
+pub fn fail_503(_: &Action) -> Option<WriteOutcome> {
+    api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
 }
