@@ -21,18 +21,56 @@ pub(crate) fn object_mut<'a>(
 ) -> &'a mut Map<String, Value> {
     let mut cur = object;
     for key in path {
-        let slot = cur
-            .entry((*key).to_owned())
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !slot.is_object() {
-            *slot = Value::Object(Map::new());
+        // Look up before inserting: `entry` would allocate the key even when it exists.
+        if !matches!(cur.get(*key), Some(Value::Object(_))) {
+            cur.insert((*key).to_owned(), Value::Object(Map::new()));
         }
-        cur = match slot {
-            Value::Object(map) => map,
-            _ => unreachable!("slot was just made an object"),
+        cur = match cur.get_mut(*key) {
+            Some(Value::Object(map)) => map,
+            _ => unreachable!("an object was just put at the key"),
         };
     }
     cur
+}
+
+/// Sets `map[key]` to `value`, leaving an equal value (and the key) as they are: a render
+/// over an object that already holds the value allocates nothing.
+pub(crate) fn set(map: &mut Map<String, Value>, key: &str, value: Value) {
+    match map.get_mut(key) {
+        Some(slot) if *slot == value => {}
+        Some(slot) => *slot = value,
+        None => {
+            map.insert(key.to_owned(), value);
+        }
+    }
+}
+
+/// [`set`] for a string value, built only when the map does not hold it already.
+pub(crate) fn set_str(map: &mut Map<String, Value>, key: &str, value: &str) {
+    match map.get_mut(key) {
+        Some(Value::String(s)) if s == value => {}
+        Some(slot) => *slot = Value::from(value),
+        None => {
+            map.insert(key.to_owned(), Value::from(value));
+        }
+    }
+}
+
+/// [`set`] for a value that is costly to build: `make` runs only when the map does not
+/// hold an equal value already, as `equal` tells.
+pub(crate) fn set_with(
+    map: &mut Map<String, Value>,
+    key: &str,
+    equal: impl FnOnce(&Value) -> bool,
+    make: impl FnOnce() -> Value,
+) {
+    match map.get_mut(key) {
+        Some(slot) if equal(slot) => {}
+        Some(slot) => *slot = make(),
+        None => {
+            map.insert(key.to_owned(), make());
+        }
+    }
 }
 
 /// A JSON object of strings as a map; non-string values are skipped.

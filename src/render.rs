@@ -305,14 +305,14 @@ fn apply(
         .then(|| json::get(&template.object, &["spec", "template", "metadata"]))
         .flatten();
 
-    object.insert("apiVersion".into(), Value::from("apps/v1"));
-    object.insert("kind".into(), Value::from("Deployment"));
+    json::set_str(object, "apiVersion", "apps/v1");
+    json::set_str(object, "kind", "Deployment");
 
     // Deployment metadata.
     {
         let metadata = json::object_mut(object, &["metadata"]);
-        metadata.insert("name".into(), Value::from(name.as_str()));
-        metadata.insert("namespace".into(), Value::from(namespace));
+        json::set_str(metadata, "name", &name);
+        json::set_str(metadata, "namespace", namespace);
         let labels = json::object_mut(metadata, &["labels"]);
         layer(
             labels,
@@ -330,9 +330,7 @@ fn apply(
         );
         let key = generation_annotation(settings);
         match validated.configuration.metadata.generation {
-            Some(generation) => {
-                annotations.insert(key, Value::from(generation.to_string()));
-            }
+            Some(generation) => json::set_str(annotations, &key, &generation.to_string()),
             None => {
                 annotations.remove(&key);
             }
@@ -342,9 +340,11 @@ fn apply(
     }
 
     let spec = json::object_mut(object, &["spec"]);
-    spec.insert(
-        "selector".into(),
-        json!({ "matchLabels": { APP_LABEL: name.as_str() } }),
+    json::set_with(
+        spec,
+        "selector",
+        |v| is_selector_for(v, &name),
+        || json!({ "matchLabels": { APP_LABEL: name.as_str() } }),
     );
     if let Some(scaling) = &configuration.horizontal_scaling {
         if creating || scaling.enforce_replicas {
@@ -355,7 +355,7 @@ fn apply(
                 None => None,
             };
             if let Some(replicas) = replicas {
-                spec.insert("replicas".into(), replicas);
+                json::set(spec, "replicas", replicas);
             }
         }
     }
@@ -371,7 +371,7 @@ fn apply(
             infrastructure.map(|i| &i.labels),
         );
         if let Some(label) = &settings.pod_cache_label {
-            labels.insert(label.key.clone(), Value::from(label.value.as_str()));
+            json::set_str(labels, &label.key, &label.value);
         }
         set_strings(labels, &controller_labels);
         let annotations = json::object_mut(pod_meta, &["annotations"]);
@@ -387,10 +387,7 @@ fn apply(
 
     // Pod spec.
     let pod_spec = json::object_mut(spec, &["template", "spec"]);
-    pod_spec.insert(
-        "serviceAccountName".into(),
-        Value::from(settings.service_account.as_str()),
-    );
+    json::set_str(pod_spec, "serviceAccountName", &settings.service_account);
     set_anti_affinity(pod_spec, &name);
     for list in CONTAINER_LISTS {
         for container in containers_mut(pod_spec, list) {
@@ -414,17 +411,27 @@ fn apply(
             }
         }
     }
-    let mut gates = Vec::with_capacity(2);
-    if validated.ipv4 {
-        gates.push(json!({ "conditionType": IPV4_READINESS_GATE }));
-    }
-    if validated.ipv6 {
-        gates.push(json!({ "conditionType": IPV6_READINESS_GATE }));
-    }
+    let gates: Vec<&str> = [
+        (validated.ipv4, IPV4_READINESS_GATE),
+        (validated.ipv6, IPV6_READINESS_GATE),
+    ]
+    .into_iter()
+    .filter_map(|(wanted, gate)| wanted.then_some(gate))
+    .collect();
     if gates.is_empty() {
         pod_spec.remove("readinessGates");
     } else {
-        pod_spec.insert("readinessGates".into(), Value::Array(gates));
+        json::set_with(
+            pod_spec,
+            "readinessGates",
+            |v| is_gate_list(v, &gates),
+            || {
+                gates
+                    .iter()
+                    .map(|gate| json!({ "conditionType": gate }))
+                    .collect()
+            },
+        );
     }
 }
 
@@ -522,17 +529,17 @@ fn layer(
         .and_then(Value::as_object)
     {
         for (k, v) in from_template {
-            target.insert(k.clone(), v.clone());
+            json::set_with(target, k, |old| old == v, || v.clone());
         }
     }
     for (k, v) in infrastructure.into_iter().flatten() {
-        target.insert(k.clone(), Value::from(v.as_str()));
+        json::set_str(target, k, v);
     }
 }
 
 fn set_strings(target: &mut Map<String, Value>, pairs: &[(&str, &str)]) {
     for (k, v) in pairs {
-        target.insert((*k).to_owned(), Value::from(*v));
+        json::set_str(target, k, v);
     }
 }
 
@@ -549,14 +556,6 @@ fn remove_if_empty(map: &mut Map<String, Value>, key: &str) {
 /// Puts the controller reference to the Gateway in place of the first controller
 /// reference (or appends it), dropping other controller references and duplicates of ours.
 fn set_controller_reference(metadata: &mut Map<String, Value>, gateway_name: &str, uid: &str) {
-    let mut ours = Some(json!({
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "name": gateway_name,
-        "uid": uid,
-        "controller": true,
-        "blockOwnerDeletion": true,
-    }));
     let refs = metadata
         .entry("ownerReferences")
         .or_insert_with(|| Value::Array(Vec::new()));
@@ -566,23 +565,76 @@ fn set_controller_reference(metadata: &mut Map<String, Value>, gateway_name: &st
     let Value::Array(refs) = refs else {
         return;
     };
+    let mut placed = false;
     refs.retain_mut(|r| {
         let controller = r.get("controller").and_then(Value::as_bool) == Some(true);
-        if controller {
-            match ours.take() {
-                Some(o) => {
-                    *r = o;
-                    true
-                }
-                None => false,
-            }
-        } else {
-            r.get("uid").and_then(Value::as_str) != Some(uid)
+        if !controller {
+            return r.get("uid").and_then(Value::as_str) != Some(uid);
         }
+        if placed {
+            return false;
+        }
+        placed = true;
+        if !is_controller_reference(r, gateway_name, uid) {
+            *r = controller_reference(gateway_name, uid);
+        }
+        true
     });
-    if let Some(o) = ours {
-        refs.push(o);
+    if !placed {
+        refs.push(controller_reference(gateway_name, uid));
     }
+}
+
+/// The controller reference to the Gateway.
+fn controller_reference(gateway_name: &str, uid: &str) -> Value {
+    json!({
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "name": gateway_name,
+        "uid": uid,
+        "controller": true,
+        "blockOwnerDeletion": true,
+    })
+}
+
+/// Whether `r` is exactly [`controller_reference`], without building it.
+fn is_controller_reference(r: &Value, gateway_name: &str, uid: &str) -> bool {
+    let Some(r) = r.as_object() else {
+        return false;
+    };
+    let text = |key: &str, want: &str| r.get(key).and_then(Value::as_str) == Some(want);
+    let yes = |key: &str| r.get(key).and_then(Value::as_bool) == Some(true);
+    r.len() == 6
+        && text("apiVersion", "gateway.networking.k8s.io/v1")
+        && text("kind", "Gateway")
+        && text("name", gateway_name)
+        && text("uid", uid)
+        && yes("controller")
+        && yes("blockOwnerDeletion")
+}
+
+/// Whether `selector` is exactly `{matchLabels: {app: NAME}}`.
+fn is_selector_for(selector: &Value, name: &str) -> bool {
+    let Some(selector) = selector.as_object() else {
+        return false;
+    };
+    let labels = selector.get("matchLabels").and_then(Value::as_object);
+    selector.len() == 1
+        && labels.is_some_and(|l| {
+            l.len() == 1 && l.get(APP_LABEL).and_then(Value::as_str) == Some(name)
+        })
+}
+
+/// Whether `list` is exactly the readiness gates `gates`, in order.
+fn is_gate_list(list: &Value, gates: &[&str]) -> bool {
+    list.as_array().is_some_and(|list| {
+        list.len() == gates.len()
+            && list.iter().zip(gates).all(|(entry, gate)| {
+                entry.as_object().is_some_and(|e| {
+                    e.len() == 1 && e.get("conditionType").and_then(Value::as_str) == Some(gate)
+                })
+            })
+    })
 }
 
 /// Writes (or removes) the networks annotation; an observed value listing the same set
@@ -616,7 +668,7 @@ fn set_networks(
         }
         _ => rendered,
     };
-    annotations.insert(nad::NETWORKS_ANNOTATION.to_owned(), Value::String(text));
+    json::set_str(annotations, nad::NETWORKS_ANNOTATION, &text);
 }
 
 fn set_anti_affinity(pod_spec: &mut Map<String, Value>, name: &str) {
@@ -639,7 +691,12 @@ fn set_anti_affinity(pod_spec: &mut Map<String, Value>, name: &str) {
         };
         for expression in expressions.iter_mut().filter_map(Value::as_object_mut) {
             if expression.get("key").and_then(Value::as_str) == Some(APP_LABEL) {
-                expression.insert("values".into(), json!([name]));
+                json::set_with(
+                    expression,
+                    "values",
+                    |v| v.as_array().is_some_and(|l| matches!(l.as_slice(), [only] if only == name)),
+                    || json!([name]),
+                );
             }
         }
     }
@@ -652,7 +709,7 @@ fn set_gateway_name_env(container: &mut Map<String, Value>, gateway_name: &str) 
     for entry in env.iter_mut().filter_map(Value::as_object_mut) {
         if name_of(entry) == Some(GATEWAY_NAME_ENV) {
             entry.remove("valueFrom");
-            entry.insert("value".into(), Value::from(gateway_name));
+            json::set_str(entry, "value", gateway_name);
         }
     }
 }
@@ -692,14 +749,19 @@ fn set_resources(container: &mut Map<String, Value>, entry: &VerticalScalingCont
     let resources = json::object_mut(container, &["resources"]);
     for (key, value) in [("requests", requests), ("limits", limits)] {
         match value {
-            Some(v) => resources.insert(key.to_owned(), v.clone()),
-            None => resources.remove(key),
+            Some(v) => json::set_with(resources, key, |old| old == v, || v.clone()),
+            None => drop(resources.remove(key)),
         };
     }
     remove_if_empty(container, "resources");
     match entry.resize_policy.as_ref().filter(|p| !p.is_empty()) {
-        Some(policy) => container.insert("resizePolicy".into(), Value::Array(policy.clone())),
-        None => container.remove("resizePolicy"),
+        Some(policy) => json::set_with(
+            container,
+            "resizePolicy",
+            |old| old.as_array() == Some(policy),
+            || Value::Array(policy.clone()),
+        ),
+        None => drop(container.remove("resizePolicy")),
     };
 }
 
