@@ -13,6 +13,8 @@
 //! `SetStatusCondition` semantics: `lastTransitionTime` moves only when `status` changes,
 //! reason, message and `observedGeneration` are updated in place, conditions the crate does
 //! not own are never changed, removed or reordered, and new ones are appended.
+//! [`merge_changed`] is the same merge that answers `None` when nothing would change; it
+//! copies the list only once it meets a change, so a steady-state reconcile copies nothing.
 
 use jiff::Timestamp;
 
@@ -169,21 +171,39 @@ pub fn merge(
     generation: i64,
     now: &str,
 ) -> Vec<Condition> {
-    let mut seen_owned: Vec<&str> = Vec::with_capacity(4);
-    let mut out: Vec<Condition> = Vec::with_capacity(observed.len() + 2);
-    for c in observed {
-        if types.owns(&c.type_) {
-            if seen_owned.contains(&c.type_.as_str()) {
-                continue;
-            }
-            seen_owned.push(&c.type_);
-        }
-        out.push(c.clone());
-    }
-    let mut appended: Vec<String> = Vec::new();
+    merge_changed(observed, types, changes, generation, now).unwrap_or_else(|| observed.to_vec())
+}
+
+/// [`merge`], or `None` when its result would equal `observed`: the list is only copied
+/// once a change is found, so the steady state copies nothing.
+///
+/// ```
+/// use gateway_reconcile::conditions::{merge_changed, reason, status, Change, ConditionTypes, Wanted};
+///
+/// let types = ConditionTypes::new(&Default::default()).unwrap();
+/// let set = Change::Set(Wanted::new(status::TRUE, reason::ACCEPTED, "Accepted"));
+/// let now = "2026-01-01T00:00:00Z";
+/// let written = merge_changed(&[], &types, &[("Accepted", set.clone())], 3, now).unwrap();
+/// // The same change over its own result changes nothing.
+/// assert_eq!(merge_changed(&written, &types, &[("Accepted", set)], 3, now), None);
+/// ```
+pub fn merge_changed(
+    observed: &[Condition],
+    types: &ConditionTypes,
+    changes: &[(&str, Change)],
+    generation: i64,
+    now: &str,
+) -> Option<Vec<Condition>> {
+    let mut out = without_owned_duplicates(observed, types);
+    let mut appended: Vec<&str> = Vec::new();
     for (type_, change) in changes {
-        let pos = out.iter().position(|c| c.type_ == *type_);
-        match (change, pos) {
+        let current = out.as_deref().unwrap_or(observed);
+        let pos = current.iter().position(|c| c.type_ == *type_);
+        if is_noop(change, pos.and_then(|i| current.get(i)), generation) {
+            continue;
+        }
+        let out = out.get_or_insert_with(|| observed.to_vec());
+        match (change, pos.filter(|i| *i < out.len())) {
             (Change::Keep, _) | (Change::Remove, None) | (Change::Refresh, None) => {}
             (Change::Refresh, Some(i)) => out[i].observed_generation = Some(generation),
             (Change::Remove, Some(i)) => {
@@ -210,10 +230,11 @@ pub fn merge(
                     reason: w.reason.to_owned(),
                     message: truncate(&w.message),
                 });
-                appended.push((*type_).to_owned());
+                appended.push(type_);
             }
         }
     }
+    let mut out = out?;
     // Room for at most MAX_CONDITIONS: drop what we appended, custom types first.
     let custom_first = [
         types.degraded.as_str(),
@@ -225,11 +246,57 @@ pub fn merge(
         if out.len() <= MAX_CONDITIONS {
             break;
         }
-        if appended.iter().any(|a| a == type_) {
+        if appended.contains(&type_) {
             out.retain(|c| c.type_ != type_);
         }
     }
-    out
+    (out != observed).then_some(out)
+}
+
+/// `observed` without the second and later conditions of an owned type, or `None` when it
+/// has none.
+fn without_owned_duplicates(
+    observed: &[Condition],
+    types: &ConditionTypes,
+) -> Option<Vec<Condition>> {
+    // At most four owned types: `seen` stays short, however long the list.
+    let mut seen: Vec<&str> = Vec::with_capacity(4);
+    let duplicated = observed.iter().filter(|c| types.owns(&c.type_)).any(|c| {
+        let again = seen.contains(&c.type_.as_str());
+        seen.push(&c.type_);
+        again
+    });
+    if !duplicated {
+        return None;
+    }
+    let mut seen_owned: Vec<&str> = Vec::with_capacity(4);
+    let mut out = Vec::with_capacity(observed.len());
+    for c in observed {
+        if types.owns(&c.type_) {
+            if seen_owned.contains(&c.type_.as_str()) {
+                continue;
+            }
+            seen_owned.push(&c.type_);
+        }
+        out.push(c.clone());
+    }
+    Some(out)
+}
+
+/// True when `change` leaves `current` (the condition of its type, if any) as it is.
+fn is_noop(change: &Change, current: Option<&Condition>, generation: i64) -> bool {
+    match (change, current) {
+        (Change::Keep, _) | (Change::Remove | Change::Refresh, None) => true,
+        (Change::Set(_), None) | (Change::Remove, Some(_)) => false,
+        (Change::Refresh, Some(c)) => c.observed_generation == Some(generation),
+        (Change::Set(w), Some(c)) => {
+            c.status == w.status
+                && c.reason == w.reason
+                && c.message == cut(&w.message)
+                && c.observed_generation == Some(generation)
+                && c.last_transition_time.parse::<Timestamp>().is_ok()
+        }
+    }
 }
 
 /// True when an owned condition was computed from a newer Gateway than the snapshot.
@@ -248,9 +315,14 @@ pub fn timestamp(now: Timestamp) -> String {
 
 /// A message cut to the API's limit, on a character boundary.
 pub fn truncate(message: &str) -> String {
+    cut(message).to_owned()
+}
+
+/// The part of `message` that [`truncate`] keeps.
+fn cut(message: &str) -> &str {
     match message.char_indices().nth(MAX_MESSAGE) {
-        Some((cut, _)) => message[..cut].to_owned(),
-        None => message.to_owned(),
+        Some((at, _)) => message.get(..at).unwrap_or(message),
+        None => message,
     }
 }
 
@@ -507,5 +579,144 @@ mod tests {
             ConditionTypes::new(&bad_domain).unwrap_err().to_string(),
             "settings: conditionDomain: \"Not A Domain\" is not a DNS subdomain (lowercase, at most 253 characters)"
         );
+    }
+}
+
+/// The lazy [`merge_changed`] against the eager merge it replaced (copy everything, apply
+/// every change), kept here as the reference.
+#[cfg(test)]
+mod lazy_merge_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn eager(
+        observed: &[Condition],
+        types: &ConditionTypes,
+        changes: &[(&str, Change)],
+        generation: i64,
+        now: &str,
+    ) -> Vec<Condition> {
+        let mut seen_owned: Vec<&str> = Vec::new();
+        let mut out: Vec<Condition> = Vec::new();
+        for c in observed {
+            if types.owns(&c.type_) {
+                if seen_owned.contains(&c.type_.as_str()) {
+                    continue;
+                }
+                seen_owned.push(&c.type_);
+            }
+            out.push(c.clone());
+        }
+        let mut appended: Vec<String> = Vec::new();
+        for (type_, change) in changes {
+            let pos = out.iter().position(|c| c.type_ == *type_);
+            match (change, pos) {
+                (Change::Keep, _) | (Change::Remove, None) | (Change::Refresh, None) => {}
+                (Change::Refresh, Some(i)) => out[i].observed_generation = Some(generation),
+                (Change::Remove, Some(i)) => {
+                    out.remove(i);
+                }
+                (Change::Set(w), Some(i)) => {
+                    let c = &mut out[i];
+                    if c.status != w.status || c.last_transition_time.parse::<Timestamp>().is_err()
+                    {
+                        c.status = w.status.to_owned();
+                        c.last_transition_time = now.to_owned();
+                    }
+                    c.reason = w.reason.to_owned();
+                    c.message = truncate(&w.message);
+                    c.observed_generation = Some(generation);
+                }
+                (Change::Set(w), None) => {
+                    out.push(Condition {
+                        type_: (*type_).to_owned(),
+                        status: w.status.to_owned(),
+                        observed_generation: Some(generation),
+                        last_transition_time: now.to_owned(),
+                        reason: w.reason.to_owned(),
+                        message: truncate(&w.message),
+                    });
+                    appended.push((*type_).to_owned());
+                }
+            }
+        }
+        let custom_first = [
+            types.degraded.as_str(),
+            types.configuration_applied.as_str(),
+            PROGRAMMED,
+            ACCEPTED,
+        ];
+        for type_ in custom_first {
+            if out.len() <= MAX_CONDITIONS {
+                break;
+            }
+            if appended.iter().any(|a| a == type_) {
+                out.retain(|c| c.type_ != type_);
+            }
+        }
+        out
+    }
+
+    const TYPES: [&str; 6] = [
+        ACCEPTED,
+        PROGRAMMED,
+        "meridio-2.nordix.org/ConfigurationApplied",
+        "meridio-2.nordix.org/Degraded",
+        "example.com/A",
+        "example.com/B",
+    ];
+    const STATUSES: [&str; 3] = [status::TRUE, status::FALSE, status::UNKNOWN];
+    const REASONS: [&str; 3] = [reason::ACCEPTED, reason::PENDING, reason::APPLY_FAILED];
+    const MESSAGES: [&str; 2] = ["a", "b"];
+    const TIMES: [&str; 2] = ["2025-01-01T00:00:00Z", "not a time"];
+
+    fn condition() -> impl Strategy<Value = Condition> {
+        (
+            0..6usize,
+            0..3usize,
+            0..3usize,
+            0..2usize,
+            0..2usize,
+            0..4i64,
+        )
+            .prop_map(|(t, s, r, m, l, g)| Condition {
+                type_: TYPES[t].to_owned(),
+                status: STATUSES[s].to_owned(),
+                observed_generation: (g > 0).then_some(g),
+                last_transition_time: TIMES[l].to_owned(),
+                reason: REASONS[r].to_owned(),
+                message: MESSAGES[m].to_owned(),
+            })
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            Just(Change::Keep),
+            Just(Change::Remove),
+            Just(Change::Refresh),
+            (0..3usize, 0..3usize, 0..2usize).prop_map(|(s, r, m)| Change::Set(Wanted::new(
+                STATUSES[s],
+                REASONS[r],
+                MESSAGES[m]
+            ))),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn lazy_merge_equals_the_eager_merge(
+            observed in proptest::collection::vec(condition(), 0..10),
+            changes in proptest::collection::vec((0..4usize, change()), 0..5),
+            generation in 1..4i64,
+        ) {
+            let types = ConditionTypes::new(&Settings::default()).unwrap();
+            let changes: Vec<(&str, Change)> =
+                changes.into_iter().map(|(t, c)| (TYPES[t], c)).collect();
+            let now = "2026-01-01T00:00:00Z";
+            let expected = eager(&observed, &types, &changes, generation, now);
+            let lazy = merge_changed(&observed, &types, &changes, generation, now);
+            prop_assert_eq!(lazy.is_none(), expected == observed);
+            prop_assert_eq!(lazy.unwrap_or_else(|| observed.clone()), expected);
+        }
     }
 }

@@ -373,7 +373,7 @@ impl<'a> Plan<'a> {
             (self.types.degraded.as_str(), row.degraded),
         ];
         let now = conditions::timestamp(self.now);
-        let merged = conditions::merge(
+        let merged = conditions::merge_changed(
             &observed.conditions,
             &self.types,
             &changes,
@@ -381,8 +381,8 @@ impl<'a> Plan<'a> {
             &now,
         );
         let addresses_owned = addresses.is_some();
-        let unchanged = merged == observed.conditions
-            && addresses.as_ref().is_none_or(|a| *a == observed.addresses);
+        let unchanged =
+            merged.is_none() && addresses.as_ref().is_none_or(|a| *a == observed.addresses);
         if unchanged {
             return Settlement {
                 status: None,
@@ -391,6 +391,7 @@ impl<'a> Plan<'a> {
                 addresses_owned,
             };
         }
+        let merged = merged.unwrap_or_else(|| observed.conditions.clone());
         let events = events::transitions(&observed.conditions, &merged, &self.types);
         let status = Some(GatewayStatus {
             conditions: merged,
