@@ -61,12 +61,16 @@
 //!
 //! One walk over the desired tree, following the observed one alongside, without cloning;
 //! path strings are only built for drifted fields. Keyed lists are paired by sorting
-//! `(key, index)` pairs, so long lists cost `O(n log n)`.
+//! `(key, index)` pairs, so long lists cost `O(n log n)`. [`drift_owned`] walks the owned
+//! part of an update render, whose containers are the template's, borrowed, with the few
+//! fields the rules change laid over them: a steady-state reconcile copies no container.
 
 use serde_json::{Map, Number, Value};
 
+use crate::json::Overlay;
 use crate::nad::NETWORKS_ANNOTATION;
 use crate::quantity::Quantity;
+use crate::render::{Owned, PodList};
 use crate::wire::{Deployment, GatewayConfiguration};
 
 /// Suffix of the generation annotation key (`<domain>/gatewayconfiguration-generation`).
@@ -176,10 +180,148 @@ pub fn drift(
     };
     let (d, o) = (&desired.object, &observed.object);
     walker.object(d, o);
-    walker.owned(d, o, enforcement);
+    let containers = get(d, &CONTAINERS);
+    walker.owned(d, o, enforcement, &|name| {
+        Some(named(containers, name)?.get("resources"))
+    });
     walker.out.sort();
     walker.out.dedup();
     walker.out
+}
+
+/// [`drift`] of the owned part of an update render ([`crate::render::render_owned`]): the
+/// same paths as `drift(&complete(observed, owned), observed, enforcement)`, without
+/// building that Deployment, the template's containers compared where they are.
+///
+/// ```
+/// use gateway_reconcile::drift::{drift_owned, Enforcement};
+/// use gateway_reconcile::render::{render, render_owned};
+/// use gateway_reconcile::template::default_template;
+/// use gateway_reconcile::validate::Validated;
+/// use gateway_reconcile::wire::{Gateway, GatewayConfiguration};
+/// use gateway_reconcile::Settings;
+///
+/// let gateway: Gateway = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "gw", "namespace": "red", "uid": "u-1"}
+/// })).unwrap();
+/// let cfg: GatewayConfiguration =
+///     serde_json::from_str(r#"{"metadata":{"name":"c","generation":3}}"#).unwrap();
+/// let validated = Validated { configuration: &cfg, networks: vec![], ipv4: true, ipv6: false };
+/// let (settings, template) = (Settings::default(), default_template());
+/// let mut observed = render(&settings, &gateway, &validated, &template, None);
+/// observed.object["spec"]["template"]["spec"]["containers"][0]["image"] = "other:1".into();
+///
+/// let owned = render_owned(&settings, &gateway, &validated, &template, &observed);
+/// assert_eq!(
+///     drift_owned(&owned, &observed, &Enforcement::of(&cfg)),
+///     ["spec.template.spec.containers[loadbalancer].image"]
+/// );
+/// ```
+pub fn drift_owned(
+    owned: &Owned<'_>,
+    observed: &Deployment,
+    enforcement: &Enforcement,
+) -> Vec<String> {
+    let mut walker = Walker {
+        path: Vec::with_capacity(16),
+        out: Vec::new(),
+    };
+    let (d, o) = (&owned.skeleton().object, &observed.object);
+    walker.object(d, o);
+    let observed_pod = object(o, &POD_SPEC);
+    // Where the observed object has a non-object on the way to its pod spec, the walk of
+    // the skeleton (which always has a pod spec) reported that, and the full render's
+    // lists are below it.
+    let comparable = (1..=POD_SPEC.len()).all(|n| {
+        POD_SPEC
+            .get(..n)
+            .and_then(|prefix| get(o, prefix))
+            .is_none_or(|v| v.is_null() || v.is_object())
+    });
+    let mut containers = None;
+    for (list, rendered) in owned.lists().filter(|_| comparable) {
+        let ov = observed_pod.and_then(|p| p.get(list));
+        walker.at_path(&POD_SPEC, |w| {
+            w.at(Seg::Key(list), |w| match rendered {
+                PodList::Absent => {}
+                PodList::Template(value) => w.value(value, ov),
+                PodList::Containers(rendered) => match ov.filter(|v| !v.is_null()) {
+                    None => w.list(rendered, &[]),
+                    Some(Value::Array(ol)) => w.list(rendered, ol),
+                    Some(_) => w.report(),
+                },
+            });
+        });
+        if let ("containers", PodList::Containers(rendered)) = (list, rendered) {
+            containers = Some(rendered.as_slice());
+        }
+    }
+    walker.owned(d, o, enforcement, &|name| {
+        let container = containers?
+            .iter()
+            .find(|c| c.get("name").and_then(Value::as_str) == Some(name))?;
+        Some(container.get("resources"))
+    });
+    walker.out.sort();
+    walker.out.dedup();
+    walker.out
+}
+
+/// The pod spec of a Deployment.
+const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
+
+/// The containers of a Deployment.
+const CONTAINERS: [&str; 4] = ["spec", "template", "spec", "containers"];
+
+/// The `resources` of the desired container of a name: `None` when there is no such
+/// container, `Some(None)` when it has none.
+type DesiredResources<'a, 'f> = &'f dyn Fn(&str) -> Option<Option<&'a Value>>;
+
+/// An element of a desired list: a JSON value, or a rendered container compared where the
+/// template holds it.
+trait Elem<'a> {
+    /// The string at `field` of the element, if it is an object that has one.
+    fn key(&'a self, field: &str) -> Option<&'a str>;
+    /// Compares the element with the observed one (`None`: absent).
+    fn compare(&'a self, walker: &mut Walker<'a>, observed: Option<&'a Value>);
+}
+
+impl<'a> Elem<'a> for Value {
+    fn key(&'a self, field: &str) -> Option<&'a str> {
+        self.as_object()?.get(field)?.as_str()
+    }
+
+    fn compare(&'a self, walker: &mut Walker<'a>, observed: Option<&'a Value>) {
+        walker.value(self, observed);
+    }
+}
+
+impl<'a> Elem<'a> for Overlay<'a> {
+    fn key(&'a self, field: &str) -> Option<&'a str> {
+        self.get(field)?.as_str()
+    }
+
+    /// As [`Walker::value`] compares the object the overlay stands for.
+    fn compare(&'a self, walker: &mut Walker<'a>, observed: Option<&'a Value>) {
+        if !self.base.is_object() {
+            return walker.value(self.base, observed);
+        }
+        match observed.filter(|v| !v.is_null()) {
+            None => {
+                for (k, dv) in self.entries() {
+                    walker.at(Seg::Key(k), |w| w.value(dv, None));
+                }
+            }
+            Some(Value::Object(om)) => {
+                for (k, dv) in self.entries() {
+                    if !walker.skipped(k) {
+                        walker.at(Seg::Key(k), |w| w.value(dv, om.get(k)));
+                    }
+                }
+            }
+            Some(_) => walker.report(),
+        }
+    }
 }
 
 /// One step of a path.
@@ -299,7 +441,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn list(&mut self, dl: &'a [Value], ol: &'a [Value]) {
+    fn list<D: Elem<'a>>(&mut self, dl: &'a [D], ol: &'a [Value]) {
         let keyed = self
             .merge_key()
             .and_then(|field| Some((keys(dl, field)?, keys(ol, field)?)));
@@ -312,14 +454,14 @@ impl<'a> Walker<'a> {
             return;
         }
         for (i, (dv, ov)) in dl.iter().zip(ol).enumerate() {
-            self.at(Seg::Index(i), |w| w.value(dv, Some(ov)));
+            self.at(Seg::Index(i), |w| dv.compare(w, Some(ov)));
         }
     }
 
     /// Pairs two key-sorted lists of `(key, index)` group by group.
-    fn keyed(
+    fn keyed<D: Elem<'a>>(
         &mut self,
-        dl: &'a [Value],
+        dl: &'a [D],
         ol: &'a [Value],
         dk: &[(&'a str, usize)],
         ok: &[(&'a str, usize)],
@@ -351,7 +493,7 @@ impl<'a> Walker<'a> {
                     let dv = dk.get(i + n).and_then(|e| dl.get(e.1));
                     let ov = ok.get(j + n).and_then(|e| ol.get(e.1));
                     if let Some(dv) = dv {
-                        self.at(Seg::Elem(key), |w| w.value(dv, ov));
+                        self.at(Seg::Elem(key), |w| dv.compare(w, ov));
                     }
                 }
             }
@@ -366,6 +508,7 @@ impl<'a> Walker<'a> {
         d: &'a Map<String, Value>,
         o: &'a Map<String, Value>,
         enforcement: &'a Enforcement,
+        desired_resources: DesiredResources<'a, '_>,
     ) {
         // Generation annotation: observed but not desired (the other way round, and a
         // changed value, the generic walk reports).
@@ -394,7 +537,7 @@ impl<'a> Walker<'a> {
         let gates = ["spec", "template", "spec", "readinessGates"];
         if let Some(Value::Array(ol)) = get(o, &gates) {
             if !has_at(d, &gates) {
-                self.at_path(&gates, |w| w.list(&[], ol));
+                self.at_path(&gates, |w| w.list::<Value>(&[], ol));
             }
         }
 
@@ -420,15 +563,17 @@ impl<'a> Walker<'a> {
         }
 
         if !enforcement.resources.is_empty() {
-            let containers = ["spec", "template", "spec", "containers"];
-            let (dc, oc) = (get(d, &containers), get(o, &containers));
+            let containers = CONTAINERS;
+            let oc = get(o, &containers);
             for name in &enforcement.resources {
                 // A container missing on either side is reported by the generic walk.
-                let (Some(dc), Some(oc)) = (named(dc, name), named(oc, name)) else {
+                let (Some(resources), Some(oc)) = (desired_resources(name), named(oc, name)) else {
                     continue;
                 };
                 for field in ["requests", "limits"] {
-                    let dq = object(dc, &["resources", field]);
+                    let dq = resources
+                        .and_then(|r| r.get(field))
+                        .and_then(Value::as_object);
                     let oq = object(oc, &["resources", field]);
                     self.at_path(&containers, |w| {
                         w.at(Seg::Elem(name.as_str()), |w| {
@@ -539,11 +684,11 @@ fn is_empty(v: &Value) -> bool {
 }
 
 /// `(key, index)` of every element, sorted; `None` if an element has no string key.
-fn keys<'a>(list: &'a [Value], field: &str) -> Option<Vec<(&'a str, usize)>> {
+fn keys<'a, D: Elem<'a>>(list: &'a [D], field: &str) -> Option<Vec<(&'a str, usize)>> {
     let mut keys = list
         .iter()
         .enumerate()
-        .map(|(i, v)| Some((v.as_object()?.get(field)?.as_str()?, i)))
+        .map(|(i, v)| Some((v.key(field)?, i)))
         .collect::<Option<Vec<_>>>()?;
     keys.sort_unstable();
     Some(keys)

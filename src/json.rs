@@ -1,5 +1,6 @@
 //! Small helpers to read and build nested JSON objects without panicking.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -83,4 +84,76 @@ pub(crate) fn string_map(value: Option<&Value>) -> BTreeMap<String, String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A JSON value given as a borrowed `base` with some keys replaced (`Some`) or removed
+/// (`None`): what a render changes in a template container, without copying the rest.
+/// `fields` only apply when `base` is an object.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Overlay<'a> {
+    pub base: &'a Value,
+    pub fields: Vec<(&'static str, Option<Cow<'a, Value>>)>,
+}
+
+impl<'a> Overlay<'a> {
+    /// `base`, unchanged.
+    pub fn of(base: &'a Value) -> Self {
+        Overlay {
+            base,
+            fields: Vec::new(),
+        }
+    }
+
+    /// The value at `key` of the object it stands for.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self.fields.iter().find(|(k, _)| *k == key) {
+            Some((_, value)) => value.as_deref(),
+            None => self.base.as_object()?.get(key),
+        }
+    }
+
+    /// Replaces (`Some`) or removes (`None`) `key`.
+    pub fn set(&mut self, key: &'static str, value: Option<Cow<'a, Value>>) {
+        match self.fields.iter_mut().find(|(k, _)| *k == key) {
+            Some(field) => field.1 = value,
+            None => self.fields.push((key, value)),
+        }
+    }
+
+    /// The entries of the object it stands for: the base's not replaced, then the
+    /// replaced ones (nothing when `base` is not an object).
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Value)> {
+        let replaced = |key: &str| self.fields.iter().any(|(k, _)| *k == key);
+        let base = self
+            .base
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(move |(k, _)| !replaced(k))
+            .map(|(k, v)| (k.as_str(), v));
+        let fields = self.base.is_object().then_some(&self.fields);
+        let fields = fields
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((*k, v.as_deref()?)));
+        base.chain(fields)
+    }
+
+    /// The value it stands for.
+    pub fn into_value(self) -> Value {
+        let mut value = self.base.clone();
+        if let Value::Object(map) = &mut value {
+            for (key, field) in self.fields {
+                match field {
+                    Some(v) => {
+                        map.insert(key.to_owned(), v.into_owned());
+                    }
+                    None => {
+                        map.remove(key);
+                    }
+                }
+            }
+        }
+        value
+    }
 }

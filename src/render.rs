@@ -78,15 +78,16 @@
 //!   kept, including `resourceVersion` (optimistic concurrency) and `status` (the API server
 //!   ignores it on update).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::json;
+use crate::json::{self, Overlay};
 use crate::nad;
 use crate::settings::Settings;
 use crate::validate::Validated;
-use crate::wire::{Deployment, Gateway, VerticalScalingContainer};
+use crate::wire::{Deployment, Gateway, GatewayConfigurationSpec, VerticalScalingContainer};
 
 /// The label that ties the LB Deployment, its selector and its Pods together.
 pub const APP_LABEL: &str = "app";
@@ -112,11 +113,15 @@ const DOWNWARD_ENV: [(&str, &str); 3] = [
     ("POD_UID", "metadata.uid"),
 ];
 
-/// The container lists of `spec.template.spec`.
-const CONTAINER_LISTS: [&str; 2] = ["initContainers", "containers"];
-
-/// The lists of `spec.template.spec` an update takes from the template.
+/// The lists of `spec.template.spec` a render takes from the template.
 const TEMPLATE_LISTS: [&str; 3] = ["initContainers", "containers", "volumes"];
+
+/// The paths of [`TEMPLATE_LISTS`].
+const TEMPLATE_LIST_PATHS: [&[&str]; 3] = [
+    &["spec", "template", "spec", "initContainers"],
+    &["spec", "template", "spec", "containers"],
+    &["spec", "template", "spec", "volumes"],
+];
 
 /// The pod spec of a Deployment.
 const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
@@ -197,8 +202,15 @@ pub fn render(
 ) -> Deployment {
     match observed {
         None => {
-            let mut object = template.object.clone();
+            let mut object = clone_except(&template.object, &TEMPLATE_LIST_PATHS);
             apply(settings, gateway, validated, template, None, &mut object);
+            let lists = render_lists(
+                &template.object,
+                None,
+                &validated.configuration.spec,
+                gateway_name(gateway),
+            );
+            put_lists(&mut object, lists);
             Deployment::from_object(object)
         }
         Some(observed) => complete(
@@ -208,23 +220,59 @@ pub fn render(
     }
 }
 
+/// The owned part of an update render ([`render_owned`]): the values at [`OWNED_PATHS`],
+/// with the pod spec's lists held as the template's, borrowed, plus the fields the rules
+/// change in each container.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Owned<'a> {
+    /// Every owned path but the pod spec's lists.
+    skeleton: Deployment,
+    /// The pod spec's lists, in [`TEMPLATE_LISTS`] order.
+    lists: [PodList<'a>; 3],
+}
+
+/// One list of the pod spec as a render takes it from the template.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum PodList<'a> {
+    /// The template has none: the render removes the list.
+    Absent,
+    /// The template's value as it is (the volumes; a container list that is not a list).
+    Template(&'a Value),
+    /// The template's containers, each with the fields the rules render.
+    Containers(Vec<Overlay<'a>>),
+}
+
+impl<'a> Owned<'a> {
+    /// The owned paths but the pod spec's lists.
+    pub(crate) fn skeleton(&self) -> &Deployment {
+        &self.skeleton
+    }
+
+    /// The pod spec's lists, by name.
+    pub(crate) fn lists(&self) -> impl Iterator<Item = (&'static str, &PodList<'a>)> {
+        TEMPLATE_LISTS.into_iter().zip(&self.lists)
+    }
+}
+
 /// The owned part of the update [`render`] renders over `observed`: only the fields at
 /// [`OWNED_PATHS`], with exactly the values the full render gives them (a path the full
-/// render removes is absent). Every other field of the full render is a copy of the
-/// observed one, and a copy never drifts, so [`crate::drift::drift`] of this skeleton finds
-/// the same paths as drift of the full render, at a fraction of the cost; [`complete`]
-/// turns it into the full render when an update is needed.
+/// render removes is absent), the template's containers and volumes borrowed rather than
+/// copied. Every other field of the full render is a copy of the observed one, and a copy
+/// never drifts, so [`crate::drift::drift_owned`] of this part finds the same paths as
+/// drift of the full render, at a fraction of the cost; [`complete`] turns it into the full
+/// render when an update is needed.
 ///
 /// ```
+/// use gateway_reconcile::drift::{drift_owned, Enforcement};
 /// use gateway_reconcile::render::{complete, render, render_owned};
 /// use gateway_reconcile::template::default_template;
 /// use gateway_reconcile::validate::Validated;
 /// use gateway_reconcile::wire::{Gateway, GatewayConfiguration};
 /// use gateway_reconcile::Settings;
 ///
-/// let gateway: Gateway = serde_json::from_str(
-///     r#"{"metadata":{"name":"gw","namespace":"red","uid":"u-1"}}"#,
-/// ).unwrap();
+/// let gateway: Gateway = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "gw", "namespace": "red", "uid": "u-1"}
+/// })).unwrap();
 /// let cfg: GatewayConfiguration =
 ///     serde_json::from_str(r#"{"metadata":{"name":"c","generation":3}}"#).unwrap();
 /// let validated = Validated { configuration: &cfg, networks: vec![], ipv4: true, ipv6: false };
@@ -233,20 +281,20 @@ pub fn render(
 /// observed.object.insert("status".into(), serde_json::json!({"replicas": 2}));
 ///
 /// let owned = render_owned(&settings, &gateway, &validated, &template, &observed);
-/// assert!(owned.get(&["status"]).is_none());
+/// assert!(drift_owned(&owned, &observed, &Enforcement::of(&cfg)).is_empty());
 /// assert_eq!(
 ///     complete(&observed, owned),
 ///     render(&settings, &gateway, &validated, &template, Some(&observed))
 /// );
 /// ```
-pub fn render_owned(
+pub fn render_owned<'a>(
     settings: &Settings,
     gateway: &Gateway,
     validated: &Validated<'_>,
-    template: &Deployment,
-    observed: &Deployment,
-) -> Deployment {
-    let mut object = owned_start(&observed.object, &template.object);
+    template: &'a Deployment,
+    observed: &'a Deployment,
+) -> Owned<'a> {
+    let mut object = owned_start(&observed.object);
     apply(
         settings,
         gateway,
@@ -255,24 +303,52 @@ pub fn render_owned(
         Some(observed),
         &mut object,
     );
-    Deployment::from_object(object)
+    let lists = render_lists(
+        &template.object,
+        Some(&observed.object),
+        &validated.configuration.spec,
+        gateway_name(gateway),
+    );
+    Owned {
+        skeleton: Deployment::from_object(object),
+        lists,
+    }
 }
 
 /// The full update render from its owned part ([`render_owned`] over the same `observed`):
 /// the observed Deployment with every path of [`OWNED_PATHS`] replaced by the owned
 /// part's value, or removed where the owned part has none.
-pub fn complete(observed: &Deployment, owned: Deployment) -> Deployment {
+pub fn complete(observed: &Deployment, owned: Owned<'_>) -> Deployment {
     let mut object = clone_except(&observed.object, &OWNED_PATHS);
-    let mut owned = owned.object;
+    let mut skeleton = owned.skeleton.object;
     for path in OWNED_PATHS {
         let Some((last, parent)) = path.split_last() else {
             continue;
         };
-        if let Some(value) = take(&mut owned, path) {
+        if let Some(value) = take(&mut skeleton, path) {
             json::object_mut(&mut object, parent).insert((*last).to_owned(), value);
         }
     }
+    put_lists(&mut object, owned.lists);
     Deployment::from_object(object)
+}
+
+/// Puts the rendered pod spec lists in place (an absent one stays absent).
+fn put_lists(object: &mut Map<String, Value>, lists: [PodList<'_>; 3]) {
+    for (list, rendered) in TEMPLATE_LISTS.into_iter().zip(lists) {
+        let value = match rendered {
+            PodList::Absent => continue,
+            PodList::Template(value) => value.clone(),
+            PodList::Containers(containers) => {
+                Value::Array(containers.into_iter().map(Overlay::into_value).collect())
+            }
+        };
+        json::object_mut(object, &POD_SPEC).insert(list.to_owned(), value);
+    }
+}
+
+fn gateway_name(gateway: &Gateway) -> &str {
+    gateway.metadata.name.as_deref().unwrap_or_default()
 }
 
 /// Applies the rules of the module docs to `object`: the template (create) or the owned
@@ -285,7 +361,7 @@ fn apply(
     observed: Option<&Deployment>,
     object: &mut Map<String, Value>,
 ) {
-    let gateway_name = gateway.metadata.name.as_deref().unwrap_or_default();
+    let gateway_name = gateway_name(gateway);
     let namespace = gateway.metadata.namespace.as_deref().unwrap_or_default();
     let uid = gateway.metadata.uid.as_deref().unwrap_or_default();
     let name = deployment_name(settings, gateway_name);
@@ -389,28 +465,6 @@ fn apply(
     let pod_spec = json::object_mut(spec, &["template", "spec"]);
     json::set_str(pod_spec, "serviceAccountName", &settings.service_account);
     set_anti_affinity(pod_spec, &name);
-    for list in CONTAINER_LISTS {
-        for container in containers_mut(pod_spec, list) {
-            set_gateway_name_env(container, gateway_name);
-            if list == "containers" && name_of(container) == Some(ROUTER_CONTAINER) {
-                add_downward_env(container);
-            }
-        }
-    }
-    if let Some(scaling) = &configuration.vertical_scaling {
-        for entry in &scaling.containers {
-            if !(creating || entry.enforce_resources) {
-                continue;
-            }
-            for list in CONTAINER_LISTS {
-                for container in containers_mut(pod_spec, list) {
-                    if name_of(container) == Some(entry.name.as_str()) {
-                        set_resources(container, entry);
-                    }
-                }
-            }
-        }
-    }
     let gates: Vec<&str> = [
         (validated.ipv4, IPV4_READINESS_GATE),
         (validated.ipv6, IPV6_READINESS_GATE),
@@ -435,10 +489,9 @@ fn apply(
     }
 }
 
-/// The start of the owned part of an update: the observed values at [`OWNED_PATHS`], with
-/// the template's container lists and volumes instead of the observed ones, and the
-/// observed containers' `resources` and `resizePolicy` copied over by name.
-fn owned_start(observed: &Map<String, Value>, template: &Map<String, Value>) -> Map<String, Value> {
+/// The start of the owned part of an update: the observed values at [`OWNED_PATHS`], but
+/// the pod spec's lists (the render takes those from the template).
+fn owned_start(observed: &Map<String, Value>) -> Map<String, Value> {
     let mut object = Map::new();
     for path in OWNED_PATHS {
         let (Some((last, parent)), Some(value)) = (path.split_last(), json::get(observed, path))
@@ -449,39 +502,100 @@ fn owned_start(observed: &Map<String, Value>, template: &Map<String, Value>) -> 
             json::object_mut(&mut object, parent).insert((*last).to_owned(), value.clone());
         }
     }
+    object
+}
+
+/// The pod spec's lists of a render: the template's, each container with the fields the
+/// rules render. On update (`observed`), each container keeps the observed `resources` and
+/// `resizePolicy` of the container of its name.
+fn render_lists<'a>(
+    template: &'a Map<String, Value>,
+    observed: Option<&'a Map<String, Value>>,
+    configuration: &GatewayConfigurationSpec,
+    gateway_name: &str,
+) -> [PodList<'a>; 3] {
     let template_pod = json::get(template, &POD_SPEC).and_then(Value::as_object);
-    let observed_pod = json::get(observed, &POD_SPEC).and_then(Value::as_object);
-    for list in TEMPLATE_LISTS {
-        let Some(mut new) = template_pod.and_then(|t| t.get(list)).cloned() else {
-            continue;
+    let observed_pod = observed
+        .and_then(|o| json::get(o, &POD_SPEC))
+        .and_then(Value::as_object);
+    let creating = observed.is_none();
+    // The entry that applies to each container name: the last, as applying them in order
+    // would leave it.
+    let mut scaling: BTreeMap<&str, &VerticalScalingContainer> = BTreeMap::new();
+    for entry in configuration
+        .vertical_scaling
+        .iter()
+        .flat_map(|v| &v.containers)
+    {
+        if creating || entry.enforce_resources {
+            scaling.insert(&entry.name, entry);
+        }
+    }
+    TEMPLATE_LISTS.map(|list| {
+        let Some(value) = template_pod.and_then(|t| t.get(list)) else {
+            return PodList::Absent;
         };
-        let old = observed_pod
+        let Some(containers) = value.as_array().filter(|_| list != "volumes") else {
+            return PodList::Template(value);
+        };
+        // Index the observed containers once: a long list must not cost n².
+        let mut previous: BTreeMap<&str, &Map<String, Value>> = BTreeMap::new();
+        let observed_list = observed_pod
             .and_then(|o| o.get(list))
             .and_then(Value::as_array);
-        if let (Some(new), Some(old), true) = (new.as_array_mut(), old, list != "volumes") {
-            // Index the observed containers once: a long list must not cost n².
-            let mut by_name: BTreeMap<&str, &Map<String, Value>> = BTreeMap::new();
-            for c in old.iter().filter_map(Value::as_object) {
-                if let Some(name) = name_of(c) {
-                    // The first of a repeated name, as a linear search would find.
-                    by_name.entry(name).or_insert(c);
-                }
-            }
-            for container in new.iter_mut().filter_map(Value::as_object_mut) {
-                let Some(previous) = name_of(container).and_then(|name| by_name.get(name)) else {
-                    continue;
-                };
-                for key in ["resources", "resizePolicy"] {
-                    match previous.get(key) {
-                        Some(value) => container.insert(key.to_owned(), value.clone()),
-                        None => container.remove(key),
-                    };
-                }
+        for c in observed_list
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+        {
+            if let Some(name) = name_of(c) {
+                // The first of a repeated name, as a linear search would find.
+                previous.entry(name).or_insert(c);
             }
         }
-        json::object_mut(&mut object, &POD_SPEC).insert(list.to_owned(), new);
+        let router_list = list == "containers";
+        let rendered = containers.iter().map(|container| {
+            let name = container.as_object().and_then(name_of);
+            render_container(
+                container,
+                router_list,
+                name.and_then(|n| previous.get(n).copied()),
+                name.and_then(|n| scaling.get(n).copied()),
+                gateway_name,
+            )
+        });
+        PodList::Containers(rendered.collect())
+    })
+}
+
+/// One template container as the rules render it: `MERIDIO_GATEWAY_NAME`, the router's
+/// downward-API env (`router_list`: the container is in `containers`), the `resources`
+/// and `resizePolicy` of the observed container of its name (`previous`), and those of the
+/// vertical scaling entry that applies.
+fn render_container<'a>(
+    container: &'a Value,
+    router_list: bool,
+    previous: Option<&'a Map<String, Value>>,
+    scaling: Option<&VerticalScalingContainer>,
+    gateway_name: &str,
+) -> Overlay<'a> {
+    let mut overlay = Overlay::of(container);
+    let Some(map) = container.as_object() else {
+        return overlay;
+    };
+    let router = router_list && name_of(map) == Some(ROUTER_CONTAINER);
+    if let Some(env) = rendered_env(map.get("env"), router, gateway_name) {
+        overlay.set("env", Some(Cow::Owned(env)));
     }
-    object
+    if let Some(previous) = previous {
+        for key in ["resources", "resizePolicy"] {
+            overlay.set(key, previous.get(key).map(Cow::Borrowed));
+        }
+    }
+    if let Some(entry) = scaling {
+        set_resources(&mut overlay, entry);
+    }
+    overlay
 }
 
 /// A deep copy of `map` without the values at `paths` (object keys).
@@ -620,9 +734,8 @@ fn is_selector_for(selector: &Value, name: &str) -> bool {
     };
     let labels = selector.get("matchLabels").and_then(Value::as_object);
     selector.len() == 1
-        && labels.is_some_and(|l| {
-            l.len() == 1 && l.get(APP_LABEL).and_then(Value::as_str) == Some(name)
-        })
+        && labels
+            .is_some_and(|l| l.len() == 1 && l.get(APP_LABEL).and_then(Value::as_str) == Some(name))
 }
 
 /// Whether `list` is exactly the readiness gates `gates`, in order.
@@ -694,7 +807,10 @@ fn set_anti_affinity(pod_spec: &mut Map<String, Value>, name: &str) {
                 json::set_with(
                     expression,
                     "values",
-                    |v| v.as_array().is_some_and(|l| matches!(l.as_slice(), [only] if only == name)),
+                    |v| {
+                        v.as_array()
+                            .is_some_and(|l| matches!(l.as_slice(), [only] if only == name))
+                    },
                     || json!([name]),
                 );
             }
@@ -702,42 +818,42 @@ fn set_anti_affinity(pod_spec: &mut Map<String, Value>, name: &str) {
     }
 }
 
-fn set_gateway_name_env(container: &mut Map<String, Value>, gateway_name: &str) {
-    let Some(env) = container.get_mut("env").and_then(Value::as_array_mut) else {
-        return;
+/// A container's `env` as the rules render it: every `MERIDIO_GATEWAY_NAME` entry with
+/// the Gateway's name, and for the router the downward-API variables it lacks; `None` when
+/// that is `env` as it is.
+fn rendered_env(env: Option<&Value>, router: bool, gateway_name: &str) -> Option<Value> {
+    let mut rendered = match env {
+        Some(Value::Array(list)) => list.clone(),
+        _ if router => Vec::new(),
+        _ => return None,
     };
-    for entry in env.iter_mut().filter_map(Value::as_object_mut) {
+    for entry in rendered.iter_mut().filter_map(Value::as_object_mut) {
         if name_of(entry) == Some(GATEWAY_NAME_ENV) {
             entry.remove("valueFrom");
             json::set_str(entry, "value", gateway_name);
         }
     }
-}
-
-fn add_downward_env(container: &mut Map<String, Value>) {
-    let env = container
-        .entry("env")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if !env.is_array() {
-        *env = Value::Array(Vec::new());
-    }
-    let Value::Array(env) = env else {
-        return;
-    };
-    for (variable, field_path) in DOWNWARD_ENV {
-        let present = env
-            .iter()
-            .any(|e| e.get("name").and_then(Value::as_str) == Some(variable));
-        if !present {
-            env.push(json!({
-                "name": variable,
-                "valueFrom": { "fieldRef": { "fieldPath": field_path } },
-            }));
+    if router {
+        for (variable, field_path) in DOWNWARD_ENV {
+            let present = rendered
+                .iter()
+                .any(|e| e.get("name").and_then(Value::as_str) == Some(variable));
+            if !present {
+                rendered.push(json!({
+                    "name": variable,
+                    "valueFrom": { "fieldRef": { "fieldPath": field_path } },
+                }));
+            }
         }
     }
+    let rendered = Value::Array(rendered);
+    (env != Some(&rendered)).then_some(rendered)
 }
 
-fn set_resources(container: &mut Map<String, Value>, entry: &VerticalScalingContainer) {
+/// Sets a container's `resources.requests`, `resources.limits` and `resizePolicy` from a
+/// vertical scaling entry: an empty or missing one removes the key, and `resources` goes
+/// when nothing is left in it.
+fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) {
     let part = |key: &str| {
         entry
             .resources
@@ -745,37 +861,32 @@ fn set_resources(container: &mut Map<String, Value>, entry: &VerticalScalingCont
             .and_then(|r| r.get(key))
             .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
     };
-    let (requests, limits) = (part("requests"), part("limits"));
-    let resources = json::object_mut(container, &["resources"]);
-    for (key, value) in [("requests", requests), ("limits", limits)] {
-        match value {
-            Some(v) => json::set_with(resources, key, |old| old == v, || v.clone()),
-            None => drop(resources.remove(key)),
-        };
+    let wanted = [("requests", part("requests")), ("limits", part("limits"))];
+    let current = container.get("resources").and_then(Value::as_object);
+    let unchanged = current
+        .is_some_and(|r| !r.is_empty() && wanted.iter().all(|(key, want)| r.get(*key) == *want));
+    if !unchanged {
+        let mut resources = current.cloned().unwrap_or_default();
+        for (key, want) in wanted {
+            match want {
+                Some(v) => json::set(&mut resources, key, v.clone()),
+                None => drop(resources.remove(key)),
+            }
+        }
+        let resources = (!resources.is_empty()).then_some(Cow::Owned(Value::Object(resources)));
+        container.set("resources", resources);
     }
-    remove_if_empty(container, "resources");
     match entry.resize_policy.as_ref().filter(|p| !p.is_empty()) {
-        Some(policy) => json::set_with(
-            container,
-            "resizePolicy",
-            |old| old.as_array() == Some(policy),
-            || Value::Array(policy.clone()),
-        ),
-        None => drop(container.remove("resizePolicy")),
-    };
-}
-
-/// The objects of `pod_spec[list]`, if it is a list.
-fn containers_mut<'a>(
-    pod_spec: &'a mut Map<String, Value>,
-    list: &str,
-) -> impl Iterator<Item = &'a mut Map<String, Value>> {
-    pod_spec
-        .get_mut(list)
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_object_mut)
+        Some(policy) => {
+            if container.get("resizePolicy").and_then(Value::as_array) != Some(policy) {
+                container.set(
+                    "resizePolicy",
+                    Some(Cow::Owned(Value::Array(policy.clone()))),
+                );
+            }
+        }
+        None => container.set("resizePolicy", None),
+    }
 }
 
 fn name_of(object: &Map<String, Value>) -> Option<&str> {

@@ -1,13 +1,17 @@
-//! The owned-part render ([`render_owned`] + [`complete`]) against the full render as it was
-//! first written (clone the observed Deployment, put the template's lists in place, apply the
-//! rules): the same object, byte for byte, and the same drift, over generated observed
-//! Deployments edited in owned and foreign fields alike.
+//! The owned-part render ([`render_owned`] + [`complete`], [`drift_owned`]) against the full
+//! render as it was first written (clone the observed Deployment, put the template's lists in
+//! place, apply the rules to the whole object, containers included): the same object, byte
+//! for byte, and the same drift, over generated observed Deployments edited in owned and
+//! foreign fields alike.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-use super::{apply, complete, name_of, render, render_owned};
-use crate::drift::{Enforcement, drift};
+use super::{
+    DOWNWARD_ENV, GATEWAY_NAME_ENV, ROUTER_CONTAINER, apply, complete, name_of, render,
+    render_owned,
+};
+use crate::drift::{Enforcement, drift, drift_owned};
 use crate::json;
 use crate::nad::NetworkSelection;
 use crate::settings::Settings;
@@ -65,7 +69,83 @@ fn reference(
         Some(observed),
         &mut object,
     );
+    reference_containers(&mut object, gateway, validated);
     Deployment::from_object(object)
+}
+
+/// The container rules of an update, in place, as first written.
+fn reference_containers(object: &mut Map<String, Value>, gateway: &Gateway, validated: &Validated) {
+    let gateway_name = gateway.metadata.name.as_deref().unwrap_or_default();
+    let pod_spec = json::object_mut(object, &["spec", "template", "spec"]);
+    for list in ["initContainers", "containers"] {
+        let Some(entries) = pod_spec.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for container in entries.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(env) = container.get_mut("env").and_then(Value::as_array_mut) {
+                for entry in env.iter_mut().filter_map(Value::as_object_mut) {
+                    if name_of(entry) == Some(GATEWAY_NAME_ENV) {
+                        entry.remove("valueFrom");
+                        entry.insert("value".into(), Value::from(gateway_name));
+                    }
+                }
+            }
+            if list == "containers" && name_of(container) == Some(ROUTER_CONTAINER) {
+                let env = container.entry("env").or_insert_with(|| json!([]));
+                if !env.is_array() {
+                    *env = json!([]);
+                }
+                let env = env.as_array_mut().unwrap();
+                for (variable, field_path) in DOWNWARD_ENV {
+                    if !env
+                        .iter()
+                        .any(|e| e.get("name").and_then(Value::as_str) == Some(variable))
+                    {
+                        env.push(json!({
+                            "name": variable,
+                            "valueFrom": { "fieldRef": { "fieldPath": field_path } },
+                        }));
+                    }
+                }
+            }
+        }
+    }
+    let Some(scaling) = &validated.configuration.spec.vertical_scaling else {
+        return;
+    };
+    for entry in scaling.containers.iter().filter(|e| e.enforce_resources) {
+        for list in ["initContainers", "containers"] {
+            let Some(entries) = pod_spec.get_mut(list).and_then(Value::as_array_mut) else {
+                continue;
+            };
+            for container in entries.iter_mut().filter_map(Value::as_object_mut) {
+                if name_of(container) != Some(entry.name.as_str()) {
+                    continue;
+                }
+                let part = |key: &str| {
+                    entry
+                        .resources
+                        .as_ref()
+                        .and_then(|r| r.get(key))
+                        .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+                };
+                let resources = json::object_mut(container, &["resources"]);
+                for key in ["requests", "limits"] {
+                    match part(key) {
+                        Some(v) => resources.insert(key.to_owned(), v.clone()),
+                        None => resources.remove(key),
+                    };
+                }
+                if resources.is_empty() {
+                    container.remove("resources");
+                }
+                match entry.resize_policy.as_ref().filter(|p| !p.is_empty()) {
+                    Some(p) => container.insert("resizePolicy".into(), Value::Array(p.clone())),
+                    None => container.remove("resizePolicy"),
+                };
+            }
+        }
+    }
 }
 
 fn gateway() -> Gateway {
@@ -281,7 +361,7 @@ proptest! {
         let owned = render_owned(&settings, &gateway, &validated, &template, &observed);
         let enforcement = Enforcement::of(&cfg);
         prop_assert_eq!(
-            drift(&owned, &observed, &enforcement),
+            drift_owned(&owned, &observed, &enforcement),
             drift(&full, &observed, &enforcement)
         );
         prop_assert_eq!(
@@ -309,12 +389,10 @@ fn the_owned_part_leaves_out_what_only_the_observed_object_has() {
         .insert("status".into(), json!({ "replicas": 2 }));
     let owned = render_owned(&settings, &gateway, &validated, &template, &observed);
     let keys = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(
-        keys(&owned.object),
-        ["apiVersion", "kind", "metadata", "spec"]
-    );
-    let spec = owned.object["spec"].as_object().unwrap();
+    let skeleton = &owned.skeleton.object;
+    assert_eq!(keys(skeleton), ["apiVersion", "kind", "metadata", "spec"]);
+    let spec = skeleton["spec"].as_object().unwrap();
     assert_eq!(keys(spec), ["replicas", "selector", "template"]);
     assert!(observed.object["spec"].get("strategy").is_some());
-    assert!(drift(&owned, &observed, &Enforcement::of(&cfg)).is_empty());
+    assert!(drift_owned(&owned, &observed, &Enforcement::of(&cfg)).is_empty());
 }

@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use super::Action;
 use crate::addresses::addresses;
 use crate::conditions::{self, ConditionTypes};
-use crate::drift::{Enforcement, drift};
+use crate::drift::{Enforcement, drift_owned};
 use crate::error::InputError;
 use crate::render::{complete, deployment_name, generation_annotation, render, render_owned};
 use crate::rollout::{Rollout, rollout};
@@ -154,7 +154,7 @@ pub fn plan<'a>(
                     // object is only built when there is an update to write.
                     let owned =
                         render_owned(settings, gateway, &validated, snapshot.template, observed);
-                    let paths = drift(&owned, observed, &Enforcement::of(configuration));
+                    let paths = drift_owned(&owned, observed, &Enforcement::of(configuration));
                     if !paths.is_empty() {
                         seen.spec_changes = paths.iter().any(|p| p.starts_with("spec"));
                         plan.action = Action::Update {
