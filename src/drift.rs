@@ -180,8 +180,9 @@ pub fn drift(
     };
     let (d, o) = (&desired.object, &observed.object);
     walker.object(d, o);
+    walker.owned(d, o, enforcement);
     let containers = get(d, &CONTAINERS);
-    walker.owned(d, o, enforcement, &|name| {
+    walker.enforced_resources(o, enforcement, &|name| {
         Some(named(containers, name)?.get("resources"))
     });
     walker.out.sort();
@@ -228,6 +229,7 @@ pub fn drift_owned(
     };
     let (d, o) = (&owned.skeleton().object, &observed.object);
     walker.object(d, o);
+    walker.owned(d, o, enforcement);
     let observed_pod = object(o, &POD_SPEC);
     // Where the observed object has a non-object on the way to its pod spec, the walk of
     // the skeleton (which always has a pod spec) reported that, and the full render's
@@ -256,7 +258,7 @@ pub fn drift_owned(
             containers = Some(rendered.as_slice());
         }
     }
-    walker.owned(d, o, enforcement, &|name| {
+    walker.enforced_resources(o, enforcement, &|name| {
         let container = containers?
             .iter()
             .find(|c| c.get("name").and_then(Value::as_str) == Some(name))?;
@@ -502,13 +504,13 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The exact comparisons of owned fields whose absence matters.
+    /// The exact comparisons of owned fields whose absence matters, but the enforced
+    /// resources.
     fn owned(
         &mut self,
         d: &'a Map<String, Value>,
         o: &'a Map<String, Value>,
         enforcement: &'a Enforcement,
-        desired_resources: DesiredResources<'a, '_>,
     ) {
         // Generation annotation: observed but not desired (the other way round, and a
         // changed value, the generic walk reports).
@@ -561,26 +563,32 @@ impl<'a> Walker<'a> {
                 self.at_path(&["spec", "replicas"], Self::report);
             }
         }
+    }
 
-        if !enforcement.resources.is_empty() {
-            let containers = CONTAINERS;
-            let oc = get(o, &containers);
-            for name in &enforcement.resources {
-                // A container missing on either side is reported by the generic walk.
-                let (Some(resources), Some(oc)) = (desired_resources(name), named(oc, name)) else {
-                    continue;
-                };
-                for field in ["requests", "limits"] {
-                    let dq = resources
-                        .and_then(|r| r.get(field))
-                        .and_then(Value::as_object);
-                    let oq = object(oc, &["resources", field]);
-                    self.at_path(&containers, |w| {
-                        w.at(Seg::Elem(name.as_str()), |w| {
-                            w.at_path(&["resources", field], |w| w.exact_quantities(dq, oq));
-                        });
+    /// The exact comparison of the enforced containers' requests and limits.
+    fn enforced_resources(
+        &mut self,
+        o: &'a Map<String, Value>,
+        enforcement: &'a Enforcement,
+        desired_resources: DesiredResources<'a, '_>,
+    ) {
+        let containers = CONTAINERS;
+        let oc = get(o, &containers);
+        for name in &enforcement.resources {
+            // A container missing on either side is reported by the generic walk.
+            let (Some(resources), Some(oc)) = (desired_resources(name), named(oc, name)) else {
+                continue;
+            };
+            for field in ["requests", "limits"] {
+                let dq = resources
+                    .and_then(|r| r.get(field))
+                    .and_then(Value::as_object);
+                let oq = object(oc, &["resources", field]);
+                self.at_path(&containers, |w| {
+                    w.at(Seg::Elem(name.as_str()), |w| {
+                        w.at_path(&["resources", field], |w| w.exact_quantities(dq, oq));
                     });
-                }
+                });
             }
         }
     }
@@ -1470,7 +1478,62 @@ mod tests {
             })
     }
 
+    /// Any JSON, with keys that reach the walk's special places (merge-keyed lists,
+    /// quantities, the owned fields).
+    fn any_json() -> impl Strategy<Value = Value> {
+        let key = prop::sample::select(vec![
+            "metadata",
+            "annotations",
+            "spec",
+            "template",
+            "containers",
+            "env",
+            "name",
+            "resources",
+            "requests",
+            "limits",
+            "cpu",
+            "readinessGates",
+            "conditionType",
+            "selector",
+            "replicas",
+            "ownerReferences",
+            "uid",
+            "status",
+            "value",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3i64..3).prop_map(Value::from),
+            Just(json!(1.0)),
+            prop::sample::select(vec!["", "a", "0.5", "500m", "1Gi", "x/y"]).prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(key.clone().prop_map(str::to_owned), inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
     proptest! {
+        /// A copy never drifts: what lets the owned part leave out what it copies.
+        #[test]
+        fn a_value_never_drifts_from_itself(
+            root in prop::collection::btree_map(
+                prop::sample::select(vec!["metadata", "spec", "status", "kind"]).prop_map(str::to_owned),
+                any_json(),
+                0..4,
+            ),
+        ) {
+            let d = Deployment::from_object(root.into_iter().collect());
+            for e in [Enforcement::default(), all_enforced()] {
+                prop_assert_eq!(drift(&d, &d, &e), Vec::<String>::new());
+            }
+        }
+
         #[test]
         fn defaulted_rendering_is_never_drift(d in deployment_strategy()) {
             let desired = dep(d);
