@@ -432,6 +432,10 @@ impl<'a> Walker<'a> {
     }
 
     fn scalar_equal(&self, d: &Value, o: &Value) -> bool {
+        // Equal as written is equal by every rule below; only a difference needs them.
+        if d == o {
+            return true;
+        }
         if self.in_quantity_position() {
             if let (Some(a), Some(b)) = (quantity(d), quantity(o)) {
                 return a == b;
@@ -650,6 +654,9 @@ impl<'a> Walker<'a> {
     }
 
     fn scalar_equal_quantity(&self, d: &Value, o: &Value) -> bool {
+        if d == o {
+            return true;
+        }
         match (quantity(d), quantity(o)) {
             (Some(a), Some(b)) => a == b,
             _ => d == o,
