@@ -128,6 +128,9 @@ const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
 
 /// Every path (object keys) whose value an update render computes; the rest of the
 /// Deployment is the observed one, untouched. The rules read and write nothing else.
+///
+/// Paths that share a first key are adjacent at every depth, and the pod spec's lists come
+/// last: the render copies the rest in one walk ([`SKELETON_PATHS`]).
 pub const OWNED_PATHS: [&[&str]; 17] = [
     &["apiVersion"],
     &["kind"],
@@ -149,11 +152,16 @@ pub const OWNED_PATHS: [&[&str]; 17] = [
         "podAntiAffinity",
         "requiredDuringSchedulingIgnoredDuringExecution",
     ],
+    &["spec", "template", "spec", "readinessGates"],
     &["spec", "template", "spec", "initContainers"],
     &["spec", "template", "spec", "containers"],
     &["spec", "template", "spec", "volumes"],
-    &["spec", "template", "spec", "readinessGates"],
 ];
+
+/// [`OWNED_PATHS`] but the pod spec's lists, which a render takes from the template.
+const SKELETON_PATHS: &[&[&str]] = OWNED_PATHS
+    .split_at(OWNED_PATHS.len() - TEMPLATE_LISTS.len())
+    .0;
 
 /// The LB Deployment's name: `deploymentPrefix + gateway name`.
 pub fn deployment_name(settings: &Settings, gateway_name: &str) -> String {
@@ -489,20 +497,43 @@ fn apply(
     }
 }
 
-/// The start of the owned part of an update: the observed values at [`OWNED_PATHS`], but
-/// the pod spec's lists (the render takes those from the template).
+/// The start of the owned part of an update: the observed values at [`SKELETON_PATHS`].
 fn owned_start(observed: &Map<String, Value>) -> Map<String, Value> {
-    let mut object = Map::new();
-    for path in OWNED_PATHS {
-        let (Some((last, parent)), Some(value)) = (path.split_last(), json::get(observed, path))
-        else {
+    clone_only(observed, SKELETON_PATHS, 0)
+}
+
+/// A deep copy of the values at `paths` (object keys, their first `depth` keys leading to
+/// `map`) and of nothing else, in one walk: paths that share a key at a depth must be
+/// adjacent, as in [`OWNED_PATHS`].
+fn clone_only(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Map<String, Value> {
+    let mut out = Map::new();
+    let mut rest = paths;
+    while let Some(first) = rest.first() {
+        let key = first.get(depth);
+        let n = rest
+            .iter()
+            .take_while(|p| p.get(depth) == key)
+            .count()
+            .max(1);
+        let (group, tail) = rest.split_at(n.min(rest.len()));
+        rest = tail;
+        let Some((key, value)) = key.and_then(|k| Some((*k, map.get(*k)?))) else {
             continue;
         };
-        if parent != POD_SPEC || !TEMPLATE_LISTS.contains(last) {
-            json::object_mut(&mut object, parent).insert((*last).to_owned(), value.clone());
-        }
+        let copy = if group.iter().any(|p| p.len() == depth + 1) {
+            value.clone()
+        } else {
+            match value {
+                Value::Object(inner) => match clone_only(inner, group, depth + 1) {
+                    inner if inner.is_empty() => continue,
+                    inner => Value::Object(inner),
+                },
+                _ => continue,
+            }
+        };
+        out.insert(key.to_owned(), copy);
     }
-    object
+    out
 }
 
 /// The pod spec's lists of a render: the template's, each container with the fields the
@@ -1017,6 +1048,52 @@ mod tests {
         let mut v = serde_json::to_value(create(cfg)).unwrap();
         edit(&mut v);
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn owned_paths_are_grouped_with_the_template_lists_last() {
+        // clone_only copies a group of paths that share a key at some depth only when they
+        // are adjacent.
+        for depth in 0..6 {
+            let keys: Vec<Option<&[&str]>> = OWNED_PATHS
+                .iter()
+                .map(|p| p.get(..=depth).filter(|_| p.len() > depth))
+                .collect();
+            for (i, key) in keys.iter().enumerate() {
+                let Some(key) = key else { continue };
+                let later = keys
+                    .iter()
+                    .skip(i + 1)
+                    .position(|k| k.as_ref() != Some(key));
+                let again = later.is_some_and(|gap| {
+                    keys.iter()
+                        .skip(i + 1 + gap)
+                        .any(|k| k.as_ref() == Some(key))
+                });
+                assert!(!again, "{key:?} is split at depth {depth}");
+            }
+        }
+        assert_eq!(OWNED_PATHS[SKELETON_PATHS.len()..], TEMPLATE_LIST_PATHS);
+    }
+
+    #[test]
+    fn clone_only_copies_the_paths_present_and_nothing_else() {
+        let object = json!({
+            "apiVersion": "apps/v1",
+            "metadata": { "name": "n", "uid": "u", "labels": null },
+            "spec": { "replicas": 1, "strategy": {}, "template": { "metadata": "x",
+                      "spec": { "serviceAccountName": "s", "hostNetwork": true } } },
+            "status": {}
+        });
+        let copy = clone_only(object.as_object().unwrap(), SKELETON_PATHS, 0);
+        assert_eq!(
+            Value::Object(copy),
+            json!({
+                "apiVersion": "apps/v1",
+                "metadata": { "name": "n", "labels": null },
+                "spec": { "replicas": 1, "template": { "spec": { "serviceAccountName": "s" } } }
+            })
+        );
     }
 
     #[test]
