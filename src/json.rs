@@ -139,21 +139,22 @@ impl<'a> Overlay<'a> {
         base.chain(fields)
     }
 
-    /// The value it stands for.
+    /// The value it stands for. Only the base's fields that stay are copied.
     pub fn into_value(self) -> Value {
-        let mut value = self.base.clone();
-        if let Value::Object(map) = &mut value {
-            for (key, field) in self.fields {
-                match field {
-                    Some(v) => {
-                        map.insert(key.to_owned(), v.into_owned());
-                    }
-                    None => {
-                        map.remove(key);
-                    }
-                }
+        let Some(base) = self.base.as_object() else {
+            return self.base.clone();
+        };
+        let replaced = |key: &str| self.fields.iter().any(|(k, _)| *k == key);
+        let mut map: Map<String, Value> = base
+            .iter()
+            .filter(|(k, _)| !replaced(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (key, field) in self.fields {
+            if let Some(value) = field {
+                map.insert(key.to_owned(), value.into_owned());
             }
         }
-        value
+        Value::Object(map)
     }
 }
