@@ -210,7 +210,7 @@ pub fn render(
 ) -> Deployment {
     match observed {
         None => {
-            let mut object = clone_except(&template.object, &TEMPLATE_LIST_PATHS);
+            let mut object = clone_except(&template.object, &TEMPLATE_LIST_PATHS, 0);
             apply(settings, gateway, validated, template, None, &mut object);
             let lists = render_lists(
                 &template.object,
@@ -327,16 +327,8 @@ pub fn render_owned<'a>(
 /// the observed Deployment with every path of [`OWNED_PATHS`] replaced by the owned
 /// part's value, or removed where the owned part has none.
 pub fn complete(observed: &Deployment, owned: Owned<'_>) -> Deployment {
-    let mut object = clone_except(&observed.object, &OWNED_PATHS);
-    let mut skeleton = owned.skeleton.object;
-    for path in OWNED_PATHS {
-        let Some((last, parent)) = path.split_last() else {
-            continue;
-        };
-        if let Some(value) = take(&mut skeleton, path) {
-            json::object_mut(&mut object, parent).insert((*last).to_owned(), value);
-        }
-    }
+    let mut object = clone_except(&observed.object, &OWNED_PATHS, 0);
+    graft(&mut object, owned.skeleton.object, SKELETON_PATHS, 0);
     put_lists(&mut object, owned.lists);
     Deployment::from_object(object)
 }
@@ -503,24 +495,14 @@ fn owned_start(observed: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// A deep copy of the values at `paths` (object keys, their first `depth` keys leading to
-/// `map`) and of nothing else, in one walk: paths that share a key at a depth must be
-/// adjacent, as in [`OWNED_PATHS`].
+/// `map`) and of nothing else, in one walk.
 fn clone_only(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Map<String, Value> {
     let mut out = Map::new();
-    let mut rest = paths;
-    while let Some(first) = rest.first() {
-        let key = first.get(depth);
-        let n = rest
-            .iter()
-            .take_while(|p| p.get(depth) == key)
-            .count()
-            .max(1);
-        let (group, tail) = rest.split_at(n.min(rest.len()));
-        rest = tail;
-        let Some((key, value)) = key.and_then(|k| Some((*k, map.get(*k)?))) else {
+    for (key, group) in groups(paths, depth) {
+        let Some(value) = map.get(key) else {
             continue;
         };
-        let copy = if group.iter().any(|p| p.len() == depth + 1) {
+        let copy = if ends_here(group, depth) {
             value.clone()
         } else {
             match value {
@@ -534,6 +516,88 @@ fn clone_only(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Map<
         out.insert(key.to_owned(), copy);
     }
     out
+}
+
+/// A deep copy of `map` without the values at `paths` (as in [`clone_only`]).
+fn clone_except(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Map<String, Value> {
+    map.iter()
+        .filter_map(|(k, v)| {
+            let group = group_of(paths, depth, k);
+            if ends_here(group, depth) {
+                return None;
+            }
+            let v = match v {
+                Value::Object(inner) if !group.is_empty() => {
+                    Value::Object(clone_except(inner, group, depth + 1))
+                }
+                _ => v.clone(),
+            };
+            Some((k.clone(), v))
+        })
+        .collect()
+}
+
+/// Moves the values at `paths` (as in [`clone_only`]) from `source` into `target`,
+/// replacing what is there and making the objects on the way.
+fn graft(
+    target: &mut Map<String, Value>,
+    mut source: Map<String, Value>,
+    paths: &[&[&str]],
+    depth: usize,
+) {
+    for (key, group) in groups(paths, depth) {
+        let Some((key, value)) = source.remove_entry(key) else {
+            continue;
+        };
+        match (ends_here(group, depth), value) {
+            (true, value) => {
+                target.insert(key, value);
+            }
+            (false, Value::Object(inner)) if !inner.is_empty() => {
+                graft(
+                    json::object_mut(target, &[key.as_str()]),
+                    inner,
+                    group,
+                    depth + 1,
+                );
+            }
+            (false, _) => {}
+        }
+    }
+}
+
+/// `paths` grouped by their key at `depth`, in order: paths that share a key at a depth
+/// are adjacent in [`OWNED_PATHS`], so each group is a slice. Paths no longer than
+/// `depth` are skipped.
+fn groups<'p>(
+    paths: &'p [&'p [&'p str]],
+    depth: usize,
+) -> impl Iterator<Item = (&'p str, &'p [&'p [&'p str]])> {
+    let mut rest = paths;
+    std::iter::from_fn(move || {
+        loop {
+            let first = rest.first()?;
+            let key = first.get(depth);
+            let n = rest.iter().take_while(|p| p.get(depth) == key).count();
+            let (group, tail) = rest.split_at(n.clamp(1, rest.len()));
+            rest = tail;
+            if let Some(key) = key {
+                return Some((*key, group));
+            }
+        }
+    })
+}
+
+/// The group of `paths` whose key at `depth` is `key` (empty if none).
+fn group_of<'p>(paths: &'p [&'p [&'p str]], depth: usize, key: &str) -> &'p [&'p [&'p str]] {
+    groups(paths, depth)
+        .find(|(k, _)| *k == key)
+        .map_or(&[], |(_, group)| group)
+}
+
+/// Whether one of `group` ends at `depth`: the whole value there is at a path.
+fn ends_here(group: &[&[&str]], depth: usize) -> bool {
+    group.iter().any(|p| p.len() == depth + 1)
 }
 
 /// The pod spec's lists of a render: the template's, each container with the fields the
@@ -627,38 +691,6 @@ fn render_container<'a>(
         set_resources(&mut overlay, entry);
     }
     overlay
-}
-
-/// A deep copy of `map` without the values at `paths` (object keys).
-fn clone_except(map: &Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value> {
-    map.iter()
-        .filter_map(|(k, v)| {
-            let below: Vec<&[&str]> = paths
-                .iter()
-                .filter_map(|p| p.split_first().filter(|(f, _)| *f == k).map(|(_, r)| r))
-                .collect();
-            if below.iter().any(|rest| rest.is_empty()) {
-                return None;
-            }
-            let v = match v {
-                Value::Object(inner) if !below.is_empty() => {
-                    Value::Object(clone_except(inner, &below))
-                }
-                _ => v.clone(),
-            };
-            Some((k.clone(), v))
-        })
-        .collect()
-}
-
-/// Removes and returns the value at `path` (object keys).
-fn take(object: &mut Map<String, Value>, path: &[&str]) -> Option<Value> {
-    let (last, parent) = path.split_last()?;
-    let mut cur = object;
-    for key in parent {
-        cur = cur.get_mut(*key)?.as_object_mut()?;
-    }
-    cur.remove(*last)
 }
 
 /// Layers the template's `key` map (update only: on create `target` already is the
