@@ -180,7 +180,7 @@ pub fn drift(
     };
     let (d, o) = (&desired.object, &observed.object);
     walker.object(d, o);
-    walker.owned(d, o, enforcement);
+    walker.owned(&|path| get(d, path), o, enforcement);
     let containers = get(d, &CONTAINERS);
     walker.enforced_resources(o, enforcement, &|name| {
         Some(named(containers, name)?.get("resources"))
@@ -227,13 +227,15 @@ pub fn drift_owned(
         path: Vec::with_capacity(16),
         out: Vec::new(),
     };
-    let (d, o) = (&owned.skeleton().object, &observed.object);
-    walker.object(d, o);
-    walker.owned(d, o, enforcement);
+    let (leaves, o) = (owned.leaves(), &observed.object);
+    for (path, dv) in leaves.iter() {
+        walker.leaf(path, dv, o);
+    }
+    walker.owned(&|path| leaves.get(path), o, enforcement);
     let observed_pod = object(o, &POD_SPEC);
     // Where the observed object has a non-object on the way to its pod spec, the walk of
-    // the skeleton (which always has a pod spec) reported that, and the full render's
-    // lists are below it.
+    // the owned values (which always include one in the pod spec) reported that, and the
+    // full render's lists are below it.
     let comparable = (1..=POD_SPEC.len()).all(|n| {
         POD_SPEC
             .get(..n)
@@ -274,6 +276,9 @@ const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
 
 /// The containers of a Deployment.
 const CONTAINERS: [&str; 4] = ["spec", "template", "spec", "containers"];
+
+/// The desired value at a path (object keys).
+type Desired<'a, 'f> = &'f dyn Fn(&[&str]) -> Option<&'a Value>;
 
 /// The `resources` of the desired container of a name: `None` when there is no such
 /// container, `Some(None)` when it has none.
@@ -431,6 +436,36 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Compares the desired value `dv` at `path` (object keys from the root) with the
+    /// observed object, as the walk of a desired object made of such values finds it: a
+    /// non-object on the way in the observed one is drift there, and a key the walk skips
+    /// is skipped where the observed parent is an object.
+    fn leaf(&mut self, path: &'a [&'a str], dv: &'a Value, o: &'a Map<String, Value>) {
+        let Some((last, parents)) = path.split_last() else {
+            return;
+        };
+        let depth = self.path.len();
+        let mut parent = Some(o);
+        for key in parents {
+            self.path.push(Seg::Key(key));
+            match parent.and_then(|m| m.get(*key)).filter(|v| !v.is_null()) {
+                None => parent = None,
+                Some(Value::Object(m)) => parent = Some(m),
+                Some(_) => {
+                    self.report();
+                    self.path.truncate(depth);
+                    return;
+                }
+            }
+        }
+        if parent.is_none() || !self.skipped(last) {
+            self.at(Seg::Key(last), |w| {
+                w.value(dv, parent.and_then(|m| m.get(*last)))
+            });
+        }
+        self.path.truncate(depth);
+    }
+
     fn scalar_equal(&self, d: &Value, o: &Value) -> bool {
         // Equal as written is equal by every rule below; only a difference needs them.
         if d == o {
@@ -512,13 +547,14 @@ impl<'a> Walker<'a> {
     /// resources.
     fn owned(
         &mut self,
-        d: &'a Map<String, Value>,
+        d: Desired<'a, '_>,
         o: &'a Map<String, Value>,
         enforcement: &'a Enforcement,
     ) {
+        let d_object = |path: &[&str]| d(path).and_then(Value::as_object);
         // Generation annotation: observed but not desired (the other way round, and a
         // changed value, the generic walk reports).
-        let d_ann = object(d, &["metadata", "annotations"]);
+        let d_ann = d_object(&["metadata", "annotations"]);
         if let Some(o_ann) = object(o, &["metadata", "annotations"]) {
             for (k, v) in o_ann {
                 if k.ends_with(GENERATION_SUFFIX) && !v.is_null() && !has(d_ann, k) {
@@ -527,7 +563,7 @@ impl<'a> Walker<'a> {
             }
         }
 
-        let d_ann = object(d, &["spec", "template", "metadata", "annotations"]);
+        let d_ann = d_object(&["spec", "template", "metadata", "annotations"]);
         let o_ann = object(o, &["spec", "template", "metadata", "annotations"]);
         if has(o_ann, NETWORKS_ANNOTATION) && !has(d_ann, NETWORKS_ANNOTATION) {
             let path = [
@@ -542,18 +578,18 @@ impl<'a> Walker<'a> {
 
         let gates = ["spec", "template", "spec", "readinessGates"];
         if let Some(Value::Array(ol)) = get(o, &gates) {
-            if !has_at(d, &gates) {
+            if d(&gates).is_none_or(is_empty) {
                 self.at_path(&gates, |w| w.list::<Value>(&[], ol));
             }
         }
 
         self.at_path(&["spec", "selector"], |w| {
-            w.exact(get(d, &["spec", "selector"]), get(o, &["spec", "selector"]));
+            w.exact(d(&["spec", "selector"]), get(o, &["spec", "selector"]));
         });
 
         if enforcement.replicas {
             let one = Value::from(1);
-            let dr = get(d, &["spec", "replicas"])
+            let dr = d(&["spec", "replicas"])
                 .filter(|v| !v.is_null())
                 .unwrap_or(&one);
             let or = get(o, &["spec", "replicas"])
@@ -719,11 +755,6 @@ fn object<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Map<Stri
 
 fn has(map: Option<&Map<String, Value>>, key: &str) -> bool {
     map.and_then(|m| m.get(key)).is_some_and(|v| !v.is_null())
-}
-
-/// Whether a non-empty value is at `path`.
-fn has_at(map: &Map<String, Value>, path: &[&str]) -> bool {
-    get(map, path).is_some_and(|v| !is_empty(v))
 }
 
 /// The element of a list of objects whose `name` is `name`.

@@ -34,6 +34,17 @@ pub(crate) fn object_mut<'a>(
     cur
 }
 
+/// `value` as an object, made an empty one first if it is not.
+pub(crate) fn make_object(value: &mut Value) -> &mut Map<String, Value> {
+    if !value.is_object() {
+        *value = Value::Object(Map::new());
+    }
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("the value was just made an object"),
+    }
+}
+
 /// Sets `map[key]` to `value`, leaving an equal value (and the key) as they are: a render
 /// over an object that already holds the value allocates nothing.
 pub(crate) fn set(map: &mut Map<String, Value>, key: &str, value: Value) {
@@ -53,23 +64,6 @@ pub(crate) fn set_str(map: &mut Map<String, Value>, key: &str, value: &str) {
         Some(slot) => *slot = Value::from(value),
         None => {
             map.insert(key.to_owned(), Value::from(value));
-        }
-    }
-}
-
-/// [`set`] for a value that is costly to build: `make` runs only when the map does not
-/// hold an equal value already, as `equal` tells.
-pub(crate) fn set_with(
-    map: &mut Map<String, Value>,
-    key: &str,
-    equal: impl FnOnce(&Value) -> bool,
-    make: impl FnOnce() -> Value,
-) {
-    match map.get_mut(key) {
-        Some(slot) if equal(slot) => {}
-        Some(slot) => *slot = make(),
-        None => {
-            map.insert(key.to_owned(), make());
         }
     }
 }
@@ -156,5 +150,90 @@ impl<'a> Overlay<'a> {
             }
         }
         Value::Object(map)
+    }
+}
+
+/// The value at one path while a render writes it: borrowed from its input until a write
+/// changes it; `None` where there is none.
+pub(crate) type Leaf<'a> = Option<Cow<'a, Value>>;
+
+/// Sets a leaf to the value `make` builds, unless it holds an equal one (`equal`).
+pub(crate) fn set_leaf_with(
+    leaf: &mut Leaf<'_>,
+    equal: impl FnOnce(&Value) -> bool,
+    make: impl FnOnce() -> Value,
+) {
+    if !leaf.as_deref().is_some_and(equal) {
+        *leaf = Some(Cow::Owned(make()));
+    }
+}
+
+/// [`set_leaf_with`] for a string.
+pub(crate) fn set_leaf_str(leaf: &mut Leaf<'_>, value: &str) {
+    set_leaf_with(leaf, |v| v.as_str() == Some(value), || Value::from(value));
+}
+
+/// Writes into a [`Leaf`] that holds an object, with [`set`]'s rule: a write that changes
+/// nothing leaves a borrowed leaf borrowed (and copies nothing).
+pub(crate) struct LeafObject<'l, 'a>(&'l mut Leaf<'a>);
+
+impl<'l, 'a> LeafObject<'l, 'a> {
+    /// The leaf as an object: an absent one, or one that is not an object, becomes empty
+    /// (as [`object_mut`] makes it).
+    pub fn open(leaf: &'l mut Leaf<'a>) -> Self {
+        if !leaf.as_deref().is_some_and(Value::is_object) {
+            *leaf = Some(Cow::Owned(Value::Object(Map::new())));
+        }
+        LeafObject(leaf)
+    }
+
+    /// The value at `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.as_deref()?.get(key)
+    }
+
+    /// Whether the object has no key.
+    pub fn is_empty(&self) -> bool {
+        self.0
+            .as_deref()
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty)
+    }
+
+    /// [`set_with`].
+    pub fn set_with(
+        &mut self,
+        key: &str,
+        equal: impl FnOnce(&Value) -> bool,
+        make: impl FnOnce() -> Value,
+    ) {
+        if !self.get(key).is_some_and(equal) {
+            set(self.map(), key, make());
+        }
+    }
+
+    /// [`set_str`].
+    pub fn set_str(&mut self, key: &str, value: &str) {
+        self.set_with(key, |v| v.as_str() == Some(value), || Value::from(value));
+    }
+
+    /// Removes `key`.
+    pub fn remove(&mut self, key: &str) {
+        if self.get(key).is_some() {
+            self.map().remove(key);
+        }
+    }
+
+    /// Removes the leaf.
+    pub fn clear(self) {
+        *self.0 = None;
+    }
+
+    /// The object, owned from here on.
+    fn map(&mut self) -> &mut Map<String, Value> {
+        let leaf = self
+            .0
+            .get_or_insert_with(|| Cow::Owned(Value::Object(Map::new())));
+        make_object(leaf.to_mut())
     }
 }

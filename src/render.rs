@@ -83,7 +83,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::json::{self, Overlay};
+use crate::json::{self, Leaf, LeafObject, Overlay};
 use crate::nad;
 use crate::settings::Settings;
 use crate::validate::Validated;
@@ -115,13 +115,6 @@ const DOWNWARD_ENV: [(&str, &str); 3] = [
 
 /// The lists of `spec.template.spec` a render takes from the template.
 const TEMPLATE_LISTS: [&str; 3] = ["initContainers", "containers", "volumes"];
-
-/// The paths of [`TEMPLATE_LISTS`].
-const TEMPLATE_LIST_PATHS: [&[&str]; 3] = [
-    &["spec", "template", "spec", "initContainers"],
-    &["spec", "template", "spec", "containers"],
-    &["spec", "template", "spec", "volumes"],
-];
 
 /// The pod spec of a Deployment.
 const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
@@ -158,10 +151,75 @@ pub const OWNED_PATHS: [&[&str]; 17] = [
     &["spec", "template", "spec", "volumes"],
 ];
 
+/// How many of [`OWNED_PATHS`] come before the pod spec's lists.
+const SKELETON_LEN: usize = OWNED_PATHS.len() - TEMPLATE_LISTS.len();
+
 /// [`OWNED_PATHS`] but the pod spec's lists, which a render takes from the template.
-const SKELETON_PATHS: &[&[&str]] = OWNED_PATHS
-    .split_at(OWNED_PATHS.len() - TEMPLATE_LISTS.len())
-    .0;
+pub(crate) const SKELETON_PATHS: &[&[&str]] = OWNED_PATHS.split_at(SKELETON_LEN).0;
+
+/// The values at [`SKELETON_PATHS`], in that order, by what they hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    ApiVersion,
+    Kind,
+    Name,
+    Namespace,
+    Labels,
+    Annotations,
+    OwnerReferences,
+    Selector,
+    Replicas,
+    PodLabels,
+    PodAnnotations,
+    ServiceAccountName,
+    AntiAffinity,
+    ReadinessGates,
+}
+
+/// The values at [`SKELETON_PATHS`] while the rules render them: each borrowed from the
+/// observed Deployment (update) or the template (create) until a rule changes it, so the
+/// steady state copies none of them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Leaves<'a>([Leaf<'a>; SKELETON_LEN]);
+
+impl<'a> Leaves<'a> {
+    /// The values of `object` at [`SKELETON_PATHS`], borrowed.
+    fn of(object: &'a Map<String, Value>) -> Self {
+        Leaves(std::array::from_fn(|i| {
+            let path = SKELETON_PATHS.get(i)?;
+            json::get(object, path).map(Cow::Borrowed)
+        }))
+    }
+
+    fn slot(&mut self, slot: Slot) -> &mut Leaf<'a> {
+        // `Slot` has exactly SKELETON_LEN variants, in order.
+        &mut self.0[slot as usize]
+    }
+
+    /// Each path with its value, where there is one.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'static [&'static str], &Value)> {
+        SKELETON_PATHS
+            .iter()
+            .zip(&self.0)
+            .filter_map(|(path, leaf)| Some((*path, leaf.as_deref()?)))
+    }
+
+    /// The value at `path` (one of [`SKELETON_PATHS`]).
+    pub(crate) fn get(&self, path: &[&str]) -> Option<&Value> {
+        let i = SKELETON_PATHS.iter().position(|p| *p == path)?;
+        self.0.get(i)?.as_deref()
+    }
+
+    /// Moves the values into `object`, making the objects on the way.
+    fn put(self, object: &mut Map<String, Value>) {
+        for (path, leaf) in SKELETON_PATHS.iter().zip(self.0) {
+            let (Some((last, parent)), Some(value)) = (path.split_last(), leaf) else {
+                continue;
+            };
+            json::object_mut(object, parent).insert((*last).to_owned(), value.into_owned());
+        }
+    }
+}
 
 /// The LB Deployment's name: `deploymentPrefix + gateway name`.
 pub fn deployment_name(settings: &Settings, gateway_name: &str) -> String {
@@ -210,8 +268,10 @@ pub fn render(
 ) -> Deployment {
     match observed {
         None => {
-            let mut object = clone_except(&template.object, &TEMPLATE_LIST_PATHS, 0);
-            apply(settings, gateway, validated, template, None, &mut object);
+            let mut object = clone_except(&template.object, &OWNED_PATHS, 0);
+            let mut leaves = Leaves::of(&template.object);
+            apply(settings, gateway, validated, template, None, &mut leaves);
+            leaves.put(&mut object);
             let lists = render_lists(
                 &template.object,
                 None,
@@ -234,7 +294,7 @@ pub fn render(
 #[derive(Debug, Clone, PartialEq)]
 pub struct Owned<'a> {
     /// Every owned path but the pod spec's lists.
-    skeleton: Deployment,
+    leaves: Leaves<'a>,
     /// The pod spec's lists, in [`TEMPLATE_LISTS`] order.
     lists: [PodList<'a>; 3],
 }
@@ -251,9 +311,9 @@ pub(crate) enum PodList<'a> {
 }
 
 impl<'a> Owned<'a> {
-    /// The owned paths but the pod spec's lists.
-    pub(crate) fn skeleton(&self) -> &Deployment {
-        &self.skeleton
+    /// The values at the owned paths but the pod spec's lists.
+    pub(crate) fn leaves(&self) -> &Leaves<'a> {
+        &self.leaves
     }
 
     /// The pod spec's lists, by name.
@@ -302,14 +362,14 @@ pub fn render_owned<'a>(
     template: &'a Deployment,
     observed: &'a Deployment,
 ) -> Owned<'a> {
-    let mut object = owned_start(&observed.object);
+    let mut leaves = Leaves::of(&observed.object);
     apply(
         settings,
         gateway,
         validated,
         template,
         Some(observed),
-        &mut object,
+        &mut leaves,
     );
     let lists = render_lists(
         &template.object,
@@ -317,10 +377,7 @@ pub fn render_owned<'a>(
         &validated.configuration.spec,
         gateway_name(gateway),
     );
-    Owned {
-        skeleton: Deployment::from_object(object),
-        lists,
-    }
+    Owned { leaves, lists }
 }
 
 /// The full update render from its owned part ([`render_owned`] over the same `observed`):
@@ -328,7 +385,7 @@ pub fn render_owned<'a>(
 /// part's value, or removed where the owned part has none.
 pub fn complete(observed: &Deployment, owned: Owned<'_>) -> Deployment {
     let mut object = clone_except(&observed.object, &OWNED_PATHS, 0);
-    graft(&mut object, owned.skeleton.object, SKELETON_PATHS, 0);
+    owned.leaves.put(&mut object);
     put_lists(&mut object, owned.lists);
     Deployment::from_object(object)
 }
@@ -351,15 +408,15 @@ fn gateway_name(gateway: &Gateway) -> &str {
     gateway.metadata.name.as_deref().unwrap_or_default()
 }
 
-/// Applies the rules of the module docs to `object`: the template (create) or the owned
-/// part of the observed Deployment (update).
-fn apply(
+/// Applies the rules of the module docs to the owned values: the template's (create) or
+/// the observed Deployment's (update). The pod spec's lists are [`render_lists`]'.
+fn apply<'a>(
     settings: &Settings,
     gateway: &Gateway,
     validated: &Validated<'_>,
     template: &Deployment,
     observed: Option<&Deployment>,
-    object: &mut Map<String, Value>,
+    leaves: &mut Leaves<'a>,
 ) {
     let gateway_name = gateway_name(gateway);
     let namespace = gateway.metadata.namespace.as_deref().unwrap_or_default();
@@ -381,44 +438,42 @@ fn apply(
         .then(|| json::get(&template.object, &["spec", "template", "metadata"]))
         .flatten();
 
-    json::set_str(object, "apiVersion", "apps/v1");
-    json::set_str(object, "kind", "Deployment");
+    json::set_leaf_str(leaves.slot(Slot::ApiVersion), "apps/v1");
+    json::set_leaf_str(leaves.slot(Slot::Kind), "Deployment");
 
     // Deployment metadata.
+    json::set_leaf_str(leaves.slot(Slot::Name), &name);
+    json::set_leaf_str(leaves.slot(Slot::Namespace), namespace);
     {
-        let metadata = json::object_mut(object, &["metadata"]);
-        json::set_str(metadata, "name", &name);
-        json::set_str(metadata, "namespace", namespace);
-        let labels = json::object_mut(metadata, &["labels"]);
+        let mut labels = LeafObject::open(leaves.slot(Slot::Labels));
         layer(
-            labels,
+            &mut labels,
             template_meta,
             "labels",
             infrastructure.map(|i| &i.labels),
         );
-        set_strings(labels, &controller_labels);
-        let annotations = json::object_mut(metadata, &["annotations"]);
+        set_strings(&mut labels, &controller_labels);
+    }
+    {
+        let leaf = leaves.slot(Slot::Annotations);
+        let mut annotations = LeafObject::open(leaf);
         layer(
-            annotations,
+            &mut annotations,
             template_meta,
             "annotations",
             infrastructure.map(|i| &i.annotations),
         );
         let key = generation_annotation(settings);
         match validated.configuration.metadata.generation {
-            Some(generation) => json::set_str(annotations, &key, &generation.to_string()),
-            None => {
-                annotations.remove(&key);
-            }
+            Some(generation) => annotations.set_str(&key, &generation.to_string()),
+            None => annotations.remove(&key),
         }
-        remove_if_empty(metadata, "annotations");
-        set_controller_reference(metadata, gateway_name, uid);
+        remove_if_empty(annotations);
     }
+    set_controller_reference(leaves.slot(Slot::OwnerReferences), gateway_name, uid);
 
-    let spec = json::object_mut(object, &["spec"]);
-    json::set_with(
-        spec,
-        "selector",
+    json::set_leaf_with(
+        leaves.slot(Slot::Selector),
         |v| is_selector_for(v, &name),
         || json!({ "matchLabels": { APP_LABEL: name.as_str() } }),
     );
@@ -430,41 +485,45 @@ fn apply(
                 None if !creating => json::get(&template.object, &["spec", "replicas"]).cloned(),
                 None => None,
             };
-            if let Some(replicas) = replicas {
-                json::set(spec, "replicas", replicas);
+            let leaf = leaves.slot(Slot::Replicas);
+            if let Some(replicas) = replicas.filter(|r| leaf.as_deref() != Some(r)) {
+                *leaf = Some(Cow::Owned(replicas));
             }
         }
     }
 
     // Pod template metadata.
     {
-        let pod_meta = json::object_mut(spec, &["template", "metadata"]);
-        let labels = json::object_mut(pod_meta, &["labels"]);
+        let mut labels = LeafObject::open(leaves.slot(Slot::PodLabels));
         layer(
-            labels,
+            &mut labels,
             template_pod_meta,
             "labels",
             infrastructure.map(|i| &i.labels),
         );
         if let Some(label) = &settings.pod_cache_label {
-            json::set_str(labels, &label.key, &label.value);
+            labels.set_str(&label.key, &label.value);
         }
-        set_strings(labels, &controller_labels);
-        let annotations = json::object_mut(pod_meta, &["annotations"]);
+        set_strings(&mut labels, &controller_labels);
+    }
+    {
+        let mut annotations = LeafObject::open(leaves.slot(Slot::PodAnnotations));
         layer(
-            annotations,
+            &mut annotations,
             template_pod_meta,
             "annotations",
             infrastructure.map(|i| &i.annotations),
         );
-        set_networks(annotations, validated, observed, namespace);
-        remove_if_empty(pod_meta, "annotations");
+        set_networks(&mut annotations, validated, observed, namespace);
+        remove_if_empty(annotations);
     }
 
     // Pod spec.
-    let pod_spec = json::object_mut(spec, &["template", "spec"]);
-    json::set_str(pod_spec, "serviceAccountName", &settings.service_account);
-    set_anti_affinity(pod_spec, &name);
+    json::set_leaf_str(
+        leaves.slot(Slot::ServiceAccountName),
+        &settings.service_account,
+    );
+    set_anti_affinity(leaves.slot(Slot::AntiAffinity), &name);
     let gates: Vec<&str> = [
         (validated.ipv4, IPV4_READINESS_GATE),
         (validated.ipv6, IPV6_READINESS_GATE),
@@ -472,12 +531,12 @@ fn apply(
     .into_iter()
     .filter_map(|(wanted, gate)| wanted.then_some(gate))
     .collect();
+    let leaf = leaves.slot(Slot::ReadinessGates);
     if gates.is_empty() {
-        pod_spec.remove("readinessGates");
+        *leaf = None;
     } else {
-        json::set_with(
-            pod_spec,
-            "readinessGates",
+        json::set_leaf_with(
+            leaf,
             |v| is_gate_list(v, &gates),
             || {
                 gates
@@ -489,36 +548,8 @@ fn apply(
     }
 }
 
-/// The start of the owned part of an update: the observed values at [`SKELETON_PATHS`].
-fn owned_start(observed: &Map<String, Value>) -> Map<String, Value> {
-    clone_only(observed, SKELETON_PATHS, 0)
-}
-
-/// A deep copy of the values at `paths` (object keys, their first `depth` keys leading to
-/// `map`) and of nothing else, in one walk.
-fn clone_only(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Map<String, Value> {
-    let mut out = Map::new();
-    for (key, group) in groups(paths, depth) {
-        let Some(value) = map.get(key) else {
-            continue;
-        };
-        let copy = if ends_here(group, depth) {
-            value.clone()
-        } else {
-            match value {
-                Value::Object(inner) => match clone_only(inner, group, depth + 1) {
-                    inner if inner.is_empty() => continue,
-                    inner => Value::Object(inner),
-                },
-                _ => continue,
-            }
-        };
-        out.insert(key.to_owned(), copy);
-    }
-    out
-}
-
-/// A deep copy of `map` without the values at `paths` (as in [`clone_only`]).
+/// A deep copy of `map` without the values at `paths` (object keys, their first `depth`
+/// keys leading to `map`), in one walk.
 fn clone_except(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Map<String, Value> {
     map.iter()
         .filter_map(|(k, v)| {
@@ -535,35 +566,6 @@ fn clone_except(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Ma
             Some((k.clone(), v))
         })
         .collect()
-}
-
-/// Moves the values at `paths` (as in [`clone_only`]) from `source` into `target`,
-/// replacing what is there and making the objects on the way.
-fn graft(
-    target: &mut Map<String, Value>,
-    mut source: Map<String, Value>,
-    paths: &[&[&str]],
-    depth: usize,
-) {
-    for (key, group) in groups(paths, depth) {
-        let Some((key, value)) = source.remove_entry(key) else {
-            continue;
-        };
-        match (ends_here(group, depth), value) {
-            (true, value) => {
-                target.insert(key, value);
-            }
-            (false, Value::Object(inner)) if !inner.is_empty() => {
-                graft(
-                    json::object_mut(target, &[key.as_str()]),
-                    inner,
-                    group,
-                    depth + 1,
-                );
-            }
-            (false, _) => {}
-        }
-    }
 }
 
 /// `paths` grouped by their key at `depth`, in order: paths that share a key at a depth
@@ -696,7 +698,7 @@ fn render_container<'a>(
 /// Layers the template's `key` map (update only: on create `target` already is the
 /// template's) and then the Gateway's infrastructure map over `target`.
 fn layer(
-    target: &mut Map<String, Value>,
+    target: &mut LeafObject<'_, '_>,
     template_meta: Option<&Value>,
     key: &str,
     infrastructure: Option<&BTreeMap<String, String>>,
@@ -706,36 +708,35 @@ fn layer(
         .and_then(Value::as_object)
     {
         for (k, v) in from_template {
-            json::set_with(target, k, |old| old == v, || v.clone());
+            target.set_with(k, |old| old == v, || v.clone());
         }
     }
     for (k, v) in infrastructure.into_iter().flatten() {
-        json::set_str(target, k, v);
+        target.set_str(k, v);
     }
 }
 
-fn set_strings(target: &mut Map<String, Value>, pairs: &[(&str, &str)]) {
+fn set_strings(target: &mut LeafObject<'_, '_>, pairs: &[(&str, &str)]) {
     for (k, v) in pairs {
-        json::set_str(target, k, v);
+        target.set_str(k, v);
     }
 }
 
-fn remove_if_empty(map: &mut Map<String, Value>, key: &str) {
-    if map
-        .get(key)
-        .and_then(Value::as_object)
-        .is_some_and(Map::is_empty)
-    {
-        map.remove(key);
+/// Removes an object left empty.
+fn remove_if_empty(object: LeafObject<'_, '_>) {
+    if object.is_empty() {
+        object.clear();
     }
 }
 
 /// Puts the controller reference to the Gateway in place of the first controller
 /// reference (or appends it), dropping other controller references and duplicates of ours.
-fn set_controller_reference(metadata: &mut Map<String, Value>, gateway_name: &str, uid: &str) {
-    let refs = metadata
-        .entry("ownerReferences")
-        .or_insert_with(|| Value::Array(Vec::new()));
+fn set_controller_reference(leaf: &mut Leaf<'_>, gateway_name: &str, uid: &str) {
+    if references_in_place(leaf.as_deref(), gateway_name, uid) {
+        return;
+    }
+    let refs = leaf.get_or_insert_with(|| Cow::Owned(Value::Array(Vec::new())));
+    let refs = refs.to_mut();
     if !refs.is_array() {
         *refs = Value::Array(Vec::new());
     }
@@ -760,6 +761,23 @@ fn set_controller_reference(metadata: &mut Map<String, Value>, gateway_name: &st
     if !placed {
         refs.push(controller_reference(gateway_name, uid));
     }
+}
+
+/// Whether [`set_controller_reference`] would leave `refs` as they are: the first controller
+/// reference is ours, there is no other, and no other reference names the Gateway's uid.
+fn references_in_place(refs: Option<&Value>, gateway_name: &str, uid: &str) -> bool {
+    let Some(refs) = refs.and_then(Value::as_array) else {
+        return false;
+    };
+    let mut controllers = 0;
+    refs.iter().all(|r| {
+        if r.get("controller").and_then(Value::as_bool) == Some(true) {
+            controllers += 1;
+            controllers == 1 && is_controller_reference(r, gateway_name, uid)
+        } else {
+            r.get("uid").and_then(Value::as_str) != Some(uid)
+        }
+    }) && controllers == 1
 }
 
 /// The controller reference to the Gateway.
@@ -816,7 +834,7 @@ fn is_gate_list(list: &Value, gates: &[&str]) -> bool {
 /// Writes (or removes) the networks annotation; an observed value listing the same set
 /// keeps its text.
 fn set_networks(
-    annotations: &mut Map<String, Value>,
+    annotations: &mut LeafObject<'_, '_>,
     validated: &Validated<'_>,
     observed: Option<&Deployment>,
     namespace: &str,
@@ -844,19 +862,25 @@ fn set_networks(
         }
         _ => rendered,
     };
-    json::set_str(annotations, nad::NETWORKS_ANNOTATION, &text);
+    annotations.set_str(nad::NETWORKS_ANNOTATION, &text);
 }
 
-fn set_anti_affinity(pod_spec: &mut Map<String, Value>, name: &str) {
-    let Some(terms) = get_mut(
-        pod_spec,
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-        ],
-    )
-    .and_then(Value::as_array_mut) else {
+/// Sets `values: [NAME]` on every `app` expression of the required anti-affinity terms.
+fn set_anti_affinity(terms: &mut Leaf<'_>, name: &str) {
+    let is_set = |e: &Value| {
+        e.get("values")
+            .and_then(Value::as_array)
+            .is_some_and(|l| matches!(l.as_slice(), [only] if only == name))
+    };
+    let pending = |terms: &Value| app_expressions(terms).any(|e| !is_set(e));
+    if !terms.as_deref().is_some_and(pending) {
+        return;
+    }
+    let Some(terms) = terms
+        .as_mut()
+        .map(Cow::to_mut)
+        .and_then(Value::as_array_mut)
+    else {
         return;
     };
     for term in terms.iter_mut().filter_map(Value::as_object_mut) {
@@ -867,18 +891,22 @@ fn set_anti_affinity(pod_spec: &mut Map<String, Value>, name: &str) {
         };
         for expression in expressions.iter_mut().filter_map(Value::as_object_mut) {
             if expression.get("key").and_then(Value::as_str) == Some(APP_LABEL) {
-                json::set_with(
-                    expression,
-                    "values",
-                    |v| {
-                        v.as_array()
-                            .is_some_and(|l| matches!(l.as_slice(), [only] if only == name))
-                    },
-                    || json!([name]),
-                );
+                expression.insert("values".into(), json!([name]));
             }
         }
     }
+}
+
+/// The `app` expressions of anti-affinity terms.
+fn app_expressions(terms: &Value) -> impl Iterator<Item = &Value> {
+    terms
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|term| json::get(term.as_object()?, &["labelSelector", "matchExpressions"]))
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter(|e| e.get("key").and_then(Value::as_str) == Some(APP_LABEL))
 }
 
 /// A container's `env` as the rules render it: every `MERIDIO_GATEWAY_NAME` entry with
@@ -1105,11 +1133,15 @@ mod tests {
                 assert!(!again, "{key:?} is split at depth {depth}");
             }
         }
-        assert_eq!(OWNED_PATHS[SKELETON_PATHS.len()..], TEMPLATE_LIST_PATHS);
+        let lists: Vec<Vec<&str>> = TEMPLATE_LISTS
+            .iter()
+            .map(|list| POD_SPEC.iter().copied().chain([*list]).collect())
+            .collect();
+        assert_eq!(OWNED_PATHS[SKELETON_PATHS.len()..], lists);
     }
 
     #[test]
-    fn clone_only_copies_the_paths_present_and_nothing_else() {
+    fn leaves_borrow_the_values_present_and_nothing_else() {
         let object = json!({
             "apiVersion": "apps/v1",
             "metadata": { "name": "n", "uid": "u", "labels": null },
@@ -1117,15 +1149,49 @@ mod tests {
                       "spec": { "serviceAccountName": "s", "hostNetwork": true } } },
             "status": {}
         });
-        let copy = clone_only(object.as_object().unwrap(), SKELETON_PATHS, 0);
+        let leaves = Leaves::of(object.as_object().unwrap());
+        let mut rebuilt = Map::new();
+        leaves.clone().put(&mut rebuilt);
         assert_eq!(
-            Value::Object(copy),
+            Value::Object(rebuilt),
             json!({
                 "apiVersion": "apps/v1",
                 "metadata": { "name": "n", "labels": null },
                 "spec": { "replicas": 1, "template": { "spec": { "serviceAccountName": "s" } } }
             })
         );
+        assert!(
+            leaves
+                .0
+                .iter()
+                .flatten()
+                .all(|l| matches!(l, Cow::Borrowed(_)))
+        );
+        assert_eq!(leaves.get(&["spec", "replicas"]), Some(&json!(1)));
+    }
+
+    #[test]
+    fn slots_name_the_skeleton_paths_in_order() {
+        let empty = Map::new();
+        let mut leaves = Leaves::of(&empty);
+        let named = [
+            (Slot::ApiVersion, &["apiVersion"][..]),
+            (Slot::Labels, &["metadata", "labels"]),
+            (Slot::Selector, &["spec", "selector"]),
+            (
+                Slot::PodAnnotations,
+                &["spec", "template", "metadata", "annotations"],
+            ),
+            (
+                Slot::ReadinessGates,
+                &["spec", "template", "spec", "readinessGates"],
+            ),
+        ];
+        for (slot, path) in named {
+            *leaves.slot(slot) = Some(Cow::Owned(json!(path.join("."))));
+            assert_eq!(leaves.get(path), Some(&json!(path.join("."))), "{slot:?}");
+        }
+        assert_eq!(Slot::ReadinessGates as usize + 1, SKELETON_LEN);
     }
 
     #[test]

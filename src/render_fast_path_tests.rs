@@ -1,15 +1,15 @@
 //! The owned-part render ([`render_owned`] + [`complete`], [`drift_owned`]) against the full
-//! render as it was first written (clone the observed Deployment, put the template's lists in
-//! place, apply the rules to the whole object, containers included): the same object, byte
-//! for byte, and the same drift, over generated observed Deployments edited in owned and
-//! foreign fields alike.
+//! render done the straightforward way: clone the observed Deployment, put the template's
+//! lists in place, run the rules over the owned values and write them back in place, and
+//! apply the container rules as first written. The same object, byte for byte, and the same
+//! drift, over generated observed Deployments edited in owned and foreign fields alike.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 use super::{
-    DOWNWARD_ENV, GATEWAY_NAME_ENV, ROUTER_CONTAINER, apply, complete, name_of, render,
-    render_owned,
+    DOWNWARD_ENV, GATEWAY_NAME_ENV, Leaves, ROUTER_CONTAINER, SKELETON_PATHS, apply, complete,
+    name_of, render, render_owned,
 };
 use crate::drift::{Enforcement, drift, drift_owned};
 use crate::json;
@@ -61,14 +61,27 @@ fn reference(
         }
         pod_spec.insert(list.to_owned(), new);
     }
+    // The rules over the owned values, written back in place.
+    let mut leaves = Leaves::of(&observed.object);
     apply(
         settings,
         gateway,
         validated,
         template,
         Some(observed),
-        &mut object,
+        &mut leaves,
     );
+    for path in SKELETON_PATHS {
+        if let Some((last, parent)) = path.split_last() {
+            let parent = parent.iter().try_fold(&mut object, |m, k| {
+                m.get_mut(*k).and_then(Value::as_object_mut)
+            });
+            if let Some(parent) = parent {
+                parent.remove(*last);
+            }
+        }
+    }
+    leaves.put(&mut object);
     reference_containers(&mut object, gateway, validated);
     Deployment::from_object(object)
 }
@@ -388,9 +401,10 @@ fn the_owned_part_leaves_out_what_only_the_observed_object_has() {
         .object
         .insert("status".into(), json!({ "replicas": 2 }));
     let owned = render_owned(&settings, &gateway, &validated, &template, &observed);
+    let mut skeleton = Map::new();
+    owned.leaves.clone().put(&mut skeleton);
     let keys = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
-    let skeleton = &owned.skeleton.object;
-    assert_eq!(keys(skeleton), ["apiVersion", "kind", "metadata", "spec"]);
+    assert_eq!(keys(&skeleton), ["apiVersion", "kind", "metadata", "spec"]);
     let spec = skeleton["spec"].as_object().unwrap();
     assert_eq!(keys(spec), ["replicas", "selector", "template"]);
     assert!(observed.object["spec"].get("strategy").is_some());
