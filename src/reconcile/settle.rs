@@ -64,15 +64,19 @@ impl<'a> Plan<'a> {
                 self.finish(row, None, requeue)
             }
             Decision::Accepted(accepted) => {
-                let unreported = WriteOutcome::Transport {
-                    message: "no write outcome was reported".to_owned(),
-                };
-                let outcome = match self.action {
-                    Action::None => None,
-                    _ => Some(outcome.unwrap_or(&unreported)),
+                let unreported;
+                let outcome = match (&self.action, outcome) {
+                    (Action::None, _) => None,
+                    (_, Some(outcome)) => Some(outcome),
+                    (_, None) => {
+                        unreported = WriteOutcome::Transport {
+                            message: "no write outcome was reported".to_owned(),
+                        };
+                        Some(&unreported)
+                    }
                 };
                 let (row, requeue) = self.accepted_row(accepted, outcome);
-                self.finish(row, Some(accepted.addresses.clone()), requeue)
+                self.finish(row, Some(&accepted.addresses), requeue)
             }
         }
     }
@@ -362,7 +366,7 @@ impl<'a> Plan<'a> {
     fn finish(
         &self,
         row: Row,
-        addresses: Option<Vec<GatewayAddress>>,
+        addresses: Option<&[GatewayAddress]>,
         requeue: Requeue,
     ) -> Settlement {
         let observed = &self.snapshot.gateway.status;
@@ -381,8 +385,7 @@ impl<'a> Plan<'a> {
             &now,
         );
         let addresses_owned = addresses.is_some();
-        let unchanged =
-            merged.is_none() && addresses.as_ref().is_none_or(|a| *a == observed.addresses);
+        let unchanged = merged.is_none() && addresses.is_none_or(|a| *a == observed.addresses);
         if unchanged {
             return Settlement {
                 status: None,
@@ -395,7 +398,7 @@ impl<'a> Plan<'a> {
         let events = events::transitions(&observed.conditions, &merged, &self.types);
         let status = Some(GatewayStatus {
             conditions: merged,
-            addresses: addresses.unwrap_or_else(|| observed.addresses.clone()),
+            addresses: addresses.unwrap_or(&observed.addresses).to_vec(),
             other: observed.other.clone(),
         });
         Settlement {
