@@ -7,9 +7,10 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
+use super::owned::SKELETON_PATHS;
 use super::{
-    DOWNWARD_ENV, GATEWAY_NAME_ENV, Leaves, ROUTER_CONTAINER, SKELETON_PATHS, apply, complete,
-    name_of, render, render_owned,
+    DOWNWARD_ENV, GATEWAY_NAME_ENV, Leaves, ROUTER_CONTAINER, apply, complete, name_of, render,
+    render_owned,
 };
 use crate::drift::{Enforcement, drift, drift_owned};
 use crate::json;
