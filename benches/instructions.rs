@@ -1,0 +1,43 @@
+//! Instruction counts per reconcile, for `valgrind --tool=callgrind`.
+//!
+//! Times on a shared machine move with its load and with the allocator's state; instruction
+//! counts do not. This bench runs one of `parse`, `steady` or `update` (the operations of
+//! `benches/reconcile.rs`) `N` times, and nothing when asked for `none`, so the count of one
+//! operation is `(count(op, N) - count(none, 0)) / N`:
+//!
+//! ```sh
+//! cargo bench --bench instructions --no-run        # prints the executable's path
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null EXE steady 200
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null EXE none 0
+//! ```
+//!
+//! Run without valgrind (as `cargo bench` does) it does nothing and exits.
+
+mod common;
+
+use std::hint::black_box;
+
+use common::{edited, parse, realistic, reconcile, to_json};
+use gateway_reconcile::{Settings, WriteOutcome};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let op = args.get(1).map(String::as_str).unwrap_or("none");
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let settings = Settings::default();
+    let steady = realistic();
+    let edited = edited(realistic());
+    let json = to_json(&steady);
+    for _ in 0..n {
+        match op {
+            "parse" => drop(black_box(parse(black_box(&json)))),
+            "steady" => drop(black_box(reconcile(&settings, black_box(&steady), None))),
+            "update" => drop(black_box(reconcile(
+                &settings,
+                black_box(&edited),
+                Some(&WriteOutcome::Applied),
+            ))),
+            _ => {}
+        }
+    }
+}
