@@ -178,7 +178,9 @@ pub fn merge(
 /// once a change is found, so the steady state copies nothing.
 ///
 /// ```
-/// use gateway_reconcile::conditions::{merge_changed, reason, status, Change, ConditionTypes, Wanted};
+/// use gateway_reconcile::conditions::{
+///     Change, ConditionTypes, Wanted, merge_changed, reason, status,
+/// };
 ///
 /// let types = ConditionTypes::new(&Default::default()).unwrap();
 /// let set = Change::Set(Wanted::new(status::TRUE, reason::ACCEPTED, "Accepted"));

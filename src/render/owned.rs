@@ -78,6 +78,9 @@ pub(super) enum Slot {
     ReadinessGates,
 }
 
+// One slot per value, so indexing the leaves by slot stays in bounds.
+const _: () = assert!(Slot::ReadinessGates as usize + 1 == SKELETON_LEN);
+
 /// The values at [`SKELETON_PATHS`] while the rules render them: each borrowed from the
 /// observed Deployment (update) or the template (create) until a rule changes it, so the
 /// steady state copies none of them.
@@ -93,8 +96,9 @@ impl<'a> Leaves<'a> {
         }))
     }
 
+    /// The value of a slot.
     pub(super) fn slot(&mut self, slot: Slot) -> &mut Leaf<'a> {
-        // `Slot` has exactly SKELETON_LEN variants, in order.
+        // In bounds: `Slot` has SKELETON_LEN variants (asserted at compile time).
         &mut self.0[slot as usize]
     }
 
@@ -123,9 +127,9 @@ impl<'a> Leaves<'a> {
     }
 }
 
-/// The owned part of an update render ([`render_owned`](super::render_owned)): the values at [`OWNED_PATHS`],
-/// with the pod spec's lists held as the template's, borrowed, plus the fields the rules
-/// change in each container.
+/// The owned part of an update render ([`render_owned`](super::render_owned)): the values
+/// at [`OWNED_PATHS`], with the pod spec's lists held as the template's, borrowed, plus the
+/// fields the rules change in each container.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Owned<'a> {
     /// Every owned path but the pod spec's lists.
@@ -157,9 +161,9 @@ impl<'a> Owned<'a> {
     }
 }
 
-/// The full update render from its owned part ([`render_owned`](super::render_owned) over the same `observed`):
-/// the observed Deployment with every path of [`OWNED_PATHS`] replaced by the owned
-/// part's value, or removed where the owned part has none.
+/// The full update render from its owned part ([`render_owned`](super::render_owned) over
+/// the same `observed`): the observed Deployment with every path of [`OWNED_PATHS`]
+/// replaced by the owned part's value, or removed where the owned part has none.
 pub fn complete(observed: &Deployment, owned: Owned<'_>) -> Deployment {
     let mut object = clone_except(&observed.object, &OWNED_PATHS, 0);
     owned.leaves.put(&mut object);
