@@ -62,8 +62,9 @@
 //! One walk over the desired tree, following the observed one alongside, without cloning;
 //! path strings are only built for drifted fields. Keyed lists are paired by sorting
 //! `(key, index)` pairs, so long lists cost `O(n log n)`. [`drift_owned`] walks the owned
-//! part of an update render, whose containers are the template's, borrowed, with the few
-//! fields the rules change laid over them: a steady-state reconcile copies no container.
+//! part of an update render where it lies: its values borrowed from the observed Deployment
+//! until a rule changes one, its containers the template's with the few fields the rules
+//! change laid over them. A steady-state reconcile copies nothing the rules leave alone.
 
 use serde_json::{Map, Number, Value};
 
