@@ -262,9 +262,7 @@ pub fn drift_owned(
         }
     }
     walker.enforced_resources(o, enforcement, &|name| {
-        let container = containers?
-            .iter()
-            .find(|c| c.get("name").and_then(Value::as_str) == Some(name))?;
+        let container = containers?.iter().find(|c| c.key("name") == Some(name))?;
         Some(container.get("resources"))
     });
     walker.out.sort();

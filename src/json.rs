@@ -1,4 +1,5 @@
-//! Small helpers to read and build nested JSON objects without panicking.
+//! Small helpers to read and build nested JSON objects without panicking, and to build
+//! them over borrowed input without copying what stays as it is ([`Overlay`], [`Leaf`]).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -45,11 +46,9 @@ pub(crate) fn make_object(value: &mut Value) -> &mut Map<String, Value> {
     }
 }
 
-/// Sets `map[key]` to `value`, leaving an equal value (and the key) as they are: a render
-/// over an object that already holds the value allocates nothing.
-pub(crate) fn set(map: &mut Map<String, Value>, key: &str, value: Value) {
+/// Sets `map[key]` to `value`, reusing the key where there is one (no allocation for it).
+pub(crate) fn put(map: &mut Map<String, Value>, key: &str, value: Value) {
     match map.get_mut(key) {
-        Some(slot) if *slot == value => {}
         Some(slot) => *slot = value,
         None => {
             map.insert(key.to_owned(), value);
@@ -57,7 +56,7 @@ pub(crate) fn set(map: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
-/// [`set`] for a string value, built only when the map does not hold it already.
+/// Sets `map[key]` to the string `value`, built only when the map does not hold it already.
 pub(crate) fn set_str(map: &mut Map<String, Value>, key: &str, value: &str) {
     match map.get_mut(key) {
         Some(Value::String(s)) if s == value => {}
@@ -173,8 +172,8 @@ pub(crate) fn set_leaf_str(leaf: &mut Leaf<'_>, value: &str) {
     set_leaf_with(leaf, |v| v.as_str() == Some(value), || Value::from(value));
 }
 
-/// Writes into a [`Leaf`] that holds an object, with [`set`]'s rule: a write that changes
-/// nothing leaves a borrowed leaf borrowed (and copies nothing).
+/// Writes into a [`Leaf`] that holds an object: a write that changes nothing leaves a
+/// borrowed leaf borrowed (and copies nothing).
 pub(crate) struct LeafObject<'l, 'a>(&'l mut Leaf<'a>);
 
 impl<'l, 'a> LeafObject<'l, 'a> {
@@ -208,11 +207,11 @@ impl<'l, 'a> LeafObject<'l, 'a> {
         make: impl FnOnce() -> Value,
     ) {
         if !self.get(key).is_some_and(equal) {
-            set(self.map(), key, make());
+            put(self.map(), key, make());
         }
     }
 
-    /// [`set_str`].
+    /// [`LeafObject::set_with`] for a string.
     pub fn set_str(&mut self, key: &str, value: &str) {
         self.set_with(key, |v| v.as_str() == Some(value), || Value::from(value));
     }

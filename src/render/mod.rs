@@ -746,7 +746,7 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
         let mut resources = current.cloned().unwrap_or_default();
         for (key, want) in wanted {
             match want {
-                Some(v) => json::set(&mut resources, key, v.clone()),
+                Some(v) => json::put(&mut resources, key, v.clone()),
                 None => drop(resources.remove(key)),
             }
         }

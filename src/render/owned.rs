@@ -24,8 +24,9 @@ pub(super) const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
 /// Every path (object keys) whose value an update render computes; the rest of the
 /// Deployment is the observed one, untouched. The rules read and write nothing else.
 ///
-/// Paths that share a key at a depth are adjacent, and the pod spec's lists come last: the
-/// render copies the observed Deployment without them in one walk, and holds the rest apart.
+/// Paths that share a key at a depth are adjacent, so [`complete`] copies the observed
+/// Deployment without them in one walk; the pod spec's lists come last, after the values
+/// the rules compute.
 pub const OWNED_PATHS: [&[&str]; 17] = [
     &["apiVersion"],
     &["kind"],
