@@ -35,7 +35,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::k8s_openapi::conditions_to_k8s;
-use super::{check_kept, malformed};
+use super::{malformed, read_keeping};
 use crate::InputError;
 use crate::wire;
 
@@ -123,10 +123,7 @@ impl TryFrom<&wire::GatewayStatus> for GatewayStatus {
         if let Value::Object(fields) = &mut input {
             fields.remove("conditions");
         }
-        let mut typed: GatewayStatus =
-            serde_json::from_value(input.clone()).map_err(|e| malformed(OBJECT, e))?;
-        let output = serde_json::to_value(&typed).map_err(|e| malformed(OBJECT, e))?;
-        check_kept(OBJECT, "gateway-api's GatewayStatus", &input, &output)?;
+        let mut typed: GatewayStatus = read_keeping(OBJECT, "gateway-api's GatewayStatus", &input)?;
         typed.conditions = gateway_conditions(&status.conditions)?;
         Ok(typed)
     }

@@ -26,7 +26,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use serde_json::{Map, Value};
 
-use super::{check_kept, malformed};
+use super::{malformed, read_keeping};
 use crate::InputError;
 use crate::wire;
 
@@ -83,16 +83,11 @@ impl TryFrom<&wire::Deployment> for Deployment {
     fn try_from(deployment: &wire::Deployment) -> Result<Self, InputError> {
         let object = deployment_object(&deployment.object);
         let input = Value::Object(deployment.object.clone());
-        let typed: Deployment =
-            serde_json::from_value(input.clone()).map_err(|e| malformed(&object, e))?;
-        let output = serde_json::to_value(&typed).map_err(|e| malformed(&object, e))?;
-        check_kept(
+        read_keeping(
             &object,
             "k8s-openapi's Deployment (of the Kubernetes version this build selected)",
             &input,
-            &output,
-        )?;
-        Ok(typed)
+        )
     }
 }
 

@@ -62,6 +62,19 @@ fn malformed(object: impl Into<String>, why: impl std::fmt::Display) -> InputErr
     }
 }
 
+/// `input` read as the typed `T`, which must still hold every non-null value of it when
+/// written again ([`check_kept`]; `typed` names `T` in the error).
+fn read_keeping<T: serde::Serialize + serde::de::DeserializeOwned>(
+    object: &str,
+    typed: &str,
+    input: &Value,
+) -> Result<T, InputError> {
+    let value: T = serde_json::from_value(input.clone()).map_err(|e| malformed(object, e))?;
+    let output = serde_json::to_value(&value).map_err(|e| malformed(object, e))?;
+    check_kept(object, typed, input, &output)?;
+    Ok(value)
+}
+
 /// Checks that `output` (the typed value serialized again) still holds every non-null value
 /// of `input` (the JSON it was read from); the error names the first field that was lost.
 /// Fields only `output` has are fine: a typed struct writes its `apiVersion` and `kind`, and
