@@ -171,11 +171,13 @@ pub fn merge(
     generation: i64,
     now: &str,
 ) -> Vec<Condition> {
-    merge_changed(observed, types, changes, generation, now).unwrap_or_else(|| observed.to_vec())
+    merge_lazily(observed, types, changes, generation, &|| now.to_owned())
+        .unwrap_or_else(|| observed.to_vec())
 }
 
 /// [`merge`], or `None` when its result would equal `observed`: the list is only copied
-/// once a change is found, so the steady state copies nothing.
+/// once a change is found, and `now` only formatted ([`timestamp`]) when a condition needs
+/// it, so the steady state copies and formats nothing.
 ///
 /// ```
 /// use gateway_reconcile::conditions::{
@@ -184,7 +186,7 @@ pub fn merge(
 ///
 /// let types = ConditionTypes::new(&Default::default()).unwrap();
 /// let set = Change::Set(Wanted::new(status::TRUE, reason::ACCEPTED, "Accepted"));
-/// let now = "2026-01-01T00:00:00Z";
+/// let now = "2026-01-01T00:00:00Z".parse().unwrap();
 /// let written = merge_changed(&[], &types, &[("Accepted", set.clone())], 3, now).unwrap();
 /// // The same change over its own result changes nothing.
 /// assert_eq!(merge_changed(&written, &types, &[("Accepted", set)], 3, now), None);
@@ -194,7 +196,18 @@ pub fn merge_changed(
     types: &ConditionTypes,
     changes: &[(&str, Change)],
     generation: i64,
-    now: &str,
+    now: Timestamp,
+) -> Option<Vec<Condition>> {
+    merge_lazily(observed, types, changes, generation, &|| timestamp(now))
+}
+
+/// The merge, with `now` (the condition timestamp) asked for only when it is written.
+fn merge_lazily(
+    observed: &[Condition],
+    types: &ConditionTypes,
+    changes: &[(&str, Change)],
+    generation: i64,
+    now: &dyn Fn() -> String,
 ) -> Option<Vec<Condition>> {
     let mut out = without_owned_duplicates(observed, types);
     let mut appended: Vec<&str> = Vec::new();
@@ -217,7 +230,7 @@ pub fn merge_changed(
                 // one) is repaired rather than written back.
                 if c.status != w.status || c.last_transition_time.parse::<Timestamp>().is_err() {
                     c.status = w.status.to_owned();
-                    c.last_transition_time = now.to_owned();
+                    c.last_transition_time = now();
                 }
                 c.reason = w.reason.to_owned();
                 c.message = truncate(&w.message);
@@ -228,7 +241,7 @@ pub fn merge_changed(
                     type_: (*type_).to_owned(),
                     status: w.status.to_owned(),
                     observed_generation: Some(generation),
-                    last_transition_time: now.to_owned(),
+                    last_transition_time: now(),
                     reason: w.reason.to_owned(),
                     message: truncate(&w.message),
                 });
@@ -714,8 +727,8 @@ mod lazy_merge_tests {
             let types = ConditionTypes::new(&Settings::default()).unwrap();
             let changes: Vec<(&str, Change)> =
                 changes.into_iter().map(|(t, c)| (TYPES[t], c)).collect();
-            let now = "2026-01-01T00:00:00Z";
-            let expected = eager(&observed, &types, &changes, generation, now);
+            let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+            let expected = eager(&observed, &types, &changes, generation, &timestamp(now));
             let lazy = merge_changed(&observed, &types, &changes, generation, now);
             prop_assert_eq!(lazy.is_none(), expected == observed);
             prop_assert_eq!(lazy.unwrap_or_else(|| observed.clone()), expected);

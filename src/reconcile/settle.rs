@@ -376,13 +376,12 @@ impl<'a> Plan<'a> {
             (self.types.configuration_applied.as_str(), row.applied),
             (self.types.degraded.as_str(), row.degraded),
         ];
-        let now = conditions::timestamp(self.now);
         let merged = conditions::merge_changed(
             &observed.conditions,
             &self.types,
             &changes,
             self.generation,
-            &now,
+            self.now,
         );
         let addresses_owned = addresses.is_some();
         let unchanged = merged.is_none() && addresses.is_none_or(|a| *a == observed.addresses);
