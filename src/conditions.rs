@@ -19,7 +19,7 @@
 use jiff::Timestamp;
 
 use crate::error::InputError;
-use crate::settings::Settings;
+use crate::settings::{Settings, is_dns_subdomain, not_a_subdomain};
 use crate::wire::Condition;
 
 /// `Accepted`: the Gateway is ours and its parameters are valid.
@@ -96,9 +96,7 @@ impl ConditionTypes {
         if !is_dns_subdomain(domain) {
             return Err(InputError::InvalidSetting {
                 field: "conditionDomain",
-                why: format!(
-                    "{domain:?} is not a DNS subdomain (lowercase, at most 253 characters)"
-                ),
+                why: not_a_subdomain(domain),
             });
         }
         Ok(ConditionTypes {
@@ -161,9 +159,10 @@ pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Conditio
 /// observed list. `now` is the `lastTransitionTime` of a condition whose status changes.
 ///
 /// A second condition of an owned type (which a list-map API would never return) is dropped;
-/// duplicates of foreign types are left alone. When appending would pass
-/// [`MAX_CONDITIONS`], the custom conditions (`D/…`) are left out first, then the other owned
-/// ones; a foreign condition is never dropped.
+/// duplicates of foreign types are left alone. A list longer than [`MAX_CONDITIONS`] keeps
+/// every foreign condition and as many owned ones as fit, by priority (`Accepted`,
+/// `Programmed`, `D/ConfigurationApplied`, `D/Degraded`); a foreign condition is never
+/// dropped, even when the foreign ones alone pass the limit.
 pub fn merge(
     observed: &[Condition],
     types: &ConditionTypes,
@@ -210,7 +209,6 @@ fn merge_lazily(
     now: &dyn Fn() -> String,
 ) -> Option<Vec<Condition>> {
     let mut out = without_owned_duplicates(observed, types);
-    let mut appended: Vec<&str> = Vec::new();
     for (type_, change) in changes {
         let current = out.as_deref().unwrap_or(observed);
         let pos = current.iter().position(|c| c.type_ == *type_);
@@ -227,8 +225,9 @@ fn merge_lazily(
             (Change::Set(w), Some(i)) => {
                 let c = &mut out[i];
                 // A transition time the API would refuse (only a hand-made snapshot has
-                // one) is repaired rather than written back.
-                if c.status != w.status || c.last_transition_time.parse::<Timestamp>().is_err() {
+                // one) is repaired rather than written back; one out of the supported range
+                // is valid to the API and kept as written.
+                if c.status != w.status || is_invalid_time(&c.last_transition_time) {
                     c.status = w.status.to_owned();
                     c.last_transition_time = now();
                 }
@@ -245,27 +244,45 @@ fn merge_lazily(
                     reason: w.reason.to_owned(),
                     message: truncate(&w.message),
                 });
-                appended.push(type_);
             }
         }
     }
-    let mut out = out?;
-    // Room for at most MAX_CONDITIONS: drop what we appended, custom types first.
-    let custom_first = [
-        types.degraded.as_str(),
-        types.configuration_applied.as_str(),
-        PROGRAMMED,
+    // A list over the limit (after appending, or as a hand-written snapshot gave it) is
+    // brought back within it, even when no change was asked for.
+    if out.as_deref().unwrap_or(observed).len() > MAX_CONDITIONS {
+        within_limit(out.get_or_insert_with(|| observed.to_vec()), types);
+    }
+    let out = out?;
+    (out != observed).then_some(out)
+}
+
+/// Keeps every foreign condition and as many owned ones as fit [`MAX_CONDITIONS`], by
+/// priority: `Accepted`, `Programmed` (both required by the Gateway API),
+/// `D/ConfigurationApplied`, `D/Degraded`. An owned condition that loses its place is removed,
+/// whether it was observed or just appended; the order of the others does not change.
+fn within_limit(list: &mut Vec<Condition>, types: &ConditionTypes) {
+    let foreign = list.iter().filter(|c| !types.owns(&c.type_)).count();
+    let room = MAX_CONDITIONS.saturating_sub(foreign);
+    let priority = [
         ACCEPTED,
+        PROGRAMMED,
+        types.configuration_applied.as_str(),
+        types.degraded.as_str(),
     ];
-    for type_ in custom_first {
-        if out.len() <= MAX_CONDITIONS {
-            break;
-        }
-        if appended.contains(&type_) {
-            out.retain(|c| c.type_ != type_);
+    let mut kept = [false; 4];
+    let mut placed = 0;
+    for (i, type_) in priority.iter().enumerate() {
+        if placed < room && list.iter().any(|c| c.type_ == *type_) {
+            kept[i] = true;
+            placed += 1;
         }
     }
-    (out != observed).then_some(out)
+    list.retain(|c| {
+        priority
+            .iter()
+            .position(|t| *t == c.type_)
+            .is_none_or(|i| kept.get(i).copied().unwrap_or(false))
+    });
 }
 
 /// `observed` without the second and later conditions of an owned type, or `None` when it
@@ -309,7 +326,7 @@ fn is_noop(change: &Change, current: Option<&Condition>, generation: i64) -> boo
                 && c.reason == w.reason
                 && c.message == cut(&w.message)
                 && c.observed_generation == Some(generation)
-                && c.last_transition_time.parse::<Timestamp>().is_ok()
+                && !is_invalid_time(&c.last_transition_time)
         }
     }
 }
@@ -319,6 +336,47 @@ pub fn is_stale(observed: &[Condition], types: &ConditionTypes, generation: i64)
     observed
         .iter()
         .any(|c| types.owns(&c.type_) && c.observed_generation.is_some_and(|g| g > generation))
+}
+
+/// What a condition's `lastTransitionTime` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransitionTime {
+    /// A time within the supported range.
+    At(Timestamp),
+    /// An RFC 3339 time the API server accepts but [`Timestamp`] cannot hold (after
+    /// 9999-12-30T22:00:00Z): it counts as now, and is kept as written.
+    OutOfRange,
+    /// Not a time at all (only a hand-written snapshot has one): it counts as now, and is
+    /// repaired when the condition is next written.
+    Invalid,
+}
+
+/// Reads a condition's `lastTransitionTime`.
+///
+/// ```
+/// use gateway_reconcile::conditions::{TransitionTime, transition_time};
+/// assert!(matches!(transition_time("2026-01-01T00:00:00Z"), TransitionTime::At(_)));
+/// assert_eq!(transition_time("9999-12-31T23:59:59Z"), TransitionTime::OutOfRange);
+/// assert_eq!(transition_time("yesterday"), TransitionTime::Invalid);
+/// ```
+pub fn transition_time(text: &str) -> TransitionTime {
+    if let Ok(t) = text.parse::<Timestamp>() {
+        return TransitionTime::At(t);
+    }
+    // A date, a time and an offset that only fail as a timestamp are out of its range.
+    match jiff::fmt::temporal::Pieces::parse(text) {
+        Ok(p)
+            if p.time().is_some() && p.offset().is_some() && p.time_zone_annotation().is_none() =>
+        {
+            TransitionTime::OutOfRange
+        }
+        _ => TransitionTime::Invalid,
+    }
+}
+
+fn is_invalid_time(text: &str) -> bool {
+    transition_time(text) == TransitionTime::Invalid
 }
 
 /// `now` as a condition timestamp: RFC 3339, UTC, second precision.
@@ -377,24 +435,6 @@ fn is_qualified_name_part(name: &str) -> bool {
         && last.is_ascii_alphanumeric()
         && b.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            match (b.first(), b.last()) {
-                (Some(f), Some(l)) => {
-                    b.len() <= 63
-                        && (f.is_ascii_lowercase() || f.is_ascii_digit())
-                        && (l.is_ascii_lowercase() || l.is_ascii_digit())
-                        && b.iter()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-                }
-                _ => false,
-            }
-        })
 }
 
 #[cfg(test)]
@@ -535,6 +575,115 @@ mod tests {
         assert_eq!(out[7].type_, PROGRAMMED);
     }
 
+    fn all_four(t: &ConditionTypes) -> Vec<(&str, Change)> {
+        vec![
+            (ACCEPTED, Change::Set(Wanted::new("True", "Accepted", "a"))),
+            (
+                PROGRAMMED,
+                Change::Set(Wanted::new("True", "Programmed", "p")),
+            ),
+            (
+                t.configuration_applied.as_str(),
+                Change::Set(Wanted::new("True", "Applied", "c")),
+            ),
+            (t.degraded.as_str(), Change::Remove),
+        ]
+    }
+
+    fn foreign(n: usize) -> Vec<Condition> {
+        (0..n).map(|i| cond(&format!("F{i}"), "True", T0)).collect()
+    }
+
+    fn types_of(list: &[Condition]) -> Vec<&str> {
+        list.iter().map(|c| c.type_.as_str()).collect()
+    }
+
+    #[test]
+    fn a_leftover_custom_condition_gives_way_to_programmed() {
+        // 6 foreign conditions and a ConfigurationApplied left from an earlier reconcile: the
+        // two places left go to Accepted and Programmed, ConfigurationApplied is removed.
+        let t = types();
+        let mut observed = foreign(6);
+        observed.push(cond(&t.configuration_applied, "True", T0));
+        let out = merge(&observed, &t, &all_four(&t), 1, T1);
+        assert_eq!(
+            types_of(&out),
+            ["F0", "F1", "F2", "F3", "F4", "F5", ACCEPTED, PROGRAMMED]
+        );
+        assert!(out[..6].iter().zip(&observed).all(|(a, b)| a == b));
+    }
+
+    #[test]
+    fn owned_conditions_keep_their_place_by_priority() {
+        let t = types();
+        // 5 foreign, then Degraded and ConfigurationApplied observed: 3 places for 4 owned.
+        let mut observed = foreign(5);
+        observed.push(cond(&t.degraded, "True", T0));
+        observed.push(cond(&t.configuration_applied, "False", T0));
+        let mut changes = all_four(&t);
+        changes[3].1 = Change::Set(Wanted::new("True", "ApplyFailing", "d"));
+        let out = merge(&observed, &t, &changes, 1, T1);
+        assert_eq!(
+            types_of(&out),
+            [
+                "F0",
+                "F1",
+                "F2",
+                "F3",
+                "F4",
+                t.configuration_applied.as_str(),
+                ACCEPTED,
+                PROGRAMMED
+            ]
+        );
+    }
+
+    #[test]
+    fn a_snapshot_over_the_limit_is_written_back_within_it() {
+        let t = types();
+        // Hand-written: 7 foreign and three owned, nothing to change otherwise.
+        let mut observed = foreign(4);
+        observed.insert(1, cond(PROGRAMMED, "True", T0));
+        observed.push(cond(&t.configuration_applied, "True", T0));
+        observed.extend(foreign(3).into_iter().map(|mut c| {
+            c.type_ = format!("G{}", c.type_);
+            c
+        }));
+        observed.push(cond(ACCEPTED, "True", T0));
+        assert_eq!(observed.len(), 10);
+        let out = merge_changed(&observed, &t, &[], 1, T1.parse().unwrap()).unwrap();
+        // One place left: Accepted keeps it, wherever it stood.
+        assert_eq!(
+            types_of(&out),
+            ["F0", "F1", "F2", "F3", "GF0", "GF1", "GF2", ACCEPTED]
+        );
+        // Foreign ones alone over the limit: every owned one goes, no foreign one.
+        let mut observed = foreign(9);
+        observed.push(cond(ACCEPTED, "True", T0));
+        let out = merge(&observed, &t, &all_four(&t), 1, T1);
+        assert_eq!(out, foreign(9));
+        // ... and with nothing owned there is nothing to write.
+        assert_eq!(
+            merge_changed(&foreign(9), &t, &all_four(&t), 1, T1.parse().unwrap()),
+            None
+        );
+    }
+
+    #[test]
+    fn out_of_range_transition_times_are_kept_invalid_ones_repaired() {
+        let t = types();
+        let set = [(
+            PROGRAMMED,
+            Change::Set(Wanted::new("True", "Programmed", "p")),
+        )];
+        let far = cond(PROGRAMMED, "True", "9999-12-31T23:59:59Z");
+        let out = merge(std::slice::from_ref(&far), &t, &set, 1, T1);
+        assert_eq!(out[0].last_transition_time, "9999-12-31T23:59:59Z");
+        let bad = cond(PROGRAMMED, "True", "not a time");
+        let out = merge(&[bad], &t, &set, 1, T1);
+        assert_eq!(out[0].last_transition_time, T1);
+    }
+
     #[test]
     fn stale_snapshot_is_detected_on_owned_conditions_only() {
         let t = types();
@@ -622,7 +771,6 @@ mod lazy_merge_tests {
             }
             out.push(c.clone());
         }
-        let mut appended: Vec<String> = Vec::new();
         for (type_, change) in changes {
             let pos = out.iter().position(|c| c.type_ == *type_);
             match (change, pos) {
@@ -633,8 +781,7 @@ mod lazy_merge_tests {
                 }
                 (Change::Set(w), Some(i)) => {
                     let c = &mut out[i];
-                    if c.status != w.status || c.last_transition_time.parse::<Timestamp>().is_err()
-                    {
+                    if c.status != w.status || is_invalid_time(&c.last_transition_time) {
                         c.status = w.status.to_owned();
                         c.last_transition_time = now.to_owned();
                     }
@@ -651,23 +798,26 @@ mod lazy_merge_tests {
                         reason: w.reason.to_owned(),
                         message: truncate(&w.message),
                     });
-                    appended.push((*type_).to_owned());
                 }
             }
         }
-        let custom_first = [
-            types.degraded.as_str(),
-            types.configuration_applied.as_str(),
-            PROGRAMMED,
-            ACCEPTED,
-        ];
-        for type_ in custom_first {
-            if out.len() <= MAX_CONDITIONS {
-                break;
+        // Over the limit: foreign ones stay, owned ones fill what room is left by priority.
+        if out.len() > MAX_CONDITIONS {
+            let foreign = out.iter().filter(|c| !types.owns(&c.type_)).count();
+            let mut room = MAX_CONDITIONS.saturating_sub(foreign);
+            let mut keep: Vec<String> = Vec::new();
+            for type_ in [
+                ACCEPTED,
+                PROGRAMMED,
+                types.configuration_applied.as_str(),
+                types.degraded.as_str(),
+            ] {
+                if room > 0 && out.iter().any(|c| c.type_ == type_) {
+                    keep.push(type_.to_owned());
+                    room -= 1;
+                }
             }
-            if appended.iter().any(|a| a == type_) {
-                out.retain(|c| c.type_ != type_);
-            }
+            out.retain(|c| !types.owns(&c.type_) || keep.contains(&c.type_));
         }
         out
     }
@@ -683,7 +833,7 @@ mod lazy_merge_tests {
     const STATUSES: [&str; 3] = [status::TRUE, status::FALSE, status::UNKNOWN];
     const REASONS: [&str; 3] = [reason::ACCEPTED, reason::PENDING, reason::APPLY_FAILED];
     const MESSAGES: [&str; 2] = ["a", "b"];
-    const TIMES: [&str; 2] = ["2025-01-01T00:00:00Z", "not a time"];
+    const TIMES: [&str; 3] = ["2025-01-01T00:00:00Z", "not a time", "9999-12-31T23:59:59Z"];
 
     fn condition() -> impl Strategy<Value = Condition> {
         (
@@ -691,7 +841,7 @@ mod lazy_merge_tests {
             0..3usize,
             0..3usize,
             0..2usize,
-            0..2usize,
+            0..3usize,
             0..4i64,
         )
             .prop_map(|(t, s, r, m, l, g)| Condition {
@@ -720,7 +870,7 @@ mod lazy_merge_tests {
     proptest! {
         #[test]
         fn lazy_merge_equals_the_eager_merge(
-            observed in proptest::collection::vec(condition(), 0..10),
+            observed in proptest::collection::vec(condition(), 0..12),
             changes in proptest::collection::vec((0..4usize, change()), 0..5),
             generation in 1..4i64,
         ) {

@@ -59,7 +59,26 @@
 //! - `Programmed` names generation `unknown` when the Deployment has no readable generation
 //!   annotation.
 //! - `Degraded` keeps its status, reason and message across a conflicting retry, and records
-//!   the current Gateway generation.
+//!   the current Gateway generation. Absent and due, a conflicting retry raises it
+//!   (`ApplyFailing`, naming the conflict's message).
+//! - Once `Degraded` is True, any failing update keeps it True with reason `ApplyFailing`
+//!   (also after `RolloutStalled`, before `degradedAfter`); its message is always the one of
+//!   the current cause, saying since when ConfigurationApplied has been False, and its
+//!   `lastTransitionTime` stays that of the moment it turned True.
+//! - A create answered 404 says `create failed (not found)` in ConfigurationApplied.
+//! - Owned conditions over the 8-item limit are removed even when observed; when foreign
+//!   conditions alone pass the limit, every owned one is removed and the list stays longer
+//!   than 8 (a foreign condition is never touched).
+//! - A `lastTransitionTime` that is not a time at all counts as now and is repaired when the
+//!   condition is next written; one in the future or past 9999-12-30T22:00:00Z counts as now,
+//!   is kept as written, and Degraded messages print it as written (so retries stay stable).
+//!   Such a time keeps a transient failure from ever making Degraded due while it lasts.
+//! - Settings bounds: `degradedAfter` from 0 to 8760h (one year), `resync` from 1 s to
+//!   8760h, so that a caller adding them to its clock cannot overflow; `parametersKind` must
+//!   be a Gateway API `Kind`; `deploymentPrefix` may be empty and is at most 62 characters.
+//! - `ConfigurationApplied` is True when the write succeeded, or when nothing was to be
+//!   written and the Deployment carries the current generation; no drift left is implied
+//!   by the generation annotation being compared as drift.
 //! - Two more validation failures than the contract lists, for input the real CRD refuses:
 //!   a container named twice in `verticalScaling`, and a request or limit that is not a
 //!   quantity.

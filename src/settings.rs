@@ -4,17 +4,29 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::error::InputError;
+
+/// The smallest `resync`: a shorter one would make a hot loop of a healthy Gateway.
+pub const MIN_RESYNC: Duration = Duration::from_secs(1);
+/// The largest `resync` and `degradedAfter`: one year. Longer is the same as never in a
+/// controller's life, and a caller that adds it to its clock (`Instant + Duration`) must not
+/// overflow.
+pub const MAX_PERIOD: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
 /// How the controller is configured. Every field has the Meridio-2 default, so `{}` is a
-/// valid settings document.
+/// valid settings document. Settings are validated ([`Settings::validate`]) when they are
+/// deserialized and again by [`plan`](crate::plan), so settings built in code are checked too.
 ///
 /// ```
 /// let s: gateway_reconcile::Settings =
 ///     serde_json::from_str(r#"{"degradedAfter": "2m"}"#).unwrap();
 /// assert_eq!(s.degraded_after, std::time::Duration::from_secs(120));
 /// assert_eq!(s.controller_name, "meridio-2.nordix.org/gateway-controller");
+/// let e = serde_json::from_str::<gateway_reconcile::Settings>(r#"{"resync": "0s"}"#);
+/// assert!(e.unwrap_err().to_string().starts_with("settings: resync: must be at least 1s"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[serde(rename_all = "camelCase", try_from = "Unchecked")]
 pub struct Settings {
     /// The GatewayClass `spec.controllerName` that marks a Gateway as ours.
     pub controller_name: String,
@@ -30,15 +42,261 @@ pub struct Settings {
     pub condition_domain: String,
     /// A label put on the LB pod template so that a pod cache can select the LB Pods.
     pub pod_cache_label: Option<Label>,
-    /// How long ConfigurationApplied may stay False on transient errors before Degraded.
+    /// How long ConfigurationApplied may stay False on transient errors before Degraded;
+    /// from 0 (at once) to [`MAX_PERIOD`].
     #[serde(with = "duration")]
     pub degraded_after: Duration,
     /// Whether the Programmed message names the GatewayConfiguration generation. Off gives
     /// exactly `LB Deployment reconciled`, for tooling that matches the old literal.
     pub generation_in_programmed_message: bool,
-    /// Requeue a healthy Gateway after this long (none: rely on watches).
+    /// Look again at an accepted or invalid Gateway after this long instead of waiting for
+    /// the next event (none: rely on watches); from [`MIN_RESYNC`] to [`MAX_PERIOD`].
     #[serde(with = "optional_duration")]
     pub resync: Option<Duration>,
+}
+
+/// [`Settings`] as read, before validation.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct Unchecked {
+    controller_name: String,
+    parameters_group: String,
+    parameters_kind: String,
+    deployment_prefix: String,
+    service_account: String,
+    condition_domain: String,
+    pod_cache_label: Option<Label>,
+    #[serde(with = "duration")]
+    degraded_after: Duration,
+    generation_in_programmed_message: bool,
+    #[serde(with = "optional_duration")]
+    resync: Option<Duration>,
+}
+
+impl Default for Unchecked {
+    fn default() -> Self {
+        let d = Settings::default();
+        Unchecked {
+            controller_name: d.controller_name,
+            parameters_group: d.parameters_group,
+            parameters_kind: d.parameters_kind,
+            deployment_prefix: d.deployment_prefix,
+            service_account: d.service_account,
+            condition_domain: d.condition_domain,
+            pod_cache_label: d.pod_cache_label,
+            degraded_after: d.degraded_after,
+            generation_in_programmed_message: d.generation_in_programmed_message,
+            resync: d.resync,
+        }
+    }
+}
+
+impl Unchecked {
+    fn into_settings(self) -> Settings {
+        Settings {
+            controller_name: self.controller_name,
+            parameters_group: self.parameters_group,
+            parameters_kind: self.parameters_kind,
+            deployment_prefix: self.deployment_prefix,
+            service_account: self.service_account,
+            condition_domain: self.condition_domain,
+            pod_cache_label: self.pod_cache_label,
+            degraded_after: self.degraded_after,
+            generation_in_programmed_message: self.generation_in_programmed_message,
+            resync: self.resync,
+        }
+    }
+}
+
+impl TryFrom<Unchecked> for Settings {
+    type Error = InputError;
+
+    fn try_from(unchecked: Unchecked) -> Result<Self, InputError> {
+        let settings = unchecked.into_settings();
+        settings.validate()?;
+        Ok(settings)
+    }
+}
+
+impl Settings {
+    /// Checks every field (SPEC §2): the first invalid one, in declaration order, is the
+    /// error, naming the field (camelCase) and saying what is wrong.
+    ///
+    /// ```
+    /// let mut s = gateway_reconcile::Settings::default();
+    /// assert_eq!(s.validate(), Ok(()));
+    /// s.service_account = "Not_A_Name".into();
+    /// assert_eq!(
+    ///     s.validate().unwrap_err().to_string(),
+    ///     "settings: serviceAccount: \"Not_A_Name\" is not a DNS subdomain (lowercase, at most 253 characters)"
+    /// );
+    /// ```
+    pub fn validate(&self) -> Result<(), InputError> {
+        let invalid =
+            |field: &'static str, why: String| Err(InputError::InvalidSetting { field, why });
+        if !is_controller_name(&self.controller_name) {
+            return invalid(
+                "controllerName",
+                format!(
+                    "{:?} is not a domain-prefixed path (a DNS subdomain, '/', then a path; at most 253 characters)",
+                    self.controller_name
+                ),
+            );
+        }
+        for (field, value) in [
+            ("parametersGroup", &self.parameters_group),
+            ("serviceAccount", &self.service_account),
+            ("conditionDomain", &self.condition_domain),
+        ] {
+            if !is_dns_subdomain(value) {
+                return invalid(field, not_a_subdomain(value));
+            }
+        }
+        if !is_kind(&self.parameters_kind) {
+            return invalid(
+                "parametersKind",
+                format!(
+                    "{:?} is not a kind (a letter, then letters, digits or '-', at most 63 characters)",
+                    self.parameters_kind
+                ),
+            );
+        }
+        if !is_dns_label_prefix(&self.deployment_prefix) {
+            return invalid(
+                "deploymentPrefix",
+                format!(
+                    "{:?} is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 62 characters)",
+                    self.deployment_prefix
+                ),
+            );
+        }
+        if let Some(label) = &self.pod_cache_label {
+            if !is_label_key(&label.key) {
+                return invalid(
+                    "podCacheLabel.key",
+                    format!(
+                        "{:?} is not a label key (an optional DNS subdomain and '/', then a name of at most 63 characters)",
+                        label.key
+                    ),
+                );
+            }
+            if !is_label_value(&label.value) {
+                return invalid(
+                    "podCacheLabel.value",
+                    format!(
+                        "{:?} is not a label value (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)",
+                        label.value
+                    ),
+                );
+            }
+        }
+        if self.degraded_after > MAX_PERIOD {
+            return invalid(
+                "degradedAfter",
+                format!(
+                    "must be at most {} (got {})",
+                    format_duration(MAX_PERIOD),
+                    format_duration(self.degraded_after)
+                ),
+            );
+        }
+        if let Some(resync) = self.resync {
+            if !(MIN_RESYNC..=MAX_PERIOD).contains(&resync) {
+                return invalid(
+                    "resync",
+                    format!(
+                        "must be at least {} and at most {} (got {})",
+                        format_duration(MIN_RESYNC),
+                        format_duration(MAX_PERIOD),
+                        format_duration(resync)
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn not_a_subdomain(value: &str) -> String {
+    format!("{value:?} is not a DNS subdomain (lowercase, at most 253 characters)")
+}
+
+/// Gateway API's `GatewayController`: a DNS subdomain, `/`, and a path.
+fn is_controller_name(s: &str) -> bool {
+    let Some((domain, path)) = s.split_once('/') else {
+        return false;
+    };
+    s.len() <= 253
+        && is_dns_subdomain(domain)
+        && !path.is_empty()
+        && path
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"/-._~%!$&'()*+,;=:".contains(&c))
+}
+
+/// RFC 1123 subdomain, as Kubernetes checks object names.
+pub(crate) fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// RFC 1123 label: lowercase letters, digits and `-`, alphanumeric at both ends, ≤ 63.
+fn is_dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) => {
+            b.len() <= 63
+                && (f.is_ascii_lowercase() || f.is_ascii_digit())
+                && (l.is_ascii_lowercase() || l.is_ascii_digit())
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        }
+        _ => false,
+    }
+}
+
+/// The start of a DNS label: empty, or alphanumeric first, then letters, digits and `-`,
+/// leaving room for at least one character of the Gateway name.
+fn is_dns_label_prefix(s: &str) -> bool {
+    s.len() <= 62 && (s.is_empty() || is_dns_label(&format!("{s}x")))
+}
+
+/// Gateway API's `Kind`: `^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$`, ≤ 63.
+fn is_kind(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) => {
+            b.len() <= 63
+                && f.is_ascii_alphabetic()
+                && l.is_ascii_alphanumeric()
+                && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+        }
+        _ => false,
+    }
+}
+
+/// A label key: an optional DNS-subdomain prefix and `/`, then a qualified name.
+fn is_label_key(s: &str) -> bool {
+    let (prefix, name) = match s.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, s),
+    };
+    prefix.is_none_or(is_dns_subdomain) && !name.is_empty() && is_label_value(name)
+}
+
+/// A label value (and the name part of a key): empty, or ≤ 63 characters of letters,
+/// digits, `-`, `_`, `.`, alphanumeric at both ends.
+fn is_label_value(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) => {
+            b.len() <= 63
+                && f.is_ascii_alphanumeric()
+                && l.is_ascii_alphanumeric()
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        }
+        _ => true,
+    }
 }
 
 /// A label key and value.
@@ -145,13 +403,13 @@ mod tests {
     #[test]
     fn every_field_reads_from_camel_case() {
         let s: Settings = serde_json::from_str(
-            r#"{"controllerName":"c","parametersGroup":"g","parametersKind":"K",
+            r#"{"controllerName":"c.io/x","parametersGroup":"g","parametersKind":"K",
                 "deploymentPrefix":"p-","serviceAccount":"sa","conditionDomain":"d.io",
                 "podCacheLabel":{"key":"k","value":"v"},"degradedAfter":"90s",
                 "generationInProgrammedMessage":false,"resync":"1h"}"#,
         )
         .unwrap();
-        assert_eq!(s.controller_name, "c");
+        assert_eq!(s.controller_name, "c.io/x");
         assert_eq!(s.parameters_group, "g");
         assert_eq!(s.deployment_prefix, "p-");
         assert_eq!(s.condition_domain, "d.io");
@@ -183,6 +441,115 @@ mod tests {
         assert!(e.to_string().contains("degradedAftr"), "{e}");
         let e = serde_json::from_str::<Settings>(r#"{"degradedAfter":"soon"}"#).unwrap_err();
         assert!(e.to_string().contains("invalid duration \"soon\""), "{e}");
+    }
+
+    /// One invalid value per field, with the exact error, through `validate` and through
+    /// deserialization.
+    #[test]
+    fn every_field_is_validated_with_an_exact_error() {
+        let cases: &[(&str, serde_json::Value, &str)] = &[
+            (
+                "controllerName",
+                serde_json::json!("gateway-controller"),
+                "settings: controllerName: \"gateway-controller\" is not a domain-prefixed path (a DNS subdomain, '/', then a path; at most 253 characters)",
+            ),
+            (
+                "controllerName",
+                serde_json::json!("Example.com/x"),
+                "settings: controllerName: \"Example.com/x\" is not a domain-prefixed path (a DNS subdomain, '/', then a path; at most 253 characters)",
+            ),
+            (
+                "parametersGroup",
+                serde_json::json!("meridio_2"),
+                "settings: parametersGroup: \"meridio_2\" is not a DNS subdomain (lowercase, at most 253 characters)",
+            ),
+            (
+                "parametersKind",
+                serde_json::json!("Gateway Configuration"),
+                "settings: parametersKind: \"Gateway Configuration\" is not a kind (a letter, then letters, digits or '-', at most 63 characters)",
+            ),
+            (
+                "deploymentPrefix",
+                serde_json::json!("-lb"),
+                "settings: deploymentPrefix: \"-lb\" is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 62 characters)",
+            ),
+            (
+                "deploymentPrefix",
+                serde_json::json!("lb."),
+                "settings: deploymentPrefix: \"lb.\" is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 62 characters)",
+            ),
+            (
+                "serviceAccount",
+                serde_json::json!(""),
+                "settings: serviceAccount: \"\" is not a DNS subdomain (lowercase, at most 253 characters)",
+            ),
+            (
+                "conditionDomain",
+                serde_json::json!("example.com."),
+                "settings: conditionDomain: \"example.com.\" is not a DNS subdomain (lowercase, at most 253 characters)",
+            ),
+            (
+                "podCacheLabel",
+                serde_json::json!({"key": "a/b/c", "value": "v"}),
+                "settings: podCacheLabel.key: \"a/b/c\" is not a label key (an optional DNS subdomain and '/', then a name of at most 63 characters)",
+            ),
+            (
+                "podCacheLabel",
+                serde_json::json!({"key": "cache", "value": "-v"}),
+                "settings: podCacheLabel.value: \"-v\" is not a label value (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)",
+            ),
+            (
+                "degradedAfter",
+                serde_json::json!("8761h"),
+                "settings: degradedAfter: must be at most 8760h (got 8761h)",
+            ),
+            (
+                "resync",
+                serde_json::json!("0s"),
+                "settings: resync: must be at least 1s and at most 8760h (got 0s)",
+            ),
+            (
+                "resync",
+                serde_json::json!("999ms"),
+                "settings: resync: must be at least 1s and at most 8760h (got 999ms)",
+            ),
+        ];
+        for (field, value, want) in cases {
+            let doc = serde_json::json!({ *field: value });
+            let e = serde_json::from_value::<Settings>(doc.clone()).unwrap_err();
+            assert_eq!(e.to_string(), *want, "{doc}");
+            // The same through a Settings built in code.
+            let mut raw = serde_json::to_value(Settings::default()).unwrap();
+            raw[*field] = value.clone();
+            let s = serde_json::from_value::<Unchecked>(raw)
+                .unwrap()
+                .into_settings();
+            assert_eq!(s.validate().unwrap_err().to_string(), *want, "{doc}");
+        }
+    }
+
+    #[test]
+    fn valid_edge_values_are_accepted() {
+        for doc in [
+            serde_json::json!({"deploymentPrefix": ""}),
+            serde_json::json!({"deploymentPrefix": "a".repeat(62)}),
+            serde_json::json!({"degradedAfter": "0s"}),
+            serde_json::json!({"degradedAfter": "8760h", "resync": "8760h"}),
+            serde_json::json!({"resync": "1s"}),
+            serde_json::json!({"podCacheLabel": {"key": "example.com/cache", "value": ""}}),
+            serde_json::json!({"controllerName": "example.com/a/b~c"}),
+        ] {
+            let s: Result<Settings, _> = serde_json::from_value(doc.clone());
+            assert!(s.is_ok(), "{doc}: {s:?}");
+        }
+        let e = serde_json::from_value::<Settings>(
+            serde_json::json!({"deploymentPrefix": "a".repeat(63)}),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("settings: deploymentPrefix:"),
+            "{e}"
+        );
     }
 
     #[test]

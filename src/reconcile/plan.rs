@@ -4,7 +4,7 @@ use jiff::Timestamp;
 
 use super::Action;
 use crate::addresses::addresses;
-use crate::conditions::{self, ConditionTypes};
+use crate::conditions::{self, ConditionTypes, TransitionTime};
 use crate::drift::{Enforcement, drift_owned};
 use crate::error::InputError;
 use crate::render::{complete, deployment_name, generation_annotation, render, render_owned};
@@ -22,7 +22,8 @@ pub struct Plan<'a> {
     pub(super) snapshot: Snapshot<'a>,
     pub(super) generation: i64,
     pub(super) now: Timestamp,
-    /// When ConfigurationApplied turned False, if it is False in the snapshot.
+    /// When ConfigurationApplied turned False, if it is False in the snapshot (never after
+    /// `now`).
     pub(super) applied_false_since: Option<Timestamp>,
     pub(super) decision: Decision<'a>,
     pub(super) action: Action,
@@ -76,6 +77,7 @@ pub fn plan<'a>(
     snapshot: Snapshot<'a>,
     now: Timestamp,
 ) -> Result<Plan<'a>, InputError> {
+    settings.validate()?;
     let types = ConditionTypes::new(settings)?;
     let gateway = snapshot.gateway;
     let id = GatewayId::of(gateway)?;
@@ -93,7 +95,7 @@ pub fn plan<'a>(
     if gateway.metadata.deletion_timestamp.is_some() {
         return Ok(plan);
     }
-    plan.applied_false_since = applied_false_since(conditions, &plan.types);
+    plan.applied_false_since = applied_false_since(conditions, &plan.types, now);
     if conditions::is_stale(conditions, &plan.types, id.generation) {
         plan.decision = Decision::Stale;
         return Ok(plan);
@@ -180,13 +182,22 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The `lastTransitionTime` of ConfigurationApplied when it is False in the snapshot. A
-/// time that does not parse (the API server would never return one) counts as "just now",
-/// and the condition is written back with a valid one.
-fn applied_false_since(conditions: &[Condition], types: &ConditionTypes) -> Option<Timestamp> {
+/// When ConfigurationApplied turned False, if it is False in the snapshot. Time never runs
+/// backwards here: a `lastTransitionTime` in the future, beyond the supported range, or not a
+/// time at all (the API server would never return one) counts as `now`.
+fn applied_false_since(
+    conditions: &[Condition],
+    types: &ConditionTypes,
+    now: Timestamp,
+) -> Option<Timestamp> {
     conditions::find(conditions, &types.configuration_applied)
         .filter(|c| c.status == conditions::status::FALSE)
-        .and_then(|c| c.last_transition_time.parse().ok())
+        .map(
+            |c| match conditions::transition_time(&c.last_transition_time) {
+                TransitionTime::At(t) => t.min(now),
+                _ => now,
+            },
+        )
 }
 
 fn configuration_generation(configuration: &GatewayConfiguration) -> Result<i64, InputError> {

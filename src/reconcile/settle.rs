@@ -8,7 +8,8 @@ use jiff::{SignedDuration, Timestamp};
 use super::plan::{Accepted, Decision, Plan};
 use super::{Action, Requeue, Settlement};
 use crate::conditions::{
-    self, ACCEPTED, Change, PROGRAMMED, WAITING_FOR_CONTROLLER, Wanted, reason, status,
+    self, ACCEPTED, Change, PROGRAMMED, TransitionTime, WAITING_FOR_CONTROLLER, Wanted, reason,
+    status,
 };
 use crate::events;
 use crate::outcome::{FailureClass, WriteOutcome};
@@ -59,7 +60,7 @@ impl<'a> Plan<'a> {
                 let requeue = if invalid.is_template() {
                     Requeue::After(self.backoff(None))
                 } else {
-                    Requeue::None
+                    self.or_resync(Requeue::None)
                 };
                 self.finish(row, None, requeue)
             }
@@ -76,7 +77,7 @@ impl<'a> Plan<'a> {
                     }
                 };
                 let (row, requeue) = self.accepted_row(accepted, outcome);
-                self.finish(row, Some(&accepted.addresses), requeue)
+                self.finish(row, Some(&accepted.addresses), self.or_resync(requeue))
             }
         }
     }
@@ -108,7 +109,7 @@ impl<'a> Plan<'a> {
                 )
             }
         };
-        let since = conditions::timestamp(self.applied_false_since.unwrap_or(self.now));
+        let since = self.since_text();
         let stall = a.observed.as_ref().and_then(|o| o.rollout.stalled.as_ref());
         let stalled = |stall: Option<&Stall>| match stall {
             Some(s) => Change::Set(Wanted::new(
@@ -150,15 +151,32 @@ impl<'a> Plan<'a> {
 
         let creating = matches!(self.action, Action::Create(_));
         let Some(outcome) = outcome.filter(|o| o.class().is_some()) else {
-            // Written (or nothing to write): the Deployment carries generation m now.
+            // Written (or nothing to write): no drift is left.
             let (initializing, stall) = match (&self.action, &a.observed) {
                 (Action::Create(_), _) | (_, None) => (true, None),
                 (Action::Update { .. }, Some(o)) if o.spec_changes => (true, None),
                 (_, Some(o)) => (!o.rollout.complete, o.rollout.stalled.as_ref()),
             };
+            let carried_after = match self.action {
+                Action::None => carried,
+                _ => Some(m),
+            };
+            if !self.carries_current(a, carried_after) {
+                // Unreachable while the generation annotation is compared as drift; should
+                // it not be, the status still tells the truth, and the look again is slow.
+                let row = Row {
+                    accepted,
+                    programmed: self.programmed(carried_after, m, initializing),
+                    applied: pending(not_applied(
+                        "the Deployment does not carry it yet".to_owned(),
+                    )),
+                    degraded: stalled(stall),
+                };
+                return (row, Requeue::After(self.backoff(None)));
+            }
             let row = Row {
                 accepted,
-                programmed: self.programmed(Some(m), m, initializing),
+                programmed: self.programmed(carried_after, m, initializing),
                 applied: Change::Set(Wanted::new(
                     status::TRUE,
                     reason::APPLIED,
@@ -168,8 +186,7 @@ impl<'a> Plan<'a> {
                 )),
                 degraded: stalled(stall),
             };
-            let requeue = self.settings.resync.map_or(Requeue::None, Requeue::After);
-            return (row, requeue);
+            return (row, Requeue::None);
         };
         let class = outcome.class().unwrap_or(FailureClass::Transient);
         let msg = outcome.message();
@@ -200,7 +217,17 @@ impl<'a> Plan<'a> {
                     )),
                     Requeue::None,
                 ),
-                // A 404 on create (namespace going away) is not fixed by retrying at once.
+                // A 404 on create (the namespace is going away) is not fixed by retrying
+                // at once: it backs off like a transient failure, with its own message.
+                FailureClass::NotFound => (
+                    pending(format!("LB Deployment {dep} is not created yet: {msg}")),
+                    Change::Set(Wanted::new(
+                        status::FALSE,
+                        reason::APPLY_FAILED,
+                        not_applied(format!("create failed (not found): {msg}")),
+                    )),
+                    Requeue::After(self.backoff(None)),
+                ),
                 _ => (
                     pending(format!("LB Deployment {dep} is not created yet: {msg}")),
                     Change::Set(Wanted::new(
@@ -219,12 +246,37 @@ impl<'a> Plan<'a> {
             };
             return (row, requeue);
         }
-        let degraded_due = self.applied_false_since.unwrap_or(self.now) + self.degraded_after();
+        // Degraded never flaps while the gap lasts: once True it stays True (its
+        // lastTransitionTime with it), the reason following the current cause.
+        let degraded_due = self.degraded_due();
+        let due = degraded_due.is_some_and(|due| self.now >= due);
+        let degraded_true = conditions::find(
+            &self.snapshot.gateway.status.conditions,
+            &self.types.degraded,
+        )
+        .is_some_and(|c| c.status == status::TRUE);
+        let failing = || {
+            Change::Set(Wanted::new(
+                status::TRUE,
+                reason::APPLY_FAILING,
+                format!(
+                    "GatewayConfiguration {cfg} generation {m} not applied since {since}: updates of Deployment {dep} keep failing: {msg}"
+                ),
+            ))
+        };
         let (programmed, applied, degraded, requeue) = match class {
+            // An Update answered AlreadyExists is an Update Conflict.
             FailureClass::Conflict | FailureClass::AlreadyExists => (
                 old_programmed(),
                 pending(not_applied(format!("update conflicted, retrying: {msg}"))),
-                Change::Refresh,
+                if degraded_true {
+                    // Nothing new is known about the cause: status, reason, message stay.
+                    Change::Refresh
+                } else if due {
+                    failing()
+                } else {
+                    stalled(stall)
+                },
                 Requeue::Immediately,
             ),
             FailureClass::NotFound => (
@@ -254,14 +306,8 @@ impl<'a> Plan<'a> {
                 Requeue::None,
             ),
             _ => {
-                let degraded = if self.now >= degraded_due {
-                    Change::Set(Wanted::new(
-                        status::TRUE,
-                        reason::APPLY_FAILING,
-                        format!(
-                            "GatewayConfiguration {cfg} generation {m} not applied since {since}: updates of Deployment {dep} keep failing: {msg}"
-                        ),
-                    ))
+                let degraded = if due || degraded_true {
+                    failing()
                 } else {
                     stalled(stall)
                 };
@@ -273,7 +319,7 @@ impl<'a> Plan<'a> {
                         not_applied(format!("update failed: {msg}")),
                     )),
                     degraded,
-                    Requeue::After(self.backoff(Some(degraded_due))),
+                    Requeue::After(self.backoff(degraded_due)),
                 )
             }
         };
@@ -333,8 +379,47 @@ impl<'a> Plan<'a> {
         self.finish(row, None, Requeue::None)
     }
 
-    fn degraded_after(&self) -> SignedDuration {
-        SignedDuration::try_from(self.settings.degraded_after).unwrap_or(SignedDuration::MAX)
+    /// Whether the Deployment carries the current GatewayConfiguration after this reconcile,
+    /// given the generation it carries then. The one place that decides it, for
+    /// ConfigurationApplied; a GatewayConfiguration identity beyond the generation joins here.
+    fn carries_current(&self, a: &Accepted<'_>, carried_after: Option<i64>) -> bool {
+        carried_after == Some(a.wanted)
+    }
+
+    /// `resync`, when set, in place of a "none" requeue.
+    fn or_resync(&self, requeue: Requeue) -> Requeue {
+        match (requeue, self.settings.resync) {
+            (Requeue::None, Some(every)) => Requeue::After(every),
+            _ => requeue,
+        }
+    }
+
+    /// When Degraded becomes due on transient failures: `degradedAfter` after
+    /// ConfigurationApplied turned False (now, when it is not False). `None` is never: the
+    /// deadline is past the end of representable time.
+    fn degraded_due(&self) -> Option<Timestamp> {
+        let since = self.applied_false_since.unwrap_or(self.now);
+        let after = SignedDuration::try_from(self.settings.degraded_after).ok()?;
+        since.checked_add(after).ok()
+    }
+
+    /// The time ConfigurationApplied turned False, as Degraded messages print it: as written
+    /// when it lies in the future or beyond the supported range (so the message does not
+    /// change on every retry), `now` when it is not False yet.
+    fn since_text(&self) -> String {
+        let written = conditions::find(
+            &self.snapshot.gateway.status.conditions,
+            &self.types.configuration_applied,
+        )
+        .filter(|c| c.status == status::FALSE)
+        .map(|c| (c, conditions::transition_time(&c.last_transition_time)));
+        match written {
+            Some((_, TransitionTime::At(t))) if t <= self.now => conditions::timestamp(t),
+            Some((c, TransitionTime::At(_) | TransitionTime::OutOfRange)) => {
+                c.last_transition_time.clone()
+            }
+            _ => conditions::timestamp(self.now),
+        }
     }
 
     /// Time since ConfigurationApplied turned False, clamped to [1 s, 5 min], and never past
