@@ -221,11 +221,25 @@ impl Checker {
         if let Some(d) = degraded {
             prop_assert_eq!(&d.status, "True");
             prop_assert_eq!(programmed.map(|c| c.status.as_str()), Some("True"));
-            if d.reason == "ApplyFailing" {
+            // Raised by transient failures; once True it may take this reason at any time.
+            if d.reason == "ApplyFailing" && find(&self.before, DEGRADED).is_none() {
                 let since: jiff::Timestamp = applied.unwrap().last_transition_time.parse().unwrap();
                 let due = since + jiff::SignedDuration::from_secs(120);
                 prop_assert!(cluster.now() >= due, "ApplyFailing before degradedAfter");
             }
+        }
+
+        // Degraded never flaps while the gap lasts: True before, it stays True (same
+        // lastTransitionTime) until ConfigurationApplied is True or Programmed turns False.
+        let degraded_before = find(&self.before, DEGRADED);
+        let programmed_true = programmed.is_some_and(|c| c.status == "True");
+        let applied_true = applied.is_some_and(|c| c.status == "True");
+        if let (Some(b), true) = (degraded_before, ours && programmed_true && !applied_true) {
+            prop_assert_eq!(
+                degraded.map(|d| (d.status.as_str(), d.last_transition_time.as_str())),
+                Some(("True", b.last_transition_time.as_str())),
+                "Degraded flapped"
+            );
         }
 
         // Honesty, for an accepted Gateway whose Deployment is ours.

@@ -342,6 +342,162 @@ fn generation_can_be_left_out_of_the_programmed_message() {
     );
 }
 
+#[test]
+fn create_not_found_backs_off_like_a_transient_failure() {
+    let mut w = World::new();
+    let not_found =
+        |_: &gateway_reconcile::Action| api_error(404, "NotFound", "namespaces \"ns\" not found");
+    let step = w.reconcile(at(0), not_found);
+    assert_eq!(
+        assert_cond(&w, "Programmed", "False", "Pending"),
+        "LB Deployment ns/sllbr-gw is not created yet: namespaces \"ns\" not found"
+    );
+    let m = assert_cond(&w, APPLIED, "False", "ApplyFailed");
+    assert!(
+        m.ends_with("create failed (not found): namespaces \"ns\" not found"),
+        "{m}"
+    );
+    assert!(w.condition(DEGRADED).is_none());
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(1))
+    );
+    let step = w.reconcile(at(45), not_found);
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(45))
+    );
+    assert!(step.settlement.status.is_none(), "same failure, no write");
+}
+
+#[test]
+fn update_already_exists_is_an_update_conflict() {
+    let mut conflict = World::healthy();
+    let mut exists = World::healthy();
+    for w in [&mut conflict, &mut exists] {
+        w.edit_configuration();
+        w.reconcile(at(10), fail_503);
+        w.reconcile(at(400), fail_503);
+        assert!(w.condition(DEGRADED).is_some());
+    }
+    let a = conflict.reconcile(at(401), |_| api_error(409, "Conflict", "m"));
+    let b = exists.reconcile(at(401), |_| api_error(409, "AlreadyExists", "m"));
+    assert_eq!(a.settlement, b.settlement);
+    assert_eq!(b.settlement.requeue, Requeue::Immediately);
+    assert_cond(&exists, "Programmed", "True", "Programmed");
+    assert_cond(&exists, APPLIED, "False", "Pending");
+}
+
+#[test]
+fn degraded_stays_true_from_rejection_to_transient_failure_to_conflict() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    w.reconcile(at(10), |_| api_error(422, "Invalid", "spec: Invalid value"));
+    let rejected = assert_cond(&w, DEGRADED, "True", "ApplyRejected");
+    assert!(
+        rejected.contains("since 2026-01-01T00:00:10Z"),
+        "{rejected}"
+    );
+    let since = w.condition(DEGRADED).unwrap().last_transition_time.clone();
+    // A transient failure 5 s later, long before degradedAfter: still True, the new cause.
+    let step = w.reconcile(at(15), fail_503);
+    assert_eq!(
+        assert_cond(&w, DEGRADED, "True", "ApplyFailing"),
+        "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:00:10Z: updates of Deployment ns/sllbr-gw keep failing: etcdserver: request timed out"
+    );
+    assert_eq!(w.condition(DEGRADED).unwrap().last_transition_time, since);
+    assert!(
+        step.settlement
+            .events
+            .iter()
+            .all(|e| e.reason != "Recovered" && e.reason != "Degraded"),
+        "no Degraded transition: {:?}",
+        step.settlement.events
+    );
+    // A conflicting retry changes nothing about it.
+    let before = w.condition(DEGRADED).cloned();
+    w.reconcile(at(16), |_| api_error(409, "Conflict", "modified"));
+    assert_eq!(w.condition(DEGRADED).cloned(), before);
+    // Applied: it goes.
+    w.reconcile(at(17), applied());
+    assert!(w.condition(DEGRADED).is_none());
+}
+
+#[test]
+fn a_conflicting_retry_raises_degraded_when_due() {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    w.reconcile(at(10), fail_503);
+    // Not yet due: still absent.
+    w.reconcile(at(300), |_| api_error(409, "Conflict", "modified"));
+    assert!(w.condition(DEGRADED).is_none());
+    let step = w.reconcile(at(310), |_| api_error(409, "Conflict", "modified"));
+    assert_eq!(
+        assert_cond(&w, DEGRADED, "True", "ApplyFailing"),
+        "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:00:10Z: updates of Deployment ns/sllbr-gw keep failing: modified"
+    );
+    assert_eq!(step.settlement.requeue, Requeue::Immediately);
+}
+
+#[test]
+fn resync_replaces_every_none_requeue_of_an_accepted_or_invalid_gateway() {
+    let resync = Requeue::After(Duration::from_secs(600));
+    let with_resync = |mut w: World| {
+        w.settings.resync = Some(Duration::from_secs(600));
+        w
+    };
+    // Rejected create.
+    let mut w = with_resync(World::new());
+    let step = w.reconcile(at(0), |_| api_error(422, "Invalid", "bad"));
+    assert_eq!(step.settlement.requeue, resync, "rejected create");
+    // Rejected update.
+    let mut w = with_resync(World::healthy());
+    w.edit_configuration();
+    let step = w.reconcile(at(5), |_| api_error(422, "Invalid", "bad"));
+    assert_eq!(step.settlement.requeue, resync, "rejected update");
+    // Name collision.
+    let mut w = with_resync(World::healthy());
+    w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([]);
+    let step = w.reconcile(at(5), |_| None);
+    assert_eq!(step.settlement.requeue, resync, "collision");
+    // Invalid parameters.
+    let mut w = with_resync(World::new());
+    w.configuration = None;
+    let step = w.reconcile(at(5), |_| None);
+    assert_eq!(step.settlement.requeue, resync, "invalid");
+    // Not ours, and being deleted: no resync.
+    let mut w = with_resync(World::healthy());
+    w.class = None;
+    let step = w.reconcile(at(5), |_| None);
+    assert_eq!(step.settlement.requeue, Requeue::None, "not ours");
+    let mut w = with_resync(World::healthy());
+    w.gateway.metadata.deletion_timestamp = Some("2026-01-01T00:00:00Z".into());
+    let step = w.reconcile(at(5), |_| None);
+    assert_eq!(step.settlement.requeue, Requeue::None, "deleted");
+}
+
+#[test]
+fn plan_refuses_invalid_settings_naming_the_field() {
+    let w = World::new();
+    let snapshot = gateway_reconcile::Snapshot::new(&w.gateway, &w.template);
+    let settings = gateway_reconcile::Settings {
+        resync: Some(Duration::ZERO),
+        ..gateway_reconcile::Settings::default()
+    };
+    let e = gateway_reconcile::plan(&settings, snapshot, at(0)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "settings: resync: must be at least 1s and at most 8760h (got 0s)"
+    );
+    assert!(matches!(
+        e,
+        gateway_reconcile::InputError::InvalidSetting {
+            field: "resync",
+            ..
+        }
+    ));
+}
+
 // ---- SPEC §3 decisions ---------------------------------------------------------------------
 
 #[test]

@@ -1,4 +1,5 @@
-//! Arbitrary bytes as the snapshot JSON, through plan and settle with every write outcome.
+//! Arbitrary bytes as the snapshot JSON, the settings and the time, through plan and settle
+//! with every write outcome.
 #![no_main]
 
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
@@ -6,7 +7,8 @@ use gateway_reconcile::{Settings, Snapshot, WriteOutcome, plan, template};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // Split the input on NUL bytes: gateway, class, configuration, deployment, routes, template.
+    // Split the input on NUL bytes: gateway, class, configuration, deployment, routes,
+    // template, settings, now.
     let mut parts = data.split(|b| *b == 0);
     let mut next = || parts.next().unwrap_or(b"");
     let Ok(gateway) = serde_json::from_slice::<Gateway>(next()) else { return };
@@ -15,8 +17,8 @@ fuzz_target!(|data: &[u8]| {
     let deployment = serde_json::from_slice::<Deployment>(next()).ok();
     let routes = serde_json::from_slice::<Vec<L34Route>>(next()).unwrap_or_default();
     let template = serde_json::from_slice::<Deployment>(next()).unwrap_or_else(|_| template::default_template());
-    let settings = Settings::default();
-    let now: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+    let settings = serde_json::from_slice::<Settings>(next()).unwrap_or_default();
+    let now = now(next());
     let outcomes = [
         None,
         Some(WriteOutcome::Applied),
@@ -39,3 +41,21 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// `now` from its part: RFC 3339 text, or else its bytes as seconds and nanoseconds folded
+/// into the representable range (so both ends are reached).
+fn now(part: &[u8]) -> jiff::Timestamp {
+    if let Some(t) = std::str::from_utf8(part).ok().and_then(|s| s.parse().ok()) {
+        return t;
+    }
+    let mut bytes = [0u8; 12];
+    for (b, p) in bytes.iter_mut().zip(part) {
+        *b = *p;
+    }
+    let [s @ .., n0, n1, n2, n3] = bytes;
+    let (min, max) = (jiff::Timestamp::MIN.as_second(), jiff::Timestamp::MAX.as_second());
+    let span = (max - min) as u64 + 1;
+    let seconds = min + (u64::from_le_bytes(s) % span) as i64;
+    let nanos = (u32::from_le_bytes([n0, n1, n2, n3]) % 1_000_000_000) as i32;
+    jiff::Timestamp::new(seconds, nanos).unwrap_or(jiff::Timestamp::MAX)
+}

@@ -149,6 +149,11 @@ impl<'a> Plan<'a> {
             return (row, Requeue::None);
         }
 
+        let degraded_true = conditions::find(
+            &self.snapshot.gateway.status.conditions,
+            &self.types.degraded,
+        )
+        .is_some_and(|c| c.status == status::TRUE);
         let creating = matches!(self.action, Action::Create(_));
         let Some(outcome) = outcome.filter(|o| o.class().is_some()) else {
             // Written (or nothing to write): no drift is left.
@@ -170,7 +175,11 @@ impl<'a> Plan<'a> {
                     applied: pending(not_applied(
                         "the Deployment does not carry it yet".to_owned(),
                     )),
-                    degraded: stalled(stall),
+                    degraded: if degraded_true {
+                        Change::Refresh
+                    } else {
+                        stalled(stall)
+                    },
                 };
                 return (row, Requeue::After(self.backoff(None)));
             }
@@ -250,11 +259,6 @@ impl<'a> Plan<'a> {
         // lastTransitionTime with it), the reason following the current cause.
         let degraded_due = self.degraded_due();
         let due = degraded_due.is_some_and(|due| self.now >= due);
-        let degraded_true = conditions::find(
-            &self.snapshot.gateway.status.conditions,
-            &self.types.degraded,
-        )
-        .is_some_and(|c| c.status == status::TRUE);
         let failing = || {
             Change::Set(Wanted::new(
                 status::TRUE,
