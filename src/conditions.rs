@@ -4,10 +4,10 @@
 //!
 //! | type | polarity | present |
 //! |---|---|---|
-//! | `Accepted` | positive | always, once the Gateway is ours |
-//! | `Programmed` | positive | always, once the Gateway is ours |
-//! | `D/ConfigurationApplied` | positive | always, once the Gateway is ours |
-//! | `D/Degraded` | negative | only while True |
+//! | `Accepted` | positive | always, once the Gateway is ours (within the 8-item limit, by priority) |
+//! | `Programmed` | positive | always, once the Gateway is ours (idem) |
+//! | `D/ConfigurationApplied` | positive | always, once the Gateway is ours (idem) |
+//! | `D/Degraded` | negative | only while True (idem) |
 //!
 //! [`merge`] applies a set of changes to an observed condition list with apimachinery's
 //! `SetStatusCondition` semantics: `lastTransitionTime` moves only when `status` changes,

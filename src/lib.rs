@@ -41,7 +41,9 @@
 //! it has been False for [`Settings::degraded_after`] (measured from its
 //! `lastTransitionTime`, so the answer does not depend on process memory). A rejected update
 //! is `Degraded=True/ApplyRejected` at once; a rollout past its progress deadline is
-//! `Degraded=True/RolloutStalled`.
+//! `Degraded=True/RolloutStalled`. Once True, `Degraded` stays True while the gap lasts, its
+//! reason following the current cause, until `ConfigurationApplied` is True and the rollout
+//! is not stalled, or `Programmed` turns False.
 //!
 //! # Events and requeue
 //!
@@ -50,7 +52,10 @@
 //! when to look again: at once after a conflict, a vanished Deployment or a stale snapshot;
 //! after a backoff (the time `ConfigurationApplied` has been False, clamped to 1 s–5 min, and
 //! never past the moment `Degraded` becomes due) after a transient failure; otherwise only on
-//! the next event, or after [`Settings::resync`].
+//! the next event, or, for an accepted or invalid Gateway, after [`Settings::resync`].
+//!
+//! Time never fails: a `Degraded` deadline past the end of representable time is never due,
+//! and a `lastTransitionTime` in the future or beyond the supported range counts as now.
 //!
 //! # Choices where the contract is silent
 //!

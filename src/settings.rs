@@ -7,11 +7,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::error::InputError;
 
 /// The smallest `resync`: a shorter one would make a hot loop of a healthy Gateway.
-pub const MIN_RESYNC: Duration = Duration::from_secs(1);
+pub(crate) const MIN_RESYNC: Duration = Duration::from_secs(1);
 /// The largest `resync` and `degradedAfter`: one year. Longer is the same as never in a
 /// controller's life, and a caller that adds it to its clock (`Instant + Duration`) must not
 /// overflow.
-pub const MAX_PERIOD: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+pub(crate) const MAX_PERIOD: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// How the controller is configured. Every field has the Meridio-2 default, so `{}` is a
 /// valid settings document. Settings are validated ([`Settings::validate`]) when they are
@@ -43,14 +43,14 @@ pub struct Settings {
     /// A label put on the LB pod template so that a pod cache can select the LB Pods.
     pub pod_cache_label: Option<Label>,
     /// How long ConfigurationApplied may stay False on transient errors before Degraded;
-    /// from 0 (at once) to [`MAX_PERIOD`].
+    /// from 0 (at once) to one year (`8760h`).
     #[serde(with = "duration")]
     pub degraded_after: Duration,
     /// Whether the Programmed message names the GatewayConfiguration generation. Off gives
     /// exactly `LB Deployment reconciled`, for tooling that matches the old literal.
     pub generation_in_programmed_message: bool,
     /// Look again at an accepted or invalid Gateway after this long instead of waiting for
-    /// the next event (none: rely on watches); from [`MIN_RESYNC`] to [`MAX_PERIOD`].
+    /// the next event (none: rely on watches); from 1 s to one year (`8760h`).
     #[serde(with = "optional_duration")]
     pub resync: Option<Duration>,
 }
