@@ -28,9 +28,9 @@
 //!   A JSON number counts as its decimal text; a malformed quantity is compared as written.
 //!   Other numbers are compared by value (`1` == `1.0`).
 //! - **Owned fields whose absence matters** are compared exactly, in both directions:
-//!   - Deployment annotations whose key ends in `/gatewayconfiguration-generation` (the
-//!     condition domain is not known here; no one else writes such a key): present on one
-//!     side only is drift;
+//!   - Deployment annotations whose key ends in `/gatewayconfiguration-generation` or
+//!     `/gatewayconfiguration-uid` (the condition domain is not known here; no one else
+//!     writes such a key): present on one side only is drift;
 //!   - the pod-template annotation `k8s.v1.cni.cncf.io/networks` (compared as text: the
 //!     renderer keeps the observed text when it is equal as a set);
 //!   - `spec.template.spec.readinessGates`: observed gates the desired object lacks are
@@ -74,8 +74,12 @@ use crate::quantity::Quantity;
 use crate::render::{Owned, PodList};
 use crate::wire::{Deployment, GatewayConfiguration};
 
-/// Suffix of the generation annotation key (`<domain>/gatewayconfiguration-generation`).
-const GENERATION_SUFFIX: &str = "/gatewayconfiguration-generation";
+/// Suffixes of the generation and uid annotation keys
+/// (`<domain>/gatewayconfiguration-generation`, `<domain>/gatewayconfiguration-uid`).
+const IDENTITY_SUFFIXES: [&str; 2] = [
+    "/gatewayconfiguration-generation",
+    "/gatewayconfiguration-uid",
+];
 
 /// Server-owned `metadata` fields, ignored on both sides.
 const SERVER_METADATA: &[&str] = &[
@@ -551,12 +555,13 @@ impl<'a> Walker<'a> {
         enforcement: &'a Enforcement,
     ) {
         let d_object = |path: &[&str]| d(path).and_then(Value::as_object);
-        // Generation annotation: observed but not desired (the other way round, and a
-        // changed value, the generic walk reports).
+        // Generation and uid annotations: observed but not desired (the other way round,
+        // and a changed value, the generic walk reports).
         let d_ann = d_object(&["metadata", "annotations"]);
         if let Some(o_ann) = object(o, &["metadata", "annotations"]) {
             for (k, v) in o_ann {
-                if k.ends_with(GENERATION_SUFFIX) && !v.is_null() && !has(d_ann, k) {
+                let identity = IDENTITY_SUFFIXES.iter().any(|s| k.ends_with(s));
+                if identity && !v.is_null() && !has(d_ann, k) {
                     self.at_path(&["metadata", "annotations", k.as_str()], Self::report);
                 }
             }
@@ -1202,6 +1207,35 @@ mod tests {
                 .remove(GEN);
         });
         assert_eq!(removed, [path]);
+    }
+
+    #[test]
+    fn uid_annotation_is_compared_exactly() {
+        let key = "meridio-2.nordix.org/gatewayconfiguration-uid";
+        let path = format!("metadata.annotations[{key}]");
+        let mut desired = rendered();
+        desired["metadata"]["annotations"][key] = json!("uid-new");
+        let observed = stored(&desired);
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        let mut old = observed.clone();
+        old["metadata"]["annotations"][key] = json!("uid-old");
+        assert_eq!(
+            drift_of(&desired, &old, &Enforcement::default()),
+            std::slice::from_ref(&path)
+        );
+        // Missing on the Deployment (written before the annotation existed): drift.
+        let mut missing = observed.clone();
+        missing["metadata"]["annotations"]
+            .as_object_mut()
+            .unwrap()
+            .remove(key);
+        assert_eq!(
+            drift_of(&desired, &missing, &Enforcement::default()),
+            std::slice::from_ref(&path)
+        );
+        // Only on the Deployment (a configuration without uid): drift too.
+        let plain = rendered();
+        assert_eq!(drift_of(&plain, &observed, &Enforcement::default()), [path]);
     }
 
     #[test]

@@ -36,6 +36,12 @@
 //! annotation lives on the Deployment, which the controller owns, never on the Gateway, which
 //! its users own; so a restarted controller reads the same truth.
 //!
+//! A GatewayConfiguration deleted and recreated restarts at generation 1 with a new uid, so
+//! the Deployment also carries `D/gatewayconfiguration-uid`: a Deployment carrying another
+//! uid does not carry the current generation, whatever its number. A Deployment without the
+//! uid annotation (written before it existed) is compared by generation alone, and gets the
+//! annotation with its next write.
+//!
 //! A transient write failure never turns `Programmed` False: the old Deployment still serves.
 //! `ConfigurationApplied` turns False at once, and `Degraded=True/ApplyFailing` appears when
 //! it has been False for [`Settings::degraded_after`] (measured from its
@@ -63,6 +69,8 @@
 //! - Two more validation failures than the contract lists, for input the real CRD refuses:
 //!   a container named twice in `verticalScaling`, and a request or limit that is not a
 //!   quantity.
+//! - A GatewayConfiguration without `metadata.uid` (a hand-written snapshot) writes no uid
+//!   annotation, removes one the Deployment has, and is compared by generation alone.
 //! - Quantities finer than a nano are held rounded up to a nano, as the API server stores
 //!   them, so they are not drift.
 //!

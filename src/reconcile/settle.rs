@@ -158,7 +158,7 @@ impl<'a> Plan<'a> {
             };
             let row = Row {
                 accepted,
-                programmed: self.programmed(Some(m), m, initializing),
+                programmed: self.programmed(Some(m), true, m, initializing),
                 applied: Change::Set(Wanted::new(
                     status::TRUE,
                     reason::APPLIED,
@@ -176,6 +176,7 @@ impl<'a> Plan<'a> {
         let old_programmed = || {
             self.programmed(
                 carried,
+                a.observed.as_ref().is_some_and(|o| o.carries(m)),
                 m,
                 a.observed.as_ref().is_none_or(|o| !o.rollout.complete),
             )
@@ -288,14 +289,21 @@ impl<'a> Plan<'a> {
         )
     }
 
-    /// `Programmed=True`, naming the generation the Deployment carries after this reconcile.
-    fn programmed(&self, carried: Option<i64>, wanted: i64, initializing: bool) -> Change {
+    /// `Programmed=True`, naming the generation the Deployment carries after this reconcile
+    /// (`current`: of the current GatewayConfiguration, and the wanted one).
+    fn programmed(
+        &self,
+        carried: Option<i64>,
+        current: bool,
+        wanted: i64,
+        initializing: bool,
+    ) -> Change {
         let mut message = String::from("LB Deployment reconciled");
         if self.settings.generation_in_programmed_message {
             match carried {
                 Some(n) => {
                     message.push_str(&format!(" with GatewayConfiguration generation {n}"));
-                    if n != wanted {
+                    if !current {
                         message.push_str(&format!("; generation {wanted} not applied yet"));
                     }
                 }

@@ -18,7 +18,8 @@
 //!   `app.kubernetes.io/managed-by=gateway-controller.meridio-2.nordix.org`; later wins.
 //! - **Pod-cache label** ([`Settings::pod_cache_label`]) on the pod template labels.
 //! - **Generation annotation** [`generation_annotation`] on the Deployment: the
-//!   GatewayConfiguration's `metadata.generation`, in decimal.
+//!   GatewayConfiguration's `metadata.generation`, in decimal; **uid annotation**
+//!   [`uid_annotation`]: its `metadata.uid`, none when it has no uid.
 //! - **Owner reference**: the controller reference to the Gateway (`controller` and
 //!   `blockOwnerDeletion` true) replaces any other controller reference; non-controller
 //!   references are kept.
@@ -63,7 +64,8 @@
 //! - The generation annotation is written after the Gateway's annotations, and the networks
 //!   annotation after the pod template's, so neither can be overridden. A
 //!   GatewayConfiguration without `metadata.generation` (the caller rejects it before
-//!   rendering) removes the generation annotation rather than leave an old one standing.
+//!   rendering) removes the generation annotation rather than leave an old one standing;
+//!   likewise one without `metadata.uid` (a hand-written snapshot) removes the uid annotation.
 //! - The controller reference replaces the first controller reference in place (the list
 //!   keeps its order, so re-rendering does not reorder it); further controller references
 //!   and non-controller references to the same Gateway UID are dropped (they would be
@@ -130,6 +132,12 @@ pub fn generation_annotation(settings: &Settings) -> String {
         "{}/gatewayconfiguration-generation",
         settings.condition_domain
     )
+}
+
+/// The Deployment annotation key that records the GatewayConfiguration's `metadata.uid`: a
+/// GatewayConfiguration deleted and recreated restarts at generation 1 with a new uid.
+pub fn uid_annotation(settings: &Settings) -> String {
+    format!("{}/gatewayconfiguration-uid", settings.condition_domain)
 }
 
 /// Renders the desired Deployment: from the template when `observed` is `None` (create),
@@ -306,6 +314,11 @@ fn apply<'a>(
         let key = generation_annotation(settings);
         match validated.configuration.metadata.generation {
             Some(generation) => annotations.set_str(&key, &generation.to_string()),
+            None => annotations.remove(&key),
+        }
+        let key = uid_annotation(settings);
+        match validated.configuration.metadata.uid.as_deref() {
+            Some(uid) => annotations.set_str(&key, uid),
             None => annotations.remove(&key),
         }
         remove_if_empty(annotations);
