@@ -66,9 +66,14 @@
 //!   annotation.
 //! - `Degraded` keeps its status, reason and message across a conflicting retry, and records
 //!   the current Gateway generation.
-//! - Two more validation failures than the contract lists, for input the real CRD refuses:
-//!   a container named twice in `verticalScaling`, and a request or limit that is not a
-//!   quantity.
+//! - Render values the API server would refuse are `InvalidParameters` (SPEC §3), each
+//!   message naming the field and the value (see [`validate`] for the order and the exact
+//!   messages): a container named twice in `verticalScaling`, a request or limit that is not
+//!   a quantity or is negative, a negative `horizontalScaling.replicas`, an LB Deployment
+//!   name (`deploymentPrefix + Gateway name`, also its `app` label value) that is not a
+//!   DNS-1123 subdomain of at most 63 characters. From the template (an unusable template):
+//!   a `spec.replicas` that is not a non-negative integer, a container's request or limit
+//!   that is not a quantity or is negative, a label value out of form.
 //! - A GatewayConfiguration without `metadata.uid` (a hand-written snapshot) writes no uid
 //!   annotation, removes one the Deployment has, and is compared by generation alone.
 //! - Quantities finer than a nano are held rounded up to a nano, as the API server stores
@@ -99,6 +104,7 @@ pub mod events;
 pub mod interop;
 mod json;
 pub mod nad;
+mod names;
 pub mod outcome;
 pub mod quantity;
 pub mod reconcile;

@@ -247,6 +247,11 @@ impl Quantity {
         self.mantissa == 0
     }
 
+    /// Whether the value is below zero (the API server refuses negative resources).
+    pub fn is_negative(&self) -> bool {
+        self.mantissa < 0
+    }
+
     /// The canonical form the API server writes (`0.5` → `500m`, `1024Mi` → `1Gi`).
     ///
     /// - Written with a binary suffix, an integer value of at least 1024 in magnitude: the
