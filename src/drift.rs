@@ -22,7 +22,16 @@
 //!   occurs a different number of times on each side, that key is drift. If any element of
 //!   either side lacks a string key (unnamed ports, say) the list is paired by index instead,
 //!   as are all other lists: different lengths are drift at the list itself, otherwise
-//!   element `i` is compared with element `i` (`args[1]`).
+//!   element `i` is compared with element `i` (`args[1]`). So a list without a merge key
+//!   (`tolerations`, `args`, `command`, ...) is atomic: compared whole, in order; its
+//!   elements are compared by the same rules as any object (a field only the observed
+//!   element has, a server default, is not drift).
+//! - **Env value source** is compared exactly: in a container's `env` entry, a `value` or
+//!   `valueFrom` only the observed entry has is drift (`value` against `valueFrom` is drift
+//!   in both directions). An empty `value` is no value (the API server drops it).
+//! - **String maps keep empty values**: an entry of `nodeSelector`, `labels`, `annotations`
+//!   or `matchLabels` whose desired value is `""` must be present (the API server keeps map
+//!   entries; the empty rule above is for struct fields).
 //! - **Quantities** (values under `resources.requests` and `resources.limits`, and any
 //!   `sizeLimit`) are compared by value with [`Quantity`]: `0.5` == `500m`, `1Gi` == `1024Mi`.
 //!   A JSON number counts as its decimal text; a malformed quantity is compared as written.
@@ -265,6 +274,10 @@ pub fn drift_owned(
             containers = Some(rendered.as_slice());
         }
     }
+    for (key, dv) in owned.pod_fields().filter(|_| comparable) {
+        let ov = observed_pod.and_then(|p| p.get(key));
+        walker.at_path(&POD_SPEC, |w| w.at(Seg::Key(key), |w| w.value(dv, ov)));
+    }
     walker.enforced_resources(o, enforcement, &|name| {
         let container = containers?.iter().find(|c| c.key("name") == Some(name))?;
         Some(container.get("resources"))
@@ -372,6 +385,33 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Whether the current path is an entry of a string map, whose empty values the API
+    /// server keeps (`nodeSelector: {role: ""}`): only struct fields are dropped when empty.
+    fn in_string_map(&self) -> bool {
+        matches!(
+            self.path.as_slice(),
+            [
+                ..,
+                Seg::Key("nodeSelector" | "labels" | "annotations" | "matchLabels"),
+                Seg::Key(_)
+            ]
+        )
+    }
+
+    /// Whether the current path is an element of a container's `env`.
+    fn in_env_entry(&self) -> bool {
+        matches!(
+            self.path.as_slice(),
+            [
+                ..,
+                Seg::Key("containers" | "initContainers" | "ephemeralContainers"),
+                Seg::Elem(_) | Seg::Index(_),
+                Seg::Key("env"),
+                Seg::Elem(_) | Seg::Index(_)
+            ]
+        )
+    }
+
     fn in_quantity_position(&self) -> bool {
         matches!(
             self.path.as_slice(),
@@ -418,7 +458,7 @@ impl<'a> Walker<'a> {
             (Value::Array(dl), None) => self.list(dl, &[]),
             (Value::Array(dl), Some(Value::Array(ol))) => self.list(dl, ol),
             (_, None) => {
-                if !is_empty(d) {
+                if !is_empty(d) || self.in_string_map() {
                     self.report();
                 }
             }
@@ -431,6 +471,16 @@ impl<'a> Walker<'a> {
     }
 
     fn object(&mut self, dm: &'a Map<String, Value>, om: &'a Map<String, Value>) {
+        if self.in_env_entry() {
+            // The value source is compared exactly: a `value` or `valueFrom` only the
+            // observed entry has is drift (the other way round, the walk below finds it).
+            for key in ["value", "valueFrom"] {
+                let set = |m: &Map<String, Value>| m.get(key).is_some_and(|v| !is_empty(v));
+                if set(om) && !set(dm) {
+                    self.at(Seg::Key(key), Self::report);
+                }
+            }
+        }
         for (k, dv) in dm {
             if self.skipped(k) {
                 continue;
@@ -993,6 +1043,121 @@ mod tests {
         assert_eq!(
             d,
             ["spec.template.spec.containers[loadbalancer].env[MERIDIO_GATEWAY_NAME].value"]
+        );
+    }
+
+    #[test]
+    fn env_value_source_is_compared_exactly() {
+        let lb = "spec.template.spec.containers[loadbalancer].env[MERIDIO_GATEWAY_NAME]";
+        // value against valueFrom: drift.
+        let d = changed(|o| {
+            let entry = env(o, "loadbalancer")[0].as_object_mut().unwrap();
+            entry.remove("value");
+            entry.insert(
+                "valueFrom".into(),
+                json!({ "fieldRef": { "fieldPath": "metadata.name" } }),
+            );
+        });
+        assert_eq!(d, [format!("{lb}.value"), format!("{lb}.valueFrom")]);
+        // valueFrom against value: drift, though the desired valueFrom is there in full.
+        let d = changed(|o| {
+            let entry = env(o, "router")
+                .iter_mut()
+                .find(|e| e["name"] == "POD_UID")
+                .unwrap();
+            entry["value"] = json!("fixed");
+        });
+        assert_eq!(d, [format!("{ROUTER}.env[POD_UID].value")]);
+        // An empty value is no value: the API server drops it.
+        let mut desired = rendered();
+        desired["spec"]["template"]["spec"]["containers"][1]["env"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({ "name": "EMPTY", "value": "" }));
+        let mut observed = stored(&desired);
+        let env = observed["spec"]["template"]["spec"]["containers"][1]["env"]
+            .as_array_mut()
+            .unwrap();
+        env.last_mut()
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .remove("value");
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+    }
+
+    #[test]
+    fn every_pod_template_server_default_is_not_drift() {
+        let mut desired = rendered();
+        let pod = &mut desired["spec"]["template"]["spec"];
+        pod["ephemeralContainers"] = json!([{ "name": "debug", "image": "busybox" }]);
+        pod["tolerations"] = json!([{ "key": "k", "operator": "Exists" }]);
+        pod["volumes"] = json!([
+            { "name": "bare" },
+            { "name": "host", "hostPath": { "path": "/x" } },
+            { "name": "down", "downwardAPI": { "items": [
+                { "path": "q", "resourceFieldRef": { "resource": "limits.cpu" } }] } },
+            { "name": "proj", "projected": { "sources": [
+                { "serviceAccountToken": { "path": "t" } }] } },
+            { "name": "rbd", "rbd": { "monitors": ["m"], "image": "i" } }
+        ]);
+        let router = &mut pod["containers"][1];
+        router["ports"] = json!([{ "containerPort": 179 }]);
+        router["livenessProbe"] = json!({ "httpGet": { "port": 80 } });
+        router["lifecycle"] = json!({ "preStop": { "httpGet": { "port": 80 } } });
+        router["env"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({ "name": "MEM", "valueFrom": { "resourceFieldRef": { "resource": "limits.memory" } } }));
+        let observed = stored(&desired);
+        assert_ne!(
+            observed["spec"]["template"]["spec"],
+            desired["spec"]["template"]["spec"]
+        );
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+    }
+
+    #[test]
+    fn string_map_entries_with_empty_values_are_desired() {
+        let mut desired = rendered();
+        desired["spec"]["template"]["spec"]["nodeSelector"] = json!({ "role/lb": "" });
+        let observed = stored(&desired);
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        let mut without = observed.clone();
+        without["spec"]["template"]["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("nodeSelector");
+        assert_eq!(
+            drift_of(&desired, &without, &Enforcement::default()),
+            ["spec.template.spec.nodeSelector[role/lb]"]
+        );
+    }
+
+    #[test]
+    fn lists_without_a_merge_key_are_compared_whole_in_order() {
+        let tolerations = json!([
+            { "key": "a", "operator": "Exists" },
+            { "key": "b", "operator": "Equal", "value": "x" }
+        ]);
+        let mut desired = rendered();
+        desired["spec"]["template"]["spec"]["tolerations"] = tolerations.clone();
+        let observed = stored(&desired);
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        let path = "spec.template.spec.tolerations";
+        let mut reordered = observed.clone();
+        reordered[path.split('.').next().unwrap()]["template"]["spec"]["tolerations"] =
+            json!([tolerations[1], tolerations[0]]);
+        let d = drift_of(&desired, &reordered, &Enforcement::default());
+        assert!(
+            !d.is_empty() && d.iter().all(|p| p.starts_with(path)),
+            "{d:?}"
+        );
+        let mut shorter = observed.clone();
+        shorter["spec"]["template"]["spec"]["tolerations"] = json!([tolerations[0]]);
+        assert_eq!(
+            drift_of(&desired, &shorter, &Enforcement::default()),
+            [path]
         );
     }
 

@@ -76,6 +76,12 @@
 //!   that is not a quantity or is negative, a label value out of form.
 //! - A GatewayConfiguration without `metadata.uid` (a hand-written snapshot) writes no uid
 //!   annotation, removes one the Deployment has, and is compared by generation alone.
+//! - Every field the template sets in `spec.template.spec` is desired on update; one a new
+//!   template stops setting stays on existing Deployments (nothing tells it from a field
+//!   another writer set), and a `null` in the template sets nothing. The template's
+//!   `affinity` replaces the observed one whole, its anti-affinity `app` values rendered.
+//! - An element of a list without a merge key (a toleration) is compared by the same
+//!   rules as any object: a field only the observed element has is not drift.
 //! - Quantities finer than a nano are held rounded up to a nano, as the API server stores
 //!   them, so they are not drift.
 //!

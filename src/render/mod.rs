@@ -12,6 +12,10 @@
 //!   `spec.template.spec` (a list the template lacks is removed), and each observed
 //!   container's `resources` and `resizePolicy` kept by container name (init containers
 //!   too). A container the observed Deployment did not have yet gets the template's.
+//!   Every other field the template sets in `spec.template.spec` (tolerations, affinity,
+//!   nodeSelector, securityContext, terminationGracePeriodSeconds, ...) is put in place
+//!   whole, so a new template reaches existing Deployments; the rules below then apply
+//!   (`serviceAccountName`, `readinessGates` and the anti-affinity values are theirs).
 //! - **Labels and annotations**, on the Deployment and on the pod template: observed
 //!   (update) ← template ← Gateway `spec.infrastructure.labels/annotations` ← controller
 //!   labels `app=NAME`, `gateway.networking.k8s.io/gateway-name=GATEWAY`,
@@ -76,6 +80,12 @@
 //! - The networks annotation of an update is compared with the observed one with unnamespaced
 //!   selections read in the Gateway's namespace (the Pods' namespace, where Multus resolves
 //!   them).
+//! - A field the template stops setting in its pod spec stays on existing Deployments as it
+//!   is: nothing tells it from a field another writer set (the kube crate may remove such
+//!   fields through server-side apply field ownership). A field the template sets to `null`
+//!   sets nothing. The template's `affinity` replaces the observed one whole (its required
+//!   anti-affinity terms with the `app` values rendered); without one, the observed
+//!   `affinity` stays, its required anti-affinity terms rendered as before.
 //! - Empty `annotations` maps are removed. Everything else the observed Deployment has is
 //!   kept, including `resourceVersion` (optimistic concurrency) and `status` (the API server
 //!   ignores it on update).
@@ -93,9 +103,11 @@ use crate::nad;
 use crate::settings::Settings;
 use crate::validate::Validated;
 use crate::wire::{Deployment, Gateway, GatewayConfigurationSpec, VerticalScalingContainer};
+use owned::{
+    ANTI_AFFINITY_TERMS, POD_SPEC, RULE_POD_FIELDS, Slot, TEMPLATE_LISTS, clone_except, put_lists,
+};
 pub(crate) use owned::{Leaves, PodList};
 pub use owned::{OWNED_PATHS, Owned, complete};
-use owned::{POD_SPEC, Slot, TEMPLATE_LISTS, clone_except, put_lists};
 
 /// The label that ties the LB Deployment, its selector and its Pods together.
 pub const APP_LABEL: &str = "app";
@@ -249,7 +261,8 @@ pub fn render_owned<'a>(
         &validated.configuration.spec,
         gateway_name(gateway),
     );
-    Owned { leaves, lists }
+    let pod = template_pod_fields(template, leaves.get_slot(Slot::AntiAffinity));
+    Owned { leaves, lists, pod }
 }
 
 fn gateway_name(gateway: &Gateway) -> &str {
@@ -262,7 +275,7 @@ fn apply<'a>(
     settings: &Settings,
     gateway: &Gateway,
     validated: &Validated<'_>,
-    template: &Deployment,
+    template: &'a Deployment,
     observed: Option<&Deployment>,
     leaves: &mut Leaves<'a>,
 ) {
@@ -376,6 +389,16 @@ fn apply<'a>(
         leaves.slot(Slot::ServiceAccountName),
         &settings.service_account,
     );
+    if !creating {
+        // A template that sets `affinity` replaces the observed one (it is desired whole),
+        // so its required anti-affinity terms are the ones the rule renders.
+        if let Some(affinity) = template_pod_field(template, "affinity") {
+            *leaves.slot(Slot::AntiAffinity) = affinity
+                .as_object()
+                .and_then(|a| json::get(a, &ANTI_AFFINITY_TERMS))
+                .map(Cow::Borrowed);
+        }
+    }
     set_anti_affinity(leaves.slot(Slot::AntiAffinity), &name);
     let gates: Vec<&str> = [
         (validated.ipv4, IPV4_READINESS_GATE),
@@ -399,6 +422,43 @@ fn apply<'a>(
             },
         );
     }
+}
+
+/// The template's value of a pod-spec field, unless absent or null (a null sets nothing).
+fn template_pod_field<'a>(template: &'a Deployment, key: &str) -> Option<&'a Value> {
+    json::get(&template.object, &POD_SPEC)
+        .and_then(|p| p.get(key))
+        .filter(|v| !v.is_null())
+}
+
+/// The template's pod-spec fields an update puts in place (SPEC §4: every field the template
+/// sets under `spec.template.spec` is desired), but the lists and fields the rules compute
+/// ([`RULE_POD_FIELDS`]), in the template's order. `affinity` carries the rendered required
+/// anti-affinity terms (`terms`, when the rule changed the template's); every other value is
+/// the template's, borrowed.
+fn template_pod_fields<'a>(
+    template: &'a Deployment,
+    terms: Option<&Cow<'a, Value>>,
+) -> Vec<(&'a str, Cow<'a, Value>)> {
+    let Some(pod) = json::get(&template.object, &POD_SPEC).and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    pod.iter()
+        .filter(|(k, v)| !v.is_null() && !RULE_POD_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| {
+            let value = match (k.as_str(), terms, v) {
+                ("affinity", Some(Cow::Owned(terms)), Value::Object(affinity)) => {
+                    let mut affinity = affinity.clone();
+                    let (last, parent) = ANTI_AFFINITY_TERMS.split_last().unwrap_or((&"", &[]));
+                    json::object_mut(&mut affinity, parent)
+                        .insert((*last).to_owned(), terms.clone());
+                    Cow::Owned(Value::Object(affinity))
+                }
+                _ => Cow::Borrowed(v),
+            };
+            (k.as_str(), value)
+        })
+        .collect()
 }
 
 /// The pod spec's lists of a render: the template's, each container with the fields the
@@ -1016,6 +1076,63 @@ mod tests {
             pod_meta(&d)["annotations"]["kubectl.kubernetes.io/restartedAt"],
             "2026-01-01T00:00:00Z"
         );
+    }
+
+    #[test]
+    fn update_puts_every_field_the_template_sets_in_its_pod_spec_in_place() {
+        let cfg = configuration(json!({}));
+        // Created with the old template, edited by someone, then a new template.
+        let obs = observed(&cfg, |v| {
+            let spec = &mut v["spec"]["template"]["spec"];
+            spec["nodeSelector"] = json!({ "zone": "old" });
+            spec["hostNetwork"] = json!(true);
+            spec["tolerations"] = json!([{ "key": "x", "operator": "Exists" }]);
+            spec["affinity"]["nodeAffinity"] = json!({ "someone": "else" });
+        });
+        let mut template = default_template();
+        let spec = &mut template.object["spec"]["template"]["spec"];
+        spec["tolerations"] = json!([{ "key": "lb", "operator": "Exists" }]);
+        spec["nodeSelector"] = json!({ "zone": "a" });
+        spec["securityContext"] = json!({ "runAsNonRoot": true });
+        spec["terminationGracePeriodSeconds"] = json!(5);
+        spec["serviceAccountName"] = json!("not-the-setting");
+        spec["priorityClassName"] = Value::Null;
+        let d = render(
+            &Settings::default(),
+            &gateway(),
+            &validated(&cfg),
+            &template,
+            Some(&obs),
+        );
+        let pod = pod_spec(&d);
+        assert_eq!(
+            pod["tolerations"],
+            json!([{ "key": "lb", "operator": "Exists" }])
+        );
+        assert_eq!(pod["nodeSelector"], json!({ "zone": "a" }));
+        assert_eq!(pod["securityContext"], json!({ "runAsNonRoot": true }));
+        assert_eq!(pod["terminationGracePeriodSeconds"], 5);
+        // Rules still win, and a null sets nothing.
+        assert_eq!(pod["serviceAccountName"], "stateless-load-balancer");
+        assert!(pod.get("priorityClassName").is_none());
+        // A field the template does not set stays as observed.
+        assert_eq!(pod["hostNetwork"], true);
+        // The template's affinity replaces the observed one whole, its anti-affinity rendered.
+        assert!(pod["affinity"].get("nodeAffinity").is_none(), "{pod}");
+        assert_eq!(
+            pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+                ["labelSelector"]["matchExpressions"][0]["values"],
+            json!(["sllbr-gw"])
+        );
+        // Rendering over its own output changes nothing.
+        let again = render(
+            &Settings::default(),
+            &gateway(),
+            &validated(&cfg),
+            &template,
+            Some(&d),
+        );
+        assert_eq!(again, d);
     }
 
     #[test]

@@ -21,8 +21,26 @@ pub(super) const TEMPLATE_LISTS: [&str; 3] = ["initContainers", "containers", "v
 /// The pod spec of a Deployment.
 pub(super) const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
 
+/// The fields of `spec.template.spec` the rules compute; every other field the template sets
+/// there is desired as the template's ([`Owned::pod`]).
+pub(super) const RULE_POD_FIELDS: [&str; 5] = [
+    "initContainers",
+    "containers",
+    "volumes",
+    "serviceAccountName",
+    "readinessGates",
+];
+
+/// The required pod anti-affinity terms, under the pod spec's `affinity`.
+pub(super) const ANTI_AFFINITY_TERMS: [&str; 2] = [
+    "podAntiAffinity",
+    "requiredDuringSchedulingIgnoredDuringExecution",
+];
+
 /// Every path (object keys) whose value an update render computes; the rest of the
-/// Deployment is the observed one, untouched. The rules read and write nothing else.
+/// Deployment is the observed one, untouched, but the fields the template sets in
+/// `spec.template.spec` ([`Owned`] holds them apart, since which they are depends on the
+/// template). The rules read and write nothing else.
 ///
 /// Paths that share a key at a depth are adjacent, so [`complete`] copies the observed
 /// Deployment without them in one walk; the pod spec's lists come last, after the values
@@ -111,6 +129,11 @@ impl<'a> Leaves<'a> {
             .filter_map(|(path, leaf)| Some((*path, leaf.as_deref()?)))
     }
 
+    /// The value of a slot, as it is.
+    pub(super) fn get_slot(&self, slot: Slot) -> Option<&Cow<'a, Value>> {
+        self.0.get(slot as usize)?.as_ref()
+    }
+
     /// The value at `path` (one of [`SKELETON_PATHS`]).
     pub(crate) fn get(&self, path: &[&str]) -> Option<&Value> {
         let i = SKELETON_PATHS.iter().position(|p| *p == path)?;
@@ -137,6 +160,10 @@ pub struct Owned<'a> {
     pub(super) leaves: Leaves<'a>,
     /// The pod spec's lists, in [`TEMPLATE_LISTS`] order.
     pub(super) lists: [PodList<'a>; 3],
+    /// The template's other pod-spec fields, each put in place whole (a field the template
+    /// does not set stays as observed): borrowed, but `affinity` with the rendered
+    /// anti-affinity terms.
+    pub(super) pod: Vec<(&'a str, Cow<'a, Value>)>,
 }
 
 /// One list of the pod spec as a render takes it from the template.
@@ -160,13 +187,26 @@ impl<'a> Owned<'a> {
     pub(crate) fn lists(&self) -> impl Iterator<Item = (&'static str, &PodList<'a>)> {
         TEMPLATE_LISTS.into_iter().zip(&self.lists)
     }
+
+    /// The template's other pod-spec fields, by name.
+    pub(crate) fn pod_fields(&self) -> impl Iterator<Item = (&'a str, &Value)> {
+        self.pod.iter().map(|(k, v)| (*k, v.as_ref()))
+    }
 }
 
 /// The full update render from its owned part ([`render_owned`](super::render_owned) over
-/// the same `observed`): the observed Deployment with every path of [`OWNED_PATHS`]
-/// replaced by the owned part's value, or removed where the owned part has none.
+/// the same `observed`): the observed Deployment with the template's pod-spec fields put in
+/// place, and every path of [`OWNED_PATHS`] replaced by the owned part's value, or removed
+/// where the owned part has none.
 pub fn complete(observed: &Deployment, owned: Owned<'_>) -> Deployment {
     let mut object = clone_except(&observed.object, &OWNED_PATHS, 0);
+    if !owned.pod.is_empty() {
+        let pod = json::object_mut(&mut object, &POD_SPEC);
+        for (key, value) in owned.pod {
+            pod.insert(key.to_owned(), value.into_owned());
+        }
+    }
+    // After the template's `affinity`: the rendered anti-affinity terms go into it.
     owned.leaves.put(&mut object);
     put_lists(&mut object, owned.lists);
     Deployment::from_object(object)
