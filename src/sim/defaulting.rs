@@ -6,16 +6,16 @@
 //! canonical form ([`Quantity::canonical`]). `metadata.generation` and `resourceVersion` are
 //! left to the simulated cluster, which knows whether `spec` changed.
 //!
-//! - Deployment: `spec.replicas` 1, `spec.strategy` `RollingUpdate` with `maxUnavailable` and
-//!   `maxSurge` 25%, `revisionHistoryLimit` 10, `progressDeadlineSeconds` 600, annotation
-//!   `deployment.kubernetes.io/revision` `"1"` (really the Deployment controller's, but it
-//!   is there on every Deployment a client reads).
 //! The list is Kubernetes' own for a pod template (`TestWorkloadDefaults` in
 //! `pkg/apis/core/v1/defaults_test.go`, from `SetDefaults_PodSpec`, `SetDefaults_Container`,
 //! `SetDefaults_Probe`, `SetDefaults_HTTPGetAction`, `SetDefaults_Volume` and the volume
 //! source defaulters; `pkg/apis/apps/v1/defaults.go` for the Deployment), plus what the
 //! server's JSON encoding always writes (`resources: {}`, a zero `divisor`):
 //!
+//! - Deployment: `spec.replicas` 1, `spec.strategy` `RollingUpdate` with `maxUnavailable` and
+//!   `maxSurge` 25%, `revisionHistoryLimit` 10, `progressDeadlineSeconds` 600, annotation
+//!   `deployment.kubernetes.io/revision` `"1"` (really the Deployment controller's, but it
+//!   is there on every Deployment a client reads).
 //! - Pod template: `metadata.creationTimestamp: null` (what the server serializes);
 //!   `dnsPolicy` `ClusterFirst`, `restartPolicy` `Always`, `schedulerName`
 //!   `default-scheduler`, `terminationGracePeriodSeconds` 30, `securityContext` `{}`. Not
