@@ -35,6 +35,8 @@
 //! - **Quantities** (values under `resources.requests` and `resources.limits`, and any
 //!   `sizeLimit`) are compared by value with [`Quantity`]: `0.5` == `500m`, `1Gi` == `1024Mi`.
 //!   A JSON number counts as its decimal text; a malformed quantity is compared as written.
+//!   Requests and limits are compared rounded up to a milli, as the API server stores them
+//!   (`100u` == `1m`).
 //!   Other numbers are compared by value (`1` == `1.0`).
 //! - **Owned fields whose absence matters** are compared exactly, in both directions:
 //!   - Deployment annotations whose key ends in `/gatewayconfiguration-generation` or
@@ -412,6 +414,20 @@ impl<'a> Walker<'a> {
         )
     }
 
+    /// Whether the current path is an entry of `resources.requests` or `limits`, which the
+    /// API server stores rounded up to a milli.
+    fn in_resource_list(&self) -> bool {
+        matches!(
+            self.path.as_slice(),
+            [
+                ..,
+                Seg::Key("resources"),
+                Seg::Key("requests" | "limits"),
+                Seg::Key(_)
+            ]
+        )
+    }
+
     fn in_quantity_position(&self) -> bool {
         matches!(
             self.path.as_slice(),
@@ -526,7 +542,11 @@ impl<'a> Walker<'a> {
         }
         if self.in_quantity_position() {
             if let (Some(a), Some(b)) = (quantity(d), quantity(o)) {
-                return a == b;
+                return if self.in_resource_list() {
+                    a.rounded_up_to_milli() == b.rounded_up_to_milli()
+                } else {
+                    a == b
+                };
             }
         }
         match (d, o) {
@@ -748,7 +768,7 @@ impl<'a> Walker<'a> {
             return true;
         }
         match (quantity(d), quantity(o)) {
-            (Some(a), Some(b)) => a == b,
+            (Some(a), Some(b)) => a.rounded_up_to_milli() == b.rounded_up_to_milli(),
             _ => d == o,
         }
     }
@@ -1115,6 +1135,37 @@ mod tests {
             desired["spec"]["template"]["spec"]
         );
         assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+    }
+
+    #[test]
+    fn requests_finer_than_a_milli_match_what_the_server_stores() {
+        let mut desired = rendered();
+        let router = &mut desired["spec"]["template"]["spec"]["containers"][1];
+        router["resources"] =
+            json!({ "requests": { "cpu": "100u" }, "limits": { "cpu": "1500u" } });
+        desired["spec"]["template"]["spec"]["volumes"] =
+            json!([{ "name": "v", "emptyDir": { "sizeLimit": "1500u" } }]);
+        let observed = stored(&desired);
+        let router = &observed["spec"]["template"]["spec"]["containers"][1];
+        assert_eq!(router["resources"]["requests"]["cpu"], "1m");
+        assert_eq!(router["resources"]["limits"]["cpu"], "2m");
+        // Enforced (exact) or not, the rounded value is the desired one.
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        // A sizeLimit is not a resource list: not rounded, and a real change stays drift.
+        let mut changed = observed.clone();
+        changed["spec"]["template"]["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] = json!("2m");
+        assert_eq!(
+            drift_of(&desired, &changed, &Enforcement::default()),
+            ["spec.template.spec.volumes[v].emptyDir.sizeLimit"]
+        );
+        let mut changed = observed.clone();
+        changed["spec"]["template"]["spec"]["containers"][1]["resources"]["requests"]["cpu"] =
+            json!("2m");
+        assert_eq!(
+            drift_of(&desired, &changed, &Enforcement::default()),
+            [format!("{ROUTER}.resources.requests.cpu")]
+        );
     }
 
     #[test]

@@ -83,7 +83,8 @@
 //! - An element of a list without a merge key (a toleration) is compared by the same
 //!   rules as any object: a field only the observed element has is not drift.
 //! - Quantities finer than a nano are held rounded up to a nano, as the API server stores
-//!   them, so they are not drift.
+//!   them, so they are not drift; requests and limits are compared rounded up to a milli,
+//!   as the server's defaulting stores them.
 //!
 //! # Cargo features
 //!

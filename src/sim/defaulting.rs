@@ -27,8 +27,8 @@
 //!   `env[].valueFrom.resourceFieldRef.divisor` `"0"`, probe (`liveness`, `readiness`,
 //!   `startup`) timings (`timeoutSeconds` 1, `periodSeconds` 10, `successThreshold` 1,
 //!   `failureThreshold` 3), `httpGet` `path` `/` and `scheme` `HTTP` in probes and in
-//!   `lifecycle.postStart`/`preStop`, and `resources.requests`/`limits` quantities in
-//!   canonical form.
+//!   `lifecycle.postStart`/`preStop`, and `resources.requests`/`limits` quantities rounded
+//!   up to a milli (`SetDefaults_ResourceList`) in canonical form.
 //! - Volumes: one with no source gets `emptyDir: {}`; `emptyDir` keeps `{}` (its `sizeLimit`
 //!   canonicalized); `configMap`, `secret`, `downwardAPI` and `projected` get `defaultMode`
 //!   420; `downwardAPI` items (also inside `projected` sources) get `fieldRef.apiVersion`
@@ -137,7 +137,7 @@ fn container(c: &mut Map<String, Value>) {
     for key in ["requests", "limits"] {
         if let Some(Value::Object(list)) = resources.get_mut(key) {
             for value in list.values_mut() {
-                canonicalize(value);
+                canonicalize_resource(value);
             }
         }
     }
@@ -283,6 +283,19 @@ fn volume(v: &mut Map<String, Value>) {
         if let Some(Value::Object(s)) = v.get_mut(source) {
             default(s, "defaultMode", json!(420));
         }
+    }
+}
+
+/// Rewrites a request or limit rounded up to a milli (`SetDefaults_ResourceList`), in
+/// canonical form; malformed ones stay.
+fn canonicalize_resource(value: &mut Value) {
+    let parsed = match value {
+        Value::String(s) => s.parse::<Quantity>().ok(),
+        Value::Number(n) => n.to_string().parse::<Quantity>().ok(),
+        _ => None,
+    };
+    if let Some(q) = parsed {
+        *value = Value::String(q.rounded_up_to_milli().canonical());
     }
 }
 
