@@ -82,7 +82,7 @@ use serde_json::{Map, Number, Value};
 use crate::json::Overlay;
 use crate::nad::NETWORKS_ANNOTATION;
 use crate::quantity::Quantity;
-use crate::render::{Owned, PodList};
+use crate::render::{ANTI_AFFINITY_TERMS, Owned, PodList};
 use crate::wire::{Deployment, GatewayConfiguration};
 
 /// Suffixes of the generation and uid annotation keys
@@ -278,7 +278,16 @@ pub fn drift_owned(
     }
     for (key, dv) in owned.pod_fields().filter(|_| comparable) {
         let ov = observed_pod.and_then(|p| p.get(key));
-        walker.at_path(&POD_SPEC, |w| w.at(Seg::Key(key), |w| w.value(dv, ov)));
+        // The template's affinity holds its anti-affinity terms unrendered; the rendered ones
+        // are a leaf, compared above.
+        let skip: &[&str] = if key == "affinity" {
+            &ANTI_AFFINITY_TERMS
+        } else {
+            &[]
+        };
+        walker.at_path(&POD_SPEC, |w| {
+            w.at(Seg::Key(key), |w| w.value_except(dv, ov, skip))
+        });
     }
     walker.enforced_resources(o, enforcement, &|name| {
         let container = containers?.iter().find(|c| c.key("name") == Some(name))?;
@@ -483,6 +492,36 @@ impl<'a> Walker<'a> {
                     self.report();
                 }
             }
+        }
+    }
+
+    /// [`Walker::value`], but the value at `skip` (object keys below `d`) is left out; an
+    /// empty `skip` compares the whole value.
+    fn value_except(&mut self, d: &'a Value, o: Option<&'a Value>, skip: &'a [&'a str]) {
+        let Some((first, rest)) = skip.split_first() else {
+            return self.value(d, o);
+        };
+        let below = |w: &mut Self, k: &str, dv: &'a Value, ov: Option<&'a Value>| {
+            if k != *first {
+                w.value(dv, ov);
+            } else if !rest.is_empty() {
+                w.value_except(dv, ov, rest);
+            }
+        };
+        match (d, o.filter(|v| !v.is_null())) {
+            (Value::Object(dm), None) => {
+                for (k, dv) in dm {
+                    self.at(Seg::Key(k), |w| below(w, k, dv, None));
+                }
+            }
+            (Value::Object(dm), Some(Value::Object(om))) => {
+                for (k, dv) in dm {
+                    if !self.skipped(k) {
+                        self.at(Seg::Key(k), |w| below(w, k, dv, om.get(k)));
+                    }
+                }
+            }
+            _ => self.value(d, o),
         }
     }
 

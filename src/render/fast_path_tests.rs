@@ -446,3 +446,46 @@ fn the_owned_part_leaves_out_what_only_the_observed_object_has() {
     assert!(observed.object["spec"].get("strategy").is_some());
     assert!(drift_owned(&owned, &observed, &Enforcement::of(&cfg)).is_empty());
 }
+
+#[test]
+fn a_steady_state_update_render_copies_no_owned_value() {
+    // The template sets `affinity`: its anti-affinity terms, rendered, are the observed ones,
+    // which stay borrowed.
+    let settings = Settings::default();
+    let (gateway, template) = (gateway(), template(3));
+    let cfg = configuration(1, 2, (true, true));
+    let validated = Validated {
+        configuration: &cfg,
+        networks: vec![sel("vlan-100", "ext0")],
+        ipv4: true,
+        ipv6: false,
+    };
+    let mut observed = render(&settings, &gateway, &validated, &template, None);
+    apply_server_defaults(&mut observed);
+    let owned = render_owned(&settings, &gateway, &validated, &template, &observed);
+    assert!(drift_owned(&owned, &observed, &Enforcement::of(&cfg)).is_empty());
+    let copied: Vec<_> = SKELETON_PATHS
+        .iter()
+        .zip(&owned.leaves.0)
+        .filter(|(_, leaf)| matches!(leaf, Some(std::borrow::Cow::Owned(_))))
+        .map(|(path, _)| path.join("."))
+        .collect();
+    assert!(copied.is_empty(), "copied: {copied:?}");
+    // Another value in a term (not an `app` one) is the template's again.
+    let mut edited = observed.clone();
+    let terms = "/spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution";
+    edited.object["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        [0]["topologyKey"] = json!("zone");
+    let owned = render_owned(&settings, &gateway, &validated, &template, &edited);
+    assert_eq!(
+        drift_owned(&owned, &edited, &Enforcement::of(&cfg)),
+        [
+            "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"
+        ]
+    );
+    let full = complete(&edited, owned);
+    assert_eq!(
+        Value::Object(full.object).pointer(terms),
+        Value::Object(observed.object.clone()).pointer(terms)
+    );
+}

@@ -103,11 +103,10 @@ use crate::nad;
 use crate::settings::Settings;
 use crate::validate::Validated;
 use crate::wire::{Deployment, Gateway, GatewayConfigurationSpec, VerticalScalingContainer};
-use owned::{
-    ANTI_AFFINITY_TERMS, POD_SPEC, RULE_POD_FIELDS, Slot, TEMPLATE_LISTS, clone_except, put_lists,
-};
+pub(crate) use owned::ANTI_AFFINITY_TERMS;
 pub(crate) use owned::{Leaves, PodList};
 pub use owned::{OWNED_PATHS, Owned, complete};
+use owned::{POD_SPEC, Slot, TEMPLATE_LISTS, clone_except, put_lists};
 
 /// The label that ties the LB Deployment, its selector and its Pods together.
 pub const APP_LABEL: &str = "app";
@@ -261,7 +260,7 @@ pub fn render_owned<'a>(
         &validated.configuration.spec,
         gateway_name(gateway),
     );
-    let pod = template_pod_fields(template, leaves.get_slot(Slot::AntiAffinity));
+    let pod = json::get(&template.object, &POD_SPEC).and_then(Value::as_object);
     Owned { leaves, lists, pod }
 }
 
@@ -393,10 +392,19 @@ fn apply<'a>(
         // A template that sets `affinity` replaces the observed one (it is desired whole),
         // so its required anti-affinity terms are the ones the rule renders.
         if let Some(affinity) = template_pod_field(template, "affinity") {
-            *leaves.slot(Slot::AntiAffinity) = affinity
+            let terms = affinity
                 .as_object()
-                .and_then(|a| json::get(a, &ANTI_AFFINITY_TERMS))
-                .map(Cow::Borrowed);
+                .and_then(|a| json::get(a, &ANTI_AFFINITY_TERMS));
+            let leaf = leaves.slot(Slot::AntiAffinity);
+            // The observed terms stay borrowed when they are the template's, rendered.
+            let rendered = match (terms, leaf.as_deref()) {
+                (Some(t), Some(o)) => terms_render_to(t, o, &name),
+                (None, None) => true,
+                _ => false,
+            };
+            if !rendered {
+                *leaf = terms.map(Cow::Borrowed);
+            }
         }
     }
     set_anti_affinity(leaves.slot(Slot::AntiAffinity), &name);
@@ -429,36 +437,6 @@ fn template_pod_field<'a>(template: &'a Deployment, key: &str) -> Option<&'a Val
     json::get(&template.object, &POD_SPEC)
         .and_then(|p| p.get(key))
         .filter(|v| !v.is_null())
-}
-
-/// The template's pod-spec fields an update puts in place (SPEC §4: every field the template
-/// sets under `spec.template.spec` is desired), but the lists and fields the rules compute
-/// ([`RULE_POD_FIELDS`]), in the template's order. `affinity` carries the rendered required
-/// anti-affinity terms (`terms`, when the rule changed the template's); every other value is
-/// the template's, borrowed.
-fn template_pod_fields<'a>(
-    template: &'a Deployment,
-    terms: Option<&Cow<'a, Value>>,
-) -> Vec<(&'a str, Cow<'a, Value>)> {
-    let Some(pod) = json::get(&template.object, &POD_SPEC).and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    pod.iter()
-        .filter(|(k, v)| !v.is_null() && !RULE_POD_FIELDS.contains(&k.as_str()))
-        .map(|(k, v)| {
-            let value = match (k.as_str(), terms, v) {
-                ("affinity", Some(Cow::Owned(terms)), Value::Object(affinity)) => {
-                    let mut affinity = affinity.clone();
-                    let (last, parent) = ANTI_AFFINITY_TERMS.split_last().unwrap_or((&"", &[]));
-                    json::object_mut(&mut affinity, parent)
-                        .insert((*last).to_owned(), terms.clone());
-                    Cow::Owned(Value::Object(affinity))
-                }
-                _ => Cow::Borrowed(v),
-            };
-            (k.as_str(), value)
-        })
-        .collect()
 }
 
 /// The pod spec's lists of a render: the template's, each container with the fields the
@@ -754,6 +732,79 @@ fn set_anti_affinity(terms: &mut Leaf<'_>, name: &str) {
             }
         }
     }
+}
+
+/// Whether [`set_anti_affinity`] over the `template` terms gives exactly `observed`.
+fn terms_render_to(template: &Value, observed: &Value, name: &str) -> bool {
+    match (template, observed) {
+        (Value::Array(t), Value::Array(o)) => {
+            t.len() == o.len() && t.iter().zip(o).all(|(t, o)| term_renders_to(t, o, name))
+        }
+        _ => template == observed,
+    }
+}
+
+/// One term: equal, but the `app` expressions of `labelSelector.matchExpressions`.
+fn term_renders_to(template: &Value, observed: &Value, name: &str) -> bool {
+    let (Some(t), Some(o)) = (template.as_object(), observed.as_object()) else {
+        return template == observed;
+    };
+    let expressions = |m: &Map<String, Value>| {
+        m.get("labelSelector")
+            .and_then(Value::as_object)
+            .and_then(|s| s.get("matchExpressions"))
+            .and_then(Value::as_array)
+            .map(|_| ())
+    };
+    if expressions(t).is_none() {
+        return template == observed;
+    }
+    let same_keys = |a: &Map<String, Value>, b: &Map<String, Value>, except: &str| {
+        a.len() == b.len()
+            && a.iter()
+                .all(|(k, v)| k == except || b.get(k).is_some_and(|w| w == v))
+    };
+    let (Some(ts), Some(os)) = (
+        t.get("labelSelector").and_then(Value::as_object),
+        o.get("labelSelector").and_then(Value::as_object),
+    ) else {
+        return false;
+    };
+    let (Some(te), Some(oe)) = (
+        ts.get("matchExpressions").and_then(Value::as_array),
+        os.get("matchExpressions").and_then(Value::as_array),
+    ) else {
+        return false;
+    };
+    same_keys(t, o, "labelSelector")
+        && same_keys(ts, os, "matchExpressions")
+        && te.len() == oe.len()
+        && te
+            .iter()
+            .zip(oe)
+            .all(|(t, o)| expression_renders_to(t, o, name))
+}
+
+/// One expression: an `app` one gets `values: [NAME]`, any other stays as it is.
+fn expression_renders_to(template: &Value, observed: &Value, name: &str) -> bool {
+    let Some(t) = template
+        .as_object()
+        .filter(|t| t.get("key").and_then(Value::as_str) == Some(APP_LABEL))
+    else {
+        return template == observed;
+    };
+    let Some(o) = observed.as_object() else {
+        return false;
+    };
+    let values_ok = o
+        .get("values")
+        .and_then(Value::as_array)
+        .is_some_and(|l| matches!(l.as_slice(), [only] if only == name));
+    let extra = usize::from(!t.contains_key("values"));
+    values_ok
+        && o.len() == t.len() + extra
+        && t.iter()
+            .all(|(k, v)| k == "values" || o.get(k).is_some_and(|w| w == v))
 }
 
 /// The `app` expressions of anti-affinity terms.

@@ -32,7 +32,7 @@ pub(super) const RULE_POD_FIELDS: [&str; 5] = [
 ];
 
 /// The required pod anti-affinity terms, under the pod spec's `affinity`.
-pub(super) const ANTI_AFFINITY_TERMS: [&str; 2] = [
+pub(crate) const ANTI_AFFINITY_TERMS: [&str; 2] = [
     "podAntiAffinity",
     "requiredDuringSchedulingIgnoredDuringExecution",
 ];
@@ -104,7 +104,7 @@ const _: () = assert!(Slot::ReadinessGates as usize + 1 == SKELETON_LEN);
 /// observed Deployment (update) or the template (create) until a rule changes it, so the
 /// steady state copies none of them.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Leaves<'a>([Leaf<'a>; SKELETON_LEN]);
+pub(crate) struct Leaves<'a>(pub(super) [Leaf<'a>; SKELETON_LEN]);
 
 impl<'a> Leaves<'a> {
     /// The values of `object` at [`SKELETON_PATHS`], borrowed.
@@ -127,11 +127,6 @@ impl<'a> Leaves<'a> {
             .iter()
             .zip(&self.0)
             .filter_map(|(path, leaf)| Some((*path, leaf.as_deref()?)))
-    }
-
-    /// The value of a slot, as it is.
-    pub(super) fn get_slot(&self, slot: Slot) -> Option<&Cow<'a, Value>> {
-        self.0.get(slot as usize)?.as_ref()
     }
 
     /// The value at `path` (one of [`SKELETON_PATHS`]).
@@ -160,10 +155,11 @@ pub struct Owned<'a> {
     pub(super) leaves: Leaves<'a>,
     /// The pod spec's lists, in [`TEMPLATE_LISTS`] order.
     pub(super) lists: [PodList<'a>; 3],
-    /// The template's other pod-spec fields, each put in place whole (a field the template
-    /// does not set stays as observed): borrowed, but `affinity` with the rendered
-    /// anti-affinity terms.
-    pub(super) pod: Vec<(&'a str, Cow<'a, Value>)>,
+    /// The template's pod spec, whose fields but [`RULE_POD_FIELDS`] are each put in place
+    /// whole (a field the template does not set stays as observed). Its `affinity` holds
+    /// the template's required anti-affinity terms unrendered: the rendered ones are a leaf
+    /// ([`ANTI_AFFINITY_TERMS`] under it), put over it.
+    pub(super) pod: Option<&'a Map<String, Value>>,
 }
 
 /// One list of the pod spec as a render takes it from the template.
@@ -188,9 +184,14 @@ impl<'a> Owned<'a> {
         TEMPLATE_LISTS.into_iter().zip(&self.lists)
     }
 
-    /// The template's other pod-spec fields, by name.
-    pub(crate) fn pod_fields(&self) -> impl Iterator<Item = (&'a str, &Value)> {
-        self.pod.iter().map(|(k, v)| (*k, v.as_ref()))
+    /// The template's pod-spec fields an update puts in place, by name: all but
+    /// [`RULE_POD_FIELDS`] and those set to `null` (a null sets nothing).
+    pub(crate) fn pod_fields(&self) -> impl Iterator<Item = (&'a str, &'a Value)> + use<'a> {
+        self.pod
+            .into_iter()
+            .flatten()
+            .filter(|(k, v)| !v.is_null() && !RULE_POD_FIELDS.contains(&k.as_str()))
+            .map(|(k, v)| (k.as_str(), v))
     }
 }
 
@@ -200,10 +201,11 @@ impl<'a> Owned<'a> {
 /// where the owned part has none.
 pub fn complete(observed: &Deployment, owned: Owned<'_>) -> Deployment {
     let mut object = clone_except(&observed.object, &OWNED_PATHS, 0);
-    if !owned.pod.is_empty() {
+    let mut fields = owned.pod_fields().peekable();
+    if fields.peek().is_some() {
         let pod = json::object_mut(&mut object, &POD_SPEC);
-        for (key, value) in owned.pod {
-            pod.insert(key.to_owned(), value.into_owned());
+        for (key, value) in fields {
+            pod.insert(key.to_owned(), value.clone());
         }
     }
     // After the template's `affinity`: the rendered anti-affinity terms go into it.
