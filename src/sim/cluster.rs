@@ -1119,6 +1119,28 @@ mod tests {
         let conf = c.configuration().unwrap();
         assert_eq!(generation(conf), 1);
         assert!(conf["metadata"]["uid"].is_string());
+        // Deleted and recreated: a new uid, unless the patch writes one (kept as written,
+        // with its generation).
+        let first_uid = conf["metadata"]["uid"].clone();
+        c.delete(Kind::Configuration).unwrap();
+        c.patch(
+            Kind::Configuration,
+            &json!({"metadata": {"name": "conf", "namespace": "red"}, "spec": {}}),
+        )
+        .unwrap();
+        assert_ne!(c.configuration().unwrap()["metadata"]["uid"], first_uid);
+        c.delete(Kind::Configuration).unwrap();
+        c.patch(
+            Kind::Configuration,
+            &json!({"metadata": {"name": "conf", "namespace": "red", "uid": "u-9", "generation": 7},
+                    "spec": {}}),
+        )
+        .unwrap();
+        let conf = c.configuration().unwrap();
+        assert_eq!(
+            (generation(conf), &conf["metadata"]["uid"]),
+            (7, &json!("u-9"))
+        );
         let before = c.gateway().clone();
         let e = c
             .patch(Kind::Gateway, &json!({"spec": {"gatewayClassName": 5}}))
