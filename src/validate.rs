@@ -640,7 +640,8 @@ fn check_template_values(template: &Deployment) -> Result<(), String> {
             .flatten()
             .enumerate()
         {
-            let at = match container.get("name").and_then(Value::as_str) {
+            // Built only for a failure: a long template must not cost a string per container.
+            let at = || match container.get("name").and_then(Value::as_str) {
                 Some(name) => format!("spec.template.spec.{list}[{}]", cut(name)),
                 None => format!("spec.template.spec.{list}[{i}]"),
             };
@@ -659,7 +660,8 @@ fn check_template_values(template: &Deployment) -> Result<(), String> {
                         .as_str()
                         .map_or_else(|| value.to_string(), str::to_owned);
                     return Err(format!(
-                        "{at}.resources.{part}.{}: {what} {:?}",
+                        "{}.resources.{part}.{}: {what} {:?}",
+                        at(),
                         cut(resource),
                         cut(&text)
                     ));
