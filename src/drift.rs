@@ -22,15 +22,26 @@
 //!   occurs a different number of times on each side, that key is drift. If any element of
 //!   either side lacks a string key (unnamed ports, say) the list is paired by index instead,
 //!   as are all other lists: different lengths are drift at the list itself, otherwise
-//!   element `i` is compared with element `i` (`args[1]`).
+//!   element `i` is compared with element `i` (`args[1]`). So a list without a merge key
+//!   (`tolerations`, `args`, `command`, ...) is atomic: compared whole, in order; its
+//!   elements are compared by the same rules as any object (a field only the observed
+//!   element has, a server default, is not drift).
+//! - **Env value source** is compared exactly: in a container's `env` entry, a `value` or
+//!   `valueFrom` only the observed entry has is drift (`value` against `valueFrom` is drift
+//!   in both directions). An empty `value` is no value (the API server drops it).
+//! - **String maps keep empty values**: an entry of `nodeSelector`, `labels`, `annotations`
+//!   or `matchLabels` whose desired value is `""` must be present (the API server keeps map
+//!   entries; the empty rule above is for struct fields).
 //! - **Quantities** (values under `resources.requests` and `resources.limits`, and any
 //!   `sizeLimit`) are compared by value with [`Quantity`]: `0.5` == `500m`, `1Gi` == `1024Mi`.
 //!   A JSON number counts as its decimal text; a malformed quantity is compared as written.
+//!   Requests and limits are compared rounded up to a milli, as the API server stores them
+//!   (`100u` == `1m`).
 //!   Other numbers are compared by value (`1` == `1.0`).
 //! - **Owned fields whose absence matters** are compared exactly, in both directions:
-//!   - Deployment annotations whose key ends in `/gatewayconfiguration-generation` (the
-//!     condition domain is not known here; no one else writes such a key): present on one
-//!     side only is drift;
+//!   - Deployment annotations whose key ends in `/gatewayconfiguration-generation` or
+//!     `/gatewayconfiguration-uid` (the condition domain is not known here; no one else
+//!     writes such a key): present on one side only is drift;
 //!   - the pod-template annotation `k8s.v1.cni.cncf.io/networks` (compared as text: the
 //!     renderer keeps the observed text when it is equal as a set);
 //!   - `spec.template.spec.readinessGates`: observed gates the desired object lacks are
@@ -71,11 +82,15 @@ use serde_json::{Map, Number, Value};
 use crate::json::Overlay;
 use crate::nad::NETWORKS_ANNOTATION;
 use crate::quantity::Quantity;
-use crate::render::{Owned, PodList};
+use crate::render::{ANTI_AFFINITY_TERMS, Owned, PodList};
 use crate::wire::{Deployment, GatewayConfiguration};
 
-/// Suffix of the generation annotation key (`<domain>/gatewayconfiguration-generation`).
-const GENERATION_SUFFIX: &str = "/gatewayconfiguration-generation";
+/// Suffixes of the generation and uid annotation keys
+/// (`<domain>/gatewayconfiguration-generation`, `<domain>/gatewayconfiguration-uid`).
+const IDENTITY_SUFFIXES: [&str; 2] = [
+    "/gatewayconfiguration-generation",
+    "/gatewayconfiguration-uid",
+];
 
 /// Server-owned `metadata` fields, ignored on both sides.
 const SERVER_METADATA: &[&str] = &[
@@ -261,6 +276,19 @@ pub fn drift_owned(
             containers = Some(rendered.as_slice());
         }
     }
+    for (key, dv) in owned.pod_fields().filter(|_| comparable) {
+        let ov = observed_pod.and_then(|p| p.get(key));
+        // The template's affinity holds its anti-affinity terms unrendered; the rendered ones
+        // are a leaf, compared above.
+        let skip: &[&str] = if key == "affinity" {
+            &ANTI_AFFINITY_TERMS
+        } else {
+            &[]
+        };
+        walker.at_path(&POD_SPEC, |w| {
+            w.at(Seg::Key(key), |w| w.value_except(dv, ov, skip))
+        });
+    }
     walker.enforced_resources(o, enforcement, &|name| {
         let container = containers?.iter().find(|c| c.key("name") == Some(name))?;
         Some(container.get("resources"))
@@ -368,6 +396,47 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Whether the current path is an entry of a string map, whose empty values the API
+    /// server keeps (`nodeSelector: {role: ""}`): only struct fields are dropped when empty.
+    fn in_string_map(&self) -> bool {
+        matches!(
+            self.path.as_slice(),
+            [
+                ..,
+                Seg::Key("nodeSelector" | "labels" | "annotations" | "matchLabels"),
+                Seg::Key(_)
+            ]
+        )
+    }
+
+    /// Whether the current path is an element of a container's `env`.
+    fn in_env_entry(&self) -> bool {
+        matches!(
+            self.path.as_slice(),
+            [
+                ..,
+                Seg::Key("containers" | "initContainers" | "ephemeralContainers"),
+                Seg::Elem(_) | Seg::Index(_),
+                Seg::Key("env"),
+                Seg::Elem(_) | Seg::Index(_)
+            ]
+        )
+    }
+
+    /// Whether the current path is an entry of `resources.requests` or `limits`, which the
+    /// API server stores rounded up to a milli.
+    fn in_resource_list(&self) -> bool {
+        matches!(
+            self.path.as_slice(),
+            [
+                ..,
+                Seg::Key("resources"),
+                Seg::Key("requests" | "limits"),
+                Seg::Key(_)
+            ]
+        )
+    }
+
     fn in_quantity_position(&self) -> bool {
         matches!(
             self.path.as_slice(),
@@ -414,7 +483,7 @@ impl<'a> Walker<'a> {
             (Value::Array(dl), None) => self.list(dl, &[]),
             (Value::Array(dl), Some(Value::Array(ol))) => self.list(dl, ol),
             (_, None) => {
-                if !is_empty(d) {
+                if !is_empty(d) || self.in_string_map() {
                     self.report();
                 }
             }
@@ -426,7 +495,47 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// [`Walker::value`], but the value at `skip` (object keys below `d`) is left out; an
+    /// empty `skip` compares the whole value.
+    fn value_except(&mut self, d: &'a Value, o: Option<&'a Value>, skip: &'a [&'a str]) {
+        let Some((first, rest)) = skip.split_first() else {
+            return self.value(d, o);
+        };
+        let below = |w: &mut Self, k: &str, dv: &'a Value, ov: Option<&'a Value>| {
+            if k != *first {
+                w.value(dv, ov);
+            } else if !rest.is_empty() {
+                w.value_except(dv, ov, rest);
+            }
+        };
+        match (d, o.filter(|v| !v.is_null())) {
+            (Value::Object(dm), None) => {
+                for (k, dv) in dm {
+                    self.at(Seg::Key(k), |w| below(w, k, dv, None));
+                }
+            }
+            (Value::Object(dm), Some(Value::Object(om))) => {
+                for (k, dv) in dm {
+                    if !self.skipped(k) {
+                        self.at(Seg::Key(k), |w| below(w, k, dv, om.get(k)));
+                    }
+                }
+            }
+            _ => self.value(d, o),
+        }
+    }
+
     fn object(&mut self, dm: &'a Map<String, Value>, om: &'a Map<String, Value>) {
+        if self.in_env_entry() {
+            // The value source is compared exactly: a `value` or `valueFrom` only the
+            // observed entry has is drift (the other way round, the walk below finds it).
+            for key in ["value", "valueFrom"] {
+                let set = |m: &Map<String, Value>| m.get(key).is_some_and(|v| !is_empty(v));
+                if set(om) && !set(dm) {
+                    self.at(Seg::Key(key), Self::report);
+                }
+            }
+        }
         for (k, dv) in dm {
             if self.skipped(k) {
                 continue;
@@ -472,7 +581,11 @@ impl<'a> Walker<'a> {
         }
         if self.in_quantity_position() {
             if let (Some(a), Some(b)) = (quantity(d), quantity(o)) {
-                return a == b;
+                return if self.in_resource_list() {
+                    a.rounded_up_to_milli() == b.rounded_up_to_milli()
+                } else {
+                    a == b
+                };
             }
         }
         match (d, o) {
@@ -551,12 +664,13 @@ impl<'a> Walker<'a> {
         enforcement: &'a Enforcement,
     ) {
         let d_object = |path: &[&str]| d(path).and_then(Value::as_object);
-        // Generation annotation: observed but not desired (the other way round, and a
-        // changed value, the generic walk reports).
+        // Generation and uid annotations: observed but not desired (the other way round,
+        // and a changed value, the generic walk reports).
         let d_ann = d_object(&["metadata", "annotations"]);
         if let Some(o_ann) = object(o, &["metadata", "annotations"]) {
             for (k, v) in o_ann {
-                if k.ends_with(GENERATION_SUFFIX) && !v.is_null() && !has(d_ann, k) {
+                let identity = IDENTITY_SUFFIXES.iter().any(|s| k.ends_with(s));
+                if identity && !v.is_null() && !has(d_ann, k) {
                     self.at_path(&["metadata", "annotations", k.as_str()], Self::report);
                 }
             }
@@ -693,7 +807,7 @@ impl<'a> Walker<'a> {
             return true;
         }
         match (quantity(d), quantity(o)) {
-            (Some(a), Some(b)) => a == b,
+            (Some(a), Some(b)) => a.rounded_up_to_milli() == b.rounded_up_to_milli(),
             _ => d == o,
         }
     }
@@ -992,6 +1106,152 @@ mod tests {
     }
 
     #[test]
+    fn env_value_source_is_compared_exactly() {
+        let lb = "spec.template.spec.containers[loadbalancer].env[MERIDIO_GATEWAY_NAME]";
+        // value against valueFrom: drift.
+        let d = changed(|o| {
+            let entry = env(o, "loadbalancer")[0].as_object_mut().unwrap();
+            entry.remove("value");
+            entry.insert(
+                "valueFrom".into(),
+                json!({ "fieldRef": { "fieldPath": "metadata.name" } }),
+            );
+        });
+        assert_eq!(d, [format!("{lb}.value"), format!("{lb}.valueFrom")]);
+        // valueFrom against value: drift, though the desired valueFrom is there in full.
+        let d = changed(|o| {
+            let entry = env(o, "router")
+                .iter_mut()
+                .find(|e| e["name"] == "POD_UID")
+                .unwrap();
+            entry["value"] = json!("fixed");
+        });
+        assert_eq!(d, [format!("{ROUTER}.env[POD_UID].value")]);
+        // An empty value is no value: the API server drops it.
+        let mut desired = rendered();
+        desired["spec"]["template"]["spec"]["containers"][1]["env"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({ "name": "EMPTY", "value": "" }));
+        let mut observed = stored(&desired);
+        let env = observed["spec"]["template"]["spec"]["containers"][1]["env"]
+            .as_array_mut()
+            .unwrap();
+        env.last_mut()
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .remove("value");
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+    }
+
+    #[test]
+    fn every_pod_template_server_default_is_not_drift() {
+        let mut desired = rendered();
+        let pod = &mut desired["spec"]["template"]["spec"];
+        pod["ephemeralContainers"] = json!([{ "name": "debug", "image": "busybox" }]);
+        pod["tolerations"] = json!([{ "key": "k", "operator": "Exists" }]);
+        pod["volumes"] = json!([
+            { "name": "bare" },
+            { "name": "host", "hostPath": { "path": "/x" } },
+            { "name": "down", "downwardAPI": { "items": [
+                { "path": "q", "resourceFieldRef": { "resource": "limits.cpu" } }] } },
+            { "name": "proj", "projected": { "sources": [
+                { "serviceAccountToken": { "path": "t" } }] } },
+            { "name": "rbd", "rbd": { "monitors": ["m"], "image": "i" } }
+        ]);
+        let router = &mut pod["containers"][1];
+        router["ports"] = json!([{ "containerPort": 179 }]);
+        router["livenessProbe"] = json!({ "httpGet": { "port": 80 } });
+        router["lifecycle"] = json!({ "preStop": { "httpGet": { "port": 80 } } });
+        router["env"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({ "name": "MEM", "valueFrom": { "resourceFieldRef": { "resource": "limits.memory" } } }));
+        let observed = stored(&desired);
+        assert_ne!(
+            observed["spec"]["template"]["spec"],
+            desired["spec"]["template"]["spec"]
+        );
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+    }
+
+    #[test]
+    fn requests_finer_than_a_milli_match_what_the_server_stores() {
+        let mut desired = rendered();
+        let router = &mut desired["spec"]["template"]["spec"]["containers"][1];
+        router["resources"] =
+            json!({ "requests": { "cpu": "100u" }, "limits": { "cpu": "1500u" } });
+        desired["spec"]["template"]["spec"]["volumes"] =
+            json!([{ "name": "v", "emptyDir": { "sizeLimit": "1500u" } }]);
+        let observed = stored(&desired);
+        let router = &observed["spec"]["template"]["spec"]["containers"][1];
+        assert_eq!(router["resources"]["requests"]["cpu"], "1m");
+        assert_eq!(router["resources"]["limits"]["cpu"], "2m");
+        // Enforced (exact) or not, the rounded value is the desired one.
+        assert!(drift_of(&desired, &observed, &all_enforced()).is_empty());
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        // A sizeLimit is not a resource list: not rounded, and a real change stays drift.
+        let mut changed = observed.clone();
+        changed["spec"]["template"]["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] = json!("2m");
+        assert_eq!(
+            drift_of(&desired, &changed, &Enforcement::default()),
+            ["spec.template.spec.volumes[v].emptyDir.sizeLimit"]
+        );
+        let mut changed = observed.clone();
+        changed["spec"]["template"]["spec"]["containers"][1]["resources"]["requests"]["cpu"] =
+            json!("2m");
+        assert_eq!(
+            drift_of(&desired, &changed, &Enforcement::default()),
+            [format!("{ROUTER}.resources.requests.cpu")]
+        );
+    }
+
+    #[test]
+    fn string_map_entries_with_empty_values_are_desired() {
+        let mut desired = rendered();
+        desired["spec"]["template"]["spec"]["nodeSelector"] = json!({ "role/lb": "" });
+        let observed = stored(&desired);
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        let mut without = observed.clone();
+        without["spec"]["template"]["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("nodeSelector");
+        assert_eq!(
+            drift_of(&desired, &without, &Enforcement::default()),
+            ["spec.template.spec.nodeSelector[role/lb]"]
+        );
+    }
+
+    #[test]
+    fn lists_without_a_merge_key_are_compared_whole_in_order() {
+        let tolerations = json!([
+            { "key": "a", "operator": "Exists" },
+            { "key": "b", "operator": "Equal", "value": "x" }
+        ]);
+        let mut desired = rendered();
+        desired["spec"]["template"]["spec"]["tolerations"] = tolerations.clone();
+        let observed = stored(&desired);
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        let path = "spec.template.spec.tolerations";
+        let mut reordered = observed.clone();
+        reordered[path.split('.').next().unwrap()]["template"]["spec"]["tolerations"] =
+            json!([tolerations[1], tolerations[0]]);
+        let d = drift_of(&desired, &reordered, &Enforcement::default());
+        assert!(
+            !d.is_empty() && d.iter().all(|p| p.starts_with(path)),
+            "{d:?}"
+        );
+        let mut shorter = observed.clone();
+        shorter["spec"]["template"]["spec"]["tolerations"] = json!([tolerations[0]]);
+        assert_eq!(
+            drift_of(&desired, &shorter, &Enforcement::default()),
+            [path]
+        );
+    }
+
+    #[test]
     fn env_removed_names_the_element() {
         let d = changed(|o| env(o, "router").retain(|e| e["name"] != "POD_UID"));
         assert_eq!(d, [format!("{ROUTER}.env[POD_UID]")]);
@@ -1202,6 +1462,35 @@ mod tests {
                 .remove(GEN);
         });
         assert_eq!(removed, [path]);
+    }
+
+    #[test]
+    fn uid_annotation_is_compared_exactly() {
+        let key = "meridio-2.nordix.org/gatewayconfiguration-uid";
+        let path = format!("metadata.annotations[{key}]");
+        let mut desired = rendered();
+        desired["metadata"]["annotations"][key] = json!("uid-new");
+        let observed = stored(&desired);
+        assert!(drift_of(&desired, &observed, &Enforcement::default()).is_empty());
+        let mut old = observed.clone();
+        old["metadata"]["annotations"][key] = json!("uid-old");
+        assert_eq!(
+            drift_of(&desired, &old, &Enforcement::default()),
+            std::slice::from_ref(&path)
+        );
+        // Missing on the Deployment (written before the annotation existed): drift.
+        let mut missing = observed.clone();
+        missing["metadata"]["annotations"]
+            .as_object_mut()
+            .unwrap()
+            .remove(key);
+        assert_eq!(
+            drift_of(&desired, &missing, &Enforcement::default()),
+            std::slice::from_ref(&path)
+        );
+        // Only on the Deployment (a configuration without uid): drift too.
+        let plain = rendered();
+        assert_eq!(drift_of(&plain, &observed, &Enforcement::default()), [path]);
     }
 
     #[test]

@@ -36,6 +36,12 @@
 //! annotation lives on the Deployment, which the controller owns, never on the Gateway, which
 //! its users own; so a restarted controller reads the same truth.
 //!
+//! A GatewayConfiguration deleted and recreated restarts at generation 1 with a new uid, so
+//! the Deployment also carries `D/gatewayconfiguration-uid`: a Deployment carrying another
+//! uid does not carry the current generation, whatever its number. A Deployment without the
+//! uid annotation (written before it existed) is compared by generation alone, and gets the
+//! annotation with its next write.
+//!
 //! A transient write failure never turns `Programmed` False: the old Deployment still serves.
 //! `ConfigurationApplied` turns False at once, and `Degraded=True/ApplyFailing` appears when
 //! it has been False for [`Settings::degraded_after`] (measured from its
@@ -84,11 +90,25 @@
 //! - `ConfigurationApplied` is True when the write succeeded, or when nothing was to be
 //!   written and the Deployment carries the current generation; no drift left is implied
 //!   by the generation annotation being compared as drift.
-//! - Two more validation failures than the contract lists, for input the real CRD refuses:
-//!   a container named twice in `verticalScaling`, and a request or limit that is not a
-//!   quantity.
+//! - Render values the API server would refuse are `InvalidParameters` (SPEC §3), each
+//!   message naming the field and the value (see [`validate`] for the order and the exact
+//!   messages): a container named twice in `verticalScaling`, a request or limit that is not
+//!   a quantity or is negative, a negative `horizontalScaling.replicas`, an LB Deployment
+//!   name (`deploymentPrefix + Gateway name`, also its `app` label value) that is not a
+//!   DNS-1123 subdomain of at most 63 characters. From the template (an unusable template):
+//!   a `spec.replicas` that is not a non-negative integer, a container's request or limit
+//!   that is not a quantity or is negative, a label value out of form.
+//! - A GatewayConfiguration without `metadata.uid` (a hand-written snapshot) writes no uid
+//!   annotation, removes one the Deployment has, and is compared by generation alone.
+//! - Every field the template sets in `spec.template.spec` is desired on update; one a new
+//!   template stops setting stays on existing Deployments (nothing tells it from a field
+//!   another writer set), and a `null` in the template sets nothing. The template's
+//!   `affinity` replaces the observed one whole, its anti-affinity `app` values rendered.
+//! - An element of a list without a merge key (a toleration) is compared by the same
+//!   rules as any object: a field only the observed element has is not drift.
 //! - Quantities finer than a nano are held rounded up to a nano, as the API server stores
-//!   them, so they are not drift.
+//!   them, so they are not drift; requests and limits are compared rounded up to a milli,
+//!   as the server's defaulting stores them.
 //!
 //! # Cargo features
 //!
@@ -115,6 +135,7 @@ pub mod events;
 pub mod interop;
 mod json;
 pub mod nad;
+mod names;
 pub mod outcome;
 pub mod quantity;
 pub mod reconcile;

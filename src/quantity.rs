@@ -247,6 +247,43 @@ impl Quantity {
         self.mantissa == 0
     }
 
+    /// The value rounded up (away from zero) to a milli, as the API server's defaulting
+    /// stores every request and limit (`SetDefaults_ResourceList`: `100u` → `1m`); values
+    /// already whole millis are returned as they are.
+    ///
+    /// ```
+    /// use gateway_reconcile::quantity::Quantity;
+    ///
+    /// let q = |s: &str| s.parse::<Quantity>().unwrap();
+    /// assert_eq!(q("100u").rounded_up_to_milli(), q("1m"));
+    /// assert_eq!(q("1500u").rounded_up_to_milli().canonical(), "2m");
+    /// assert_eq!(q("1Gi").rounded_up_to_milli(), q("1Gi"));
+    /// ```
+    pub fn rounded_up_to_milli(&self) -> Quantity {
+        if self.exponent >= -3 {
+            return *self;
+        }
+        let mut mantissa = round_away_from_zero(self.mantissa, -3 - self.exponent);
+        let mut exponent = -3;
+        while mantissa != 0 && mantissa % 10 == 0 {
+            mantissa /= 10;
+            exponent += 1;
+        }
+        if mantissa == 0 {
+            exponent = 0;
+        }
+        Quantity {
+            mantissa,
+            exponent,
+            binary: self.binary,
+        }
+    }
+
+    /// Whether the value is below zero (the API server refuses negative resources).
+    pub fn is_negative(&self) -> bool {
+        self.mantissa < 0
+    }
+
     /// The canonical form the API server writes (`0.5` → `500m`, `1024Mi` → `1Gi`).
     ///
     /// - Written with a binary suffix, an integer value of at least 1024 in magnitude: the

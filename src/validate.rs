@@ -25,7 +25,12 @@
 //!    in `resources` that is anything but `null` or an empty list counts as claims; then
 //!    no container named twice (`verticalScaling container "NAME": duplicate entry`), and
 //!    every request and limit must be a quantity (additions to the spec's list:
-//!    `verticalScaling container "NAME": invalid quantity "X" for requests.cpu`);
+//!    `verticalScaling container "NAME": invalid quantity "X" for requests.cpu`), and none
+//!    negative (`verticalScaling container "NAME": negative quantity "-1" for limits.memory
+//!    (must be greater than or equal to 0)`); then `horizontalScaling.replicas` not negative
+//!    (`horizontalScaling.replicas: invalid value -1: must be greater than or equal to 0`).
+//!    These and the checks of steps 8 and 9 refuse render values the API server would refuse
+//!    (SPEC §3), so the Gateway says what is wrong rather than carry a write rejection;
 //! 7. the merged network selections (the template's pod-template
 //!    `k8s.v1.cni.cncf.io/networks` annotation, read with [`crate::nad::parse_annotation`],
 //!    merged with the GatewayConfiguration's by [`crate::nad::merge`]): no two entries share
@@ -36,7 +41,16 @@
 //!    objects, each with a non-empty string `name`, names unique (rendering and drift pair
 //!    containers by name). This comes last, as the spec lists it; [`Invalid::is_template`]
 //!    tells the caller to back off and retry, since the controller's template file may be
-//!    fixed without any object changing.
+//!    fixed without any object changing. The template's render values are checked here too,
+//!    each failure naming the field and the value: `spec.replicas` a non-negative integer;
+//!    every request and limit of its containers and init containers a quantity, not negative
+//!    (`spec.template.spec.containers[NAME].resources.limits.memory: negative quantity
+//!    "-1Gi"`); the label values of `metadata.labels` and `spec.template.metadata.labels` of
+//!    the label-value form, at most 63 characters;
+//! 9. the LB Deployment name (`deploymentPrefix + Gateway name`), which is also the value of
+//!    its `app` label, is a DNS-1123 subdomain of at most 63 characters: `LB Deployment name
+//!    "NAME" (deploymentPrefix + Gateway name): must be no more than 63 characters, as the
+//!    value of the app label` (or the API server's explanation of the form).
 //!
 //! Quoted values in messages (`"T"`, `"C"`, `"IF"`, ...) are written with Rust's string
 //! escaping, so control characters and quotes cannot break a message.
@@ -47,6 +61,9 @@ use serde_json::{Map, Value};
 
 use crate::cidr::{Cidr, CidrError};
 use crate::nad::{self, NETWORKS_ANNOTATION, NetworkSelection};
+use crate::names;
+use crate::quantity::Quantity;
+use crate::render::deployment_name;
 use crate::settings::Settings;
 use crate::wire::{
     Deployment, Gateway, GatewayConfiguration, InternalSubnet, NetworkAttachment,
@@ -188,6 +205,35 @@ pub enum Invalid {
         /// The value as written (cut to 64 characters).
         value: String,
     },
+    /// A verticalScaling request or limit below zero, which the API server refuses.
+    #[error(
+        "verticalScaling container {container:?}: negative quantity {value:?} for {field} (must be greater than or equal to 0)"
+    )]
+    NegativeQuantity {
+        /// The container name.
+        container: String,
+        /// `requests.cpu`, `limits.memory`, ...
+        field: String,
+        /// The value as written (cut to 64 characters).
+        value: String,
+    },
+    /// A negative `horizontalScaling.replicas`, which the API server refuses.
+    #[error(
+        "horizontalScaling.replicas: invalid value {value}: must be greater than or equal to 0"
+    )]
+    NegativeReplicas {
+        /// The replica count.
+        value: i32,
+    },
+    /// The LB Deployment name (`deploymentPrefix + Gateway name`), which is also the value of
+    /// its `app` label, is not one the API server takes.
+    #[error("LB Deployment name {name:?} (deploymentPrefix + Gateway name): {why}")]
+    DeploymentName {
+        /// The name (cut to 300 characters).
+        name: String,
+        /// Why, in the API server's words.
+        why: String,
+    },
     /// The template's networks and the GatewayConfiguration's share an interface.
     #[error("duplicate interface name {interface:?} in merged network attachments")]
     MergedDuplicateInterface {
@@ -275,8 +321,17 @@ pub fn validate<'a>(
     if let Some(vertical) = &spec.vertical_scaling {
         check_vertical_scaling(vertical)?;
     }
+    if let Some(value) = spec
+        .horizontal_scaling
+        .as_ref()
+        .and_then(|h| h.replicas)
+        .filter(|r| *r < 0)
+    {
+        return Err(Invalid::NegativeReplicas { value });
+    }
     let networks = merged_networks(gateway, configuration, template)?;
     check_template(template).map_err(|why| Invalid::Template { why })?;
+    check_deployment_name(settings, gateway)?;
     Ok(Validated {
         configuration,
         networks,
@@ -398,6 +453,46 @@ fn check_vertical_scaling(vertical: &VerticalScaling) -> Result<(), Invalid> {
     }
 }
 
+/// What the API server makes of a request or limit.
+enum QuantityCheck {
+    Valid,
+    Malformed,
+    Negative,
+}
+
+/// A request or limit: a quantity (a string, or a JSON number as its text), not negative.
+fn quantity(value: &Value) -> QuantityCheck {
+    let parsed = match value {
+        Value::String(text) => text.parse::<Quantity>().ok(),
+        Value::Number(n) => n.to_string().parse::<Quantity>().ok(),
+        _ => None,
+    };
+    match parsed {
+        None => QuantityCheck::Malformed,
+        Some(q) if q.is_negative() => QuantityCheck::Negative,
+        Some(_) => QuantityCheck::Valid,
+    }
+}
+
+/// The LB Deployment name is a DNS-1123 subdomain and, as the `app` label's value, a label
+/// value (at most 63 characters).
+fn check_deployment_name(settings: &Settings, gateway: &Gateway) -> Result<(), Invalid> {
+    let name = deployment_name(settings, gateway.metadata.name.as_deref().unwrap_or(""));
+    let why = match names::label_value_error(&name) {
+        Some(why) if name.len() > 63 => Some(format!("{why}, as the value of the app label")),
+        _ => names::subdomain_error(&name)
+            .or_else(|| names::label_value_error(&name))
+            .map(str::to_owned),
+    };
+    match why {
+        Some(why) => Err(Invalid::DeploymentName {
+            name: name.chars().take(300).collect(),
+            why,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Every request and limit must be a quantity (a string, or a JSON number as its text).
 fn check_quantities(vertical: &VerticalScaling) -> Result<(), Invalid> {
     for container in &vertical.containers {
@@ -409,21 +504,26 @@ fn check_quantities(vertical: &VerticalScaling) -> Result<(), Invalid> {
                 continue;
             };
             for (resource, value) in values {
-                let ok = match value {
-                    Value::String(text) => text.parse::<crate::quantity::Quantity>().is_ok(),
-                    Value::Number(n) => n.to_string().parse::<crate::quantity::Quantity>().is_ok(),
-                    _ => false,
+                let text = || match value {
+                    Value::String(t) => t.chars().take(64).collect(),
+                    other => other.to_string().chars().take(64).collect(),
                 };
-                if !ok {
-                    let text = match value {
-                        Value::String(t) => t.chars().take(64).collect(),
-                        other => other.to_string().chars().take(64).collect(),
-                    };
-                    return Err(Invalid::InvalidQuantity {
-                        container: container.name.clone(),
-                        field: format!("{part}.{resource}"),
-                        value: text,
-                    });
+                match quantity(value) {
+                    QuantityCheck::Valid => {}
+                    QuantityCheck::Malformed => {
+                        return Err(Invalid::InvalidQuantity {
+                            container: container.name.clone(),
+                            field: format!("{part}.{resource}"),
+                            value: text(),
+                        });
+                    }
+                    QuantityCheck::Negative => {
+                        return Err(Invalid::NegativeQuantity {
+                            container: container.name.clone(),
+                            field: format!("{part}.{resource}"),
+                            value: text(),
+                        });
+                    }
                 }
             }
         }
@@ -517,7 +617,83 @@ fn check_template(template: &Deployment) -> Result<(), String> {
             return Err(format!("{CONTAINERS} has duplicate name {name:?}"));
         }
     }
+    check_template_values(template)
+}
+
+/// The values of the template the API server would refuse in the rendered Deployment: a
+/// negative `spec.replicas`, a request or limit of a container or init container that is not
+/// a quantity or is negative, a label value out of form.
+fn check_template_values(template: &Deployment) -> Result<(), String> {
+    if let Some(replicas) = template.get(&["spec", "replicas"]) {
+        if replicas.as_i64().is_none_or(|r| r < 0) {
+            return Err(format!(
+                "spec.replicas: invalid value {}: must be an integer greater than or equal to 0",
+                cut(&replicas.to_string())
+            ));
+        }
+    }
+    for list in ["initContainers", "containers"] {
+        let items = template.get(&["spec", "template", "spec", list]);
+        for (i, container) in items
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            // Built only for a failure: a long template must not cost a string per container.
+            let at = || match container.get("name").and_then(Value::as_str) {
+                Some(name) => format!("spec.template.spec.{list}[{}]", cut(name)),
+                None => format!("spec.template.spec.{list}[{i}]"),
+            };
+            for part in ["requests", "limits"] {
+                let values = container
+                    .get("resources")
+                    .and_then(|r| r.get(part))
+                    .and_then(Value::as_object);
+                for (resource, value) in values.into_iter().flatten() {
+                    let what = match quantity(value) {
+                        QuantityCheck::Valid => continue,
+                        QuantityCheck::Malformed => "invalid quantity",
+                        QuantityCheck::Negative => "negative quantity",
+                    };
+                    let text = value
+                        .as_str()
+                        .map_or_else(|| value.to_string(), str::to_owned);
+                    return Err(format!(
+                        "{}.resources.{part}.{}: {what} {:?}",
+                        at(),
+                        cut(resource),
+                        cut(&text)
+                    ));
+                }
+            }
+        }
+    }
+    for (field, path) in [
+        ("metadata.labels", &["metadata", "labels"][..]),
+        (
+            "spec.template.metadata.labels",
+            &["spec", "template", "metadata", "labels"],
+        ),
+    ] {
+        let labels = template.get(path).and_then(Value::as_object);
+        for (key, value) in labels.into_iter().flatten() {
+            let text = value.as_str().unwrap_or_default();
+            if let Some(why) = names::label_value_error(text) {
+                return Err(format!(
+                    "{field}[{}]: invalid value {:?}: {why}",
+                    cut(key),
+                    cut(text)
+                ));
+            }
+        }
+    }
     Ok(())
+}
+
+/// A value cut to 64 characters for a message.
+fn cut(text: &str) -> String {
+    text.chars().take(64).collect()
 }
 
 /// The object under `key`, or why not (`PATH is missing` / `PATH is not an object`).
@@ -967,6 +1143,61 @@ mod tests {
     }
 
     #[test]
+    fn negative_requests_limits_and_replicas_are_refused() {
+        assert_eq!(
+            message_with(|c| {
+                let vs = c.spec.vertical_scaling.as_mut().unwrap();
+                let r = vs.containers[1].resources.as_mut().unwrap();
+                r.insert("requests".into(), json!({"cpu": "-0.5"}));
+            }),
+            r#"verticalScaling container "router": negative quantity "-0.5" for requests.cpu (must be greater than or equal to 0)"#
+        );
+        assert_eq!(
+            message_with(|c| {
+                c.spec.horizontal_scaling = Some(crate::wire::HorizontalScaling {
+                    replicas: Some(-3),
+                    enforce_replicas: false,
+                });
+            }),
+            "horizontalScaling.replicas: invalid value -3: must be greater than or equal to 0"
+        );
+        let zero = |c: &mut GatewayConfiguration| {
+            c.spec.horizontal_scaling = Some(crate::wire::HorizontalScaling {
+                replicas: Some(0),
+                enforce_replicas: true,
+            });
+        };
+        let mut c = configuration();
+        zero(&mut c);
+        assert!(run(&gateway(), Some(&c), &template()).is_ok());
+    }
+
+    #[test]
+    fn the_deployment_name_must_be_one_the_api_server_takes() {
+        let with_name = |name: &str| {
+            let mut g = gateway();
+            g.metadata.name = Some(name.into());
+            let mut c = configuration();
+            c.metadata.name = Some("conf".into());
+            run(&g, Some(&c), &template()).err().map(|e| e.to_string())
+        };
+        // 6 + 57 = 63 characters: the longest that fits.
+        assert_eq!(with_name(&"g".repeat(57)), None);
+        assert_eq!(
+            with_name(&"g".repeat(58)),
+            Some(format!(
+                "LB Deployment name \"sllbr-{}\" (deploymentPrefix + Gateway name): must be no more than 63 characters, as the value of the app label",
+                "g".repeat(58)
+            ))
+        );
+        let upper = with_name("GW").unwrap();
+        assert!(
+            upper.starts_with(r#"LB Deployment name "sllbr-GW" (deploymentPrefix + Gateway name): a lowercase RFC 1123 subdomain"#),
+            "{upper}"
+        );
+    }
+
+    #[test]
     fn resource_claims_are_refused() {
         assert_eq!(
             message_with(|c| {
@@ -1096,6 +1327,37 @@ mod tests {
             (
                 json!({"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}}}),
                 r#"spec.template.spec.containers has duplicate name "a""#,
+            ),
+            (
+                json!({"spec": {"replicas": -1, "template": {"spec": {"containers": [{"name": "a"}]}}}}),
+                "spec.replicas: invalid value -1: must be an integer greater than or equal to 0",
+            ),
+            (
+                json!({"spec": {"replicas": "2", "template": {"spec": {"containers": [{"name": "a"}]}}}}),
+                r#"spec.replicas: invalid value "2": must be an integer greater than or equal to 0"#,
+            ),
+            (
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "a",
+                    "resources": {"limits": {"memory": "-1Gi"}}}]}}}}),
+                r#"spec.template.spec.containers[a].resources.limits.memory: negative quantity "-1Gi""#,
+            ),
+            (
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "a"}],
+                    "initContainers": [{"resources": {"requests": {"cpu": "fast"}}}]}}}}),
+                r#"spec.template.spec.initContainers[0].resources.requests.cpu: invalid quantity "fast""#,
+            ),
+            (
+                json!({"metadata": {"labels": {"tier": "-lb"}},
+                       "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}),
+                "metadata.labels[tier]: invalid value \"-lb\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+            ),
+            (
+                json!({"spec": {"template": {"metadata": {"labels": {"tier": "x".repeat(64)}},
+                       "spec": {"containers": [{"name": "a"}]}}}}),
+                &format!(
+                    "spec.template.metadata.labels[tier]: invalid value \"{}\": must be no more than 63 characters",
+                    "x".repeat(64)
+                ),
             ),
         ];
         for (t, why) in cases {

@@ -36,7 +36,8 @@ fn configuration() -> GatewayConfiguration {
     serde_json::from_value(json!({
         "apiVersion": "meridio-2.nordix.org/v1alpha1",
         "kind": "GatewayConfiguration",
-        "metadata": { "name": "sllb-a-config", "namespace": "red", "generation": 5 },
+        "metadata": { "name": "sllb-a-config", "namespace": "red", "generation": 5,
+                      "uid": "6b1f3c2e-0000-4000-8000-00000000c0f1" },
         "spec": {
             "networkAttachments": [
                 { "type": "NAD", "nad": { "name": "vlan-100", "interface": "ext0" } },

@@ -7,7 +7,9 @@ use crate::addresses::addresses;
 use crate::conditions::{self, ConditionTypes, TransitionTime};
 use crate::drift::{Enforcement, drift_owned};
 use crate::error::InputError;
-use crate::render::{complete, deployment_name, generation_annotation, render, render_owned};
+use crate::render::{
+    complete, deployment_name, generation_annotation, render, render_owned, uid_annotation,
+};
 use crate::rollout::{Rollout, rollout};
 use crate::settings::Settings;
 use crate::snapshot::{GatewayId, Snapshot};
@@ -62,6 +64,10 @@ pub(super) struct Accepted<'a> {
 pub(super) struct Observed {
     /// The GatewayConfiguration generation of its annotation (`None`: absent or not a number).
     pub carried: Option<i64>,
+    /// Whether its uid annotation names the current GatewayConfiguration: true when either
+    /// side has no uid (a Deployment written before the annotation existed is compared by
+    /// generation alone).
+    pub same_configuration: bool,
     pub rollout: Rollout,
     /// `KIND/NAME` (or `unknown`) of its controller when that is not this Gateway.
     pub collision: Option<String>,
@@ -146,6 +152,13 @@ pub fn plan<'a>(
                 carried: observed
                     .annotation(&generation_annotation(settings))
                     .and_then(|g| g.parse().ok()),
+                same_configuration: match (
+                    observed.annotation(&uid_annotation(settings)),
+                    configuration.metadata.uid.as_deref(),
+                ) {
+                    (Some(carried), Some(current)) => carried == current,
+                    _ => true,
+                },
                 rollout: rollout(observed),
                 collision: None,
                 spec_changes: false,
@@ -173,6 +186,14 @@ pub fn plan<'a>(
     }
     plan.decision = Decision::Accepted(accepted);
     Ok(plan)
+}
+
+impl Observed {
+    /// Whether the Deployment carries generation `wanted` of the current
+    /// GatewayConfiguration: the number alone is not enough after a delete and recreate.
+    pub fn carries(&self, wanted: i64) -> bool {
+        self.same_configuration && self.carried == Some(wanted)
+    }
 }
 
 impl<'a> Plan<'a> {

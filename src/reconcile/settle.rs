@@ -166,12 +166,12 @@ impl<'a> Plan<'a> {
                 Action::None => carried,
                 _ => Some(m),
             };
-            if !self.carries_current(a, carried_after) {
+            if !self.carries_current(a) {
                 // Unreachable while the generation annotation is compared as drift; should
                 // it not be, the status still tells the truth, and the look again is slow.
                 let row = Row {
                     accepted,
-                    programmed: self.programmed(carried_after, m, initializing),
+                    programmed: self.programmed(carried_after, false, m, initializing),
                     applied: pending(not_applied(
                         "the Deployment does not carry it yet".to_owned(),
                     )),
@@ -185,7 +185,7 @@ impl<'a> Plan<'a> {
             }
             let row = Row {
                 accepted,
-                programmed: self.programmed(carried_after, m, initializing),
+                programmed: self.programmed(carried_after, true, m, initializing),
                 applied: Change::Set(Wanted::new(
                     status::TRUE,
                     reason::APPLIED,
@@ -202,6 +202,7 @@ impl<'a> Plan<'a> {
         let old_programmed = || {
             self.programmed(
                 carried,
+                a.observed.as_ref().is_some_and(|o| o.carries(m)),
                 m,
                 a.observed.as_ref().is_none_or(|o| !o.rollout.complete),
             )
@@ -338,14 +339,21 @@ impl<'a> Plan<'a> {
         )
     }
 
-    /// `Programmed=True`, naming the generation the Deployment carries after this reconcile.
-    fn programmed(&self, carried: Option<i64>, wanted: i64, initializing: bool) -> Change {
+    /// `Programmed=True`, naming the generation the Deployment carries after this reconcile
+    /// (`current`: of the current GatewayConfiguration, and the wanted one).
+    fn programmed(
+        &self,
+        carried: Option<i64>,
+        current: bool,
+        wanted: i64,
+        initializing: bool,
+    ) -> Change {
         let mut message = String::from("LB Deployment reconciled");
         if self.settings.generation_in_programmed_message {
             match carried {
                 Some(n) => {
                     message.push_str(&format!(" with GatewayConfiguration generation {n}"));
-                    if n != wanted {
+                    if !current {
                         message.push_str(&format!("; generation {wanted} not applied yet"));
                     }
                 }
@@ -383,11 +391,15 @@ impl<'a> Plan<'a> {
         self.finish(row, None, Requeue::None)
     }
 
-    /// Whether the Deployment carries the current GatewayConfiguration after this reconcile,
-    /// given the generation it carries then. The one place that decides it, for
-    /// ConfigurationApplied; a GatewayConfiguration identity beyond the generation joins here.
-    fn carries_current(&self, a: &Accepted<'_>, carried_after: Option<i64>) -> bool {
-        carried_after == Some(a.wanted)
+    /// Whether the Deployment carries the current GatewayConfiguration (generation and uid)
+    /// after this reconcile's successful write, or with nothing to write. The one place
+    /// that decides it, for ConfigurationApplied.
+    fn carries_current(&self, a: &Accepted<'_>) -> bool {
+        match self.action {
+            // A write renders the current generation and uid.
+            Action::Create(_) | Action::Update { .. } => true,
+            _ => a.observed.as_ref().is_some_and(|o| o.carries(a.wanted)),
+        }
     }
 
     /// `resync`, when set, in place of a "none" requeue.

@@ -62,6 +62,13 @@ fn reference(
         }
         pod_spec.insert(list.to_owned(), new);
     }
+    // Every other field the template sets in its pod spec, whole.
+    for (key, value) in template_pod.into_iter().flatten() {
+        let computed = ["serviceAccountName", "readinessGates"].contains(&key.as_str());
+        if !value.is_null() && !computed && !OWNED.contains(&key.as_str()) {
+            pod_spec.insert(key.clone(), value.clone());
+        }
+    }
     // The rules over the owned values, written back in place.
     let mut leaves = Leaves::of(&observed.object);
     apply(
@@ -194,6 +201,20 @@ fn template(variant: u8) -> Deployment {
         2 => {
             spec.as_object_mut().unwrap().remove("volumes");
         }
+        3 => {
+            spec["tolerations"] = json!([{ "key": "a", "operator": "Exists" }]);
+            spec["nodeSelector"] = json!({ "zone": "a" });
+            spec["terminationGracePeriodSeconds"] = json!(5);
+            spec["securityContext"] = json!({ "runAsNonRoot": true });
+            spec["affinity"]["nodeAffinity"] = json!({ "preferredDuringSchedulingIgnoredDuringExecution": [
+                { "weight": 1, "preference": { "matchExpressions": [
+                    { "key": "zone", "operator": "In", "values": ["a"] }] } }] });
+        }
+        4 => {
+            spec["affinity"] = json!({ "nodeAffinity": {} });
+            spec["priorityClassName"] = Value::Null;
+            spec["hostNetwork"] = json!(true);
+        }
         _ => {}
     }
     t
@@ -278,6 +299,17 @@ fn edit() -> impl Strategy<Value = Edit> {
         Just(vec!["spec", "template", "spec", "readinessGates"]),
         Just(vec!["spec", "template", "spec", "serviceAccountName"]),
         Just(vec!["spec", "template", "spec", "dnsPolicy"]),
+        Just(vec!["spec", "template", "spec", "tolerations"]),
+        Just(vec!["spec", "template", "spec", "nodeSelector"]),
+        Just(vec!["spec", "template", "spec", "securityContext"]),
+        Just(vec![
+            "spec",
+            "template",
+            "spec",
+            "affinity",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]),
         Just(vec!["status"]),
     ];
     let fields = prop_oneof![
@@ -348,7 +380,8 @@ proptest! {
 
     #[test]
     fn the_owned_part_renders_and_drifts_like_the_full_render(
-        variant in 0u8..3,
+        variant in 0u8..5,
+        created_variant in 0u8..5,
         created_with in (1i64..4, 1i32..4, any::<(bool, bool)>()),
         now in (1i64..4, 1i32..4, any::<(bool, bool)>()),
         networks in 0usize..3,
@@ -365,7 +398,9 @@ proptest! {
             ipv6: families.1,
         };
         let first = configuration(created_with.0, created_with.1, created_with.2);
-        let mut stored = render(&settings, &gateway, &validated_for(&first), &template, None);
+        // Created from this template or an older one: a new template reaches it on update.
+        let created_from = self::template(created_variant);
+        let mut stored = render(&settings, &gateway, &validated_for(&first), &created_from, None);
         apply_server_defaults(&mut stored);
         let observed = edited(Value::Object(stored.object), &edits);
 
@@ -410,4 +445,47 @@ fn the_owned_part_leaves_out_what_only_the_observed_object_has() {
     assert_eq!(keys(spec), ["replicas", "selector", "template"]);
     assert!(observed.object["spec"].get("strategy").is_some());
     assert!(drift_owned(&owned, &observed, &Enforcement::of(&cfg)).is_empty());
+}
+
+#[test]
+fn a_steady_state_update_render_copies_no_owned_value() {
+    // The template sets `affinity`: its anti-affinity terms, rendered, are the observed ones,
+    // which stay borrowed.
+    let settings = Settings::default();
+    let (gateway, template) = (gateway(), template(3));
+    let cfg = configuration(1, 2, (true, true));
+    let validated = Validated {
+        configuration: &cfg,
+        networks: vec![sel("vlan-100", "ext0")],
+        ipv4: true,
+        ipv6: false,
+    };
+    let mut observed = render(&settings, &gateway, &validated, &template, None);
+    apply_server_defaults(&mut observed);
+    let owned = render_owned(&settings, &gateway, &validated, &template, &observed);
+    assert!(drift_owned(&owned, &observed, &Enforcement::of(&cfg)).is_empty());
+    let copied: Vec<_> = SKELETON_PATHS
+        .iter()
+        .zip(&owned.leaves.0)
+        .filter(|(_, leaf)| matches!(leaf, Some(std::borrow::Cow::Owned(_))))
+        .map(|(path, _)| path.join("."))
+        .collect();
+    assert!(copied.is_empty(), "copied: {copied:?}");
+    // Another value in a term (not an `app` one) is the template's again.
+    let mut edited = observed.clone();
+    let terms = "/spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution";
+    edited.object["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        [0]["topologyKey"] = json!("zone");
+    let owned = render_owned(&settings, &gateway, &validated, &template, &edited);
+    assert_eq!(
+        drift_owned(&owned, &edited, &Enforcement::of(&cfg)),
+        [
+            "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"
+        ]
+    );
+    let full = complete(&edited, owned);
+    assert_eq!(
+        Value::Object(full.object).pointer(terms),
+        Value::Object(observed.object.clone()).pointer(terms)
+    );
 }

@@ -12,13 +12,18 @@
 //!   `spec.template.spec` (a list the template lacks is removed), and each observed
 //!   container's `resources` and `resizePolicy` kept by container name (init containers
 //!   too). A container the observed Deployment did not have yet gets the template's.
+//!   Every other field the template sets in `spec.template.spec` (tolerations, affinity,
+//!   nodeSelector, securityContext, terminationGracePeriodSeconds, ...) is put in place
+//!   whole, so a new template reaches existing Deployments; the rules below then apply
+//!   (`serviceAccountName`, `readinessGates` and the anti-affinity values are theirs).
 //! - **Labels and annotations**, on the Deployment and on the pod template: observed
 //!   (update) ← template ← Gateway `spec.infrastructure.labels/annotations` ← controller
 //!   labels `app=NAME`, `gateway.networking.k8s.io/gateway-name=GATEWAY`,
 //!   `app.kubernetes.io/managed-by=gateway-controller.meridio-2.nordix.org`; later wins.
 //! - **Pod-cache label** ([`Settings::pod_cache_label`]) on the pod template labels.
 //! - **Generation annotation** [`generation_annotation`] on the Deployment: the
-//!   GatewayConfiguration's `metadata.generation`, in decimal.
+//!   GatewayConfiguration's `metadata.generation`, in decimal; **uid annotation**
+//!   [`uid_annotation`]: its `metadata.uid`, none when it has no uid.
 //! - **Owner reference**: the controller reference to the Gateway (`controller` and
 //!   `blockOwnerDeletion` true) replaces any other controller reference; non-controller
 //!   references are kept.
@@ -63,7 +68,8 @@
 //! - The generation annotation is written after the Gateway's annotations, and the networks
 //!   annotation after the pod template's, so neither can be overridden. A
 //!   GatewayConfiguration without `metadata.generation` (the caller rejects it before
-//!   rendering) removes the generation annotation rather than leave an old one standing.
+//!   rendering) removes the generation annotation rather than leave an old one standing;
+//!   likewise one without `metadata.uid` (a hand-written snapshot) removes the uid annotation.
 //! - The controller reference replaces the first controller reference in place (the list
 //!   keeps its order, so re-rendering does not reorder it); further controller references
 //!   and non-controller references to the same Gateway UID are dropped (they would be
@@ -74,6 +80,12 @@
 //! - The networks annotation of an update is compared with the observed one with unnamespaced
 //!   selections read in the Gateway's namespace (the Pods' namespace, where Multus resolves
 //!   them).
+//! - A field the template stops setting in its pod spec stays on existing Deployments as it
+//!   is: nothing tells it from a field another writer set (the kube crate may remove such
+//!   fields through server-side apply field ownership). A field the template sets to `null`
+//!   sets nothing. The template's `affinity` replaces the observed one whole (its required
+//!   anti-affinity terms with the `app` values rendered); without one, the observed
+//!   `affinity` stays, its required anti-affinity terms rendered as before.
 //! - Empty `annotations` maps are removed. Everything else the observed Deployment has is
 //!   kept, including `resourceVersion` (optimistic concurrency) and `status` (the API server
 //!   ignores it on update).
@@ -91,6 +103,7 @@ use crate::nad;
 use crate::settings::Settings;
 use crate::validate::Validated;
 use crate::wire::{Deployment, Gateway, GatewayConfigurationSpec, VerticalScalingContainer};
+pub(crate) use owned::ANTI_AFFINITY_TERMS;
 pub(crate) use owned::{Leaves, PodList};
 pub use owned::{OWNED_PATHS, Owned, complete};
 use owned::{POD_SPEC, Slot, TEMPLATE_LISTS, clone_except, put_lists};
@@ -130,6 +143,12 @@ pub fn generation_annotation(settings: &Settings) -> String {
         "{}/gatewayconfiguration-generation",
         settings.condition_domain
     )
+}
+
+/// The Deployment annotation key that records the GatewayConfiguration's `metadata.uid`: a
+/// GatewayConfiguration deleted and recreated restarts at generation 1 with a new uid.
+pub fn uid_annotation(settings: &Settings) -> String {
+    format!("{}/gatewayconfiguration-uid", settings.condition_domain)
 }
 
 /// Renders the desired Deployment: from the template when `observed` is `None` (create),
@@ -241,7 +260,8 @@ pub fn render_owned<'a>(
         &validated.configuration.spec,
         gateway_name(gateway),
     );
-    Owned { leaves, lists }
+    let pod = json::get(&template.object, &POD_SPEC).and_then(Value::as_object);
+    Owned { leaves, lists, pod }
 }
 
 fn gateway_name(gateway: &Gateway) -> &str {
@@ -254,7 +274,7 @@ fn apply<'a>(
     settings: &Settings,
     gateway: &Gateway,
     validated: &Validated<'_>,
-    template: &Deployment,
+    template: &'a Deployment,
     observed: Option<&Deployment>,
     leaves: &mut Leaves<'a>,
 ) {
@@ -306,6 +326,11 @@ fn apply<'a>(
         let key = generation_annotation(settings);
         match validated.configuration.metadata.generation {
             Some(generation) => annotations.set_str(&key, &generation.to_string()),
+            None => annotations.remove(&key),
+        }
+        let key = uid_annotation(settings);
+        match validated.configuration.metadata.uid.as_deref() {
+            Some(uid) => annotations.set_str(&key, uid),
             None => annotations.remove(&key),
         }
         remove_if_empty(annotations);
@@ -363,6 +388,25 @@ fn apply<'a>(
         leaves.slot(Slot::ServiceAccountName),
         &settings.service_account,
     );
+    if !creating {
+        // A template that sets `affinity` replaces the observed one (it is desired whole),
+        // so its required anti-affinity terms are the ones the rule renders.
+        if let Some(affinity) = template_pod_field(template, "affinity") {
+            let terms = affinity
+                .as_object()
+                .and_then(|a| json::get(a, &ANTI_AFFINITY_TERMS));
+            let leaf = leaves.slot(Slot::AntiAffinity);
+            // The observed terms stay borrowed when they are the template's, rendered.
+            let rendered = match (terms, leaf.as_deref()) {
+                (Some(t), Some(o)) => terms_render_to(t, o, &name),
+                (None, None) => true,
+                _ => false,
+            };
+            if !rendered {
+                *leaf = terms.map(Cow::Borrowed);
+            }
+        }
+    }
     set_anti_affinity(leaves.slot(Slot::AntiAffinity), &name);
     let gates: Vec<&str> = [
         (validated.ipv4, IPV4_READINESS_GATE),
@@ -386,6 +430,13 @@ fn apply<'a>(
             },
         );
     }
+}
+
+/// The template's value of a pod-spec field, unless absent or null (a null sets nothing).
+fn template_pod_field<'a>(template: &'a Deployment, key: &str) -> Option<&'a Value> {
+    json::get(&template.object, &POD_SPEC)
+        .and_then(|p| p.get(key))
+        .filter(|v| !v.is_null())
 }
 
 /// The pod spec's lists of a render: the template's, each container with the fields the
@@ -681,6 +732,79 @@ fn set_anti_affinity(terms: &mut Leaf<'_>, name: &str) {
             }
         }
     }
+}
+
+/// Whether [`set_anti_affinity`] over the `template` terms gives exactly `observed`.
+fn terms_render_to(template: &Value, observed: &Value, name: &str) -> bool {
+    match (template, observed) {
+        (Value::Array(t), Value::Array(o)) => {
+            t.len() == o.len() && t.iter().zip(o).all(|(t, o)| term_renders_to(t, o, name))
+        }
+        _ => template == observed,
+    }
+}
+
+/// One term: equal, but the `app` expressions of `labelSelector.matchExpressions`.
+fn term_renders_to(template: &Value, observed: &Value, name: &str) -> bool {
+    let (Some(t), Some(o)) = (template.as_object(), observed.as_object()) else {
+        return template == observed;
+    };
+    let expressions = |m: &Map<String, Value>| {
+        m.get("labelSelector")
+            .and_then(Value::as_object)
+            .and_then(|s| s.get("matchExpressions"))
+            .and_then(Value::as_array)
+            .map(|_| ())
+    };
+    if expressions(t).is_none() {
+        return template == observed;
+    }
+    let same_keys = |a: &Map<String, Value>, b: &Map<String, Value>, except: &str| {
+        a.len() == b.len()
+            && a.iter()
+                .all(|(k, v)| k == except || b.get(k).is_some_and(|w| w == v))
+    };
+    let (Some(ts), Some(os)) = (
+        t.get("labelSelector").and_then(Value::as_object),
+        o.get("labelSelector").and_then(Value::as_object),
+    ) else {
+        return false;
+    };
+    let (Some(te), Some(oe)) = (
+        ts.get("matchExpressions").and_then(Value::as_array),
+        os.get("matchExpressions").and_then(Value::as_array),
+    ) else {
+        return false;
+    };
+    same_keys(t, o, "labelSelector")
+        && same_keys(ts, os, "matchExpressions")
+        && te.len() == oe.len()
+        && te
+            .iter()
+            .zip(oe)
+            .all(|(t, o)| expression_renders_to(t, o, name))
+}
+
+/// One expression: an `app` one gets `values: [NAME]`, any other stays as it is.
+fn expression_renders_to(template: &Value, observed: &Value, name: &str) -> bool {
+    let Some(t) = template
+        .as_object()
+        .filter(|t| t.get("key").and_then(Value::as_str) == Some(APP_LABEL))
+    else {
+        return template == observed;
+    };
+    let Some(o) = observed.as_object() else {
+        return false;
+    };
+    let values_ok = o
+        .get("values")
+        .and_then(Value::as_array)
+        .is_some_and(|l| matches!(l.as_slice(), [only] if only == name));
+    let extra = usize::from(!t.contains_key("values"));
+    values_ok
+        && o.len() == t.len() + extra
+        && t.iter()
+            .all(|(k, v)| k == "values" || o.get(k).is_some_and(|w| w == v))
 }
 
 /// The `app` expressions of anti-affinity terms.
@@ -1003,6 +1127,63 @@ mod tests {
             pod_meta(&d)["annotations"]["kubectl.kubernetes.io/restartedAt"],
             "2026-01-01T00:00:00Z"
         );
+    }
+
+    #[test]
+    fn update_puts_every_field_the_template_sets_in_its_pod_spec_in_place() {
+        let cfg = configuration(json!({}));
+        // Created with the old template, edited by someone, then a new template.
+        let obs = observed(&cfg, |v| {
+            let spec = &mut v["spec"]["template"]["spec"];
+            spec["nodeSelector"] = json!({ "zone": "old" });
+            spec["hostNetwork"] = json!(true);
+            spec["tolerations"] = json!([{ "key": "x", "operator": "Exists" }]);
+            spec["affinity"]["nodeAffinity"] = json!({ "someone": "else" });
+        });
+        let mut template = default_template();
+        let spec = &mut template.object["spec"]["template"]["spec"];
+        spec["tolerations"] = json!([{ "key": "lb", "operator": "Exists" }]);
+        spec["nodeSelector"] = json!({ "zone": "a" });
+        spec["securityContext"] = json!({ "runAsNonRoot": true });
+        spec["terminationGracePeriodSeconds"] = json!(5);
+        spec["serviceAccountName"] = json!("not-the-setting");
+        spec["priorityClassName"] = Value::Null;
+        let d = render(
+            &Settings::default(),
+            &gateway(),
+            &validated(&cfg),
+            &template,
+            Some(&obs),
+        );
+        let pod = pod_spec(&d);
+        assert_eq!(
+            pod["tolerations"],
+            json!([{ "key": "lb", "operator": "Exists" }])
+        );
+        assert_eq!(pod["nodeSelector"], json!({ "zone": "a" }));
+        assert_eq!(pod["securityContext"], json!({ "runAsNonRoot": true }));
+        assert_eq!(pod["terminationGracePeriodSeconds"], 5);
+        // Rules still win, and a null sets nothing.
+        assert_eq!(pod["serviceAccountName"], "stateless-load-balancer");
+        assert!(pod.get("priorityClassName").is_none());
+        // A field the template does not set stays as observed.
+        assert_eq!(pod["hostNetwork"], true);
+        // The template's affinity replaces the observed one whole, its anti-affinity rendered.
+        assert!(pod["affinity"].get("nodeAffinity").is_none(), "{pod}");
+        assert_eq!(
+            pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+                ["labelSelector"]["matchExpressions"][0]["values"],
+            json!(["sllbr-gw"])
+        );
+        // Rendering over its own output changes nothing.
+        let again = render(
+            &Settings::default(),
+            &gateway(),
+            &validated(&cfg),
+            &template,
+            Some(&d),
+        );
+        assert_eq!(again, d);
     }
 
     #[test]

@@ -21,8 +21,26 @@ pub(super) const TEMPLATE_LISTS: [&str; 3] = ["initContainers", "containers", "v
 /// The pod spec of a Deployment.
 pub(super) const POD_SPEC: [&str; 3] = ["spec", "template", "spec"];
 
+/// The fields of `spec.template.spec` the rules compute; every other field the template sets
+/// there is desired as the template's ([`Owned::pod`]).
+pub(super) const RULE_POD_FIELDS: [&str; 5] = [
+    "initContainers",
+    "containers",
+    "volumes",
+    "serviceAccountName",
+    "readinessGates",
+];
+
+/// The required pod anti-affinity terms, under the pod spec's `affinity`.
+pub(crate) const ANTI_AFFINITY_TERMS: [&str; 2] = [
+    "podAntiAffinity",
+    "requiredDuringSchedulingIgnoredDuringExecution",
+];
+
 /// Every path (object keys) whose value an update render computes; the rest of the
-/// Deployment is the observed one, untouched. The rules read and write nothing else.
+/// Deployment is the observed one, untouched, but the fields the template sets in
+/// `spec.template.spec` ([`Owned`] holds them apart, since which they are depends on the
+/// template). The rules read and write nothing else.
 ///
 /// Paths that share a key at a depth are adjacent, so [`complete`] copies the observed
 /// Deployment without them in one walk; the pod spec's lists come last, after the values
@@ -86,7 +104,7 @@ const _: () = assert!(Slot::ReadinessGates as usize + 1 == SKELETON_LEN);
 /// observed Deployment (update) or the template (create) until a rule changes it, so the
 /// steady state copies none of them.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Leaves<'a>([Leaf<'a>; SKELETON_LEN]);
+pub(crate) struct Leaves<'a>(pub(super) [Leaf<'a>; SKELETON_LEN]);
 
 impl<'a> Leaves<'a> {
     /// The values of `object` at [`SKELETON_PATHS`], borrowed.
@@ -137,6 +155,11 @@ pub struct Owned<'a> {
     pub(super) leaves: Leaves<'a>,
     /// The pod spec's lists, in [`TEMPLATE_LISTS`] order.
     pub(super) lists: [PodList<'a>; 3],
+    /// The template's pod spec, whose fields but [`RULE_POD_FIELDS`] are each put in place
+    /// whole (a field the template does not set stays as observed). Its `affinity` holds
+    /// the template's required anti-affinity terms unrendered: the rendered ones are a leaf
+    /// ([`ANTI_AFFINITY_TERMS`] under it), put over it.
+    pub(super) pod: Option<&'a Map<String, Value>>,
 }
 
 /// One list of the pod spec as a render takes it from the template.
@@ -160,13 +183,32 @@ impl<'a> Owned<'a> {
     pub(crate) fn lists(&self) -> impl Iterator<Item = (&'static str, &PodList<'a>)> {
         TEMPLATE_LISTS.into_iter().zip(&self.lists)
     }
+
+    /// The template's pod-spec fields an update puts in place, by name: all but
+    /// [`RULE_POD_FIELDS`] and those set to `null` (a null sets nothing).
+    pub(crate) fn pod_fields(&self) -> impl Iterator<Item = (&'a str, &'a Value)> + use<'a> {
+        self.pod
+            .into_iter()
+            .flatten()
+            .filter(|(k, v)| !v.is_null() && !RULE_POD_FIELDS.contains(&k.as_str()))
+            .map(|(k, v)| (k.as_str(), v))
+    }
 }
 
 /// The full update render from its owned part ([`render_owned`](super::render_owned) over
-/// the same `observed`): the observed Deployment with every path of [`OWNED_PATHS`]
-/// replaced by the owned part's value, or removed where the owned part has none.
+/// the same `observed`): the observed Deployment with the template's pod-spec fields put in
+/// place, and every path of [`OWNED_PATHS`] replaced by the owned part's value, or removed
+/// where the owned part has none.
 pub fn complete(observed: &Deployment, owned: Owned<'_>) -> Deployment {
     let mut object = clone_except(&observed.object, &OWNED_PATHS, 0);
+    let mut fields = owned.pod_fields().peekable();
+    if fields.peek().is_some() {
+        let pod = json::object_mut(&mut object, &POD_SPEC);
+        for (key, value) in fields {
+            pod.insert(key.to_owned(), value.clone());
+        }
+    }
+    // After the template's `affinity`: the rendered anti-affinity terms go into it.
     owned.leaves.put(&mut object);
     put_lists(&mut object, owned.lists);
     Deployment::from_object(object)

@@ -22,6 +22,10 @@
 //!   `creationTimestamp`, and fails with 409 `Conflict` when its `resourceVersion` is not the
 //!   stored one; a create of an existing Deployment fails with 409 `AlreadyExists`, an update
 //!   of a missing one with 404 `NotFound`;
+//! - a Deployment create or update the real server would refuse (a negative `replicas` or
+//!   quantity, a name or label value out of form) is answered 422 `Invalid` (400 for a
+//!   quantity that does not parse), in the server's words
+//!   ([`refusal`](crate::sim::api_validation::refusal)); nothing is stored;
 //! - [`Cluster::fail_writes`] makes the next Deployment writes fail with a given outcome;
 //! - [`Cluster::rollout`] is a crude Deployment controller that writes `status`.
 //!
@@ -51,7 +55,7 @@ use crate::outcome::WriteOutcome;
 pub use crate::reconcile::ActionKind;
 use crate::reconcile::{Action, Requeue};
 use crate::settings::Settings;
-use crate::sim::merge_patch;
+use crate::sim::{api_validation, merge_patch};
 use crate::snapshot::Snapshot;
 use crate::wire::{
     Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, GatewayStatus, L34Route,
@@ -723,6 +727,9 @@ impl Cluster {
         if let Some(failure) = self.take_failure() {
             return failure;
         }
+        if let Some(refused) = api_validation::refusal(desired) {
+            return refused;
+        }
         if self.deployment.is_some() {
             return WriteOutcome::from_parts(
                 Some(409),
@@ -781,6 +788,10 @@ impl Cluster {
                      been modified; please apply your changes to the latest version and try again"
                 ),
             );
+        }
+        // Validation comes after the resourceVersion precondition, as in the real server.
+        if let Some(refused) = api_validation::refusal(desired) {
+            return refused;
         }
         let mut object = Value::Object(desired.object.clone());
         if let Some(map) = object.as_object_mut() {
@@ -1108,6 +1119,28 @@ mod tests {
         let conf = c.configuration().unwrap();
         assert_eq!(generation(conf), 1);
         assert!(conf["metadata"]["uid"].is_string());
+        // Deleted and recreated: a new uid, unless the patch writes one (kept as written,
+        // with its generation).
+        let first_uid = conf["metadata"]["uid"].clone();
+        c.delete(Kind::Configuration).unwrap();
+        c.patch(
+            Kind::Configuration,
+            &json!({"metadata": {"name": "conf", "namespace": "red"}, "spec": {}}),
+        )
+        .unwrap();
+        assert_ne!(c.configuration().unwrap()["metadata"]["uid"], first_uid);
+        c.delete(Kind::Configuration).unwrap();
+        c.patch(
+            Kind::Configuration,
+            &json!({"metadata": {"name": "conf", "namespace": "red", "uid": "u-9", "generation": 7},
+                    "spec": {}}),
+        )
+        .unwrap();
+        let conf = c.configuration().unwrap();
+        assert_eq!(
+            (generation(conf), &conf["metadata"]["uid"]),
+            (7, &json!("u-9"))
+        );
         let before = c.gateway().clone();
         let e = c
             .patch(Kind::Gateway, &json!({"spec": {"gatewayClassName": 5}}))

@@ -6,24 +6,42 @@
 //! canonical form ([`Quantity::canonical`]). `metadata.generation` and `resourceVersion` are
 //! left to the simulated cluster, which knows whether `spec` changed.
 //!
+//! The list is Kubernetes' own for a pod template (`TestWorkloadDefaults` in
+//! `pkg/apis/core/v1/defaults_test.go`, from `SetDefaults_PodSpec`, `SetDefaults_Container`,
+//! `SetDefaults_Probe`, `SetDefaults_HTTPGetAction`, `SetDefaults_Volume` and the volume
+//! source defaulters; `pkg/apis/apps/v1/defaults.go` for the Deployment), plus what the
+//! server's JSON encoding always writes (`resources: {}`, a zero `divisor`):
+//!
 //! - Deployment: `spec.replicas` 1, `spec.strategy` `RollingUpdate` with `maxUnavailable` and
 //!   `maxSurge` 25%, `revisionHistoryLimit` 10, `progressDeadlineSeconds` 600, annotation
 //!   `deployment.kubernetes.io/revision` `"1"` (really the Deployment controller's, but it
 //!   is there on every Deployment a client reads).
 //! - Pod template: `metadata.creationTimestamp: null` (what the server serializes);
 //!   `dnsPolicy` `ClusterFirst`, `restartPolicy` `Always`, `schedulerName`
-//!   `default-scheduler`, `terminationGracePeriodSeconds` 30, `securityContext` `{}`.
-//! - Each container and init container: `terminationMessagePath` `/dev/termination-log`,
-//!   `terminationMessagePolicy` `File`, `imagePullPolicy` (`Always` for tag `latest` or no tag
-//!   and no digest, else `IfNotPresent`), `resources` `{}`, port `protocol` `TCP`,
-//!   `env[].valueFrom.fieldRef.apiVersion` `v1`, probe timings (`timeoutSeconds` 1,
-//!   `periodSeconds` 10, `successThreshold` 1, `failureThreshold` 3, `httpGet.scheme` `HTTP`),
-//!   and `resources.requests`/`limits` quantities in canonical form.
-//! - Volumes: `emptyDir` keeps `{}` (its `sizeLimit` canonicalized), `configMap` and `secret`
-//!   get `defaultMode` 420.
+//!   `default-scheduler`, `terminationGracePeriodSeconds` 30, `securityContext` `{}`. Not
+//!   `enableServiceLinks` nor host-network `hostPort`s: those are defaulted on Pods only.
+//! - Each container, init container and ephemeral container: `terminationMessagePath`
+//!   `/dev/termination-log`, `terminationMessagePolicy` `File`, `imagePullPolicy` (`Always`
+//!   for tag `latest` or no tag and no digest, else `IfNotPresent`), `resources` `{}`, port
+//!   `protocol` `TCP`, `env[].valueFrom.fieldRef.apiVersion` `v1`,
+//!   `env[].valueFrom.resourceFieldRef.divisor` `"0"`, probe (`liveness`, `readiness`,
+//!   `startup`) timings (`timeoutSeconds` 1, `periodSeconds` 10, `successThreshold` 1,
+//!   `failureThreshold` 3), `httpGet` `path` `/` and `scheme` `HTTP` in probes and in
+//!   `lifecycle.postStart`/`preStop`, and `resources.requests`/`limits` quantities rounded
+//!   up to a milli (`SetDefaults_ResourceList`) in canonical form.
+//! - Volumes: one with no source gets `emptyDir: {}`; `emptyDir` keeps `{}` (its `sizeLimit`
+//!   canonicalized); `configMap`, `secret`, `downwardAPI` and `projected` get `defaultMode`
+//!   420; `downwardAPI` items (also inside `projected` sources) get `fieldRef.apiVersion`
+//!   `v1` and `resourceFieldRef.divisor` `"0"`; a projected `serviceAccountToken` gets
+//!   `expirationSeconds` 3600; `hostPath` gets `type` `""`; the in-tree `iscsi`
+//!   (`iscsiInterface` `default`), `rbd` (`pool` `rbd`, `user` `admin`, `keyring`
+//!   `/etc/ceph/keyring`), `azureDisk` (`cachingMode` `ReadWrite`, `fsType` `ext4`, `kind`
+//!   `Shared`, `readOnly` false) and `scaleIO` (`fsType` `xfs`, `storageMode`
+//!   `ThinProvisioned`) sources get theirs.
 //!
-//! A quantity that does not parse is left as written (a real server would reject the write;
-//! the simulation is not a validator). Applying the defaults twice changes nothing.
+//! A quantity that does not parse is left as written (the simulated server refuses such a
+//! write before defaulting: [`crate::sim::api_validation`]). Applying the defaults twice
+//! changes nothing.
 
 use serde_json::{Map, Value, json};
 
@@ -71,7 +89,7 @@ pub fn apply_server_defaults(deployment: &mut Deployment) {
     default(pod, "schedulerName", json!("default-scheduler"));
     default(pod, "terminationGracePeriodSeconds", json!(30));
     default(pod, "securityContext", json!({}));
-    for list in ["containers", "initContainers"] {
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
         if let Some(Value::Array(containers)) = pod.get_mut(list) {
             for c in containers.iter_mut().filter_map(Value::as_object_mut) {
                 container(c);
@@ -119,7 +137,7 @@ fn container(c: &mut Map<String, Value>) {
     for key in ["requests", "limits"] {
         if let Some(Value::Object(list)) = resources.get_mut(key) {
             for value in list.values_mut() {
-                canonicalize(value);
+                canonicalize_resource(value);
             }
         }
     }
@@ -130,12 +148,8 @@ fn container(c: &mut Map<String, Value>) {
     }
     if let Some(Value::Array(env)) = c.get_mut("env") {
         for e in env.iter_mut().filter_map(Value::as_object_mut) {
-            if let Some(Value::Object(field_ref)) = e
-                .get_mut("valueFrom")
-                .and_then(Value::as_object_mut)
-                .and_then(|from| from.get_mut("fieldRef"))
-            {
-                default(field_ref, "apiVersion", json!("v1"));
+            if let Some(Value::Object(from)) = e.get_mut("valueFrom") {
+                field_refs(from);
             }
         }
     }
@@ -145,9 +159,42 @@ fn container(c: &mut Map<String, Value>) {
             default(p, "periodSeconds", json!(10));
             default(p, "successThreshold", json!(1));
             default(p, "failureThreshold", json!(3));
-            if let Some(Value::Object(http)) = p.get_mut("httpGet") {
-                default(http, "scheme", json!("HTTP"));
+            http_get(p);
+        }
+    }
+    if let Some(Value::Object(lifecycle)) = c.get_mut("lifecycle") {
+        for hook in ["postStart", "preStop"] {
+            if let Some(Value::Object(h)) = lifecycle.get_mut(hook) {
+                http_get(h);
             }
+        }
+    }
+}
+
+/// `httpGet` of a probe or a lifecycle hook: `path` `/`, `scheme` `HTTP`.
+fn http_get(handler: &mut Map<String, Value>) {
+    if let Some(Value::Object(http)) = handler.get_mut("httpGet") {
+        default(http, "path", json!("/"));
+        default(http, "scheme", json!("HTTP"));
+    }
+}
+
+/// `fieldRef.apiVersion` `v1` and `resourceFieldRef.divisor` `"0"` (a zero quantity, which
+/// the server's encoding writes) of an env source or a downward API item.
+fn field_refs(holder: &mut Map<String, Value>) {
+    if let Some(Value::Object(field_ref)) = holder.get_mut("fieldRef") {
+        default(field_ref, "apiVersion", json!("v1"));
+    }
+    if let Some(Value::Object(resource_ref)) = holder.get_mut("resourceFieldRef") {
+        default(resource_ref, "divisor", json!("0"));
+    }
+}
+
+/// The downward API items of a `downwardAPI` volume or projection.
+fn downward_items(source: &mut Map<String, Value>) {
+    if let Some(Value::Array(items)) = source.get_mut("items") {
+        for item in items.iter_mut().filter_map(Value::as_object_mut) {
+            field_refs(item);
         }
     }
 }
@@ -169,7 +216,62 @@ fn pull_policy(image: &str) -> &'static str {
     }
 }
 
+/// The keys of a volume that are not its source.
+const VOLUME_NON_SOURCE: [&str; 1] = ["name"];
+
+/// Defaults of the in-tree volume sources: (source, field, value).
+const SOURCE_DEFAULTS: [(&str, &str, &str); 10] = [
+    ("iscsi", "iscsiInterface", "default"),
+    ("rbd", "pool", "rbd"),
+    ("rbd", "user", "admin"),
+    ("rbd", "keyring", "/etc/ceph/keyring"),
+    ("azureDisk", "cachingMode", "ReadWrite"),
+    ("azureDisk", "fsType", "ext4"),
+    ("azureDisk", "kind", "Shared"),
+    ("scaleIO", "fsType", "xfs"),
+    ("scaleIO", "storageMode", "ThinProvisioned"),
+    ("hostPath", "type", ""),
+];
+
 fn volume(v: &mut Map<String, Value>) {
+    let has_source = v
+        .iter()
+        .any(|(k, value)| !VOLUME_NON_SOURCE.contains(&k.as_str()) && !value.is_null());
+    if !has_source {
+        v.insert("emptyDir".into(), json!({}));
+    }
+    for (source, field, value) in SOURCE_DEFAULTS {
+        if let Some(Value::Object(s)) = v.get_mut(source) {
+            default(s, field, json!(value));
+        }
+    }
+    if let Some(Value::Object(disk)) = v.get_mut("azureDisk") {
+        default(disk, "readOnly", json!(false));
+    }
+    for source in ["downwardAPI", "projected"] {
+        if let Some(Value::Object(s)) = v.get_mut(source) {
+            default(s, "defaultMode", json!(420));
+        }
+    }
+    if let Some(Value::Object(downward)) = v.get_mut("downwardAPI") {
+        downward_items(downward);
+    }
+    let sources = v
+        .get_mut("projected")
+        .and_then(|p| p.get_mut("sources"))
+        .and_then(Value::as_array_mut);
+    for source in sources
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        if let Some(Value::Object(downward)) = source.get_mut("downwardAPI") {
+            downward_items(downward);
+        }
+        if let Some(Value::Object(token)) = source.get_mut("serviceAccountToken") {
+            default(token, "expirationSeconds", json!(3600));
+        }
+    }
     if let Some(size) = v
         .get_mut("emptyDir")
         .and_then(Value::as_object_mut)
@@ -181,6 +283,19 @@ fn volume(v: &mut Map<String, Value>) {
         if let Some(Value::Object(s)) = v.get_mut(source) {
             default(s, "defaultMode", json!(420));
         }
+    }
+}
+
+/// Rewrites a request or limit rounded up to a milli (`SetDefaults_ResourceList`), in
+/// canonical form; malformed ones stay.
+fn canonicalize_resource(value: &mut Value) {
+    let parsed = match value {
+        Value::String(s) => s.parse::<Quantity>().ok(),
+        Value::Number(n) => n.to_string().parse::<Quantity>().ok(),
+        _ => None,
+    };
+    if let Some(q) = parsed {
+        *value = Value::String(q.rounded_up_to_milli().canonical());
     }
 }
 
@@ -347,6 +462,89 @@ mod tests {
         assert_eq!(pod["volumes"][0], json!({ "name": "tmp", "emptyDir": {} }));
         assert_eq!(pod["volumes"][1]["emptyDir"]["sizeLimit"], "512Mi");
         assert_eq!(pod["volumes"][2]["configMap"]["defaultMode"], 420);
+    }
+
+    #[test]
+    fn fills_the_rest_of_the_workload_defaults() {
+        let out = defaulted(json!({ "spec": { "template": { "spec": {
+            "ephemeralContainers": [{ "name": "debug", "image": "busybox:1" }],
+            "containers": [{
+                "name": "c", "image": "c:1",
+                "env": [{ "name": "MEM", "valueFrom": { "resourceFieldRef": { "resource": "limits.memory" } } }],
+                "livenessProbe": { "httpGet": { "port": 80 } },
+                "lifecycle": { "preStop": { "httpGet": { "port": 80 } }, "postStart": { "exec": {} } }
+            }],
+            "volumes": [
+                { "name": "bare" },
+                { "name": "host", "hostPath": { "path": "/x" } },
+                { "name": "secret", "secret": { "secretName": "s" } },
+                { "name": "down", "downwardAPI": { "items": [
+                    { "path": "p", "fieldRef": { "fieldPath": "metadata.name" } },
+                    { "path": "q", "resourceFieldRef": { "resource": "limits.cpu" } }
+                ] } },
+                { "name": "proj", "projected": { "sources": [
+                    { "serviceAccountToken": { "path": "t" } },
+                    { "downwardAPI": { "items": [{ "path": "p", "fieldRef": { "fieldPath": "metadata.uid" } }] } }
+                ] } },
+                { "name": "rbd", "rbd": { "monitors": ["m"], "image": "i" } },
+                { "name": "iscsi", "iscsi": { "targetPortal": "t", "iqn": "q", "lun": 0 } },
+                { "name": "disk", "azureDisk": { "diskName": "d", "diskURI": "u" } },
+                { "name": "sio", "scaleIO": { "gateway": "g", "system": "s", "secretRef": {} } }
+            ]
+        } } } }));
+        let pod = &out["spec"]["template"]["spec"];
+        let debug = &pod["ephemeralContainers"][0];
+        assert_eq!(debug["terminationMessagePolicy"], "File");
+        assert_eq!(debug["imagePullPolicy"], "IfNotPresent");
+        let c = &pod["containers"][0];
+        assert_eq!(c["env"][0]["valueFrom"]["resourceFieldRef"]["divisor"], "0");
+        assert_eq!(
+            c["livenessProbe"]["httpGet"],
+            json!({ "port": 80, "path": "/", "scheme": "HTTP" })
+        );
+        assert_eq!(
+            c["lifecycle"],
+            json!({ "preStop": { "httpGet": { "port": 80, "path": "/", "scheme": "HTTP" } },
+                    "postStart": { "exec": {} } })
+        );
+        let volumes = pod["volumes"].as_array().unwrap();
+        let v = |name: &str| volumes.iter().find(|v| v["name"] == name).unwrap();
+        assert_eq!(v("bare"), &json!({ "name": "bare", "emptyDir": {} }));
+        assert_eq!(v("host")["hostPath"], json!({ "path": "/x", "type": "" }));
+        assert_eq!(v("secret")["secret"]["defaultMode"], 420);
+        assert_eq!(v("down")["downwardAPI"]["defaultMode"], 420);
+        assert_eq!(
+            v("down")["downwardAPI"]["items"],
+            json!([
+                { "path": "p", "fieldRef": { "fieldPath": "metadata.name", "apiVersion": "v1" } },
+                { "path": "q", "resourceFieldRef": { "resource": "limits.cpu", "divisor": "0" } }
+            ])
+        );
+        let projected = &v("proj")["projected"];
+        assert_eq!(projected["defaultMode"], 420);
+        assert_eq!(
+            projected["sources"][0]["serviceAccountToken"]["expirationSeconds"],
+            3600
+        );
+        assert_eq!(
+            projected["sources"][1]["downwardAPI"]["items"][0]["fieldRef"]["apiVersion"],
+            "v1"
+        );
+        assert_eq!(v("rbd")["rbd"]["pool"], "rbd");
+        assert_eq!(v("rbd")["rbd"]["user"], "admin");
+        assert_eq!(v("rbd")["rbd"]["keyring"], "/etc/ceph/keyring");
+        assert_eq!(v("iscsi")["iscsi"]["iscsiInterface"], "default");
+        assert_eq!(
+            v("disk")["azureDisk"],
+            json!({ "diskName": "d", "diskURI": "u", "cachingMode": "ReadWrite",
+                    "fsType": "ext4", "kind": "Shared", "readOnly": false })
+        );
+        assert_eq!(v("sio")["scaleIO"]["storageMode"], "ThinProvisioned");
+        assert_eq!(v("sio")["scaleIO"]["fsType"], "xfs");
+        // Not defaulted in a pod template.
+        assert!(pod.get("enableServiceLinks").is_none());
+        let twice = defaulted(out.clone());
+        assert_eq!(twice, out);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //!
 //! - [`cluster::Cluster`]: the simulated API server for one Gateway and what surrounds it.
 //! - [`scenario::Scenario`]: the scenario file format of SPEC §7, its parser and runner.
+//! - [`api_validation`]: what the API server refuses in a written Deployment.
 //! - [`merge_patch`]: RFC 7386 JSON merge patch, used by both.
 
+pub mod api_validation;
 pub mod cluster;
 pub mod defaulting;
 pub mod merge_patch;

@@ -1,0 +1,71 @@
+//! Kubernetes name and label-value rules, with the API server's explanations.
+
+/// Why `value` is not a valid label value (at most 63 characters, alphanumeric at both
+/// ends, `-`, `_` and `.` inside; empty is valid), in the API server's words.
+pub(crate) fn label_value_error(value: &str) -> Option<&'static str> {
+    let b = value.as_bytes();
+    if b.len() > 63 {
+        return Some("must be no more than 63 characters");
+    }
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.');
+    let ok = match (b.first(), b.last()) {
+        (None, _) | (_, None) => true,
+        (Some(f), Some(l)) => {
+            f.is_ascii_alphanumeric() && l.is_ascii_alphanumeric() && b.iter().all(inner)
+        }
+    };
+    (!ok).then_some(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' \
+         or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or \
+         'my_value',  or '12345', regex used for validation is \
+         '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    )
+}
+
+/// Why `name` is not a DNS-1123 subdomain (at most 253 characters, lowercase alphanumeric,
+/// `-` and `.`, alphanumeric at both ends of each dot-separated part), in the API server's
+/// words.
+pub(crate) fn subdomain_error(name: &str) -> Option<&'static str> {
+    if name.len() > 253 {
+        return Some("must be no more than 253 characters");
+    }
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let ok = name.split('.').all(|part| {
+        let b = part.as_bytes();
+        match (b.first(), b.last()) {
+            (Some(f), Some(l)) => alnum(f) && alnum(l) && b.iter().all(|c| alnum(c) || *c == b'-'),
+            _ => false,
+        }
+    });
+    (!ok).then_some(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' \
+         or '.', and must start and end with an alphanumeric character (e.g. 'example.com', \
+         regex used for validation is \
+         '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values() {
+        for ok in ["", "a", "A_b.c-1", &"x".repeat(63)] {
+            assert_eq!(label_value_error(ok), None, "{ok}");
+        }
+        for bad in ["-a", "a-", "a b", "é", &"x".repeat(64)] {
+            assert!(label_value_error(bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn subdomains() {
+        for ok in ["a", "sllbr-gw", "a.b-c.d1", &"a".repeat(63)] {
+            assert_eq!(subdomain_error(ok), None, "{ok}");
+        }
+        for bad in ["", "A", "a_b", "a..b", ".a", "a-", &"a".repeat(254)] {
+            assert!(subdomain_error(bad).is_some(), "{bad}");
+        }
+    }
+}
