@@ -906,9 +906,24 @@ fn typed<T: serde::de::DeserializeOwned>(kind: Kind, value: &Value) -> Result<T,
             why: "must be a JSON object".into(),
         });
     }
-    serde_json::from_value(value.clone()).map_err(|e| ClusterError::Malformed {
+    typed_at(value).map_err(|(path, why)| ClusterError::Malformed {
         kind,
-        why: e.to_string(),
+        why: match path {
+            Some(path) => format!("{path}: {why}"),
+            None => why,
+        },
+    })
+}
+
+/// Reads `value` in place (no copy of a large object); on error, the key path of the wrong
+/// value (`spec.internalSubnets[0].cidr`) and what is wrong with it.
+pub(crate) fn typed_at<T: serde::de::DeserializeOwned>(
+    value: &Value,
+) -> Result<T, (Option<String>, String)> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let why = crate::sim::strict_json::plain_message(&e.into_inner().to_string());
+        ((path != ".").then_some(path), why)
     })
 }
 
