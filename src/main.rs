@@ -12,6 +12,7 @@ use std::fmt::Display;
 use std::process::ExitCode;
 
 use gateway_reconcile::sim::scenario::{DEMO, Scenario, api_error_from_value, parse_time};
+use gateway_reconcile::sim::strict_json::plain_message;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{Action, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
 use serde_json::{Value, json};
@@ -410,7 +411,19 @@ fn decode(bytes: Vec<u8>) -> Result<String, String> {
 
 fn parse<T: serde::de::DeserializeOwned>(flag: &str, file: &str, text: &str) -> Result<T, String> {
     let value = parse_value(text).map_err(|e| format!("{flag} {file}: {e}"))?;
-    serde_json::from_value(value).map_err(|e| format!("{flag} {file}: {e}"))
+    typed(&value).map_err(|e| format!("{flag} {}: {e}", display_name(file)))
+}
+
+/// A value read as `T` in place, an error naming the key path of the wrong value.
+fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            plain_message(&e.into_inner().to_string())
+        } else {
+            format!("{path}: {}", plain_message(&e.into_inner().to_string()))
+        }
+    })
 }
 
 /// JSON; with the `yaml` feature, YAML too (several documents are read as a list, so
@@ -459,9 +472,12 @@ fn read_object<T: serde::de::DeserializeOwned>(
     let text = read(flag, file, limit)?;
     let value: Value = parse(flag, file, &text)?;
     if !value.is_object() {
-        return Err(format!("{flag} {file}: expected a JSON object"));
+        return Err(format!(
+            "{flag} {}: expected a JSON object",
+            display_name(file)
+        ));
     }
-    serde_json::from_value(value).map_err(|e| format!("{flag} {file}: {e}"))
+    typed(&value).map_err(|e| format!("{flag} {}: {e}", display_name(file)))
 }
 
 fn optional<T: serde::de::DeserializeOwned>(
@@ -494,7 +510,7 @@ fn read_routes(file: &str, limit: u64) -> Result<Vec<L34Route>, String> {
     items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| serde_json::from_value(item).map_err(|e| err_at("--routes", file, i, e)))
+        .map(|(i, item)| typed(&item).map_err(|e| err_at("--routes", file, i, e)))
         .collect()
 }
 

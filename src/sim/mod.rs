@@ -3,10 +3,11 @@
 //! - [`cluster::Cluster`]: the simulated API server for one Gateway and what surrounds it.
 //! - [`scenario::Scenario`]: the scenario file format of SPEC §7, its parser and runner.
 //! - [`merge_patch`]: RFC 7386 JSON merge patch, used by both.
-//! - `strict_json`: scenario JSON without duplicate keys, and the line of a key path.
+//! - [`strict_json`]: scenario JSON without duplicate keys, the line of a key path, and
+//!   serde's type errors in plain words.
 
 pub mod cluster;
 pub mod defaulting;
 pub mod merge_patch;
 pub mod scenario;
-pub(crate) mod strict_json;
+pub mod strict_json;

@@ -436,7 +436,10 @@ impl Scenario {
                     } else {
                         format!("settings.{path}")
                     };
-                    top.invalid(&key, e.into_inner())
+                    top.invalid(
+                        &key,
+                        crate::sim::strict_json::plain_message(&e.into_inner().to_string()),
+                    )
                 })?
             }
         };
