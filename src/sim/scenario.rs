@@ -2,7 +2,9 @@
 //! what each reconcile did.
 //!
 //! A scenario is parsed by hand from JSON so that every error names where it is: the step
-//! number (1-based) and the key, e.g. `step 3: unknown key "expct" in reconcile step`.
+//! number (1-based) and the key, e.g. `step 3: unknown key "expct" in reconcile step`, and,
+//! from [`Scenario::from_json`], the line (`line 12: step 3: ...`). A key given twice in
+//! one object is an error there too.
 //! [`Scenario::run`] drives a [`Cluster`] through the steps and returns a [`Report`]: the
 //! timeline and every failed expectation.
 //!
@@ -24,8 +26,16 @@
 //!   replaces it), so routes can be added and removed.
 //! - `delete` also accepts `gateway` (marks it for deletion, as a finalizer would hold it)
 //!   and `routes` (removes every route).
-//! - `failWrites` replaces the failures still pending; `count` 0 clears them and then
-//!   `error` may be omitted.
+//! - `failWrites` replaces the failures still pending; `count` is 1 or more and `error`
+//!   is required; `error` is read by [`api_error_from_value`], as `plan --outcome` is
+//!   (a Kubernetes `Status` object is accepted, not one whose `status` is `Success`).
+//! - Times are strict RFC 3339 ([`parse_time`]); `now`, and the clock after every
+//!   `advance`, must be within the supported range.
+//! - The objects and every `patch` are checked when the file is read: a value of the wrong
+//!   type (`"objects.configuration.spec.internalSubnets": expected a list, found 5`), or a
+//!   Gateway without `metadata.name`, `namespace` or `uid` (also when a patch removes it),
+//!   makes the file malformed rather than a step that fails.
+//! - `expect.drift`: field paths that must each be in the Update's drift list.
 //! - In `expect.deployment`, a `null` inside the object means the key must be absent.
 //! - `expect.conditions.T.lastTransitionTime` is compared as a time, so
 //!   `2026-01-01T00:00:00Z` matches `2026-01-01T00:00:00.000Z`.
@@ -1982,6 +1992,21 @@ mod tests {
                 "lastTransitionTime": "2026-01-01T00:00:00.000Z"}}
         }));
         assert!(ok.is_empty(), "{ok:?}");
+    }
+
+    #[test]
+    fn drift_expectations_name_each_missing_path() {
+        assert!(failures(json!({"drift": ["spec.replicas"]})).is_empty());
+        let f = failures(json!({"drift": ["spec.replicas", "spec.template.spec.nodeSelector"]}));
+        assert_eq!(
+            f,
+            vec![Failure {
+                step: 1,
+                what: "drift".into(),
+                expected: r#"to contain "spec.template.spec.nodeSelector""#.into(),
+                actual: r#"["spec.replicas"]"#.into(),
+            }]
+        );
     }
 
     #[test]
