@@ -160,7 +160,7 @@ fn simulate(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report = scenario.run();
+    let report = scenario.into_report();
     out(&report.to_string());
     if report.passed() {
         ExitCode::SUCCESS

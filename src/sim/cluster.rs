@@ -301,7 +301,10 @@ impl Cluster {
                     continue;
                 }
                 Kind::Routes => {
-                    check(kind, Some(&Value::Array(cluster.routes.clone())))?;
+                    // Each route in place: no copy of what may be a long list.
+                    for route in &cluster.routes {
+                        typed::<L34Route>(kind, route)?;
+                    }
                     continue;
                 }
             };
@@ -625,7 +628,11 @@ impl Cluster {
             .map(|v| typed(Kind::Deployment, v))
             .transpose()?;
         let template: Deployment = typed(Kind::Template, &self.template)?;
-        let routes: Vec<L34Route> = typed(Kind::Routes, &Value::Array(self.routes.clone()))?;
+        let routes: Vec<L34Route> = self
+            .routes
+            .iter()
+            .map(|route| typed(Kind::Routes, route))
+            .collect::<Result<_, _>>()?;
 
         let snapshot = Snapshot::new(&gateway, &template)
             .with_gateway_class(gateway_class.as_ref())
@@ -894,6 +901,8 @@ pub(crate) fn check(kind: Kind, value: Option<&Value>) -> Result<(), ClusterErro
         Kind::GatewayClass => typed::<GatewayClass>(kind, value).map(drop),
         Kind::Gateway => typed::<Gateway>(kind, value).map(drop),
         Kind::Configuration => typed::<GatewayConfiguration>(kind, value).map(drop),
+        // A Deployment is held whole as any JSON object: checking that needs no copy.
+        Kind::Deployment | Kind::Template if value.is_object() => Ok(()),
         Kind::Deployment | Kind::Template => typed::<Deployment>(kind, value).map(drop),
         Kind::Routes => typed::<Vec<L34Route>>(kind, value).map(drop),
     }

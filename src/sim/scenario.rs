@@ -411,7 +411,7 @@ impl Scenario {
                 why,
             }
         })?;
-        Scenario::from_value(&value).map_err(|error| {
+        Scenario::from_owned(value).map_err(|error| {
             match crate::sim::strict_json::line_of(text, &error.path()) {
                 Some(line) => ScenarioError::Located {
                     line,
@@ -424,8 +424,14 @@ impl Scenario {
 
     /// Parses a scenario from a JSON value.
     pub fn from_value(value: &Value) -> Result<Scenario, ScenarioError> {
+        Scenario::from_owned(value.clone())
+    }
+
+    /// Parses a scenario, moving the objects out of `value` rather than copying them.
+    fn from_owned(mut value: Value) -> Result<Scenario, ScenarioError> {
         let top = Ctx { step: None };
-        let map = top.object(value, "scenario")?;
+        let objects_value = value.as_object_mut().and_then(|m| m.remove("objects"));
+        let map = top.object(&value, "scenario")?;
         top.keys(
             map,
             &["description", "settings", "now", "objects", "steps"],
@@ -457,7 +463,7 @@ impl Scenario {
             None | Some(Value::Null) => DEFAULT_NOW.parse().map_err(|e| top.invalid("now", e))?,
             Some(v) => top.time(v, "now")?,
         };
-        let objects = parse_objects(&top, map.get("objects"))?;
+        let objects = parse_objects(&top, objects_value)?;
         let steps = top.array(top.required(map, "steps", "the scenario")?, "steps")?;
         let steps: Vec<Step> = steps
             .iter()
@@ -493,7 +499,18 @@ impl Scenario {
 
     /// Runs the scenario on a fresh [`Cluster`].
     pub fn run(&self) -> Report {
-        match Cluster::new(self.settings.clone(), self.now, self.objects.clone()) {
+        self.run_with(self.objects.clone())
+    }
+
+    /// Runs the scenario on a fresh [`Cluster`], handing it the objects instead of a copy
+    /// (for large files).
+    pub fn into_report(mut self) -> Report {
+        let objects = std::mem::take(&mut self.objects);
+        self.run_with(objects)
+    }
+
+    fn run_with(&self, objects: Objects) -> Report {
+        match Cluster::new(self.settings.clone(), self.now, objects) {
             Ok(cluster) => self.run_on(cluster),
             Err(e) => Report {
                 description: self.description.clone(),
@@ -672,27 +689,32 @@ impl Ctx {
     }
 }
 
-fn parse_objects(top: &Ctx, value: Option<&Value>) -> Result<Objects, ScenarioError> {
+/// The objects, moved out of the parsed file (no copy: they can be large).
+fn parse_objects(top: &Ctx, value: Option<Value>) -> Result<Objects, ScenarioError> {
     let value = value.ok_or_else(|| ScenarioError::MissingKey {
         step: None,
         key: "objects".into(),
         context: "the scenario".into(),
     })?;
-    let map = top.object(value, "objects")?;
+    top.object(&value, "objects")?;
+    let Value::Object(mut map) = value else {
+        return Err(top.wrong("objects", "an object", &Value::Null));
+    };
     let allowed: Vec<&str> = Kind::ALL.iter().map(|k| k.key()).collect();
-    top.keys(map, &allowed, "objects")?;
-    let optional = |kind: Kind| -> Result<Option<Value>, ScenarioError> {
+    top.keys(&map, &allowed, "objects")?;
+    let mut optional = |kind: Kind| -> Result<Option<Value>, ScenarioError> {
         let key = format!("objects.{kind}");
-        match map.get(kind.key()) {
+        match map.remove(kind.key()) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => {
-                top.object(v, &key)?;
-                shape(kind, v).map_err(|(path, why)| top.invalid(&format!("{key}.{path}"), why))?;
-                cluster::check(kind, Some(v)).map_err(|e| match e {
+                top.object(&v, &key)?;
+                shape(kind, &v)
+                    .map_err(|(path, why)| top.invalid(&format!("{key}.{path}"), why))?;
+                cluster::check(kind, Some(&v)).map_err(|e| match e {
                     cluster::ClusterError::Malformed { why, .. } => top.invalid(&key, why),
                     other => top.invalid(&key, other),
                 })?;
-                Ok(Some(v.clone()))
+                Ok(Some(v))
             }
         }
     };
@@ -703,22 +725,28 @@ fn parse_objects(top: &Ctx, value: Option<&Value>) -> Result<Objects, ScenarioEr
     })?;
     gateway_identity(&gateway)
         .map_err(|(path, why)| top.invalid(&format!("objects.gateway.{path}"), why))?;
-    let routes = match map.get("routes") {
+    let gateway_class = optional(Kind::GatewayClass)?;
+    let configuration = optional(Kind::Configuration)?;
+    let deployment = optional(Kind::Deployment)?;
+    let template = optional(Kind::Template)?;
+    let routes = match map.remove("routes") {
         None | Some(Value::Null) => Vec::new(),
         Some(v) => {
-            let list = top.array(v, "objects.routes")?;
-            shape(Kind::Routes, v)
+            top.array(&v, "objects.routes")?;
+            shape(Kind::Routes, &v)
                 .map_err(|(path, why)| top.invalid(&format!("objects.routes{path}"), why))?;
-            cluster::check(Kind::Routes, Some(v)).map_err(|e| top.invalid("objects.routes", e))?;
-            list.clone()
+            match v {
+                Value::Array(list) => list,
+                _ => Vec::new(),
+            }
         }
     };
     Ok(Objects {
-        gateway_class: optional(Kind::GatewayClass)?,
+        gateway_class,
         gateway,
-        configuration: optional(Kind::Configuration)?,
-        deployment: optional(Kind::Deployment)?,
-        template: optional(Kind::Template)?,
+        configuration,
+        deployment,
+        template,
         routes,
     })
 }
@@ -804,12 +832,13 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
 
 /// A value of the wrong type inside an object: its key path (from the object) and why.
 fn shape(kind: Kind, value: &Value) -> Result<(), (String, String)> {
-    use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+    use crate::wire::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
     let found = match kind {
         Kind::GatewayClass => cluster::typed_at::<GatewayClass>(value).map(drop),
         Kind::Gateway => cluster::typed_at::<Gateway>(value).map(drop),
         Kind::Configuration => cluster::typed_at::<GatewayConfiguration>(value).map(drop),
-        Kind::Deployment | Kind::Template => cluster::typed_at::<Deployment>(value).map(drop),
+        // A Deployment is any JSON object (kept whole): nothing to read, nothing to copy.
+        Kind::Deployment | Kind::Template => Ok(()),
         Kind::Routes => cluster::typed_at::<Vec<L34Route>>(value).map(drop),
     };
     match found {
