@@ -254,6 +254,29 @@ fn a_wrong_type_names_the_key_path_and_line() {
 }
 
 #[test]
+fn a_wrong_value_in_a_route_names_its_key_path() {
+    // Routes are read straight into L34Routes (no JSON value held for a long list).
+    assert_eq!(
+        malformed(
+            "route.json",
+            &format!(
+                "{{\"objects\": {{\"gateway\": {GATEWAY},\n \"routes\": [{{}},\n  {{\"spec\": {{\"destinationCIDRs\": 5}}}}]}},\n \"steps\": []}}"
+            )
+        ),
+        r#"invalid JSON at line 3, column 37: "objects.routes[1].spec.destinationCIDRs": expected a list, found 5"#
+    );
+    assert_eq!(
+        malformed(
+            "routes-twice.json",
+            &format!(
+                "{{\"objects\": {{\"gateway\": {GATEWAY}, \"routes\": [],\n \"routes\": []}},\n \"steps\": []}}"
+            )
+        ),
+        r#"invalid JSON at line 2, column 9: duplicate key "routes""#
+    );
+}
+
+#[test]
 fn a_gateway_without_namespace_or_uid_is_malformed() {
     assert_eq!(
         malformed(

@@ -50,6 +50,7 @@ use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
 use crate::settings::{Settings, format_duration, parse_duration};
 use crate::sim::cluster::{self, ActionKind, Cluster, Kind, Objects, Rollout, StepRecord};
+use crate::wire::L34Route;
 
 /// The built-in demonstration: the stale-Programmed problem and its fix.
 pub const DEMO: &str = include_str!("demo.json");
@@ -398,7 +399,7 @@ impl Scenario {
     /// Stricter than [`Scenario::from_value`]: a key given twice in one object is an error,
     /// and every error says the line it is on (as far as it can be placed).
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        let value = crate::sim::strict_json::parse(text).map_err(|e| {
+        let (value, routes) = crate::sim::strict_json::parse_scenario(text).map_err(|e| {
             // serde_json ends its message with the position, given apart here.
             let why = e.to_string();
             let why = why
@@ -411,24 +412,29 @@ impl Scenario {
                 why,
             }
         })?;
-        Scenario::from_owned(value).map_err(|error| {
-            match crate::sim::strict_json::line_of(text, &error.path()) {
-                Some(line) => ScenarioError::Located {
-                    line,
-                    error: Box::new(error),
-                },
-                None => error,
-            }
+        Scenario::from_owned(value, routes).map_err(|error| match crate::sim::strict_json::line_of(
+            text,
+            &error.path(),
+        ) {
+            Some(line) => ScenarioError::Located {
+                line,
+                error: Box::new(error),
+            },
+            None => error,
         })
     }
 
     /// Parses a scenario from a JSON value.
     pub fn from_value(value: &Value) -> Result<Scenario, ScenarioError> {
-        Scenario::from_owned(value.clone())
+        Scenario::from_owned(value.clone(), None)
     }
 
-    /// Parses a scenario, moving the objects out of `value` rather than copying them.
-    fn from_owned(mut value: Value) -> Result<Scenario, ScenarioError> {
+    /// Parses a scenario, moving the objects out of `value` rather than copying them;
+    /// `routes` are the routes already read, when `value` has none.
+    fn from_owned(
+        mut value: Value,
+        routes: Option<Vec<L34Route>>,
+    ) -> Result<Scenario, ScenarioError> {
         let top = Ctx { step: None };
         let objects_value = value.as_object_mut().and_then(|m| m.remove("objects"));
         let map = top.object(&value, "scenario")?;
@@ -463,7 +469,10 @@ impl Scenario {
             None | Some(Value::Null) => DEFAULT_NOW.parse().map_err(|e| top.invalid("now", e))?,
             Some(v) => top.time(v, "now")?,
         };
-        let objects = parse_objects(&top, objects_value)?;
+        let mut objects = parse_objects(&top, objects_value)?;
+        if let Some(routes) = routes {
+            objects.routes = routes;
+        }
         let steps = top.array(top.required(map, "steps", "the scenario")?, "steps")?;
         let steps: Vec<Step> = steps
             .iter()
@@ -733,12 +742,9 @@ fn parse_objects(top: &Ctx, value: Option<Value>) -> Result<Objects, ScenarioErr
         None | Some(Value::Null) => Vec::new(),
         Some(v) => {
             top.array(&v, "objects.routes")?;
-            shape(Kind::Routes, &v)
-                .map_err(|(path, why)| top.invalid(&format!("objects.routes{path}"), why))?;
-            match v {
-                Value::Array(list) => list,
-                _ => Vec::new(),
-            }
+            cluster::typed_at::<Vec<L34Route>>(&v).map_err(|(path, why)| {
+                top.invalid(&format!("objects.routes{}", path.unwrap_or_default()), why)
+            })?
         }
     };
     Ok(Objects {
@@ -787,7 +793,8 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                     .clone()
                     .unwrap_or_else(|| crate::template::default_template().object.into()),
             ),
-            Kind::Routes => Some(Value::Array(objects.routes.clone())),
+            // A patch on the routes replaces them: what they were does not matter.
+            Kind::Routes => None,
         }
     };
     for (i, step) in steps.iter().enumerate() {
@@ -832,7 +839,7 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
 
 /// A value of the wrong type inside an object: its key path (from the object) and why.
 fn shape(kind: Kind, value: &Value) -> Result<(), (String, String)> {
-    use crate::wire::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
+    use crate::wire::{Gateway, GatewayClass, GatewayConfiguration};
     let found = match kind {
         Kind::GatewayClass => cluster::typed_at::<GatewayClass>(value).map(drop),
         Kind::Gateway => cluster::typed_at::<Gateway>(value).map(drop),

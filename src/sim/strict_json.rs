@@ -4,8 +4,11 @@
 
 use std::fmt;
 
+use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+
+use crate::wire::L34Route;
 
 /// Parses JSON text into a [`Value`], refusing duplicate keys. The error carries the line
 /// and column (serde_json adds them to every error raised while reading).
@@ -14,6 +17,163 @@ pub fn parse(text: &str) -> Result<Value, serde_json::Error> {
     let value = Strict.deserialize(&mut deserializer)?;
     deserializer.end()?;
     Ok(value)
+}
+
+/// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes and
+/// left out of the value: a long route list held as JSON values costs about 20 times its
+/// text. A wrong value in a route is an error naming its key path.
+pub fn parse_scenario(text: &str) -> Result<(Value, Option<Vec<L34Route>>), serde_json::Error> {
+    let mut routes = None;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Top(&mut routes).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok((value, routes))
+}
+
+/// The scenario's top level: `objects` is read by [`Objects`], the rest by [`Strict`].
+struct Top<'r>(&'r mut Option<Vec<L34Route>>);
+
+/// The scenario's `objects`: `routes` is read typed into the slot.
+struct Objects<'r>(&'r mut Option<Vec<L34Route>>);
+
+/// Values other than objects read as [`Strict`] reads them.
+macro_rules! like_strict {
+    () => {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+            Strict.visit_bool(v)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+            Strict.visit_i64(v)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+            Strict.visit_u64(v)
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+            Strict.visit_f64(v)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+            Strict.visit_str(v)
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+            Strict.visit_string(v)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+            Strict.visit_unit()
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+            Strict.visit_none()
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+            Strict.visit_seq(seq)
+        }
+    };
+}
+
+impl<'de> DeserializeSeed<'de> for Top<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a scenario object")
+    }
+
+    like_strict!();
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        let mut slot = Some(self.0);
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            let value = match (key.as_str(), slot.take()) {
+                ("objects", Some(routes)) => map.next_value_seed(Objects(routes))?,
+                (_, kept) => {
+                    slot = kept;
+                    map.next_value_seed(Strict)?
+                }
+            };
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Objects<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Objects<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the objects")
+    }
+
+    like_strict!();
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        let mut routes_seen = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) || (key == "routes" && routes_seen) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            if key == "routes" {
+                routes_seen = true;
+                *self.0 = map.next_value_seed(Routes)?;
+                continue;
+            }
+            let value = map.next_value_seed(Strict)?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// `objects.routes`: null or a list of L34Routes, read in place.
+struct Routes;
+
+impl<'de> DeserializeSeed<'de> for Routes {
+    type Value = Option<Vec<L34Route>>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        let mut track = serde_path_to_error::Track::new();
+        let read = <Option<Vec<L34Route>>>::deserialize(serde_path_to_error::Deserializer::new(
+            deserializer,
+            &mut track,
+        ));
+        read.map_err(|e| {
+            let path = track.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            de::Error::custom(format_args!(
+                "\"objects.routes{path}\": {}",
+                plain_message(&strip_position(&e.to_string()))
+            ))
+        })
+    }
+}
+
+/// serde_json's message without its ` at line L column C` ending.
+fn strip_position(message: &str) -> String {
+    message
+        .rsplit_once(" at line ")
+        .map_or(message, |(why, _)| why)
+        .to_owned()
 }
 
 /// A [`Value`] seed that refuses duplicate keys.
