@@ -12,7 +12,7 @@
 //! use gateway_reconcile::sim::scenario::Scenario;
 //! let err = Scenario::from_json(r#"{"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}},
 //!     "steps": [{"advance": "1m"}, {"reconcile": {}, "expct": {}}]}"#).unwrap_err();
-//! assert_eq!(err.to_string(), r#"step 2: unknown key "expct" in reconcile step"#);
+//! assert_eq!(err.to_string(), r#"line 2: step 2: unknown key "expct" in reconcile step"#);
 //! ```
 //!
 //! The format, with the choices made where SPEC §7 is silent:
