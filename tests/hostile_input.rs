@@ -301,6 +301,16 @@ fn a_gateway_without_namespace_or_uid_is_malformed() {
         ),
         r#"line 3: step 1: "patch.gateway.metadata.uid": removed by the patch, but is required (a Gateway always has one)"#
     );
+    // Any API object keeps its name, namespace and uid.
+    assert_eq!(
+        malformed(
+            "patch-conf-name.json",
+            &format!(
+                "{{\"objects\": {{\"gateway\": {GATEWAY},\n \"configuration\": {{\"metadata\": {{\"name\": \"c\", \"namespace\": \"ns\"}}}}}},\n \"steps\": [{{\"delete\": \"deployment\"}},\n  {{\"patch\": {{\"configuration\": {{\"metadata\": {{\"namespace\": null}}}}}}}}]}}"
+            )
+        ),
+        r#"line 4: step 2: "patch.configuration.metadata.namespace": cannot be removed (the API server keeps it)"#
+    );
 }
 
 #[test]

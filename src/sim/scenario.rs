@@ -774,6 +774,9 @@ fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> {
     Ok(())
 }
 
+/// The metadata an API object keeps once it has it.
+const IDENTITY: [&str; 3] = ["name", "namespace", "uid"];
+
 /// Every patch applied, in order, to a copy of the objects it touches: a patch that leaves
 /// an object the crate cannot read (a value of the wrong type, a Gateway without its name,
 /// namespace or uid) makes the file malformed, named by step and key, before anything runs.
@@ -810,6 +813,14 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
             Verb::Patch(patches) => {
                 for (kind, patch) in patches {
                     let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
+                    let identity = |v: Option<&Value>, field: &str| {
+                        v.and_then(|v| v.pointer(&format!("/metadata/{field}")))
+                            .is_some_and(|f| !f.is_null())
+                    };
+                    let had: Vec<&str> = IDENTITY
+                        .into_iter()
+                        .filter(|f| identity(slot.as_ref(), f))
+                        .collect();
                     match (kind, slot.as_mut()) {
                         (Kind::Routes, _) | (_, None) => *slot = Some(patch.clone()),
                         (_, Some(target)) => crate::sim::merge_patch::apply(target, patch),
@@ -827,6 +838,15 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                         gateway_identity(value).map_err(|(path, why)| {
                             ctx.invalid(&at(path), format!("removed by the patch, but {why}"))
                         })?;
+                    }
+                    // The API server never lets an object lose its name, namespace or uid.
+                    if !matches!(kind, Kind::Template | Kind::Routes)
+                        && let Some(field) = had.iter().find(|f| !identity(Some(value), f))
+                    {
+                        return Err(ctx.invalid(
+                            &at(format!("metadata.{field}")),
+                            "cannot be removed (the API server keeps it)",
+                        ));
                     }
                     shape(*kind, value).map_err(|(path, why)| ctx.invalid(&at(path), why))?;
                 }
