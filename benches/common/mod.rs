@@ -276,7 +276,7 @@ pub fn scaled_inputs(k: usize) -> Inputs {
     i
 }
 
-/// Subnets, attachments, verticalScaling entries and routes of [`scaled_inputs`].
+/// Subnets, attachments and verticalScaling entries of [`scaled_inputs`].
 pub fn input_elements(i: &Inputs) -> usize {
     let spec = &i.configuration.spec;
     spec.internal_subnets.len()
@@ -285,5 +285,4 @@ pub fn input_elements(i: &Inputs) -> usize {
             .vertical_scaling
             .as_ref()
             .map_or(0, |v| v.containers.len())
-        + i.routes.len()
 }
