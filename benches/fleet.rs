@@ -35,6 +35,7 @@ fn objects(i: usize) -> Objects {
         routes: (0..5)
             .map(|r| json!({"metadata": {"name": format!("r{r}"), "namespace": "ns"},
                             "spec": {"parentRefs": [{"name": name}], "destinationCIDRs": [format!("20.0.{r}.1/32")]}}))
+            .map(|r| serde_json::from_value(r).unwrap())
             .collect(),
     }
 }

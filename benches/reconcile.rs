@@ -7,11 +7,22 @@
 //! The `scaling` group runs both paths over templates with 1×, 10× and 100× the containers,
 //! env vars and volumes; its throughput is in template elements, so the per-element cost
 //! can be compared across sizes.
+//!
+//! The `validation` group validates GatewayConfigurations with 1× to 1,000× the subnets,
+//! network attachments and verticalScaling entries, and computes the addresses of 1× to
+//! 1,000× the L34Routes; throughput is in those elements (subnets, attachments and entries
+//! for `validate`, routes for `addresses`), so a per-element cost that grows with the size
+//! (a pairwise loop) shows.
 
 mod common;
 
-use common::{edited, elements, parse, realistic, realistic_with, reconcile, scaled_template};
+use common::{
+    edited, elements, input_elements, parse, realistic, realistic_with, reconcile, scaled_inputs,
+    scaled_template,
+};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use gateway_reconcile::addresses::addresses;
+use gateway_reconcile::validate::validate;
 use gateway_reconcile::{Settings, WriteOutcome};
 use std::hint::black_box;
 
@@ -72,5 +83,37 @@ fn scaling(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, scaling);
+fn validation(c: &mut Criterion) {
+    let settings = Settings::default();
+    let mut group = c.benchmark_group("validation");
+    for k in [1, 10, 100, 1000] {
+        let inputs = scaled_inputs(k);
+        group.throughput(Throughput::Elements(input_elements(&inputs) as u64));
+        validate(
+            &settings,
+            &inputs.gateway,
+            Some(&inputs.configuration),
+            &inputs.template,
+        )
+        .expect("the scaled configuration must be valid");
+        group.bench_function(format!("validate/{k}x"), |b| {
+            b.iter(|| {
+                black_box(validate(
+                    &settings,
+                    black_box(&inputs.gateway),
+                    Some(black_box(&inputs.configuration)),
+                    &inputs.template,
+                ))
+                .is_ok()
+            })
+        });
+        group.throughput(Throughput::Elements(inputs.routes.len() as u64));
+        group.bench_function(format!("addresses/{k}x"), |b| {
+            b.iter(|| black_box(addresses("gw", "ns", black_box(&inputs.routes))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, scaling, validation);
 criterion_main!(benches);

@@ -153,6 +153,61 @@ impl Cidr {
     }
 }
 
+/// Networks known to be pairwise disjoint, for an overlap check in O(log n) per network
+/// instead of a comparison with every earlier one.
+///
+/// Two networks overlap exactly when one contains the other, so each network is an address
+/// range and, the ranges held being disjoint, a new range can only meet the one that starts
+/// at or before it (when that one reaches it) and those that start inside it.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct DisjointNetworks {
+    /// By family (IPv4, IPv6), then by first address: (last address, position, network).
+    ranges: [std::collections::BTreeMap<u128, (u128, usize, Cidr)>; 2],
+}
+
+impl DisjointNetworks {
+    /// The family slot and the first and last address of a network.
+    fn range(network: &Cidr) -> (usize, u128, u128) {
+        let (family, width, bits) = match network.addr {
+            IpAddr::V4(a) => (0, 32, u128::from(u32::from(a))),
+            IpAddr::V6(a) => (1, 128, u128::from(a)),
+        };
+        let m = mask(network.bits(), width);
+        let all = if width >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << width) - 1
+        };
+        let first = bits & m;
+        (family, first, first | (all & !m))
+    }
+
+    /// Of the networks held that overlap `network`, the one inserted at the lowest position.
+    pub(crate) fn first_overlap(&self, network: &Cidr) -> Option<(usize, Cidr)> {
+        let (family, first, last) = Self::range(network);
+        let ranges = self.ranges.get(family)?;
+        // The one starting at or before `first` overlaps when it reaches `first`;
+        // every one starting within [first, last] overlaps.
+        let before = ranges
+            .range(..first)
+            .next_back()
+            .filter(|(_, (end, _, _))| *end >= first);
+        before
+            .into_iter()
+            .chain(ranges.range(first..=last))
+            .map(|(_, (_, position, held))| (*position, *held))
+            .min_by_key(|(position, _)| *position)
+    }
+
+    /// Holds `network`, found at `position`. The caller has checked it overlaps none held.
+    pub(crate) fn insert(&mut self, position: usize, network: Cidr) {
+        let (family, first, last) = Self::range(&network);
+        if let Some(ranges) = self.ranges.get_mut(family) {
+            ranges.insert(first, (last, position, network));
+        }
+    }
+}
+
 impl std::fmt::Display for Cidr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.addr, self.prefix)

@@ -197,9 +197,12 @@ pub fn drift(
     let (d, o) = (&desired.object, &observed.object);
     walker.object(d, o);
     walker.owned(&|path| get(d, path), o, enforcement);
-    let containers = get(d, &CONTAINERS);
+    let containers = get(d, &CONTAINERS)
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let by_name = ByName::new(containers, enforcement.resources.len());
     walker.enforced_resources(o, enforcement, &|name| {
-        Some(named(containers, name)?.get("resources"))
+        Some(by_name.get(name)?.as_object()?.get("resources"))
     });
     walker.out.sort();
     walker.out.dedup();
@@ -289,9 +292,9 @@ pub fn drift_owned(
             w.at(Seg::Key(key), |w| w.value_except(dv, ov, skip))
         });
     }
+    let by_name = ByName::new(containers.unwrap_or_default(), enforcement.resources.len());
     walker.enforced_resources(o, enforcement, &|name| {
-        let container = containers?.iter().find(|c| c.key("name") == Some(name))?;
-        Some(container.get("resources"))
+        Some(by_name.get(name)?.get("resources"))
     });
     walker.out.sort();
     walker.out.dedup();
@@ -726,10 +729,14 @@ impl<'a> Walker<'a> {
         desired_resources: DesiredResources<'a, '_>,
     ) {
         let containers = CONTAINERS;
-        let oc = get(o, &containers);
+        let oc = get(o, &containers)
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let observed = ByName::new(oc, enforcement.resources.len());
         for name in &enforcement.resources {
+            let oc = observed.get(name).and_then(Value::as_object);
             // A container missing on either side is reported by the generic walk.
-            let (Some(resources), Some(oc)) = (desired_resources(name), named(oc, name)) else {
+            let (Some(resources), Some(oc)) = (desired_resources(name), oc) else {
                 continue;
             };
             for field in ["requests", "limits"] {
@@ -871,12 +878,37 @@ fn has(map: Option<&Map<String, Value>>, key: &str) -> bool {
 }
 
 /// The element of a list of objects whose `name` is `name`.
-fn named<'a>(list: Option<&'a Value>, name: &str) -> Option<&'a Map<String, Value>> {
-    list?
-        .as_array()?
-        .iter()
-        .filter_map(Value::as_object)
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(name))
+/// From how many lookups [`ByName`] builds an index rather than scanning.
+const INDEX_FROM: usize = 16;
+
+/// List elements found by `name` (the first of a name): a scan while lookups are few (no
+/// allocation in the usual reconcile), an index once they are many, so that many enforced
+/// containers against many containers is not quadratic.
+struct ByName<'a, T> {
+    items: &'a [T],
+    index: Option<std::collections::BTreeMap<&'a str, &'a T>>,
+}
+
+impl<'a, T: Elem<'a>> ByName<'a, T> {
+    fn new(items: &'a [T], lookups: usize) -> Self {
+        let index = (lookups >= INDEX_FROM).then(|| {
+            let mut index = std::collections::BTreeMap::new();
+            for item in items {
+                if let Some(name) = item.key("name") {
+                    index.entry(name).or_insert(item);
+                }
+            }
+            index
+        });
+        ByName { items, index }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a T> {
+        match &self.index {
+            Some(index) => index.get(name).copied(),
+            None => self.items.iter().find(|c| c.key("name") == Some(name)),
+        }
+    }
 }
 
 fn format_path(path: &[Seg<'_>]) -> String {
@@ -1418,6 +1450,36 @@ mod tests {
             resources: vec!["loadbalancer".into()],
         };
         assert!(drift_of(&desired, &observed, &lb_only).is_empty());
+    }
+
+    #[test]
+    fn many_enforced_containers_are_found_through_the_index() {
+        // More enforced names than INDEX_FROM: the lookups go through ByName's index, and
+        // find the same containers a scan would (the first of a name).
+        let mut desired = rendered();
+        let list = desired["spec"]["template"]["spec"]["containers"]
+            .as_array_mut()
+            .unwrap();
+        let router = list[1].clone();
+        for i in 0..(2 * INDEX_FROM) {
+            let mut c = router.clone();
+            c["name"] = json!(format!("extra-{i}"));
+            list.push(c);
+        }
+        let mut observed = stored(&desired);
+        container(&mut observed, "extra-7")["resources"]["requests"]["cpu"] = json!("999m");
+        let names = (0..(2 * INDEX_FROM))
+            .map(|i| format!("extra-{i}"))
+            .chain(["router".to_owned(), "missing".to_owned()]);
+        let e = Enforcement {
+            replicas: true,
+            resources: names.collect(),
+        };
+        assert!(e.resources.len() >= INDEX_FROM);
+        assert_eq!(
+            drift_of(&desired, &observed, &e),
+            ["spec.template.spec.containers[extra-7].resources.requests.cpu"]
+        );
     }
 
     #[test]

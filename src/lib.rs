@@ -109,6 +109,13 @@
 //! - Quantities finer than a nano are held rounded up to a nano, as the API server stores
 //!   them, so they are not drift; requests and limits are compared rounded up to a milli,
 //!   as the server's defaulting stores them.
+//! - Scenario files and the command line (the `sim` module and the binary, not the
+//!   library's decisions): a UTF-8 byte-order mark is refused, not skipped; times must use
+//!   an upper-case `T` and `Z` and have seconds (Kubernetes writes them so); the supported
+//!   time range is jiff's (years -9999 to 9999); `failWrites.error` may be a whole
+//!   Kubernetes `Status` object, as `plan --outcome` may; each input is capped at 64 MiB
+//!   unless `--max-input-bytes` says otherwise, and `-` (standard input) may stand for one
+//!   input only.
 //!
 //! # Cargo features
 //!

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::process::ExitCode;
 
-use gateway_reconcile::sim::scenario::{DEMO, Scenario};
+use gateway_reconcile::sim::scenario::{DEMO, Scenario, api_error_from_value, parse_time};
+use gateway_reconcile::sim::strict_json::plain_message;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{Action, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
 use serde_json::{Value, json};
@@ -29,7 +30,7 @@ Usage:
 Run `gateway-reconcile simulate --help` or `gateway-reconcile plan --help` for more.";
 
 const SIMULATE_USAGE: &str = "\
-Usage: gateway-reconcile simulate [FILE]
+Usage: gateway-reconcile simulate [--max-input-bytes N] [FILE]
 
 Runs a scenario file (JSON: description, settings, now, objects, steps) against a
 simulated API server and prints the timeline: each step's time, each reconcile's action
@@ -42,7 +43,10 @@ minutes, and how the status tells the truth about it.
 
 Exit status: 0 when every expectation held, 1 when one failed (each failure is printed
 with its step, what was expected and what was found), 2 for a file that cannot be read
-or is malformed (the message names the file, the step and the key).";
+or is malformed (the message names the file, the step and the key).
+
+FILE must be a regular file, or - for standard input, of at most 64 MiB
+(--max-input-bytes N raises the cap).";
 
 const PLAN_USAGE: &str = "\
 Usage: gateway-reconcile plan --gateway F [options]
@@ -65,6 +69,9 @@ Options:
                        or a file. Absent: the write is assumed Applied.
   --now RFC3339        the time to decide at (absent: the system clock)
   --settings F         controller settings JSON (absent: the Meridio-2 defaults)
+  --max-input-bytes N  the largest input read, per file (default 67108864, 64 MiB)
+
+Every F is a regular file, or - for standard input (for one option only).
 
 Exit status: 0 on success, 2 for a file that cannot be read or is malformed.";
 
@@ -110,12 +117,19 @@ fn simulate(args: &[String]) -> ExitCode {
         out(SIMULATE_USAGE);
         return ExitCode::SUCCESS;
     }
-    let (name, text) = match args {
+    let (limit, args) = match max_input_bytes(args) {
+        Ok(split) => split,
+        Err(e) => {
+            eprintln!("gateway-reconcile simulate: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (name, text) = match args.as_slice() {
         [] => ("the built-in demo".to_owned(), DEMO.to_owned()),
-        [file] => match std::fs::read_to_string(file) {
-            Ok(text) => (file.clone(), text),
+        [file] => match read_input(file, limit) {
+            Ok(text) => (display_name(file), text),
             Err(e) => {
-                eprintln!("gateway-reconcile simulate: cannot read {file}: {e}");
+                eprintln!("gateway-reconcile simulate: {}: {e}", display_name(file));
                 return ExitCode::from(2);
             }
         },
@@ -124,17 +138,29 @@ fn simulate(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let scenario = match parse_value(&text)
-        .map_err(|e| e.to_string())
-        .and_then(|v| Scenario::from_value(&v).map_err(|e| e.to_string()))
-    {
+    // JSON goes through the strict reader (duplicate keys, lines); YAML, when built in,
+    // through serde_yaml_ng, which refuses duplicate keys itself.
+    let looks_like_json = text.trim_start().starts_with(['{', '[']);
+    let parsed = if looks_like_json || !cfg!(feature = "yaml") {
+        match Scenario::from_json(&text) {
+            Err(e) if !looks_like_json => parse_value(&text)
+                .map_err(|e| e.to_string())
+                .and_then(|_| Err(e.to_string())),
+            other => other.map_err(|e| e.to_string()),
+        }
+    } else {
+        parse_value(&text)
+            .map_err(|e| e.to_string())
+            .and_then(|v| Scenario::from_value(&v).map_err(|e| e.to_string()))
+    };
+    let scenario = match parsed {
         Ok(s) => s,
         Err(e) => {
             eprintln!("gateway-reconcile simulate: {name}: {e}");
             return ExitCode::from(2);
         }
     };
-    let report = scenario.run();
+    let report = scenario.into_report();
     out(&report.to_string());
     if report.passed() {
         ExitCode::SUCCESS
@@ -164,6 +190,7 @@ fn plan(args: &[String]) -> Result<(), String> {
         out(PLAN_USAGE);
         return Ok(());
     }
+    let (limit, args) = max_input_bytes(args)?;
     let mut flags: BTreeMap<&str, &str> = BTreeMap::new();
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -185,29 +212,30 @@ fn plan(args: &[String]) -> Result<(), String> {
             return Err(format!("{flag} given twice"));
         }
     }
+    if flags.values().filter(|v| **v == "-").count() > 1 {
+        return Err("standard input (-) can be given to one option only".into());
+    }
     let gateway_file = flags
         .get("--gateway")
         .ok_or("--gateway is required (see --help)")?;
-    let gateway: Gateway = read_object("--gateway", gateway_file)?;
-    let gateway_class: Option<GatewayClass> = optional(&flags, "--gateway-class")?;
-    let configuration: Option<GatewayConfiguration> = optional(&flags, "--configuration")?;
-    let deployment: Option<Deployment> = optional(&flags, "--deployment")?;
+    let gateway: Gateway = read_object("--gateway", gateway_file, limit)?;
+    let gateway_class: Option<GatewayClass> = optional(&flags, limit, "--gateway-class")?;
+    let configuration: Option<GatewayConfiguration> = optional(&flags, limit, "--configuration")?;
+    let deployment: Option<Deployment> = optional(&flags, limit, "--deployment")?;
     let routes: Vec<L34Route> = match flags.get("--routes") {
         None => Vec::new(),
-        Some(file) => read_routes(file)?,
+        Some(file) => read_routes(file, limit)?,
     };
-    let settings: Settings = optional(&flags, "--settings")?.unwrap_or_default();
+    let settings: Settings = optional(&flags, limit, "--settings")?.unwrap_or_default();
     let now: jiff::Timestamp = match flags.get("--now") {
         None => jiff::Timestamp::now(),
-        Some(text) => text
-            .parse()
-            .map_err(|e| format!("--now {text:?}: not an RFC 3339 time: {e}"))?,
+        Some(text) => parse_time(text).map_err(|e| format!("--now: {e}"))?,
     };
     let outcome = flags
         .get("--outcome")
-        .map(|o| read_outcome(o))
+        .map(|o| read_outcome(o, limit))
         .transpose()?;
-    let template: Deployment = match optional(&flags, "--template")? {
+    let template: Deployment = match optional(&flags, limit, "--template")? {
         Some(t) => t,
         None => gateway_reconcile::template::default_template(),
     };
@@ -261,13 +289,141 @@ fn out(text: &str) {
     let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
 }
 
-fn read(flag: &str, file: &str) -> Result<String, String> {
-    std::fs::read_to_string(file).map_err(|e| format!("{flag} {file}: cannot read: {e}"))
+fn read(flag: &str, file: &str, limit: u64) -> Result<String, String> {
+    read_input(file, limit).map_err(|e| format!("{flag} {}: {e}", display_name(file)))
+}
+
+/// The default cap on one input, in bytes (`--max-input-bytes` raises it).
+const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Takes `--max-input-bytes N` (or `=N`) out of the arguments: the cap and the rest.
+fn max_input_bytes(args: &[String]) -> Result<(u64, Vec<String>), String> {
+    let mut limit = None;
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let value = if arg == "--max-input-bytes" {
+            it.next().ok_or("--max-input-bytes needs a value")?.as_str()
+        } else if let Some(value) = arg.strip_prefix("--max-input-bytes=") {
+            value
+        } else {
+            rest.push(arg.clone());
+            continue;
+        };
+        let n: u64 = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+            format!("--max-input-bytes {value:?}: expected a positive number of bytes")
+        })?;
+        if limit.replace(n).is_some() {
+            return Err("--max-input-bytes given twice".into());
+        }
+    }
+    Ok((limit.unwrap_or(DEFAULT_MAX_INPUT_BYTES), rest))
+}
+
+/// How a file argument is named in messages.
+fn display_name(file: &str) -> String {
+    if file == "-" {
+        "standard input".into()
+    } else {
+        file.to_owned()
+    }
+}
+
+/// Reads a regular file, or standard input for `-`, up to `limit` bytes, as UTF-8 text.
+///
+/// Devices, FIFOs and directories are refused before reading (`/dev/zero` would never end),
+/// and no more than `limit + 1` bytes are ever read, so an endless stream on standard input
+/// stops at the cap too.
+fn read_input(file: &str, limit: u64) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = if file == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+    } else {
+        let handle = std::fs::File::open(file).map_err(|e| format!("cannot read: {e}"))?;
+        // The opened file's own metadata: no race with a rename between check and read.
+        let meta = handle.metadata().map_err(|e| format!("cannot read: {e}"))?;
+        if !meta.is_file() {
+            return Err(format!(
+                "not a regular file ({}); give a file, or - for standard input",
+                file_kind(&meta)
+            ));
+        }
+        if meta.len() > limit {
+            return Err(too_large(limit));
+        }
+        handle.take(limit.saturating_add(1)).read_to_end(&mut bytes)
+    };
+    read.map_err(|e| format!("cannot read: {e}"))?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit {
+        return Err(too_large(limit));
+    }
+    decode(bytes)
+}
+
+fn too_large(limit: u64) -> String {
+    format!("larger than {limit} bytes, the input limit (raise it with --max-input-bytes)")
+}
+
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_fifo() {
+            return "a named pipe";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    "not a file"
+}
+
+/// UTF-8 text without a byte-order mark; otherwise what is wrong and where.
+fn decode(bytes: Vec<u8>) -> Result<String, String> {
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        return Err("starts with a UTF-8 byte-order mark (EF BB BF): save it without one".into());
+    }
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err("starts with a UTF-16 byte-order mark: the input must be UTF-8".into());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = 1 + bytes.iter().take(offset).filter(|b| **b == b'\n').count();
+        let byte = bytes.get(offset).copied().unwrap_or(0);
+        format!("not UTF-8: invalid byte 0x{byte:02X} at byte offset {offset} (line {line})")
+    })
 }
 
 fn parse<T: serde::de::DeserializeOwned>(flag: &str, file: &str, text: &str) -> Result<T, String> {
     let value = parse_value(text).map_err(|e| format!("{flag} {file}: {e}"))?;
-    serde_json::from_value(value).map_err(|e| format!("{flag} {file}: {e}"))
+    typed(&value).map_err(|e| format!("{flag} {}: {e}", display_name(file)))
+}
+
+/// A value read as `T` in place, an error naming the key path of the wrong value.
+fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            plain_message(&e.into_inner().to_string())
+        } else {
+            format!("{path}: {}", plain_message(&e.into_inner().to_string()))
+        }
+    })
 }
 
 /// JSON; with the `yaml` feature, YAML too (several documents are read as a list, so
@@ -298,29 +454,45 @@ fn yaml(text: &str) -> Option<Result<Value, String>> {
     }))
 }
 
+/// Not JSON, and this build reads no YAML: say which feature would.
 #[cfg(not(feature = "yaml"))]
-fn yaml(_text: &str) -> Option<Result<Value, String>> {
-    None
+fn yaml(text: &str) -> Option<Result<Value, String>> {
+    let e = serde_json::from_str::<Value>(text).err()?;
+    Some(Err(format!(
+        "not JSON ({e}); YAML input needs a build with the `yaml` feature \
+         (cargo install gateway-reconcile --features yaml)"
+    )))
 }
 
-fn read_object<T: serde::de::DeserializeOwned>(flag: &str, file: &str) -> Result<T, String> {
-    let text = read(flag, file)?;
+fn read_object<T: serde::de::DeserializeOwned>(
+    flag: &str,
+    file: &str,
+    limit: u64,
+) -> Result<T, String> {
+    let text = read(flag, file, limit)?;
     let value: Value = parse(flag, file, &text)?;
     if !value.is_object() {
-        return Err(format!("{flag} {file}: expected a JSON object"));
+        return Err(format!(
+            "{flag} {}: expected a JSON object",
+            display_name(file)
+        ));
     }
-    serde_json::from_value(value).map_err(|e| format!("{flag} {file}: {e}"))
+    typed(&value).map_err(|e| format!("{flag} {}: {e}", display_name(file)))
 }
 
 fn optional<T: serde::de::DeserializeOwned>(
     flags: &BTreeMap<&str, &str>,
+    limit: u64,
     flag: &str,
 ) -> Result<Option<T>, String> {
-    flags.get(flag).map(|f| read_object(flag, f)).transpose()
+    flags
+        .get(flag)
+        .map(|f| read_object(flag, f, limit))
+        .transpose()
 }
 
-fn read_routes(file: &str) -> Result<Vec<L34Route>, String> {
-    let text = read("--routes", file)?;
+fn read_routes(file: &str, limit: u64) -> Result<Vec<L34Route>, String> {
+    let text = read("--routes", file, limit)?;
     let value: Value = parse("--routes", file, &text)?;
     let items = match value {
         Value::Array(items) => items,
@@ -338,7 +510,7 @@ fn read_routes(file: &str) -> Result<Vec<L34Route>, String> {
     items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| serde_json::from_value(item).map_err(|e| err_at("--routes", file, i, e)))
+        .map(|(i, item)| typed(&item).map_err(|e| err_at("--routes", file, i, e)))
         .collect()
 }
 
@@ -348,43 +520,23 @@ fn err_at(flag: &str, file: &str, index: usize, e: impl Display) -> String {
 
 /// `Applied`, `"Applied"`, or `{code?, reason, message}` (a Kubernetes `Status` object
 /// too), inline or in a file.
-fn read_outcome(arg: &str) -> Result<WriteOutcome, String> {
+fn read_outcome(arg: &str, limit: u64) -> Result<WriteOutcome, String> {
     let trimmed = arg.trim();
     let (source, text) = if trimmed == "Applied" {
         return Ok(WriteOutcome::Applied);
     } else if trimmed.starts_with('{') || trimmed.starts_with('"') {
         ("inline JSON".to_owned(), trimmed.to_owned())
     } else {
-        (arg.to_owned(), read("--outcome", arg)?)
+        (display_name(arg), read("--outcome", arg, limit)?)
     };
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| format!("--outcome {source}: {e}"))?;
+    let value = parse_value(&text).map_err(|e| format!("--outcome {source}: {e}"))?;
     match value {
         Value::String(s) if s == "Applied" => Ok(WriteOutcome::Applied),
-        Value::Object(map) => {
-            let code =
-                match map.get("code") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => Some(v.as_u64().and_then(|c| u16::try_from(c).ok()).ok_or_else(
-                        || format!("--outcome {source}: \"code\" must be an HTTP code"),
-                    )?),
-                };
-            let text = |key: &str| -> Result<String, String> {
-                match map.get(key) {
-                    None | Some(Value::Null) => Ok(String::new()),
-                    Some(Value::String(s)) => Ok(s.clone()),
-                    Some(_) => Err(format!("--outcome {source}: {key:?} must be a string")),
-                }
-            };
-            Ok(WriteOutcome::from_parts(
-                code,
-                &text("reason")?,
-                &text("message")?,
-            ))
-        }
-        _ => Err(format!(
-            "--outcome {source}: expected \"Applied\" or {{\"code\", \"reason\", \"message\"}}"
+        Value::String(s) => Err(format!(
+            "--outcome {source}: {s:?} is not an outcome (expected \"Applied\" or an API error)"
         )),
+        // The reader the scenario files' failWrites.error uses: both accept the same.
+        value => api_error_from_value(&value).map_err(|e| format!("--outcome {source}: {e}")),
     }
 }
 

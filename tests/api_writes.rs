@@ -29,8 +29,11 @@ fn cluster() -> Cluster {
         })),
         deployment: None,
         template: None,
-        routes: vec![json!({"metadata": {"name": "r", "namespace": "ns"},
-                            "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32"]}})],
+        routes: vec![
+            serde_json::from_value(json!({"metadata": {"name": "r", "namespace": "ns"},
+                "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32"]}}))
+            .unwrap(),
+        ],
     };
     let t0 = "2026-01-01T00:00:00Z".parse().unwrap();
     let mut c = Cluster::new(Settings::default(), t0, objects).unwrap();

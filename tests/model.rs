@@ -92,8 +92,8 @@ fn objects() -> Objects {
         })),
         deployment: None,
         template: None,
-        routes: vec![json!({"metadata": {"name": "r", "namespace": "ns"},
-                            "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32"]}})],
+        routes: vec![parse(&json!({"metadata": {"name": "r", "namespace": "ns"},
+                            "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32"]}}))],
     }
 }
 
@@ -119,7 +119,7 @@ fn fresh_action(cluster: &Cluster) -> Option<Action> {
     let configuration: Option<GatewayConfiguration> = cluster.configuration().map(parse);
     let deployment: Option<Deployment> = cluster.deployment().map(parse);
     let template: Deployment = parse(cluster.template());
-    let routes: Vec<L34Route> = cluster.routes().iter().map(parse).collect();
+    let routes: Vec<L34Route> = cluster.routes().to_vec();
     let settings = cluster.settings().clone();
     let snapshot = Snapshot::new(&gateway, &template)
         .with_gateway_class(class.as_ref())

@@ -102,7 +102,7 @@ fn simulate_exit_codes() {
     let ok = temp_file(
         "ok.json",
         &format!(
-            r#"{{"objects": {{"gateway": {{}}, "template": {TEMPLATE}}}, "steps": [{{"advance": "90s"}}]}}"#
+            r#"{{"objects": {{"gateway": {{"metadata": {{"name": "gw", "namespace": "ns", "uid": "u"}}}}, "template": {TEMPLATE}}}, "steps": [{{"advance": "90s"}}]}}"#
         ),
     );
     let (code, stdout, _) = simulate(&[ok.to_str().unwrap()]);
@@ -115,7 +115,7 @@ fn simulate_exit_codes() {
     let failing = temp_file(
         "failing.json",
         &format!(
-            r#"{{"objects": {{"gateway": {{}}, "template": {TEMPLATE}}}, "steps": [{{"rollout": "complete"}}]}}"#
+            r#"{{"objects": {{"gateway": {{"metadata": {{"name": "gw", "namespace": "ns", "uid": "u"}}}}, "template": {TEMPLATE}}}, "steps": [{{"rollout": "complete"}}]}}"#
         ),
     );
     let (code, stdout, stderr) = simulate(&[failing.to_str().unwrap()]);
@@ -127,25 +127,25 @@ fn simulate_exit_codes() {
 
     let malformed = temp_file(
         "malformed.json",
-        r#"{"objects": {"gateway": {}}, "steps": [{"advance": "1s"}, {"reconcile": {}, "expct": {}}]}"#,
+        r#"{"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "steps": [{"advance": "1s"}, {"reconcile": {}, "expct": {}}]}"#,
     );
     let (code, _, stderr) = simulate(&[malformed.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("malformed.json: step 2: unknown key \"expct\" in reconcile step"),
+        stderr.contains("malformed.json: line 1: step 2: unknown key \"expct\" in reconcile step"),
         "{stderr}"
     );
 
     let (code, _, stderr) = simulate(&["/nonexistent/scenario.json"]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("cannot read /nonexistent/scenario.json"),
+        stderr.contains("/nonexistent/scenario.json: cannot read: "),
         "{stderr}"
     );
 
     let (code, stdout, _) = simulate(&["--help"]);
     assert_eq!(code, 0);
-    assert!(stdout.contains("Usage: gateway-reconcile simulate [FILE]"));
+    assert!(stdout.contains("Usage: gateway-reconcile simulate [--max-input-bytes N] [FILE]"));
     for file in [ok, failing, malformed] {
         let _ = std::fs::remove_file(file);
     }

@@ -227,3 +227,62 @@ pub fn elements(t: &Deployment) -> usize {
         .sum();
     containers.len() + env + spec["volumes"].as_array().unwrap().len()
 }
+
+/// The realistic configuration scaled `k` times: `2k` internal subnets (IPv4 /24s and IPv6
+/// /64s, disjoint), `2k` network attachments (distinct interfaces), `2k` verticalScaling
+/// entries (distinct names), and `5k` L34Routes.
+pub fn scaled_inputs(k: usize) -> Inputs {
+    let mut i = realistic();
+    let spec = &mut i.configuration.spec;
+    spec.internal_subnets = (0..k)
+        .flat_map(|j| {
+            [
+                format!("10.{}.{}.0/24", (j >> 8) & 0xff, j & 0xff),
+                format!("fd00:{:x}:{:x}::/64", j >> 16, j & 0xffff),
+            ]
+        })
+        .map(|cidr| serde_json::from_value(json!({"attachmentType": "NAD", "cidr": cidr})).unwrap())
+        .collect();
+    spec.network_attachments = (0..2 * k)
+        .map(|j| {
+            serde_json::from_value(json!({"type": "NAD",
+                "nad": {"name": format!("vlan-{j}"), "interface": format!("net{j}")}}))
+            .unwrap()
+        })
+        .collect();
+    if let Some(vertical) = spec.vertical_scaling.as_mut() {
+        let originals = vertical.containers.clone();
+        vertical.containers = (0..k)
+            .flat_map(|j| {
+                originals.iter().cloned().map(move |mut c| {
+                    if j > 0 {
+                        c.name = format!("{}-{j}", c.name);
+                    }
+                    c
+                })
+            })
+            .collect();
+    }
+    i.routes = (0..5 * k)
+        .map(|j| {
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("r{j}"), "namespace": "ns"},
+                "spec": {"parentRefs": [{"name": "gw"}],
+                         "destinationCIDRs": [format!("20.{}.{}.{}/32", j >> 16, (j >> 8) & 0xff, j & 0xff)]}
+            }))
+            .unwrap()
+        })
+        .collect();
+    i
+}
+
+/// Subnets, attachments and verticalScaling entries of [`scaled_inputs`].
+pub fn input_elements(i: &Inputs) -> usize {
+    let spec = &i.configuration.spec;
+    spec.internal_subnets.len()
+        + spec.network_attachments.len()
+        + spec
+            .vertical_scaling
+            .as_ref()
+            .map_or(0, |v| v.containers.len())
+}

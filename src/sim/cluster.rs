@@ -74,8 +74,8 @@ pub struct Objects {
     pub deployment: Option<Value>,
     /// The LB Deployment template; `None` = [`crate::template::default_template`].
     pub template: Option<Value>,
-    /// The L34Routes.
-    pub routes: Vec<Value>,
+    /// The L34Routes, read: a long list held as JSON values costs about 20× its text.
+    pub routes: Vec<L34Route>,
 }
 
 /// One of the objects a [`Cluster`] holds.
@@ -252,7 +252,7 @@ pub struct Cluster {
     configuration: Option<Value>,
     deployment: Option<Value>,
     template: Value,
-    routes: Vec<Value>,
+    routes: Vec<L34Route>,
     revision: u64,
     uids: u64,
     failures: u32,
@@ -304,10 +304,8 @@ impl Cluster {
                     check(kind, Some(&cluster.template))?;
                     continue;
                 }
-                Kind::Routes => {
-                    check(kind, Some(&Value::Array(cluster.routes.clone())))?;
-                    continue;
-                }
+                // Already read.
+                Kind::Routes => continue,
             };
             if let Some(mut value) = value.filter(|v| !v.is_null()) {
                 check(kind, Some(&value))?;
@@ -371,7 +369,7 @@ impl Cluster {
     }
 
     /// The L34Routes.
-    pub fn routes(&self) -> &[Value] {
+    pub fn routes(&self) -> &[L34Route] {
         &self.routes
     }
 
@@ -415,14 +413,8 @@ impl Cluster {
                 check(kind, Some(&template))?;
                 self.template = template;
             }
-            Kind::Routes => {
-                let mut routes = Value::Array(self.routes.clone());
-                merge_patch::apply(&mut routes, patch);
-                check(kind, Some(&routes))?;
-                if let Value::Array(routes) = routes {
-                    self.routes = routes;
-                }
-            }
+            // A merge patch that is a list replaces the list; one that is not cannot apply.
+            Kind::Routes => self.routes = typed(kind, patch)?,
             _ => {
                 let before = self.stored(kind).cloned();
                 let mut after = before.clone().unwrap_or_else(|| json!({}));
@@ -611,6 +603,14 @@ impl Cluster {
     /// One reconcile, as the controller runs it: snapshot, plan at the cluster clock,
     /// Deployment write, settle, status write.
     pub fn reconcile(&mut self) -> Result<StepRecord, ClusterError> {
+        // The plan borrows the routes while the writes change the cluster: lend them out.
+        let routes = std::mem::take(&mut self.routes);
+        let record = self.reconcile_with(&routes);
+        self.routes = routes;
+        record
+    }
+
+    fn reconcile_with(&mut self, routes: &[L34Route]) -> Result<StepRecord, ClusterError> {
         let settings = self.settings.clone();
         let gateway: Gateway = typed(Kind::Gateway, &self.gateway)?;
         let gateway_class: Option<GatewayClass> = self
@@ -629,13 +629,12 @@ impl Cluster {
             .map(|v| typed(Kind::Deployment, v))
             .transpose()?;
         let template: Deployment = typed(Kind::Template, &self.template)?;
-        let routes: Vec<L34Route> = typed(Kind::Routes, &Value::Array(self.routes.clone()))?;
 
         let snapshot = Snapshot::new(&gateway, &template)
             .with_gateway_class(gateway_class.as_ref())
             .with_configuration(configuration.as_ref())
             .with_deployment(deployment.as_ref())
-            .with_routes(&routes);
+            .with_routes(routes);
         let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
         let action = plan.action().kind();
         let (drift, outcome) = match plan.action() {
@@ -889,11 +888,8 @@ impl Cluster {
             Kind::Configuration => self.configuration = Some(value),
             Kind::Deployment => self.deployment = Some(value),
             Kind::Template => self.template = value,
-            Kind::Routes => {
-                if let Value::Array(routes) = value {
-                    self.routes = routes;
-                }
-            }
+            // Routes are stored read, by `patch`, not here.
+            Kind::Routes => {}
         }
     }
 }
@@ -905,6 +901,8 @@ pub(crate) fn check(kind: Kind, value: Option<&Value>) -> Result<(), ClusterErro
         Kind::GatewayClass => typed::<GatewayClass>(kind, value).map(drop),
         Kind::Gateway => typed::<Gateway>(kind, value).map(drop),
         Kind::Configuration => typed::<GatewayConfiguration>(kind, value).map(drop),
+        // A Deployment is held whole as any JSON object: checking that needs no copy.
+        Kind::Deployment | Kind::Template if value.is_object() => Ok(()),
         Kind::Deployment | Kind::Template => typed::<Deployment>(kind, value).map(drop),
         Kind::Routes => typed::<Vec<L34Route>>(kind, value).map(drop),
     }
@@ -917,9 +915,24 @@ fn typed<T: serde::de::DeserializeOwned>(kind: Kind, value: &Value) -> Result<T,
             why: "must be a JSON object".into(),
         });
     }
-    serde_json::from_value(value.clone()).map_err(|e| ClusterError::Malformed {
+    typed_at(value).map_err(|(path, why)| ClusterError::Malformed {
         kind,
-        why: e.to_string(),
+        why: match path {
+            Some(path) => format!("{path}: {why}"),
+            None => why,
+        },
+    })
+}
+
+/// Reads `value` in place (no copy of a large object); on error, the key path of the wrong
+/// value (`spec.internalSubnets[0].cidr`) and what is wrong with it.
+pub(crate) fn typed_at<T: serde::de::DeserializeOwned>(
+    value: &Value,
+) -> Result<T, (Option<String>, String)> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let why = crate::sim::strict_json::plain_message(&e.into_inner().to_string());
+        ((path != ".").then_some(path), why)
     })
 }
 
@@ -1040,13 +1053,9 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().starts_with("gateway: "), "{e}");
-        let objects = Objects {
-            gateway: json!({}),
-            template: Some(template()),
-            routes: vec![json!("not a route")],
-            ..Objects::default()
-        };
-        let e = Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects).unwrap_err();
+        // Routes are held read; a patch that is not a route list is refused.
+        let mut c = cluster(None);
+        let e = c.patch(Kind::Routes, &json!(["not a route"])).unwrap_err();
         assert!(
             matches!(
                 e,

@@ -2,15 +2,17 @@
 //! what each reconcile did.
 //!
 //! A scenario is parsed by hand from JSON so that every error names where it is: the step
-//! number (1-based) and the key, e.g. `step 3: unknown key "expct" in reconcile step`.
+//! number (1-based) and the key, e.g. `step 3: unknown key "expct" in reconcile step`, and,
+//! from [`Scenario::from_json`], the line (`line 12: step 3: ...`). A key given twice in
+//! one object is an error there too.
 //! [`Scenario::run`] drives a [`Cluster`] through the steps and returns a [`Report`]: the
 //! timeline and every failed expectation.
 //!
 //! ```
 //! use gateway_reconcile::sim::scenario::Scenario;
-//! let err = Scenario::from_json(r#"{"objects": {"gateway": {}},
+//! let err = Scenario::from_json(r#"{"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}},
 //!     "steps": [{"advance": "1m"}, {"reconcile": {}, "expct": {}}]}"#).unwrap_err();
-//! assert_eq!(err.to_string(), r#"step 2: unknown key "expct" in reconcile step"#);
+//! assert_eq!(err.to_string(), r#"line 2: step 2: unknown key "expct" in reconcile step"#);
 //! ```
 //!
 //! The format, with the choices made where SPEC §7 is silent:
@@ -24,8 +26,16 @@
 //!   replaces it), so routes can be added and removed.
 //! - `delete` also accepts `gateway` (marks it for deletion, as a finalizer would hold it)
 //!   and `routes` (removes every route).
-//! - `failWrites` replaces the failures still pending; `count` 0 clears them and then
-//!   `error` may be omitted.
+//! - `failWrites` replaces the failures still pending; `count` is 1 or more and `error`
+//!   is required; `error` is read by [`api_error_from_value`], as `plan --outcome` is
+//!   (a Kubernetes `Status` object is accepted, not one whose `status` is `Success`).
+//! - Times are strict RFC 3339 ([`parse_time`]); `now`, and the clock after every
+//!   `advance`, must be within the supported range.
+//! - The objects and every `patch` are checked when the file is read: a value of the wrong
+//!   type (`"objects.configuration.spec.internalSubnets": expected a list, found 5`), or a
+//!   Gateway without `metadata.name`, `namespace` or `uid` (also when a patch removes it),
+//!   makes the file malformed rather than a step that fails.
+//! - `expect.drift`: field paths that must each be in the Update's drift list.
 //! - In `expect.deployment`, a `null` inside the object means the key must be absent.
 //! - `expect.conditions.T.lastTransitionTime` is compared as a time, so
 //!   `2026-01-01T00:00:00Z` matches `2026-01-01T00:00:00.000Z`.
@@ -40,6 +50,7 @@ use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
 use crate::settings::{Settings, format_duration, parse_duration};
 use crate::sim::cluster::{self, ActionKind, Cluster, Kind, Objects, Rollout, StepRecord};
+use crate::wire::L34Route;
 
 /// The built-in demonstration: the stale-Programmed problem and its fix.
 pub const DEMO: &str = include_str!("demo.json");
@@ -130,6 +141,86 @@ pub enum ScenarioError {
         /// What is wrong.
         why: String,
     },
+    /// Another error, with the line of the file where it is.
+    #[error("line {line}: {error}")]
+    Located {
+        /// 1-based line.
+        line: usize,
+        /// The error.
+        error: Box<ScenarioError>,
+    },
+}
+
+impl ScenarioError {
+    /// The step (1-based) the error is in, if any.
+    fn step(&self) -> Option<usize> {
+        match self {
+            ScenarioError::Json { .. } => None,
+            ScenarioError::UnknownKey { step, .. }
+            | ScenarioError::MissingKey { step, .. }
+            | ScenarioError::WrongType { step, .. }
+            | ScenarioError::InvalidValue { step, .. } => *step,
+            ScenarioError::UnknownVerb { step, .. } | ScenarioError::BadStep { step, .. } => {
+                Some(*step)
+            }
+            ScenarioError::Located { error, .. } => error.step(),
+        }
+    }
+
+    /// The key path from the top of the file, as far as the error knows it.
+    fn path(&self) -> Vec<String> {
+        let mut path = Vec::new();
+        if let Some(step) = self.step() {
+            path.push("steps".to_owned());
+            path.push(format!("[{}]", step - 1));
+        }
+        let key = match self {
+            ScenarioError::UnknownKey { context, key, .. } => {
+                // The context names where the key is; a step's context is the step itself.
+                let mut k = if context.ends_with(" step") || context == "the scenario" {
+                    String::new()
+                } else {
+                    format!("{context}.")
+                };
+                k.push_str(key);
+                k
+            }
+            ScenarioError::MissingKey { context, .. } => {
+                if context.ends_with(" step") || context == "the scenario" {
+                    String::new()
+                } else {
+                    context.clone()
+                }
+            }
+            ScenarioError::WrongType { key, .. } | ScenarioError::InvalidValue { key, .. } => {
+                key.clone()
+            }
+            _ => String::new(),
+        };
+        path.extend(key_path(&key));
+        path
+    }
+}
+
+/// `a.b[2].c` as segments `a`, `b`, `[2]`, `c`.
+fn key_path(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in key.split('.').filter(|p| !p.is_empty()) {
+        let mut rest = part;
+        if let Some(i) = rest.find('[') {
+            if i > 0 {
+                out.push(rest[..i].to_owned());
+            }
+            rest = &rest[i..];
+            while let Some(end) = rest.find(']') {
+                out.push(rest[..=end].to_owned());
+                rest = &rest[end + 1..];
+            }
+        } else {
+            out.push(rest.to_owned());
+        }
+    }
+    out
 }
 
 fn at(step: Option<usize>) -> String {
@@ -196,6 +287,8 @@ pub struct Expect {
     pub addresses: Option<Vec<String>>,
     /// `Some(None)`: no Deployment; `Some(Some(v))`: the stored Deployment contains `v`.
     pub deployment: Option<Option<Value>>,
+    /// Field paths that must each be in the Update's drift list.
+    pub drift: Option<Vec<String>>,
     /// The requeue hint.
     pub requeue: Option<Requeue>,
 }
@@ -302,19 +395,49 @@ impl Report {
 
 impl Scenario {
     /// Parses a scenario from JSON text.
+    ///
+    /// Stricter than [`Scenario::from_value`]: a key given twice in one object is an error,
+    /// and every error says the line it is on (as far as it can be placed).
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| ScenarioError::Json {
-            line: e.line(),
-            column: e.column(),
-            why: e.to_string(),
+        let (value, routes) = crate::sim::strict_json::parse_scenario(text).map_err(|e| {
+            // serde_json ends its message with the position, given apart here.
+            let why = e.to_string();
+            let why = why
+                .rsplit_once(" at line ")
+                .map_or(why.as_str(), |(why, _)| why)
+                .to_owned();
+            ScenarioError::Json {
+                line: e.line(),
+                column: e.column(),
+                why,
+            }
         })?;
-        Scenario::from_value(&value)
+        Scenario::from_owned(value, routes).map_err(|error| match crate::sim::strict_json::line_of(
+            text,
+            &error.path(),
+        ) {
+            Some(line) => ScenarioError::Located {
+                line,
+                error: Box::new(error),
+            },
+            None => error,
+        })
     }
 
     /// Parses a scenario from a JSON value.
     pub fn from_value(value: &Value) -> Result<Scenario, ScenarioError> {
+        Scenario::from_owned(value.clone(), None)
+    }
+
+    /// Parses a scenario, moving the objects out of `value` rather than copying them;
+    /// `routes` are the routes already read, when `value` has none.
+    fn from_owned(
+        mut value: Value,
+        routes: Option<Vec<L34Route>>,
+    ) -> Result<Scenario, ScenarioError> {
         let top = Ctx { step: None };
-        let map = top.object(value, "scenario")?;
+        let objects_value = value.as_object_mut().and_then(|m| m.remove("objects"));
+        let map = top.object(&value, "scenario")?;
         top.keys(
             map,
             &["description", "settings", "now", "objects", "steps"],
@@ -328,20 +451,52 @@ impl Scenario {
             None | Some(Value::Null) => Settings::default(),
             Some(v) => {
                 top.object(v, "settings")?;
-                serde_json::from_value(v.clone()).map_err(|e| top.invalid("settings", e))?
+                serde_path_to_error::deserialize(v).map_err(|e| {
+                    let path = e.path().to_string();
+                    let key = if path == "." {
+                        "settings".to_owned()
+                    } else {
+                        format!("settings.{path}")
+                    };
+                    top.invalid(
+                        &key,
+                        crate::sim::strict_json::plain_message(&e.into_inner().to_string()),
+                    )
+                })?
             }
         };
         let now = match map.get("now") {
             None | Some(Value::Null) => DEFAULT_NOW.parse().map_err(|e| top.invalid("now", e))?,
             Some(v) => top.time(v, "now")?,
         };
-        let objects = parse_objects(&top, map.get("objects"))?;
+        let mut objects = parse_objects(&top, objects_value)?;
+        if let Some(routes) = routes {
+            objects.routes = routes;
+        }
         let steps = top.array(top.required(map, "steps", "the scenario")?, "steps")?;
-        let steps = steps
+        let steps: Vec<Step> = steps
             .iter()
             .enumerate()
             .map(|(i, step)| parse_step(i + 1, step))
             .collect::<Result<_, _>>()?;
+        check_patches(&objects, &steps)?;
+        // The clock must stay in the supported range through every advance.
+        let mut clock = now;
+        for (i, step) in steps.iter().enumerate() {
+            if let Verb::Advance(by) = step.verb {
+                clock = jiff::SignedDuration::try_from(by)
+                    .ok()
+                    .and_then(|by| clock.checked_add(by).ok())
+                    .ok_or_else(|| ScenarioError::InvalidValue {
+                        step: Some(i + 1),
+                        key: "advance".into(),
+                        why: format!(
+                            "moves the clock past {}, out of the supported range",
+                            Timestamp::MAX
+                        ),
+                    })?;
+            }
+        }
         Ok(Scenario {
             description,
             settings,
@@ -353,7 +508,18 @@ impl Scenario {
 
     /// Runs the scenario on a fresh [`Cluster`].
     pub fn run(&self) -> Report {
-        match Cluster::new(self.settings.clone(), self.now, self.objects.clone()) {
+        self.run_with(self.objects.clone())
+    }
+
+    /// Runs the scenario on a fresh [`Cluster`], handing it the objects instead of a copy
+    /// (for large files).
+    pub fn into_report(mut self) -> Report {
+        let objects = std::mem::take(&mut self.objects);
+        self.run_with(objects)
+    }
+
+    fn run_with(&self, objects: Objects) -> Report {
+        match Cluster::new(self.settings.clone(), self.now, objects) {
             Ok(cluster) => self.run_on(cluster),
             Err(e) => Report {
                 description: self.description.clone(),
@@ -499,9 +665,7 @@ impl Ctx {
     }
 
     fn time(&self, v: &Value, key: &str) -> Result<Timestamp, ScenarioError> {
-        let text = self.string(v, key)?;
-        text.parse()
-            .map_err(|e| self.invalid(key, format!("not an RFC 3339 time {text:?}: {e}")))
+        parse_time(self.string(v, key)?).map_err(|e| self.invalid(key, e))
     }
 
     fn required<'v>(
@@ -534,26 +698,32 @@ impl Ctx {
     }
 }
 
-fn parse_objects(top: &Ctx, value: Option<&Value>) -> Result<Objects, ScenarioError> {
+/// The objects, moved out of the parsed file (no copy: they can be large).
+fn parse_objects(top: &Ctx, value: Option<Value>) -> Result<Objects, ScenarioError> {
     let value = value.ok_or_else(|| ScenarioError::MissingKey {
         step: None,
         key: "objects".into(),
         context: "the scenario".into(),
     })?;
-    let map = top.object(value, "objects")?;
+    top.object(&value, "objects")?;
+    let Value::Object(mut map) = value else {
+        return Err(top.wrong("objects", "an object", &Value::Null));
+    };
     let allowed: Vec<&str> = Kind::ALL.iter().map(|k| k.key()).collect();
-    top.keys(map, &allowed, "objects")?;
-    let optional = |kind: Kind| -> Result<Option<Value>, ScenarioError> {
+    top.keys(&map, &allowed, "objects")?;
+    let mut optional = |kind: Kind| -> Result<Option<Value>, ScenarioError> {
         let key = format!("objects.{kind}");
-        match map.get(kind.key()) {
+        match map.remove(kind.key()) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => {
-                top.object(v, &key)?;
-                cluster::check(kind, Some(v)).map_err(|e| match e {
+                top.object(&v, &key)?;
+                shape(kind, &v)
+                    .map_err(|(path, why)| top.invalid(&format!("{key}.{path}"), why))?;
+                cluster::check(kind, Some(&v)).map_err(|e| match e {
                     cluster::ClusterError::Malformed { why, .. } => top.invalid(&key, why),
                     other => top.invalid(&key, other),
                 })?;
-                Ok(Some(v.clone()))
+                Ok(Some(v))
             }
         }
     };
@@ -562,22 +732,146 @@ fn parse_objects(top: &Ctx, value: Option<&Value>) -> Result<Objects, ScenarioEr
         key: "gateway".into(),
         context: "objects".into(),
     })?;
-    let routes = match map.get("routes") {
+    gateway_identity(&gateway)
+        .map_err(|(path, why)| top.invalid(&format!("objects.gateway.{path}"), why))?;
+    let gateway_class = optional(Kind::GatewayClass)?;
+    let configuration = optional(Kind::Configuration)?;
+    let deployment = optional(Kind::Deployment)?;
+    let template = optional(Kind::Template)?;
+    let routes = match map.remove("routes") {
         None | Some(Value::Null) => Vec::new(),
         Some(v) => {
-            let list = top.array(v, "objects.routes")?;
-            cluster::check(Kind::Routes, Some(v)).map_err(|e| top.invalid("objects.routes", e))?;
-            list.clone()
+            top.array(&v, "objects.routes")?;
+            cluster::typed_at::<Vec<L34Route>>(&v).map_err(|(path, why)| {
+                top.invalid(&format!("objects.routes{}", path.unwrap_or_default()), why)
+            })?
         }
     };
     Ok(Objects {
-        gateway_class: optional(Kind::GatewayClass)?,
+        gateway_class,
         gateway,
-        configuration: optional(Kind::Configuration)?,
-        deployment: optional(Kind::Deployment)?,
-        template: optional(Kind::Template)?,
+        configuration,
+        deployment,
+        template,
         routes,
     })
+}
+
+/// The Gateway fields a scenario cannot do without (SPEC §7): the crate cannot work on a
+/// Gateway without them. Returns the missing field.
+fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> {
+    for field in ["name", "namespace", "uid"] {
+        match gateway.pointer(&format!("/metadata/{field}")) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            _ => {
+                return Err((
+                    format!("metadata.{field}"),
+                    "is required (a Gateway always has one)".to_owned(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The metadata an API object keeps once it has it.
+const IDENTITY: [&str; 3] = ["name", "namespace", "uid"];
+
+/// Every patch applied, in order, to a copy of the objects it touches: a patch that leaves
+/// an object the crate cannot read (a value of the wrong type, a Gateway without its name,
+/// namespace or uid) makes the file malformed, named by step and key, before anything runs.
+fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError> {
+    use std::collections::BTreeMap;
+    // Copied on the first patch of each kind only: most files patch one or two objects.
+    let mut shadow: BTreeMap<&'static str, Option<Value>> = BTreeMap::new();
+    let initial = |kind: Kind| -> Option<Value> {
+        match kind {
+            Kind::GatewayClass => objects.gateway_class.clone(),
+            Kind::Gateway => Some(objects.gateway.clone()),
+            Kind::Configuration => objects.configuration.clone(),
+            Kind::Deployment => objects.deployment.clone(),
+            Kind::Template => Some(
+                objects
+                    .template
+                    .clone()
+                    .unwrap_or_else(|| crate::template::default_template().object.into()),
+            ),
+            // A patch on the routes replaces them: what they were does not matter.
+            Kind::Routes => None,
+        }
+    };
+    for (i, step) in steps.iter().enumerate() {
+        let ctx = Ctx { step: Some(i + 1) };
+        match &step.verb {
+            Verb::Delete(kind) if !matches!(kind, Kind::Gateway) => {
+                let gone = match kind {
+                    Kind::Routes => Some(Value::Array(Vec::new())),
+                    _ => None,
+                };
+                shadow.insert(kind.key(), gone);
+            }
+            Verb::Patch(patches) => {
+                for (kind, patch) in patches {
+                    let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
+                    let identity = |v: Option<&Value>, field: &str| {
+                        v.and_then(|v| v.pointer(&format!("/metadata/{field}")))
+                            .is_some_and(|f| !f.is_null())
+                    };
+                    let had: Vec<&str> = IDENTITY
+                        .into_iter()
+                        .filter(|f| identity(slot.as_ref(), f))
+                        .collect();
+                    match (kind, slot.as_mut()) {
+                        (Kind::Routes, _) | (_, None) => *slot = Some(patch.clone()),
+                        (_, Some(target)) => crate::sim::merge_patch::apply(target, patch),
+                    }
+                    let Some(value) = slot.as_ref() else { continue };
+                    let key = format!("patch.{}", kind.key());
+                    let at = |path: String| {
+                        if path.starts_with('[') {
+                            format!("{key}{path}")
+                        } else {
+                            format!("{key}.{path}")
+                        }
+                    };
+                    if *kind == Kind::Gateway {
+                        gateway_identity(value).map_err(|(path, why)| {
+                            ctx.invalid(&at(path), format!("removed by the patch, but {why}"))
+                        })?;
+                    }
+                    // The API server never lets an object lose its name, namespace or uid.
+                    if !matches!(kind, Kind::Template | Kind::Routes)
+                        && let Some(field) = had.iter().find(|f| !identity(Some(value), f))
+                    {
+                        return Err(ctx.invalid(
+                            &at(format!("metadata.{field}")),
+                            "cannot be removed (the API server keeps it)",
+                        ));
+                    }
+                    shape(*kind, value).map_err(|(path, why)| ctx.invalid(&at(path), why))?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A value of the wrong type inside an object: its key path (from the object) and why.
+fn shape(kind: Kind, value: &Value) -> Result<(), (String, String)> {
+    use crate::wire::{Gateway, GatewayClass, GatewayConfiguration};
+    let found = match kind {
+        Kind::GatewayClass => cluster::typed_at::<GatewayClass>(value).map(drop),
+        Kind::Gateway => cluster::typed_at::<Gateway>(value).map(drop),
+        Kind::Configuration => cluster::typed_at::<GatewayConfiguration>(value).map(drop),
+        // A Deployment is any JSON object (kept whole): nothing to read, nothing to copy.
+        Kind::Deployment | Kind::Template => Ok(()),
+        Kind::Routes => cluster::typed_at::<Vec<L34Route>>(value).map(drop),
+    };
+    match found {
+        Ok(()) | Err((None, _)) => Ok(()),
+        Err((Some(path), why)) => Err((path, why)),
+    }
 }
 
 fn parse_step(number: usize, value: &Value) -> Result<Step, ScenarioError> {
@@ -696,9 +990,15 @@ fn parse_step(number: usize, value: &Value) -> Result<Step, ScenarioError> {
                 "failWrites.count",
             )?;
             let count = u32::try_from(count)
-                .map_err(|_| ctx.invalid("failWrites.count", "must be between 0 and 4294967295"))?;
+                .ok()
+                .filter(|c| *c >= 1)
+                .ok_or_else(|| {
+                    ctx.invalid(
+                        "failWrites.count",
+                        format!("must be between 1 and {} (found {count})", u32::MAX),
+                    )
+                })?;
             let outcome = match spec.get("error") {
-                None | Some(Value::Null) if count == 0 => WriteOutcome::Applied,
                 None | Some(Value::Null) => {
                     return Err(ScenarioError::MissingKey {
                         step: Some(number),
@@ -724,28 +1024,100 @@ fn parse_step(number: usize, value: &Value) -> Result<Step, ScenarioError> {
 }
 
 fn parse_error(ctx: &Ctx, value: &Value) -> Result<WriteOutcome, ScenarioError> {
-    let map = ctx.object(value, "failWrites.error")?;
-    ctx.keys(map, &["code", "reason", "message"], "failWrites.error")?;
+    api_error_from_value(value).map_err(|e| match e.key {
+        Some(key) => ctx.invalid(&format!("failWrites.error.{key}"), e.why),
+        None => ctx.invalid("failWrites.error", e.why),
+    })
+}
+
+/// Why a JSON value is not an API error ([`api_error_from_value`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{why}", key.as_deref().map(|k| format!("{k}: ")).unwrap_or_default())]
+pub struct OutcomeError {
+    /// The key at fault, when one is.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub why: String,
+}
+
+/// The keys of a Kubernetes `Status` object besides `code`, `reason` and `message`.
+const STATUS_KEYS: [&str; 5] = ["kind", "apiVersion", "metadata", "status", "details"];
+
+/// A failed write as JSON, the one reading the scenario files' `failWrites.error` and the
+/// command line's `--outcome` share (SPEC §2): `{code, reason, message}`, each optional
+/// (no `code`: a transport error), or a whole Kubernetes `Status` object. Refused: unknown
+/// keys, a `code` outside 400–599, a `Status` whose `status` is `Success`, and values of
+/// the wrong type.
+///
+/// ```
+/// use gateway_reconcile::sim::scenario::api_error_from_value;
+/// use serde_json::json;
+/// let e = api_error_from_value(&json!({"code": 200})).unwrap_err();
+/// assert_eq!(e.to_string(), "code: must be an HTTP error code, 400 to 599 (found 200)");
+/// ```
+pub fn api_error_from_value(value: &Value) -> Result<WriteOutcome, OutcomeError> {
+    let fail = |key: Option<&str>, why: String| OutcomeError {
+        key: key.map(str::to_owned),
+        why,
+    };
+    let map = value.as_object().ok_or_else(|| {
+        fail(
+            None,
+            format!(
+                "must be an object {{code, reason, message}} (found {})",
+                type_name(value)
+            ),
+        )
+    })?;
+    if let Some(key) = map.keys().find(|k| {
+        !["code", "reason", "message"].contains(&k.as_str()) && !STATUS_KEYS.contains(&k.as_str())
+    }) {
+        return Err(fail(
+            None,
+            format!("unknown key {key:?} (expected code, reason, message, or a Kubernetes Status)"),
+        ));
+    }
+    match map.get("status") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s == "Failure" => {}
+        Some(Value::String(s)) if s == "Success" => {
+            return Err(fail(
+                Some("status"),
+                "a Status of Success is not a failed write (give \"Applied\")".into(),
+            ));
+        }
+        Some(other) => {
+            return Err(fail(
+                Some("status"),
+                format!("must be \"Failure\" (found {})", compact(other)),
+            ));
+        }
+    }
     let code = match map.get("code") {
         None | Some(Value::Null) => None,
-        Some(v) => {
-            let code = ctx.integer(v, "failWrites.error.code")?;
-            Some(
-                u16::try_from(code)
-                    .ok()
-                    .filter(|c| (100..=599).contains(c))
-                    .ok_or_else(|| {
-                        ctx.invalid("failWrites.error.code", "must be an HTTP status code")
-                    })?,
-            )
-        }
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|c| u16::try_from(c).ok())
+                .filter(|c| (400..=599).contains(c))
+                .ok_or_else(|| {
+                    fail(
+                        Some("code"),
+                        format!(
+                            "must be an HTTP error code, 400 to 599 (found {})",
+                            compact(v)
+                        ),
+                    )
+                })?,
+        ),
     };
-    let text = |key: &str| -> Result<String, ScenarioError> {
+    let text = |key: &str| -> Result<String, OutcomeError> {
         match map.get(key) {
             None | Some(Value::Null) => Ok(String::new()),
-            Some(v) => Ok(ctx
-                .string(v, &format!("failWrites.error.{key}"))?
-                .to_owned()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(v) => Err(fail(
+                Some(key),
+                format!("must be a string (found {})", type_name(v)),
+            )),
         }
     };
     Ok(WriteOutcome::from_parts(
@@ -753,6 +1125,86 @@ fn parse_error(ctx: &Ctx, value: &Value) -> Result<WriteOutcome, ScenarioError> 
         &text("reason")?,
         &text("message")?,
     ))
+}
+
+/// Why a time is refused by [`parse_time`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TimeError {
+    /// Not of the form `2026-01-01T00:00:00Z` (fraction and offset optional forms allowed).
+    #[error("not an RFC 3339 time {0:?} (expected e.g. 2026-01-01T00:00:00Z)")]
+    Syntax(String),
+    /// A valid RFC 3339 time the crate's clock cannot hold.
+    #[error("{0:?} is out of the supported range ({min} to {max})", min = Timestamp::MIN, max = Timestamp::MAX)]
+    OutOfRange(String),
+}
+
+/// A strict RFC 3339 time: `YYYY-MM-DDTHH:MM:SS`, an optional fraction, then `Z` or
+/// `±HH:MM`. Refused: a missing seconds field, a signed or six-digit year, a bracketed zone
+/// annotation, a lowercase `t`/`z` or a space for `T`. A valid time the clock cannot hold
+/// is [`TimeError::OutOfRange`].
+///
+/// ```
+/// use gateway_reconcile::sim::scenario::parse_time;
+/// assert!(parse_time("2026-01-01T00:00:00.5+02:00").is_ok());
+/// assert!(parse_time("2026-01-01T00:00Z").is_err());
+/// assert!(parse_time("2026-01-01T00:00:00Z[UTC]").is_err());
+/// ```
+pub fn parse_time(text: &str) -> Result<Timestamp, TimeError> {
+    let syntax = || TimeError::Syntax(text.chars().take(64).collect());
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        b.get(range)
+            .is_some_and(|d| !d.is_empty() && d.iter().all(u8::is_ascii_digit))
+    };
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    let shape = digits(0..4)
+        && at(4, b'-')
+        && digits(5..7)
+        && at(7, b'-')
+        && digits(8..10)
+        && at(10, b'T')
+        && digits(11..13)
+        && at(13, b':')
+        && digits(14..16)
+        && at(16, b':')
+        && digits(17..19);
+    if !shape {
+        return Err(syntax());
+    }
+    let mut i = 19;
+    if at(i, b'.') {
+        let start = i + 1;
+        i = start;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return Err(syntax());
+        }
+    }
+    let zone = b.get(i..).unwrap_or_default();
+    let zone_ok = zone == b"Z"
+        || (zone.len() == 6
+            && matches!(zone.first(), Some(b'+' | b'-'))
+            && zone
+                .get(1..3)
+                .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+            && zone.get(3) == Some(&b':')
+            && zone
+                .get(4..6)
+                .is_some_and(|d| d.iter().all(u8::is_ascii_digit)));
+    if !zone_ok {
+        return Err(syntax());
+    }
+    match text.parse::<Timestamp>() {
+        Ok(t) => Ok(t),
+        // The shape is right: if the date and time of day are valid, only the range is not.
+        Err(_) => match text.get(..19).map(str::parse::<jiff::civil::DateTime>) {
+            Some(Ok(_)) => Err(TimeError::OutOfRange(text.to_owned())),
+            _ => Err(syntax()),
+        },
+    }
 }
 
 fn parse_expect(ctx: &Ctx, value: &Value) -> Result<Expect, ScenarioError> {
@@ -765,6 +1217,7 @@ fn parse_expect(ctx: &Ctx, value: &Value) -> Result<Expect, ScenarioError> {
             "conditions",
             "addresses",
             "deployment",
+            "drift",
             "requeue",
         ],
         "expect",
@@ -806,6 +1259,15 @@ fn parse_expect(ctx: &Ctx, value: &Value) -> Result<Expect, ScenarioError> {
             Value::Null => None,
             v => Some(Value::Object(ctx.object(v, "expect.deployment")?.clone())),
         });
+    }
+    if let Some(v) = map.get("drift") {
+        let list = ctx.array(v, "expect.drift")?;
+        expect.drift = Some(
+            list.iter()
+                .enumerate()
+                .map(|(i, a)| Ok(ctx.string(a, &format!("expect.drift[{i}]"))?.to_owned()))
+                .collect::<Result<_, ScenarioError>>()?,
+        );
     }
     if let Some(v) = map.get("requeue") {
         let word = ctx.string(v, "expect.requeue")?;
@@ -985,6 +1447,15 @@ fn check_record(
             for (path, expected, actual) in diffs {
                 fail(path, expected, actual);
             }
+        }
+    }
+    if let Some(want) = &expect.drift {
+        for path in want.iter().filter(|p| !record.drift.contains(p)) {
+            fail(
+                "drift".into(),
+                format!("to contain {path:?}"),
+                format!("{:?}", record.drift),
+            );
         }
     }
     if let Some(want) = expect.requeue
@@ -1194,7 +1665,7 @@ mod tests {
     use serde_json::json;
 
     fn with_steps(steps: Value) -> Value {
-        json!({"objects": {"gateway": {"metadata": {"name": "gw"}}}, "steps": steps})
+        json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "steps": steps})
     }
 
     fn error(doc: Value) -> String {
@@ -1261,15 +1732,33 @@ mod tests {
         );
         assert_eq!(
             step_error(json!({"failWrites": {"count": -1, "error": {}}})),
-            r#"step 3: "failWrites.count": must be between 0 and 4294967295"#
+            r#"step 3: "failWrites.count": must be between 1 and 4294967295 (found -1)"#
+        );
+        assert_eq!(
+            step_error(json!({"failWrites": {"count": 0, "error": {}}})),
+            r#"step 3: "failWrites.count": must be between 1 and 4294967295 (found 0)"#
+        );
+        assert_eq!(
+            step_error(json!({"failWrites": {"count": 1, "error": {"code": 600}}})),
+            r#"step 3: "failWrites.error.code": must be an HTTP error code, 400 to 599 (found 600)"#
+        );
+        assert_eq!(
+            step_error(json!({"failWrites": {"count": 1, "error": {"code": 399}}})),
+            r#"step 3: "failWrites.error.code": must be an HTTP error code, 400 to 599 (found 399)"#
+        );
+        assert_eq!(
+            step_error(
+                json!({"failWrites": {"count": 1, "error": {"code": 500, "status": "Success"}}})
+            ),
+            r#"step 3: "failWrites.error.status": a Status of Success is not a failed write (give "Applied")"#
         );
         assert_eq!(
             step_error(json!({"failWrites": {"count": 1, "error": {"code": 99}}})),
-            r#"step 3: "failWrites.error.code": must be an HTTP status code"#
+            r#"step 3: "failWrites.error.code": must be an HTTP error code, 400 to 599 (found 99)"#
         );
         assert_eq!(
             step_error(json!({"failWrites": {"count": 1, "error": {"cod": 500}}})),
-            r#"step 3: unknown key "cod" in failWrites.error"#
+            r#"step 3: "failWrites.error": unknown key "cod" (expected code, reason, message, or a Kubernetes Status)"#
         );
         assert_eq!(
             step_error(json!({"patch": {"gateways": {}}})),
@@ -1301,7 +1790,9 @@ mod tests {
     #[test]
     fn top_level_errors() {
         assert_eq!(
-            error(json!({"objects": {"gateway": {}}, "steps": [], "stepz": []})),
+            error(
+                json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "steps": [], "stepz": []})
+            ),
             r#"unknown key "stepz" in the scenario"#
         );
         assert_eq!(
@@ -1313,25 +1804,30 @@ mod tests {
             r#"missing key "gateway" in objects"#
         );
         assert_eq!(
-            error(json!({"objects": {"gateway": {}, "deploy": {}}, "steps": []})),
+            error(
+                json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}, "deploy": {}}, "steps": []})
+            ),
             r#"unknown key "deploy" in objects"#
         );
         assert!(
             error(json!({"objects": {"gateway": {"metadata": {"name": 1}}}, "steps": []}))
-                .starts_with(r#""objects.gateway": invalid type"#)
+                == r#""objects.gateway.metadata.name": expected a string, found 1"#
         );
         assert!(
             error(
-                json!({"objects": {"gateway": {}}, "settings": {"degradedAftr": "1m"}, "steps": []})
+                json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "settings": {"degradedAftr": "1m"}, "steps": []})
             )
             .contains("degradedAftr")
         );
         assert!(
-            error(json!({"objects": {"gateway": {}}, "now": "yesterday", "steps": []}))
-                .starts_with(r#""now": not an RFC 3339 time "yesterday""#)
+            error(
+                json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "now": "yesterday", "steps": []})
+            ) == r#""now": not an RFC 3339 time "yesterday" (expected e.g. 2026-01-01T00:00:00Z)"#
         );
         assert_eq!(
-            error(json!({"objects": {"gateway": {}}})),
+            error(
+                json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}})
+            ),
             r#"missing key "steps" in the scenario"#
         );
         let e = Scenario::from_json("{\n  \"steps\": [,]\n}").unwrap_err();
@@ -1345,7 +1841,7 @@ mod tests {
             "settings": {"degradedAfter": "2m"},
             "now": "2026-02-01T10:00:00Z",
             "objects": {
-                "gatewayClass": null, "gateway": {"metadata": {"name": "gw"}},
+                "gatewayClass": null, "gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}},
                 "configuration": {"metadata": {"name": "c"}}, "deployment": null,
                 "template": {"spec": {}}, "routes": [{"spec": {"destinationCIDRs": ["1.2.3.4/32"]}}]
             },
@@ -1365,7 +1861,6 @@ mod tests {
                 {"delete": "deployment"},
                 {"failWrites": {"count": 3, "error": {"code": 503, "reason": "ServiceUnavailable", "message": "m"}}},
                 {"failWrites": {"count": 1, "error": {"message": "connection refused"}}},
-                {"failWrites": {"count": 0}},
                 {"rollout": "stalled"}
             ]
         });
@@ -1376,7 +1871,7 @@ mod tests {
         assert_eq!(s.objects.gateway_class, None);
         assert!(s.objects.configuration.is_some());
         assert_eq!(s.objects.routes.len(), 1);
-        assert_eq!(s.steps.len(), 10);
+        assert_eq!(s.steps.len(), 9);
         assert_eq!(s.steps[0].note.as_deref(), Some("first"));
         let Verb::Reconcile(e) = &s.steps[0].verb else {
             panic!("{:?}", s.steps[0])
@@ -1419,14 +1914,7 @@ mod tests {
             panic!()
         };
         assert!(matches!(outcome, WriteOutcome::Transport { .. }));
-        assert_eq!(
-            s.steps[8].verb,
-            Verb::FailWrites {
-                count: 0,
-                outcome: WriteOutcome::Applied
-            }
-        );
-        assert_eq!(s.steps[9].verb, Verb::Rollout(Rollout::Stalled));
+        assert_eq!(s.steps[8].verb, Verb::Rollout(Rollout::Stalled));
     }
 
     #[test]
@@ -1563,6 +2051,21 @@ mod tests {
     }
 
     #[test]
+    fn drift_expectations_name_each_missing_path() {
+        assert!(failures(json!({"drift": ["spec.replicas"]})).is_empty());
+        let f = failures(json!({"drift": ["spec.replicas", "spec.template.spec.nodeSelector"]}));
+        assert_eq!(
+            f,
+            vec![Failure {
+                step: 1,
+                what: "drift".into(),
+                expected: r#"to contain "spec.template.spec.nodeSelector""#.into(),
+                actual: r#"["spec.replicas"]"#.into(),
+            }]
+        );
+    }
+
+    #[test]
     fn each_mismatch_is_one_failure_with_expected_and_actual() {
         let f = failures(json!({
             "action": "None", "statusWritten": false, "addresses": [],
@@ -1653,7 +2156,7 @@ mod tests {
     #[test]
     fn steps_that_cannot_run_are_failures_and_the_run_goes_on() {
         let doc = json!({
-            "objects": {"gateway": {"metadata": {"name": "gw"}}, "template": {}},
+            "objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}, "template": {}},
             "steps": [{"rollout": "complete"}, {"delete": "configuration"}, {"advance": "1m"}]
         });
         let report = Scenario::from_value(&doc).unwrap().run();

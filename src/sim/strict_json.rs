@@ -1,0 +1,454 @@
+//! JSON read strictly for scenario files: a key given twice in one object is an error
+//! (serde_json keeps the last one silently), and the line of a key path can be found for
+//! error messages.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+use crate::wire::L34Route;
+
+/// Parses JSON text into a [`Value`], refusing duplicate keys. The error carries the line
+/// and column (serde_json adds them to every error raised while reading).
+pub fn parse(text: &str) -> Result<Value, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Strict.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
+/// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes and
+/// left out of the value: a long route list held as JSON values costs about 20 times its
+/// text. A wrong value in a route is an error naming its key path.
+pub fn parse_scenario(text: &str) -> Result<(Value, Option<Vec<L34Route>>), serde_json::Error> {
+    let mut routes = None;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Top(&mut routes).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok((value, routes))
+}
+
+/// The scenario's top level: `objects` is read by [`Objects`], the rest by [`Strict`].
+struct Top<'r>(&'r mut Option<Vec<L34Route>>);
+
+/// The scenario's `objects`: `routes` is read typed into the slot.
+struct Objects<'r>(&'r mut Option<Vec<L34Route>>);
+
+/// Values other than objects read as [`Strict`] reads them.
+macro_rules! like_strict {
+    () => {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+            Strict.visit_bool(v)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+            Strict.visit_i64(v)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+            Strict.visit_u64(v)
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+            Strict.visit_f64(v)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+            Strict.visit_str(v)
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+            Strict.visit_string(v)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+            Strict.visit_unit()
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+            Strict.visit_none()
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+            Strict.visit_seq(seq)
+        }
+    };
+}
+
+impl<'de> DeserializeSeed<'de> for Top<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a scenario object")
+    }
+
+    like_strict!();
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        let mut slot = Some(self.0);
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            let value = match (key.as_str(), slot.take()) {
+                ("objects", Some(routes)) => map.next_value_seed(Objects(routes))?,
+                (_, kept) => {
+                    slot = kept;
+                    map.next_value_seed(Strict)?
+                }
+            };
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Objects<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Objects<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the objects")
+    }
+
+    like_strict!();
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        let mut routes_seen = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) || (key == "routes" && routes_seen) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            if key == "routes" {
+                routes_seen = true;
+                *self.0 = map.next_value_seed(Routes)?;
+                continue;
+            }
+            let value = map.next_value_seed(Strict)?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// `objects.routes`: null or a list of L34Routes, read in place.
+struct Routes;
+
+impl<'de> DeserializeSeed<'de> for Routes {
+    type Value = Option<Vec<L34Route>>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        let mut track = serde_path_to_error::Track::new();
+        let read = <Option<Vec<L34Route>>>::deserialize(serde_path_to_error::Deserializer::new(
+            deserializer,
+            &mut track,
+        ));
+        read.map_err(|e| {
+            let path = track.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            de::Error::custom(format_args!(
+                "\"objects.routes{path}\": {}",
+                plain_message(&strip_position(&e.to_string()))
+            ))
+        })
+    }
+}
+
+/// serde_json's message without its ` at line L column C` ending.
+fn strip_position(message: &str) -> String {
+    message
+        .rsplit_once(" at line ")
+        .map_or(message, |(why, _)| why)
+        .to_owned()
+}
+
+/// A [`Value`] seed that refuses duplicate keys.
+#[derive(Clone, Copy)]
+struct Strict;
+
+impl<'de> DeserializeSeed<'de> for Strict {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element_seed(Strict)? {
+            list.push(item);
+        }
+        Ok(Value::Array(list))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            let value = map.next_value_seed(Strict)?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// The 1-based line of the deepest part of `path` found in `text` (segments are object keys,
+/// or `[i]` for a list item): the line of that key, or of that item's first character.
+/// `None` when the text is not JSON or not even the first segment is found.
+pub fn line_of(text: &str, path: &[String]) -> Option<usize> {
+    let mut scan = Scanner {
+        bytes: text.as_bytes(),
+        at: 0,
+        mark: 0,
+    };
+    let mut found = None;
+    for segment in path {
+        scan.space();
+        let index = segment
+            .strip_prefix('[')
+            .and_then(|s| s.strip_suffix(']'))
+            .and_then(|s| s.parse::<usize>().ok());
+        let ok = match index {
+            Some(i) => scan.enter_item(i),
+            None => scan.enter_key(segment),
+        };
+        if !ok {
+            break;
+        }
+        found = Some(scan.line());
+    }
+    found
+}
+
+/// A cursor over JSON text known to be valid (errors just stop the search).
+struct Scanner<'t> {
+    bytes: &'t [u8],
+    at: usize,
+    /// Where the last key or item entered starts: its line is reported.
+    mark: usize,
+}
+
+impl Scanner<'_> {
+    fn line(&self) -> usize {
+        1 + self
+            .bytes
+            .iter()
+            .take(self.mark)
+            .filter(|b| **b == b'\n')
+            .count()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        self.space();
+        if self.peek() == Some(byte) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A string starting here; returns its decoded text.
+    fn string(&mut self) -> Option<String> {
+        let start = self.at;
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        self.at += 1;
+        while let Some(b) = self.peek() {
+            self.at += 1;
+            match b {
+                b'\\' => self.at += 1,
+                b'"' => {
+                    let raw = self.bytes.get(start..self.at)?;
+                    return serde_json::from_slice(raw).ok();
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Skips one value starting here (after spaces).
+    fn skip_value(&mut self) -> bool {
+        self.space();
+        let mut depth = 0usize;
+        loop {
+            self.space();
+            match self.peek() {
+                None => return false,
+                Some(b'"') => {
+                    if self.string().is_none() {
+                        return false;
+                    }
+                }
+                Some(b'{' | b'[') => {
+                    depth += 1;
+                    self.at += 1;
+                    continue;
+                }
+                Some(b'}' | b']') => {
+                    if depth == 0 {
+                        return false;
+                    }
+                    depth -= 1;
+                    self.at += 1;
+                }
+                Some(b',' | b':') if depth > 0 => {
+                    self.at += 1;
+                    continue;
+                }
+                Some(_) => {
+                    while matches!(self.peek(), Some(b) if !b",:]} \t\r\n".contains(&b)) {
+                        self.at += 1;
+                    }
+                }
+            }
+            if depth == 0 {
+                return true;
+            }
+        }
+    }
+
+    /// In an object starting here, moves to the value of `key`, leaving `at` on the key.
+    fn enter_key(&mut self, key: &str) -> bool {
+        if !self.eat(b'{') {
+            return false;
+        }
+        loop {
+            self.space();
+            let key_at = self.at;
+            let Some(found) = self.string() else {
+                return false;
+            };
+            if !self.eat(b':') {
+                return false;
+            }
+            if found == key {
+                // The key's line is the one reported; the value follows the colon.
+                self.mark = key_at;
+                return true;
+            }
+            if !self.skip_value() || !self.eat(b',') {
+                return false;
+            }
+        }
+    }
+
+    /// In a list starting here, moves to item `index`.
+    fn enter_item(&mut self, index: usize) -> bool {
+        if !self.eat(b'[') {
+            return false;
+        }
+        for _ in 0..index {
+            if !self.skip_value() || !self.eat(b',') {
+                return false;
+            }
+        }
+        self.space();
+        self.mark = self.at;
+        !matches!(self.peek(), None | Some(b']'))
+    }
+}
+
+/// serde's `invalid type: integer `5`, expected a sequence` as a person reads it:
+/// `expected a list, found 5`; other messages unchanged.
+pub fn plain_message(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("invalid type: ") else {
+        return message.to_owned();
+    };
+    let Some((found, expected)) = rest.rsplit_once(", expected ") else {
+        return message.to_owned();
+    };
+    // serde quotes the value found: integer `5`, string "x", map, sequence, boolean `true`.
+    let found = match found.split_once(' ') {
+        Some((_, value)) => value.trim_matches('`').to_owned(),
+        None => match found {
+            "map" => "an object".to_owned(),
+            "sequence" => "a list".to_owned(),
+            "null" | "unit value" => "null".to_owned(),
+            other => other.to_owned(),
+        },
+    };
+    let expected = match expected {
+        "a sequence" => "a list",
+        "a map" => "an object",
+        "a string" => "a string",
+        e if e.starts_with("struct ") || e.starts_with("a map") => "an object",
+        e if e.starts_with("i64")
+            || e.starts_with("u64")
+            || e.starts_with("i32")
+            || e.starts_with("u32") =>
+        {
+            "an integer"
+        }
+        e => e,
+    };
+    format!("expected {expected}, found {found}")
+}

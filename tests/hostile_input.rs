@@ -1,0 +1,465 @@
+//! Hostile and malformed input to the command line, each with the exact message expected
+//! and exit status 2: what cannot be read (devices, directories, endless streams, inputs
+//! over the cap), what is not UTF-8 JSON, and scenario files that break SPEC §7's rules.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gateway-reconcile");
+const GATEWAY: &str = r#"{"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}"#;
+
+/// Runs the binary; the exit status and the standard error.
+fn run(args: &[&str]) -> (i32, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A file in a directory of this test process; the path is printed in messages, so the
+/// tests compare the message after it.
+fn file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("gateway-reconcile-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// `simulate FILE` on `text`: exit status 2 and the message after `FILE: `.
+fn malformed(name: &str, text: &str) -> String {
+    let path = file(name, text.as_bytes());
+    let path = path.to_str().unwrap();
+    let (code, stderr) = run(&["simulate", path]);
+    assert_eq!(code, 2, "{stderr}");
+    let prefix = format!("gateway-reconcile simulate: {path}: ");
+    stderr
+        .trim_end()
+        .strip_prefix(&prefix)
+        .unwrap_or_else(|| panic!("{stderr:?} does not start with {prefix:?}"))
+        .to_owned()
+}
+
+/// A scenario with the test Gateway, `rest` after the objects (starting on line 2).
+fn scenario(rest: &str) -> String {
+    format!("{{\"objects\": {{\"gateway\": {GATEWAY}}},\n{rest}}}")
+}
+
+// ---- what is read -----------------------------------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn a_device_is_refused_before_reading() {
+    let (code, stderr) = run(&["simulate", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        "gateway-reconcile simulate: /dev/zero: not a regular file (a character device); \
+         give a file, or - for standard input"
+    );
+    let (code, stderr) = run(&["plan", "--gateway", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        "gateway-reconcile plan: --gateway /dev/zero: not a regular file (a character device); \
+         give a file, or - for standard input"
+    );
+}
+
+#[test]
+fn a_directory_is_refused() {
+    let dir = std::env::temp_dir();
+    let dir = dir.to_str().unwrap();
+    let (code, stderr) = run(&["simulate", dir]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "gateway-reconcile simulate: {dir}: not a regular file (a directory); give a file, \
+             or - for standard input"
+        )
+    );
+}
+
+#[test]
+fn a_file_over_the_cap_is_refused_and_the_flag_raises_it() {
+    let text = scenario(r#""steps": [{"advance": "1s"}]"#);
+    let path = file("cap.json", text.as_bytes());
+    let path = path.to_str().unwrap();
+    let (code, stderr) = run(&["simulate", "--max-input-bytes", "100", path]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "gateway-reconcile simulate: {path}: larger than 100 bytes, the input limit \
+             (raise it with --max-input-bytes)"
+        )
+    );
+    let limit = format!("--max-input-bytes={}", text.len());
+    let (code, stderr) = run(&["simulate", &limit, path]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stderr) = run(&["simulate", "--max-input-bytes", "0", path]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        "gateway-reconcile simulate: --max-input-bytes \"0\": expected a positive number of bytes"
+    );
+}
+
+#[test]
+fn an_endless_standard_input_stops_at_the_cap() {
+    let mut child = Command::new(BIN)
+        .args(["simulate", "--max-input-bytes", "4096", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Writes until the reader stops reading (a broken pipe): an endless stream.
+    let writer = std::thread::spawn(move || {
+        let chunk = [b' '; 1024];
+        while stdin.write_all(&chunk).is_ok() {}
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "gateway-reconcile simulate: standard input: larger than 4096 bytes, the input limit \
+         (raise it with --max-input-bytes)"
+    );
+}
+
+#[test]
+fn standard_input_is_read_for_one_option_only() {
+    let (code, stderr) = run(&["plan", "--gateway", "-", "--configuration", "-"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        "gateway-reconcile plan: standard input (-) can be given to one option only"
+    );
+}
+
+// ---- what is not UTF-8 JSON -------------------------------------------------------------
+
+#[test]
+fn a_byte_order_mark_is_named() {
+    let path = file("bom.json", b"\xEF\xBB\xBF{}");
+    let (code, stderr) = run(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.trim_end().ends_with(
+            "bom.json: starts with a UTF-8 byte-order mark (EF BB BF): save it without one"
+        ),
+        "{stderr}"
+    );
+    let path = file("utf16.json", b"\xFF\xFE{\x00}\x00");
+    let (_, stderr) = run(&["plan", "--gateway", path.to_str().unwrap()]);
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("utf16.json: starts with a UTF-16 byte-order mark: the input must be UTF-8"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn invalid_utf8_gives_the_byte_offset() {
+    let path = file("latin1.json", b"{\"a\":\n \"caf\xE9\"}");
+    let (code, stderr) = run(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("latin1.json: not UTF-8: invalid byte 0xE9 at byte offset 11 (line 2)"),
+        "{stderr}"
+    );
+}
+
+#[cfg(not(feature = "yaml"))]
+#[test]
+fn yaml_without_the_feature_says_which_feature() {
+    assert_eq!(
+        malformed("s.yaml", "objects:\n  gateway: {}\nsteps: []\n"),
+        "not JSON (expected value at line 1 column 1); YAML input needs a build with the \
+         `yaml` feature (cargo install gateway-reconcile --features yaml)"
+    );
+}
+
+// ---- scenario files that break SPEC §7 ---------------------------------------------------
+
+#[test]
+fn a_duplicate_key_is_malformed_with_its_line() {
+    assert_eq!(
+        malformed(
+            "dup.json",
+            &scenario("\"steps\": [],\n\"steps\": [{\"advance\": \"1s\"}]")
+        ),
+        r#"invalid JSON at line 3, column 7: duplicate key "steps""#
+    );
+    // Inside free-form object JSON too.
+    assert_eq!(
+        malformed(
+            "dup-object.json",
+            "{\"objects\": {\"gateway\": {\"metadata\": {\"name\": \"gw\",\n \"name\": \"gx\"}}},\n\"steps\": []}"
+        ),
+        r#"invalid JSON at line 2, column 7: duplicate key "name""#
+    );
+}
+
+#[test]
+fn an_unknown_key_is_malformed_with_step_and_line() {
+    assert_eq!(
+        malformed(
+            "unknown.json",
+            &scenario(
+                "\"steps\": [\n {\"advance\": \"1s\"},\n {\"reconcile\": {},\n  \"expct\": {}}]"
+            )
+        ),
+        r#"line 5: step 2: unknown key "expct" in reconcile step"#
+    );
+}
+
+#[test]
+fn a_wrong_type_names_the_key_path_and_line() {
+    assert_eq!(
+        malformed(
+            "wrong-type.json",
+            &format!(
+                "{{\"objects\": {{\"gateway\": {GATEWAY},\n \"configuration\": {{\"spec\": {{\n  \"internalSubnets\": 5}}}}}},\n \"steps\": []}}"
+            )
+        ),
+        r#"line 3: "objects.configuration.spec.internalSubnets": expected a list, found 5"#
+    );
+    assert_eq!(
+        malformed(
+            "wrong-type-patch.json",
+            &scenario(
+                "\"steps\": [\n {\"patch\": {\"configuration\": {\"spec\": {\n  \"internalSubnets\": 5}}}}]"
+            )
+        ),
+        r#"line 4: step 1: "patch.configuration.spec.internalSubnets": expected a list, found 5"#
+    );
+    assert_eq!(
+        malformed(
+            "wrong-type-settings.json",
+            &scenario("\"settings\": {\n  \"degradedAfter\": 5},\n\"steps\": []")
+        ),
+        r#"line 3: "settings.degradedAfter": expected a string, found 5"#
+    );
+}
+
+#[test]
+fn a_wrong_value_in_a_route_names_its_key_path() {
+    // Routes are read straight into L34Routes (no JSON value held for a long list).
+    assert_eq!(
+        malformed(
+            "route.json",
+            &format!(
+                "{{\"objects\": {{\"gateway\": {GATEWAY},\n \"routes\": [{{}},\n  {{\"spec\": {{\"destinationCIDRs\": 5}}}}]}},\n \"steps\": []}}"
+            )
+        ),
+        r#"invalid JSON at line 3, column 37: "objects.routes[1].spec.destinationCIDRs": expected a list, found 5"#
+    );
+    assert_eq!(
+        malformed(
+            "routes-twice.json",
+            &format!(
+                "{{\"objects\": {{\"gateway\": {GATEWAY}, \"routes\": [],\n \"routes\": []}},\n \"steps\": []}}"
+            )
+        ),
+        r#"invalid JSON at line 2, column 9: duplicate key "routes""#
+    );
+}
+
+#[test]
+fn a_gateway_without_namespace_or_uid_is_malformed() {
+    assert_eq!(
+        malformed(
+            "no-uid.json",
+            "{\"objects\": {\"gateway\": {\"metadata\": {\"name\": \"gw\", \"namespace\": \"ns\"}}},\n\"steps\": []}"
+        ),
+        r#"line 1: "objects.gateway.metadata.uid": is required (a Gateway always has one)"#
+    );
+    assert_eq!(
+        malformed(
+            "no-namespace.json",
+            "{\"objects\": {\"gateway\": {\"metadata\": {\"name\": \"gw\", \"uid\": \"u\"}}},\n\"steps\": []}"
+        ),
+        r#"line 1: "objects.gateway.metadata.namespace": is required (a Gateway always has one)"#
+    );
+    assert_eq!(
+        malformed(
+            "patch-uid.json",
+            &scenario(
+                "\"steps\": [\n {\"patch\": {\"gateway\": {\"metadata\": {\"uid\": null}}}}]"
+            )
+        ),
+        r#"line 3: step 1: "patch.gateway.metadata.uid": removed by the patch, but is required (a Gateway always has one)"#
+    );
+    // Any API object keeps its name, namespace and uid.
+    assert_eq!(
+        malformed(
+            "patch-conf-name.json",
+            &format!(
+                "{{\"objects\": {{\"gateway\": {GATEWAY},\n \"configuration\": {{\"metadata\": {{\"name\": \"c\", \"namespace\": \"ns\"}}}}}},\n \"steps\": [{{\"delete\": \"deployment\"}},\n  {{\"patch\": {{\"configuration\": {{\"metadata\": {{\"namespace\": null}}}}}}}}]}}"
+            )
+        ),
+        r#"line 4: step 2: "patch.configuration.metadata.namespace": cannot be removed (the API server keeps it)"#
+    );
+}
+
+#[test]
+fn times_are_strict_rfc_3339() {
+    for (name, now) in [
+        ("no-seconds.json", "2026-01-01T00:00Z"),
+        ("signed-year.json", "-000001-01-01T00:00:00Z"),
+        ("bracketed.json", "2026-01-01T00:00:00Z[UTC]"),
+        ("space.json", "2026-01-01 00:00:00Z"),
+        ("no-zone.json", "2026-01-01T00:00:00"),
+    ] {
+        assert_eq!(
+            malformed(
+                name,
+                &scenario(&format!("\"now\": \"{now}\", \"steps\": []"))
+            ),
+            format!(
+                "line 2: \"now\": not an RFC 3339 time \"{now}\" (expected e.g. 2026-01-01T00:00:00Z)"
+            )
+        );
+    }
+}
+
+#[test]
+fn a_valid_time_out_of_range_says_so() {
+    assert_eq!(
+        malformed(
+            "far.json",
+            &scenario("\"now\": \"9999-12-31T23:59:59Z\", \"steps\": []")
+        ),
+        "line 2: \"now\": \"9999-12-31T23:59:59Z\" is out of the supported range \
+         (-009999-01-02T01:59:59Z to 9999-12-30T22:00:00.999999999Z)"
+    );
+    assert_eq!(
+        malformed(
+            "advance.json",
+            &scenario(
+                "\"now\": \"9999-12-30T00:00:00Z\", \"steps\": [\n {\"advance\": \"1h\"},\n {\"advance\": \"100h\"}]"
+            )
+        ),
+        "line 4: step 2: \"advance\": moves the clock past 9999-12-30T22:00:00.999999999Z, \
+         out of the supported range"
+    );
+    let gateway = file("gw.json", GATEWAY.as_bytes());
+    let (code, stderr) = run(&[
+        "plan",
+        "--gateway",
+        gateway.to_str().unwrap(),
+        "--now",
+        "9999-12-31T23:59:59Z",
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        "gateway-reconcile plan: --now: \"9999-12-31T23:59:59Z\" is out of the supported range \
+         (-009999-01-02T01:59:59Z to 9999-12-30T22:00:00.999999999Z)"
+    );
+}
+
+#[test]
+fn fail_writes_count_and_code_are_bounded() {
+    assert_eq!(
+        malformed(
+            "count.json",
+            &scenario(
+                "\"steps\": [\n {\"failWrites\": {\"count\": 0, \"error\": {\"code\": 503}}}]"
+            )
+        ),
+        r#"line 3: step 1: "failWrites.count": must be between 1 and 4294967295 (found 0)"#
+    );
+    assert_eq!(
+        malformed(
+            "code.json",
+            &scenario(
+                "\"steps\": [\n {\"failWrites\": {\"count\": 1,\n  \"error\": {\"code\": 600}}}]"
+            )
+        ),
+        r#"line 4: step 1: "failWrites.error.code": must be an HTTP error code, 400 to 599 (found 600)"#
+    );
+}
+
+#[test]
+fn plan_outcome_is_read_as_fail_writes_error_is() {
+    let gateway = file("gw-outcome.json", GATEWAY.as_bytes());
+    let gateway = gateway.to_str().unwrap();
+    let cases = [
+        (
+            r#"{"code": 503, "reson": "x"}"#,
+            r#"unknown key "reson" (expected code, reason, message, or a Kubernetes Status)"#,
+        ),
+        (
+            r#"{"code": 200}"#,
+            "code: must be an HTTP error code, 400 to 599 (found 200)",
+        ),
+        (
+            r#"{"code": 399}"#,
+            "code: must be an HTTP error code, 400 to 599 (found 399)",
+        ),
+        (
+            r#"{"kind": "Status", "status": "Success", "code": 200}"#,
+            r#"status: a Status of Success is not a failed write (give "Applied")"#,
+        ),
+        (
+            r#"{"code": "503"}"#,
+            r#"code: must be an HTTP error code, 400 to 599 (found "503")"#,
+        ),
+    ];
+    for (outcome, why) in cases {
+        let (code, stderr) = run(&["plan", "--gateway", gateway, "--outcome", outcome]);
+        assert_eq!(code, 2, "{outcome}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!("gateway-reconcile plan: --outcome inline JSON: {why}"),
+            "{outcome}"
+        );
+    }
+    // The same text as a scenario's failWrites.error gives the same verdict.
+    assert_eq!(
+        malformed(
+            "status-success.json",
+            &scenario(
+                "\"steps\": [\n {\"failWrites\": {\"count\": 1, \"error\": {\"kind\": \"Status\", \"status\": \"Success\", \"code\": 200}}}]"
+            )
+        ),
+        r#"line 3: step 1: "failWrites.error.status": a Status of Success is not a failed write (give "Applied")"#
+    );
+}
+
+#[test]
+fn plan_names_the_key_path_of_a_wrong_type() {
+    let gateway = file("gw-plan.json", GATEWAY.as_bytes());
+    let configuration = file(
+        "conf-plan.json",
+        br#"{"metadata": {"name": "c"}, "spec": {"internalSubnets": 5}}"#,
+    );
+    let configuration = configuration.to_str().unwrap();
+    let (code, stderr) = run(&[
+        "plan",
+        "--gateway",
+        gateway.to_str().unwrap(),
+        "--configuration",
+        configuration,
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "gateway-reconcile plan: --configuration {configuration}: spec.internalSubnets: \
+             expected a list, found 5"
+        )
+    );
+}
