@@ -301,12 +301,17 @@ func TestControlPlane(t *testing.T) {
 		if got := nested(s.Object, "status", "availableReplicas"); got != int64(1) || s.GetGeneration() != 1 {
 			t.Fatalf("after status write: availableReplicas %v generation %d", got, s.GetGeneration())
 		}
-		// An annotation change does not bump the generation; a spec change does.
-		if p := e.patch(t, deployments, e.ns, "sllbr-sllb", `{"metadata":{"annotations":{"x":"y"}}}`); p.GetGeneration() != 1 {
-			t.Errorf("generation after annotation patch %d, want 1", p.GetGeneration())
+		// A Deployment's generation goes up when its spec or its annotations change
+		// (apps/v1 Deployment strategy: annotations are copied to the ReplicaSets), not when
+		// only its labels change.
+		if p := e.patch(t, deployments, e.ns, "sllbr-sllb", `{"metadata":{"labels":{"x":"y"}}}`); p.GetGeneration() != 1 {
+			t.Errorf("generation after label patch %d, want 1", p.GetGeneration())
 		}
-		if p := e.patch(t, deployments, e.ns, "sllbr-sllb", `{"spec":{"replicas":2}}`); p.GetGeneration() != 2 {
-			t.Errorf("generation after replicas patch %d, want 2", p.GetGeneration())
+		if p := e.patch(t, deployments, e.ns, "sllbr-sllb", `{"metadata":{"annotations":{"x":"y"}}}`); p.GetGeneration() != 2 {
+			t.Errorf("generation after annotation patch %d, want 2", p.GetGeneration())
+		}
+		if p := e.patch(t, deployments, e.ns, "sllbr-sllb", `{"spec":{"replicas":2}}`); p.GetGeneration() != 3 {
+			t.Errorf("generation after replicas patch %d, want 3", p.GetGeneration())
 		}
 	})
 
@@ -322,7 +327,7 @@ func TestControlPlane(t *testing.T) {
 			{"create", "l34routes", ""}:                   2,
 			{"create", "deployments", ""}:                 1,
 			{"update", "deployments", "status"}:           1,
-			{"patch", "deployments", ""}:                  2,
+			{"patch", "deployments", ""}:                  3,
 		}
 		var got map[key]int
 		var rejected int
