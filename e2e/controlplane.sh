@@ -20,7 +20,8 @@
 # error. Everything started is stopped and the directory removed on every exit path.
 #
 # Environment knobs: E2E_KEEP_DIR=1 keeps the directory (its path is printed);
-# E2E_START_TIMEOUT (seconds, default 180) bounds the wait for readiness.
+# E2E_START_TIMEOUT (seconds, default 180) bounds the wait for each component's readiness;
+# E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -164,8 +165,8 @@ run() {
   local crd_files
   tmp="$(mktemp -d "${TMPDIR:-/tmp}/e2e-controlplane.XXXXXX")"
   trap stop_all EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
+  trap 'on_signal INT 130' INT
+  trap 'on_signal TERM 143' TERM
   crd_files="$(gateway_api_crds)" || exit 125
 
   local etcd_client etcd_peer api_port
@@ -194,6 +195,7 @@ EOF
   names+=(etcd)
   wait_ready etcd "${pids[0]}" "$tmp/etcd.log" "http://127.0.0.1:$etcd_client/health"
 
+  # E2E_APISERVER_ARGS (split on spaces) is appended, e.g. feature gates a test needs.
   # Admission: the default plugin set, nothing disabled. ServiceAccount admission only acts
   # on Pods, which nothing here creates (no kubelet); ValidatingAdmissionPolicy and the
   # admission webhooks stay enabled: tests use them to make writes fail.
@@ -210,6 +212,7 @@ EOF
     --audit-policy-file "$tmp/audit-policy.yaml" \
     --audit-log-path "$tmp/audit.log" --audit-log-format json --audit-log-mode blocking \
     --profiling=false \
+    ${E2E_APISERVER_ARGS:-} \
     >"$tmp/kube-apiserver.log" 2>&1 &
   pids+=($!)
   names+=(kube-apiserver)
@@ -222,11 +225,27 @@ EOF
     fail_start "CRD installation" "$tmp/crds.log" "see below"
 
   echo "controlplane.sh: kube-apiserver $kube_version ready at $server" >&2
-  local rc=0
+  # COMMAND runs in the background (stdin kept) so that a signal to this script is handled
+  # at once: it is passed on to COMMAND, then everything is stopped.
   KUBECONFIG="$tmp/kubeconfig" AUDIT_LOG="$tmp/audit.log" E2E_ADMIN_USER="$admin_user" \
     E2E_SERVER="$server" E2E_DIR="$tmp" E2E_CA_CERT="$tmp/ca.crt" E2E_CA_KEY="$tmp/ca.key" \
-    "$@" || rc=$?
+    "$@" <&0 &
+  cmd_pid=$!
+  local rc=0
+  wait "$cmd_pid" || rc=$?
+  cmd_pid=""
   exit "$rc"
+}
+
+cmd_pid=""
+# on_signal SIGNAL STATUS: pass the signal on to COMMAND, wait for it, exit (teardown runs
+# from the EXIT trap).
+on_signal() {
+  if [[ -n "$cmd_pid" ]]; then
+    kill -"$1" "$cmd_pid" 2>/dev/null || true
+    wait "$cmd_pid" 2>/dev/null || true
+  fi
+  exit "$2"
 }
 
 case "${1:-}" in
