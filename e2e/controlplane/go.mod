@@ -4,7 +4,13 @@ go 1.26.0
 
 godebug default=go1.26
 
-require go.etcd.io/etcd/server/v3 v3.6.8
+require (
+	go.etcd.io/etcd/server/v3 v3.6.8
+	k8s.io/api v0.36.3
+	k8s.io/apiextensions-apiserver v0.0.0
+	k8s.io/apimachinery v0.36.3
+	k8s.io/client-go v0.36.3
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -114,11 +120,7 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/api v0.36.3 // indirect
-	k8s.io/apiextensions-apiserver v0.0.0 // indirect
-	k8s.io/apimachinery v0.36.3 // indirect
 	k8s.io/apiserver v0.36.3 // indirect
-	k8s.io/client-go v0.36.3 // indirect
 	k8s.io/cloud-provider v0.36.3 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
 	k8s.io/component-base v0.36.3 // indirect
