@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# A throwaway Kubernetes control plane for the end-to-end tests: etcd and kube-apiserver,
+# built from their Go modules (e2e/controlplane/go.mod pins the versions), on loopback, in
+# a temporary directory. No kubelet, scheduler or controller-manager.
+#
+#   e2e/controlplane.sh build             build the binaries (skipped when up to date)
+#   e2e/controlplane.sh run -- CMD...     build, start, install the CRDs, run CMD, stop
+#
+# CMD runs with these variables exported:
+#   KUBECONFIG       kubeconfig of the admin user (client certificate, group system:masters)
+#   AUDIT_LOG        the API server's audit log: one JSON line per write request
+#                    (create, update, patch, delete, deletecollection, subresources included)
+#   E2E_ADMIN_USER   the admin user name, as it appears in the audit log (user.username)
+#   E2E_SERVER       the API server URL (https://127.0.0.1:PORT)
+#   E2E_DIR          the temporary directory (certificates, logs; removed afterwards)
+#   E2E_CA_CERT, E2E_CA_KEY  the CA that signed the serving certificate (for test webhooks)
+#
+# Exit status: CMD's, or 125 when the control plane could not be built or started (the
+# message and the last lines of the failing component's log go to stderr), 2 for a usage
+# error. Everything started is stopped and the directory removed on every exit path.
+#
+# Environment knobs: E2E_KEEP_DIR=1 keeps the directory (its path is printed);
+# E2E_START_TIMEOUT (seconds, default 180) bounds the wait for each component's readiness;
+# E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+module="$here/controlplane"
+bin="$module/bin"
+crd_dir="$here/crds"
+
+# Pinned versions. The kube-apiserver and etcd versions are the ones in controlplane/go.mod
+# (k8s.io/kubernetes and go.etcd.io/etcd/server/v3); the ldflags below stamp the same
+# Kubernetes version into the binary, as the release build does.
+kube_version="v1.36.3"
+# Gateway API release the Rust gateway-api crate 0.22 is generated from.
+gateway_api_version="v1.5.1"
+admin_user="e2e-admin"
+
+die() {
+  echo "controlplane.sh: $*" >&2
+  exit 125
+}
+
+go_env() {
+  command -v go >/dev/null 2>&1 || die "go is not installed (Go 1.26 or later is needed)"
+}
+
+# The build is skipped when the binaries exist and were built from the same inputs: the
+# module files, the helper sources, the Go version and this script's build flags.
+build_stamp() {
+  {
+    go version
+    ldflags
+    cat "$module/go.mod" "$module/go.sum"
+    find "$module/cmd" -name '*.go' -type f | LC_ALL=C sort | xargs cat
+  } | sha256sum | cut -d' ' -f1
+}
+
+ldflags() {
+  local v=k8s.io/component-base/version
+  echo "-s -w -X $v.gitVersion=$kube_version -X $v.gitMajor=${kube_version:1:1}" \
+    "-X $v.gitMinor=$(echo "$kube_version" | cut -d. -f2) -X $v.gitTreeState=clean"
+}
+
+build() {
+  go_env
+  local stamp
+  stamp="$(cd "$module" && build_stamp)"
+  if [[ -x "$bin/kube-apiserver" && -x "$bin/etcd" && -x "$bin/e2e-helper" &&
+        "$(cat "$bin/.stamp" 2>/dev/null)" == "$stamp" ]]; then
+    return 0
+  fi
+  echo "controlplane.sh: building kube-apiserver $kube_version, etcd and e2e-helper (the first build takes a while)" >&2
+  mkdir -p "$bin"
+  rm -f "$bin/.stamp"
+  (cd "$module" && go build -buildvcs=false -ldflags "$(ldflags)" -o "$bin/" \
+      k8s.io/kubernetes/cmd/kube-apiserver ./cmd/etcd ./cmd/e2e-helper) ||
+    die "build failed"
+  echo "$stamp" >"$bin/.stamp"
+}
+
+# The Gateway API CRDs, from the sigs.k8s.io/gateway-api module itself (downloaded into, and
+# afterwards read from, the Go module cache; checked against the Go checksum database).
+gateway_api_crds() {
+  local dir
+  dir="$(cd "$tmp" && GOFLAGS= GO111MODULE=on \
+           go mod download -json "sigs.k8s.io/gateway-api@$gateway_api_version" |
+         sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')" ||
+    die "cannot download sigs.k8s.io/gateway-api@$gateway_api_version"
+  [[ -n "$dir" && -d "$dir/config/crd/standard" ]] ||
+    die "sigs.k8s.io/gateway-api@$gateway_api_version: no config/crd/standard in the module"
+  echo "$dir/config/crd/standard/gateway.networking.k8s.io_gatewayclasses.yaml"
+  echo "$dir/config/crd/standard/gateway.networking.k8s.io_gateways.yaml"
+}
+
+tmp=""
+pids=()
+names=()
+
+stop_all() {
+  local i pid
+  # Stop in reverse order of start: kube-apiserver first, then etcd.
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    pid="${pids[$i]}"
+    kill -TERM "$pid" 2>/dev/null || continue
+    for _ in $(seq 1 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "controlplane.sh: ${names[$i]} did not stop in 10s, killing it" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+  done
+  pids=()
+  names=()
+  if [[ -n "$tmp" && -d "$tmp" ]]; then
+    if [[ "${E2E_KEEP_DIR:-}" == 1 ]]; then
+      echo "controlplane.sh: kept $tmp" >&2
+    else
+      rm -rf "$tmp"
+    fi
+  fi
+}
+
+# Fails with the last lines of the component's log.
+fail_start() {
+  local name="$1" log="$2" why="$3"
+  {
+    echo "controlplane.sh: $name failed to start: $why"
+    echo "---- last lines of $name's log ----"
+    tail -n 40 "$log" 2>/dev/null || true
+    echo "----"
+  } >&2
+  exit 125
+}
+
+# wait_ready NAME PID LOG URL [DIR]
+wait_ready() {
+  local name="$1" pid="$2" log="$3" url="$4" dir="${5:-}"
+  local deadline=$((SECONDS + ${E2E_START_TIMEOUT:-180})) last=""
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid" 2>/dev/null && rc=0 || rc=$?
+      fail_start "$name" "$log" "it exited (status $rc)"
+    fi
+    if last="$("$bin/e2e-helper" probe "$url" $dir 2>&1)"; then
+      return 0
+    fi
+    if ((SECONDS >= deadline)); then
+      fail_start "$name" "$log" "not ready after ${E2E_START_TIMEOUT:-180}s (last probe: $last)"
+    fi
+    sleep 0.25
+  done
+}
+
+run() {
+  if [[ $# -eq 0 ]]; then
+    echo "usage: $0 run -- COMMAND [ARGS...]" >&2
+    exit 2
+  fi
+  build
+  local crd_files
+  tmp="$(mktemp -d "${TMPDIR:-/tmp}/e2e-controlplane.XXXXXX")"
+  trap stop_all EXIT
+  trap 'on_signal INT 130' INT
+  trap 'on_signal TERM 143' TERM
+  crd_files="$(gateway_api_crds)" || exit 125
+
+  local etcd_client etcd_peer api_port
+  { read -r etcd_client; read -r etcd_peer; read -r api_port; } < <("$bin/e2e-helper" ports 3) ||
+    die "cannot find free ports"
+  [[ -n "$api_port" ]] || die "cannot find free ports"
+  local server="https://127.0.0.1:$api_port"
+  "$bin/e2e-helper" pki "$tmp" "$server" "$admin_user" || die "cannot write certificates"
+
+  # Audit: every write request, once (at ResponseComplete), with metadata (verb, user,
+  # objectRef with resource and subresource, response code). Reads are not logged.
+  cat >"$tmp/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+EOF
+
+  "$bin/etcd" --data-dir "$tmp/etcd" \
+    --listen-client-url "http://127.0.0.1:$etcd_client" \
+    --listen-peer-url "http://127.0.0.1:$etcd_peer" >"$tmp/etcd.log" 2>&1 &
+  pids+=($!)
+  names+=(etcd)
+  wait_ready etcd "${pids[0]}" "$tmp/etcd.log" "http://127.0.0.1:$etcd_client/health"
+
+  # E2E_APISERVER_ARGS (split on spaces) is appended, e.g. feature gates a test needs.
+  # Admission: the default plugin set, nothing disabled. ServiceAccount admission only acts
+  # on Pods, which nothing here creates (no kubelet); ValidatingAdmissionPolicy and the
+  # admission webhooks stay enabled: tests use them to make writes fail.
+  "$bin/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$etcd_client" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+    --tls-cert-file "$tmp/apiserver.crt" --tls-private-key-file "$tmp/apiserver.key" \
+    --client-ca-file "$tmp/ca.crt" \
+    --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$tmp/sa.pub" \
+    --service-account-signing-key-file "$tmp/sa.key" \
+    --service-cluster-ip-range 10.0.0.0/24 \
+    --audit-policy-file "$tmp/audit-policy.yaml" \
+    --audit-log-path "$tmp/audit.log" --audit-log-format json --audit-log-mode blocking \
+    --profiling=false \
+    ${E2E_APISERVER_ARGS:-} \
+    >"$tmp/kube-apiserver.log" 2>&1 &
+  pids+=($!)
+  names+=(kube-apiserver)
+  wait_ready kube-apiserver "${pids[1]}" "$tmp/kube-apiserver.log" "$server/readyz" "$tmp"
+
+  # shellcheck disable=SC2086 # one path a line, no spaces in them
+  "$bin/e2e-helper" crds "$tmp/kubeconfig" $crd_files \
+      "$crd_dir/meridio-2.nordix.org_gatewayconfigurations.yaml" \
+      "$crd_dir/meridio-2.nordix.org_l34routes.yaml" >"$tmp/crds.log" 2>&1 ||
+    fail_start "CRD installation" "$tmp/crds.log" "see below"
+
+  echo "controlplane.sh: kube-apiserver $kube_version ready at $server" >&2
+  # COMMAND runs in the background (stdin kept) so that a signal to this script is handled
+  # at once: it is passed on to COMMAND, then everything is stopped.
+  KUBECONFIG="$tmp/kubeconfig" AUDIT_LOG="$tmp/audit.log" E2E_ADMIN_USER="$admin_user" \
+    E2E_SERVER="$server" E2E_DIR="$tmp" E2E_CA_CERT="$tmp/ca.crt" E2E_CA_KEY="$tmp/ca.key" \
+    "$@" <&0 &
+  cmd_pid=$!
+  local rc=0
+  wait "$cmd_pid" || rc=$?
+  cmd_pid=""
+  exit "$rc"
+}
+
+cmd_pid=""
+# on_signal SIGNAL STATUS: pass the signal on to COMMAND, wait for it, exit (teardown runs
+# from the EXIT trap).
+on_signal() {
+  if [[ -n "$cmd_pid" ]]; then
+    kill -"$1" "$cmd_pid" 2>/dev/null || true
+    wait "$cmd_pid" 2>/dev/null || true
+  fi
+  exit "$2"
+}
+
+case "${1:-}" in
+  build)
+    build
+    ;;
+  run)
+    shift
+    [[ "${1:-}" == "--" ]] && shift
+    run "$@"
+    ;;
+  *)
+    echo "usage: $0 build | run -- COMMAND [ARGS...]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,43 @@
+// Command e2e-helper does the small jobs of the end-to-end control plane script that would
+// otherwise need openssl, curl or kubectl on the machine:
+//
+//	e2e-helper ports N                    print N free loopback TCP ports, one a line
+//	e2e-helper pki DIR SERVER_URL USER    write the certificates, keys and kubeconfig
+//	e2e-helper probe URL [DIR]            exit 0 when GET URL answers 200 (DIR: use its
+//	                                      ca.crt and admin client certificate)
+//	e2e-helper crds KUBECONFIG FILE...    create or update the CRDs in the YAML files and
+//	                                      wait until each is Established
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "ports":
+		err = ports(args)
+	case "pki":
+		err = pki(args)
+	case "probe":
+		err = probe(args)
+	case "crds":
+		err = crds(args)
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e-helper %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: e2e-helper ports N | pki DIR SERVER_URL USER | probe URL [DIR] | crds KUBECONFIG FILE...")
+	os.Exit(2)
+}
