@@ -254,6 +254,17 @@ fn a_wrong_type_names_the_key_path_and_line() {
 }
 
 #[test]
+fn an_invalid_setting_is_malformed_naming_the_field_once() {
+    assert_eq!(
+        malformed(
+            "invalid-setting.json",
+            &scenario("\"settings\": {\n  \"resync\": \"0s\"},\n\"steps\": []")
+        ),
+        r#"line 2: "settings": resync: must be at least 1s and at most 8760h (got 0s)"#
+    );
+}
+
+#[test]
 fn a_wrong_value_in_a_route_names_its_key_path() {
     // Routes are read straight into L34Routes (no JSON value held for a long list).
     assert_eq!(

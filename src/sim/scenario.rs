@@ -458,10 +458,11 @@ impl Scenario {
                     } else {
                         format!("settings.{path}")
                     };
-                    top.invalid(
-                        &key,
-                        crate::sim::strict_json::plain_message(&e.into_inner().to_string()),
-                    )
+                    let message = e.into_inner().to_string();
+                    // A setting's own validation names the field after `settings: `; the
+                    // key already says `settings`.
+                    let message = message.strip_prefix("settings: ").unwrap_or(&message);
+                    top.invalid(&key, crate::sim::strict_json::plain_message(message))
                 })?
             }
         };
