@@ -71,7 +71,9 @@ pub(super) struct Observed {
     pub rollout: Rollout,
     /// `KIND/NAME` (or `unknown`) of its controller when that is not this Gateway.
     pub collision: Option<String>,
-    /// Whether the planned update changes `spec` (and so starts a new rollout).
+    /// Whether the planned update bumps the Deployment's `metadata.generation` (its `spec`
+    /// or its annotations change, as apps/v1 counts them), so that the rollout status is
+    /// stale until the Deployment controller observes the new generation.
     pub spec_changes: bool,
 }
 
@@ -171,7 +173,9 @@ pub fn plan<'a>(
                         render_owned(settings, gateway, &validated, snapshot.template, observed);
                     let paths = drift_owned(&owned, observed, &Enforcement::of(configuration));
                     if !paths.is_empty() {
-                        seen.spec_changes = paths.iter().any(|p| p.starts_with("spec"));
+                        seen.spec_changes = paths.iter().any(|p| {
+                            p.starts_with("spec") || p.starts_with("metadata.annotations")
+                        });
                         plan.action = Action::Update {
                             desired: complete(observed, owned),
                             drift: paths,

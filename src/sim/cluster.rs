@@ -425,7 +425,7 @@ impl Cluster {
                 }
                 match &before {
                     None => self.fill_bookkeeping(&mut after),
-                    Some(before) => self.update_bookkeeping(before, &mut after),
+                    Some(before) => self.update_bookkeeping(kind, before, &mut after),
                 }
                 self.set(kind, after);
             }
@@ -809,7 +809,7 @@ impl Cluster {
             }
         }
         let mut object = self.defaulted(object);
-        self.update_bookkeeping(&stored, &mut object);
+        self.update_bookkeeping(Kind::Deployment, &stored, &mut object);
         self.deployment = Some(object);
         self.applied_deployment_writes += 1;
         WriteOutcome::Applied
@@ -848,12 +848,16 @@ impl Cluster {
 
     /// Update bookkeeping: new resourceVersion; generation bumped when spec changed;
     /// identity fields the client cannot change.
-    fn update_bookkeeping(&mut self, before: &Value, after: &mut Value) {
+    fn update_bookkeeping(&mut self, kind: Kind, before: &Value, after: &mut Value) {
         let generation = before
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
             .unwrap_or(1);
-        let changed = before.get("spec") != after.get("spec");
+        // As the real API server: a Deployment's generation also moves with its annotations
+        // (apps/v1 PrepareForUpdate); other objects' with their spec only.
+        let annotations = |v: &Value| v.pointer("/metadata/annotations").cloned();
+        let changed = before.get("spec") != after.get("spec")
+            || (kind == Kind::Deployment && annotations(before) != annotations(after));
         let rv = self.next_revision();
         if let Some(meta) = metadata(after) {
             meta.insert(
