@@ -95,7 +95,9 @@
 //!   messages): a container named twice in `verticalScaling`, a request or limit that is not
 //!   a quantity or is negative, a negative `horizontalScaling.replicas`, an LB Deployment
 //!   name (`deploymentPrefix + Gateway name`, also its `app` label value) that is not a
-//!   DNS-1123 subdomain of at most 63 characters. From the template (an unusable template):
+//!   DNS-1123 subdomain of at most 63 characters, a Gateway `infrastructure` label or
+//!   annotation key that is not a valid key, or label value that is not a valid label value
+//!   (`infrastructure.labels["KEY"]: invalid value "V": WHY`). From the template (an unusable template):
 //!   a `spec.replicas` that is not a non-negative integer, a container's request or limit
 //!   that is not a quantity or is negative, a label value out of form.
 //! - A GatewayConfiguration without `metadata.uid` (a hand-written snapshot) writes no uid

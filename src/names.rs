@@ -45,9 +45,60 @@ pub(crate) fn subdomain_error(name: &str) -> Option<&'static str> {
     )
 }
 
+/// Why `key` is not a valid label or annotation key (an optional DNS-subdomain prefix and
+/// `/`, then a name of at most 63 characters, alphanumeric at both ends, `-`, `_` and `.`
+/// inside), in the API server's words.
+pub(crate) fn key_error(key: &str) -> Option<&'static str> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(why) = prefix.and_then(subdomain_error) {
+        return Some(why);
+    }
+    if prefix == Some("") {
+        return Some("prefix part must be non-empty");
+    }
+    if name.is_empty() {
+        return Some("name part must be non-empty");
+    }
+    if name.len() > 63 {
+        return Some("name part must be no more than 63 characters");
+    }
+    label_value_error(name).map(|_| {
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start \
+         and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', \
+         regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys() {
+        for ok in [
+            "a",
+            "app",
+            "example.com/owner",
+            "a.b/C_d-1",
+            &"x".repeat(63),
+        ] {
+            assert_eq!(key_error(ok), None, "{ok}");
+        }
+        for bad in [
+            "",
+            "/a",
+            "example.com/",
+            "Example.com/a",
+            "a/-b",
+            "a b",
+            &"x".repeat(64),
+        ] {
+            assert!(key_error(bad).is_some(), "{bad}");
+        }
+    }
 
     #[test]
     fn label_values() {

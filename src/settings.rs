@@ -276,27 +276,13 @@ fn is_kind(s: &str) -> bool {
 
 /// A label key: an optional DNS-subdomain prefix and `/`, then a qualified name.
 fn is_label_key(s: &str) -> bool {
-    let (prefix, name) = match s.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, s),
-    };
-    prefix.is_none_or(is_dns_subdomain) && !name.is_empty() && is_label_value(name)
+    crate::names::key_error(s).is_none()
 }
 
-/// A label value (and the name part of a key): empty, or ≤ 63 characters of letters,
-/// digits, `-`, `_`, `.`, alphanumeric at both ends.
+/// A label value: empty, or ≤ 63 characters of letters, digits, `-`, `_`, `.`,
+/// alphanumeric at both ends.
 fn is_label_value(s: &str) -> bool {
-    let b = s.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(f), Some(l)) => {
-            b.len() <= 63
-                && f.is_ascii_alphanumeric()
-                && l.is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        }
-        _ => true,
-    }
+    crate::names::label_value_error(s).is_none()
 }
 
 /// A label key and value.

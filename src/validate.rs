@@ -234,6 +234,17 @@ pub enum Invalid {
         /// Why, in the API server's words.
         why: String,
     },
+    /// A label or annotation of the Gateway's `spec.infrastructure` that the LB Deployment
+    /// cannot carry.
+    #[error("infrastructure.{field}[{key:?}]: {why}")]
+    InfrastructureMetadata {
+        /// `labels` or `annotations`.
+        field: &'static str,
+        /// The key (cut to 300 characters).
+        key: String,
+        /// Why, in the API server's words, naming the value when it is the value.
+        why: String,
+    },
     /// The template's networks and the GatewayConfiguration's share an interface.
     #[error("duplicate interface name {interface:?} in merged network attachments")]
     MergedDuplicateInterface {
@@ -332,6 +343,7 @@ pub fn validate<'a>(
     let networks = merged_networks(gateway, configuration, template)?;
     check_template(template).map_err(|why| Invalid::Template { why })?;
     check_deployment_name(settings, gateway)?;
+    check_infrastructure_metadata(gateway)?;
     Ok(Validated {
         configuration,
         networks,
@@ -492,6 +504,38 @@ fn check_deployment_name(settings: &Settings, gateway: &Gateway) -> Result<(), I
         }),
         None => Ok(()),
     }
+}
+
+/// The Gateway's infrastructure labels and annotations go onto the LB Deployment and its
+/// pods: keys must be valid keys, label values valid label values. (The Gateway API CRD
+/// refuses such a Gateway too; a hand-written snapshot can still carry one.)
+fn check_infrastructure_metadata(gateway: &Gateway) -> Result<(), Invalid> {
+    let Some(infra) = gateway.spec.infrastructure.as_ref() else {
+        return Ok(());
+    };
+    let cut = |s: &str| s.chars().take(300).collect::<String>();
+    let maps = [
+        ("labels", &infra.labels),
+        ("annotations", &infra.annotations),
+    ];
+    for (field, map) in maps {
+        for (key, value) in map {
+            let why = match names::key_error(key) {
+                Some(why) => Some(format!("invalid key: {why}")),
+                None if field == "labels" => names::label_value_error(value)
+                    .map(|why| format!("invalid value {:?}: {why}", cut(value))),
+                None => None,
+            };
+            if let Some(why) = why {
+                return Err(Invalid::InfrastructureMetadata {
+                    field,
+                    key: cut(key),
+                    why,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every request and limit must be a quantity (a string, or a JSON number as its text).
