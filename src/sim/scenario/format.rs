@@ -16,7 +16,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::checks::{ConditionExpect, Expect};
-use super::malformed::{ScenarioError, from_serde};
+use super::malformed::{Obj, ScenarioError, from_serde};
 use super::{Scenario, Step, Verb, api_error_from_value, parse_time};
 use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::driver::requeue_from_word;
@@ -45,10 +45,10 @@ struct File {
     #[serde(default)]
     description: Option<String>,
     #[serde(default)]
-    settings: Option<Settings>,
+    settings: Option<Obj<Settings>>,
     #[serde(default)]
     now: Option<Time>,
-    steps: Vec<StepFile>,
+    steps: Vec<Obj<StepFile>>,
 }
 
 /// `objects`: Kubernetes JSON, checked by kind after reading.
@@ -74,9 +74,9 @@ struct ObjectsFile {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct StepFile {
     #[serde(default, deserialize_with = "present")]
-    reconcile: Option<Option<Empty>>,
+    reconcile: Option<Option<Obj<Empty>>>,
     #[serde(default)]
-    expect: Option<ExpectFile>,
+    expect: Option<Obj<ExpectFile>>,
     #[serde(default, deserialize_with = "present")]
     advance: Option<DurationText>,
     #[serde(default, deserialize_with = "present")]
@@ -84,7 +84,7 @@ struct StepFile {
     #[serde(default, deserialize_with = "present")]
     delete: Option<DeleteTarget>,
     #[serde(default, deserialize_with = "present")]
-    fail_writes: Option<FailWritesFile>,
+    fail_writes: Option<Obj<FailWritesFile>>,
     #[serde(default, deserialize_with = "present")]
     rollout: Option<RolloutWord>,
     #[serde(default)]
@@ -104,7 +104,7 @@ struct ExpectFile {
     #[serde(default, deserialize_with = "present")]
     status_written: Option<bool>,
     #[serde(default, deserialize_with = "present")]
-    conditions: Option<InOrder<Option<ConditionFile>>>,
+    conditions: Option<InOrder<Option<Obj<ConditionFile>>>>,
     #[serde(default, deserialize_with = "present")]
     addresses: Option<Vec<String>>,
     /// `Some(None)`: `null`, there must be no Deployment.
@@ -315,7 +315,15 @@ pub(super) fn read(
     mut value: Value,
     routes: Option<Vec<L34Route>>,
 ) -> Result<Scenario, ScenarioError> {
-    let objects = value.as_object_mut().and_then(|m| m.remove("objects"));
+    let Some(map) = value.as_object_mut() else {
+        return Err(ScenarioError::WrongType {
+            step: None,
+            key: "scenario".into(),
+            expected: "an object",
+            found: super::malformed::type_name(&value),
+        });
+    };
+    let objects = map.remove("objects");
     let steps_keys = step_keys(&value);
     let file: File =
         serde_path_to_error::deserialize(value).map_err(|e| from_serde(&e, &steps_keys))?;
@@ -337,7 +345,7 @@ pub(super) fn read(
         .steps
         .into_iter()
         .enumerate()
-        .map(|(i, step)| {
+        .map(|(i, Obj(step))| {
             into_step(
                 i + 1,
                 step,
@@ -349,7 +357,7 @@ pub(super) fn read(
     check_clock(now, &steps)?;
     Ok(Scenario {
         description: file.description.unwrap_or_default(),
-        settings: file.settings.unwrap_or_default(),
+        settings: file.settings.map(|s| s.0).unwrap_or_default(),
         now,
         objects,
         steps,
@@ -416,7 +424,7 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
         Verb::Patch(patches)
     } else if let Some(DeleteTarget(kind)) = file.delete {
         Verb::Delete(kind)
-    } else if let Some(fail) = file.fail_writes {
+    } else if let Some(Obj(fail)) = file.fail_writes {
         let Some(error) = fail.error else {
             return Err(ScenarioError::MissingKey {
                 step: Some(number),
@@ -435,7 +443,9 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
     } else if let Some(RolloutWord(state)) = file.rollout {
         Verb::Rollout(state)
     } else if file.reconcile.is_some() {
-        Verb::Reconcile(Box::new(file.expect.map(into_expect).unwrap_or_default()))
+        Verb::Reconcile(Box::new(
+            file.expect.map(|e| into_expect(e.0)).unwrap_or_default(),
+        ))
     } else {
         // `given` named a verb: one of the fields above is set.
         return Err(ScenarioError::BadStep {
@@ -457,7 +467,7 @@ fn into_expect(file: ExpectFile) -> Expect {
             .conditions
             .map(|c| {
                 c.0.into_iter()
-                    .map(|(type_, c)| (type_, c.map(into_condition)))
+                    .map(|(type_, c)| (type_, c.map(|c| into_condition(c.0))))
                     .collect()
             })
             .unwrap_or_default(),
@@ -489,7 +499,7 @@ fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
     let wrapped = serde_json::json!({ "objects": value });
     let file: Wrapped =
         serde_path_to_error::deserialize(wrapped).map_err(|e| from_serde(&e, &[]))?;
-    let file = file.objects;
+    let file = file.objects.0;
     let optional = |kind: Kind, value: Option<Value>| -> Result<Option<Value>, ScenarioError> {
         let key = format!("objects.{kind}");
         let invalid = |key: String, why: String| ScenarioError::InvalidValue {
@@ -539,7 +549,7 @@ fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
 /// `objects` under its own key, so that serde's key paths start with `objects`.
 #[derive(Deserialize)]
 struct Wrapped {
-    objects: ObjectsFile,
+    objects: Obj<ObjectsFile>,
 }
 /// The Gateway fields a scenario cannot do without (SPEC §7): the crate cannot work on a
 /// Gateway without them. Returns the missing field.

@@ -268,3 +268,63 @@ fn the_demo_parses() {
     assert!(demo.description.contains("stale-Programmed"));
     assert!(demo.steps.len() > 10);
 }
+
+#[test]
+fn an_object_of_the_format_is_never_read_from_a_list() {
+    // serde's derive reads a struct from a list of its fields too; the format does not.
+    for (steps, want) in [
+        (
+            json!([["x"]]),
+            r#"step 1: "step" must be an object (found a list)"#,
+        ),
+        (
+            json!([{"reconcile": {}, "expect": [true]}]),
+            r#"step 1: "expect" must be an object (found a list)"#,
+        ),
+        (
+            json!([{"reconcile": []}]),
+            r#"step 1: "reconcile" must be an object (found a list)"#,
+        ),
+        (
+            json!([{"failWrites": [1, {}]}]),
+            r#"step 1: "failWrites" must be an object (found a list)"#,
+        ),
+        (
+            json!([{"reconcile": {}, "expect": {"conditions": {"A": ["True"]}}}]),
+            r#"step 1: "expect.conditions.A" must be an object (found a list)"#,
+        ),
+    ] {
+        assert_eq!(error(with_steps(steps)), want);
+    }
+    let mut doc = with_steps(json!([]));
+    doc["settings"] = json!([]);
+    assert_eq!(error(doc), r#""settings" must be an object (found a list)"#);
+    assert_eq!(
+        error(json!(["d"])),
+        r#""scenario" must be an object (found a list)"#
+    );
+}
+
+#[test]
+fn null_is_absent_only_where_the_format_says_so() {
+    let s = Scenario::from_value(&json!({
+        "description": null, "settings": null, "now": null,
+        "objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}},
+                    "configuration": null, "routes": null},
+        "steps": [{"reconcile": null, "expect": null, "note": null}]
+    }))
+    .unwrap();
+    assert_eq!(s.steps[0].verb, Verb::Reconcile(Box::default()));
+    assert_eq!(
+        step_error(json!({"reconcile": {}, "expect": {"action": null}})),
+        r#"step 3: "expect.action" must be a string (found null)"#
+    );
+    assert_eq!(
+        step_error(json!({"advance": null})),
+        r#"step 3: "advance" must be a string (found null)"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": 1, "error": null}})),
+        r#"step 3: missing key "error" in failWrites"#
+    );
+}
