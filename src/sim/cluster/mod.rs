@@ -1,16 +1,16 @@
 //! A simulated API server: the objects one Gateway's reconcile reads, a clock, and the
 //! behaviour of the real server where it matters to the crate.
 //!
-//! - [`store`]: the objects held ([`Objects`], [`Kind`]) and the shape each must have;
-//! - [`writes`]: what a write does (bookkeeping, conflicts, defaulting, refusals, injected
-//!   failures), for the Deployment writes, patches, deletes and status writes;
-//! - [`rollout`]: the crude Deployment controller ([`RolloutState`]);
-//! - [`driver`]: one reconcile as a controller runs it ([`Cluster::reconcile`],
-//!   [`ReconcileRecord`]), the one place that calls the crate's `plan` and `settle`.
+//! Its parts, one file each: the object store ([`Objects`], [`Kind`] and the shape each
+//! kind must have), write semantics (bookkeeping, conflicts, defaulting, refusals, injected
+//! failures, for Deployment writes, patches, deletes and status writes), the rollout (the
+//! crude Deployment controller, [`RolloutState`]) and the reconcile driver
+//! ([`Cluster::reconcile`], [`ReconcileRecord`]: the one place that calls the crate's
+//! `plan` and `settle`).
 //!
 //! [`Cluster`] holds the GatewayClass, the Gateway, the GatewayConfiguration, the LB
 //! Deployment, the template and the L34Routes as JSON, and drives the crate exactly as a
-//! controller would: [`Cluster::reconcile`] builds a [`Snapshot`] from the stored objects,
+//! controller would: [`Cluster::reconcile`] builds a [`Snapshot`](crate::Snapshot) from the stored objects,
 //! calls [`plan`](crate::plan) at the cluster clock, performs the Deployment write the plan
 //! asks for, settles with the outcome and writes the status. Embedders can use it to test
 //! their own [`Settings`] and templates.
@@ -57,10 +57,10 @@ use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::wire::{Deployment, L34Route};
 
-pub mod driver;
-pub mod rollout;
-pub mod store;
-pub mod writes;
+pub(crate) mod driver;
+mod rollout;
+pub(crate) mod store;
+mod writes;
 
 pub use crate::reconcile::ActionKind;
 pub use driver::ReconcileRecord;

@@ -1,15 +1,12 @@
 //! Scenario files (SPEC §7): objects, steps that drive a cluster, and expectations on what
 //! each reconcile did.
 //!
-//! - [`format`]: the file as serde reads it (unknown keys refused), and the checks made when
-//!   it is read; [`malformed`]: why a file is refused, naming the step, the key path and the
-//!   line;
-//! - [`checks`]: the `expect` of a reconcile step, and how it is checked;
-//! - [`timeline`]: what a run did, step by step, as `simulate` prints it;
-//! - [`backend`]: what a scenario needs from the cluster it runs on ([`Backend`]), the
-//!   simulated [`Cluster`] here;
-//! - [`time`] and [`api_error`]: a strict RFC 3339 time and a failed write as JSON, which the
-//!   command line reads alike.
+//! Its parts, one file each: the format (the file as serde reads it, unknown keys refused,
+//! and the checks made when it is read), why a file is malformed ([`ScenarioError`], naming
+//! the step, the key path and the line), the checks of a reconcile's `expect` ([`Expect`],
+//! [`Failure`]), the timeline a run prints ([`Report`], [`Entry`], [`Effect`]), the backend a
+//! scenario runs on ([`Backend`], the simulated [`Cluster`] here), and two readers the
+//! command line shares: [`parse_time`] and [`api_error_from_value`].
 //!
 //! ```
 //! use gateway_reconcile::sim::scenario::Scenario;
@@ -55,13 +52,13 @@ use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, RolloutState};
 
-pub mod api_error;
-pub mod backend;
-pub mod checks;
-pub mod format;
-pub mod malformed;
-pub mod time;
-pub mod timeline;
+mod api_error;
+mod backend;
+mod checks;
+mod format;
+mod malformed;
+mod time;
+mod timeline;
 
 pub use api_error::{OutcomeError, api_error_from_value};
 pub use backend::{Backend, StepError, WriteCounts};
