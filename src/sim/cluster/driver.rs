@@ -159,3 +159,6 @@ pub(crate) fn requeue_from_word(word: &str) -> Result<Requeue, String> {
         _ => crate::settings::parse_duration(word).map(Requeue::After),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -314,4 +314,4 @@ pub fn format_time(time: Timestamp) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

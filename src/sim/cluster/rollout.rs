@@ -180,3 +180,6 @@ fn pod_template_hash(template: &str) -> String {
     }
     format!("{:09x}", hash & 0xf_ffff_ffff)
 }
+
+#[cfg(test)]
+mod tests;

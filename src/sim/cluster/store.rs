@@ -155,3 +155,6 @@ pub(super) fn metadata(object: &mut Value) -> Option<&mut Map<String, Value>> {
         .as_object_mut()
         .map(|map| crate::json::object_mut(map, &["metadata"]))
 }
+
+#[cfg(test)]
+mod tests;

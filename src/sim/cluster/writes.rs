@@ -269,3 +269,6 @@ impl Cluster {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
