@@ -1,6 +1,8 @@
 //! A failed write as JSON: `failWrites.error` in scenario files and `plan --outcome` on the
 //! command line read it alike.
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use super::checks::compact;
@@ -17,11 +19,33 @@ pub struct OutcomeError {
     pub why: String,
 }
 
-/// The keys of a Kubernetes `Status` object besides `code`, `reason` and `message`.
-const STATUS_KEYS: [&str; 5] = ["kind", "apiVersion", "metadata", "status", "details"];
+/// The keys the reader takes: `{code, reason, message}`, or a Kubernetes `Status` object.
+// The `Status` fields besides `status` are there for their keys only.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ApiErrorFile {
+    #[serde(default)]
+    code: Option<Value>,
+    #[serde(default)]
+    reason: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    status: Option<Value>,
+    // The rest of a `Status`, whatever their values.
+    #[serde(default)]
+    kind: IgnoredAny,
+    #[serde(default)]
+    api_version: IgnoredAny,
+    #[serde(default)]
+    metadata: IgnoredAny,
+    #[serde(default)]
+    details: IgnoredAny,
+}
 
-/// A failed write as JSON, the one reading the scenario files' `failWrites.error` and the
-/// command line's `--outcome` share (SPEC §2): `{code, reason, message}`, each optional
+/// A failed write as JSON, the one reader (serde, unknown keys refused) the scenario files'
+/// `failWrites.error` and the command line's `--outcome` share (SPEC §2): `{code, reason, message}`, each optional
 /// (no `code`: a transport error), or a whole Kubernetes `Status` object. Refused: unknown
 /// keys, a `code` outside 400–599, a `Status` whose `status` is `Success`, and values of
 /// the wrong type.
@@ -37,25 +61,32 @@ pub fn api_error_from_value(value: &Value) -> Result<WriteOutcome, OutcomeError>
         key: key.map(str::to_owned),
         why,
     };
-    let map = value.as_object().ok_or_else(|| {
-        fail(
+    if !value.is_object() {
+        return Err(fail(
             None,
             format!(
                 "must be an object {{code, reason, message}} (found {})",
                 type_name(value)
             ),
-        )
-    })?;
-    if let Some(key) = map.keys().find(|k| {
-        !["code", "reason", "message"].contains(&k.as_str()) && !STATUS_KEYS.contains(&k.as_str())
-    }) {
-        return Err(fail(
-            None,
-            format!("unknown key {key:?} (expected code, reason, message, or a Kubernetes Status)"),
         ));
     }
-    match map.get("status") {
-        None | Some(Value::Null) => {}
+    let file = ApiErrorFile::deserialize(value).map_err(|e| {
+        let e = e.to_string();
+        match e
+            .strip_prefix("unknown field `")
+            .and_then(|k| k.split_once('`'))
+        {
+            Some((key, _)) => fail(
+                None,
+                format!(
+                    "unknown key {key:?} (expected code, reason, message, or a Kubernetes Status)"
+                ),
+            ),
+            None => fail(None, e),
+        }
+    })?;
+    match &file.status {
+        None => {}
         Some(Value::String(s)) if s == "Failure" => {}
         Some(Value::String(s)) if s == "Success" => {
             return Err(fail(
@@ -70,8 +101,8 @@ pub fn api_error_from_value(value: &Value) -> Result<WriteOutcome, OutcomeError>
             ));
         }
     }
-    let code = match map.get("code") {
-        None | Some(Value::Null) => None,
+    let code = match &file.code {
+        None => None,
         Some(v) => Some(
             v.as_u64()
                 .and_then(|c| u16::try_from(c).ok())
@@ -87,9 +118,9 @@ pub fn api_error_from_value(value: &Value) -> Result<WriteOutcome, OutcomeError>
                 })?,
         ),
     };
-    let text = |key: &str| -> Result<String, OutcomeError> {
-        match map.get(key) {
-            None | Some(Value::Null) => Ok(String::new()),
+    let text = |key: &str, value: &Option<Value>| -> Result<String, OutcomeError> {
+        match value {
+            None => Ok(String::new()),
             Some(Value::String(s)) => Ok(s.clone()),
             Some(v) => Err(fail(
                 Some(key),
@@ -99,7 +130,7 @@ pub fn api_error_from_value(value: &Value) -> Result<WriteOutcome, OutcomeError>
     };
     Ok(WriteOutcome::from_parts(
         code,
-        &text("reason")?,
-        &text("message")?,
+        &text("reason", &file.reason)?,
+        &text("message", &file.message)?,
     ))
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -51,20 +52,23 @@ struct File {
     steps: Vec<Obj<StepFile>>,
 }
 
-/// `objects`: Kubernetes JSON, checked by kind after reading.
+/// `objects`: the keys, checked by serde; the objects themselves are moved out of the value
+/// afterwards (no copy: they can be large) and checked by kind. Routes are read typed.
+// The fields but `routes` are there for their keys only.
+#[allow(dead_code)]
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ObjectsFile {
     #[serde(default)]
-    gateway_class: Option<Value>,
+    gateway_class: Option<IgnoredAny>,
     #[serde(default)]
-    gateway: Option<Value>,
+    gateway: Option<IgnoredAny>,
     #[serde(default)]
-    configuration: Option<Value>,
+    configuration: Option<IgnoredAny>,
     #[serde(default)]
-    deployment: Option<Value>,
+    deployment: Option<IgnoredAny>,
     #[serde(default)]
-    template: Option<Value>,
+    template: Option<IgnoredAny>,
     #[serde(default)]
     routes: Option<Vec<L34Route>>,
 }
@@ -496,10 +500,16 @@ fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
         key: "objects".into(),
         context: "the scenario".into(),
     })?;
-    let wrapped = serde_json::json!({ "objects": value });
+    let mut wrapped = serde_json::json!({ "objects": value });
     let file: Wrapped =
-        serde_path_to_error::deserialize(wrapped).map_err(|e| from_serde(&e, &[]))?;
-    let file = file.objects.0;
+        serde_path_to_error::deserialize(&wrapped).map_err(|e| from_serde(&e, &[]))?;
+    let routes = file.objects.0.routes;
+    let mut map = match wrapped.get_mut("objects").map(Value::take) {
+        Some(Value::Object(map)) => map,
+        // Obj<ObjectsFile> read it as an object.
+        _ => Map::new(),
+    };
+    let mut take = |kind: Kind| map.remove(kind.key()).filter(|v| !v.is_null());
     let optional = |kind: Kind, value: Option<Value>| -> Result<Option<Value>, ScenarioError> {
         let key = format!("objects.{kind}");
         let invalid = |key: String, why: String| ScenarioError::InvalidValue {
@@ -526,7 +536,7 @@ fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
         }
     };
     let gateway =
-        optional(Kind::Gateway, file.gateway)?.ok_or_else(|| ScenarioError::MissingKey {
+        optional(Kind::Gateway, take(Kind::Gateway))?.ok_or_else(|| ScenarioError::MissingKey {
             step: None,
             key: "gateway".into(),
             context: "objects".into(),
@@ -537,12 +547,12 @@ fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
         why,
     })?;
     Ok(Objects {
-        gateway_class: optional(Kind::GatewayClass, file.gateway_class)?,
+        gateway_class: optional(Kind::GatewayClass, take(Kind::GatewayClass))?,
         gateway,
-        configuration: optional(Kind::Configuration, file.configuration)?,
-        deployment: optional(Kind::Deployment, file.deployment)?,
-        template: optional(Kind::Template, file.template)?,
-        routes: file.routes.unwrap_or_default(),
+        configuration: optional(Kind::Configuration, take(Kind::Configuration))?,
+        deployment: optional(Kind::Deployment, take(Kind::Deployment))?,
+        template: optional(Kind::Template, take(Kind::Template))?,
+        routes: routes.unwrap_or_default(),
     })
 }
 
