@@ -164,6 +164,12 @@ fn simulate(args: &[String]) -> ExitCode {
     out(&report.to_string());
     if report.passed() {
         ExitCode::SUCCESS
+    } else if let Some(skipped) = &report.skipped {
+        eprintln!(
+            "gateway-reconcile simulate: {name}: skipped at step {}: {}",
+            skipped.step, skipped.why
+        );
+        ExitCode::from(1)
     } else {
         eprintln!(
             "gateway-reconcile simulate: {name}: {} expectation(s) failed",
