@@ -186,3 +186,54 @@ impl Backend for Cluster {
         }
     }
 }
+
+/// A backend lent to the runner, so that the caller can look at it after the run.
+impl<B: Backend + ?Sized> Backend for &mut B {
+    type Error = B::Error;
+
+    fn create(
+        &mut self,
+        settings: &Settings,
+        objects: Objects,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        (**self).create(settings, objects, now)
+    }
+
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<B::Error>> {
+        (**self).reconcile(now)
+    }
+
+    fn patch(
+        &mut self,
+        kind: Kind,
+        patch: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        (**self).patch(kind, patch, now)
+    }
+
+    fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        (**self).delete(kind, now)
+    }
+
+    fn rollout(&mut self, state: RolloutState, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        (**self).rollout(state, now)
+    }
+
+    fn fail_writes(
+        &mut self,
+        count: u32,
+        outcome: &WriteOutcome,
+    ) -> Result<(), StepError<B::Error>> {
+        (**self).fail_writes(count, outcome)
+    }
+
+    fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {
+        (**self).read(kind)
+    }
+
+    fn write_counts(&self) -> WriteCounts {
+        (**self).write_counts()
+    }
+}
