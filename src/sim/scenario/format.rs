@@ -17,7 +17,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::checks::{ConditionExpect, Expect};
-use super::malformed::{Obj, ScenarioError, from_serde};
+use super::malformed::{ScenarioError, from_serde};
 use super::{Scenario, Step, Verb, api_error_from_value, parse_time};
 use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::driver::requeue_from_word;
@@ -144,6 +144,58 @@ struct FailWritesFile {
     /// Required; `null` is missing too (checked after reading).
     #[serde(default)]
     error: Option<Value>,
+}
+
+/// A [`Deserialize`](serde::Deserialize) type read only from a JSON object: serde's derive
+/// also reads a struct from a list of its fields in order, which a scenario file must not
+/// do (`"expect": [true]`).
+struct Obj<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(MapOnly(d)).map(Obj)
+    }
+}
+
+/// A deserializer that hands a struct only maps.
+struct MapOnly<D>(D);
+
+impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for MapOnly<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(v)
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_struct(name, fields, MapVisitor(v))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+/// A visitor that takes maps only (anything else is a value of the wrong type).
+struct MapVisitor<V>(V);
+
+impl<'de, V: serde::de::Visitor<'de>> serde::de::Visitor<'de> for MapVisitor<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.0.visit_map(map)
+    }
 }
 
 /// A field given, `null` included (`null` is then the field's own value, often refused):

@@ -295,58 +295,6 @@ pub(super) fn from_serde(
     }
 }
 
-/// A [`Deserialize`](serde::Deserialize) type read only from a JSON object: serde's derive
-/// also reads a struct from a list of its fields in order, which a scenario file must not
-/// do (`"expect": [true]`).
-pub(super) struct Obj<T>(pub(super) T);
-
-impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        T::deserialize(MapOnly(d)).map(Obj)
-    }
-}
-
-/// A deserializer that hands a struct only maps.
-struct MapOnly<D>(D);
-
-impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for MapOnly<D> {
-    type Error = D::Error;
-
-    fn deserialize_any<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_any(v)
-    }
-
-    fn deserialize_struct<V: serde::de::Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_struct(name, fields, MapVisitor(v))
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
-        ignored_any
-    }
-}
-
-/// A visitor that takes maps only (anything else is a value of the wrong type).
-struct MapVisitor<V>(V);
-
-impl<'de, V: serde::de::Visitor<'de>> serde::de::Visitor<'de> for MapVisitor<V> {
-    type Value = V::Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.expecting(f)
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.0.visit_map(map)
-    }
-}
-
 /// `x` in `unknown field `x`, expected ...`.
 fn quoted(message: &str, prefix: &str) -> Option<String> {
     let rest = message.strip_prefix(prefix)?;
