@@ -27,9 +27,8 @@ use crate::wire::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
 
-/// The verbs, in the order a JSON object lists its keys (sorted): "more than one step verb"
-/// names the first two.
-pub(super) const VERBS: [&str; 6] = [
+/// The verbs a step may have, one of them.
+const VERBS: [&str; 6] = [
     "advance",
     "delete",
     "failWrites",
@@ -405,7 +404,10 @@ pub(super) fn read(
             into_step(
                 i + 1,
                 step,
-                steps_keys.get(i).map_or(&[][..], Vec::as_slice),
+                steps_keys
+                    .get(i)
+                    .and_then(Option::as_deref)
+                    .unwrap_or_default(),
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -420,30 +422,28 @@ pub(super) fn read(
     })
 }
 
-/// Each step's keys, for messages that depend on the verb beside them.
-fn step_keys(value: &Value) -> Vec<Vec<String>> {
+/// Each step's keys (`None`: the step is not an object), for messages that depend on the
+/// verb beside them.
+fn step_keys(value: &Value) -> Vec<Option<Vec<String>>> {
     let steps = value.get("steps").and_then(Value::as_array);
     steps
         .map(|steps| {
             steps
                 .iter()
-                .map(|s| {
-                    s.as_object()
-                        .map(|m| m.keys().cloned().collect())
-                        .unwrap_or_default()
-                })
+                .map(|s| s.as_object().map(|m| m.keys().cloned().collect()))
                 .collect()
         })
         .unwrap_or_default()
 }
 
-fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, ScenarioError> {
-    let given: Vec<&str> = VERBS
-        .into_iter()
-        .filter(|v| keys.iter().any(|k| k == v))
-        .collect();
-    let verb = match given.as_slice() {
-        [] => {
+/// A step's verb from its keys alone, checked before its values (as a person reads it): no
+/// verb, an unknown verb, two verbs, or a key the verb does not take (`expect` beside
+/// anything but `reconcile`) is the error to report, whatever the values.
+pub(super) fn step_verb(number: usize, keys: &[String]) -> Result<&'static str, ScenarioError> {
+    let known = |k: &str| VERBS.into_iter().find(|v| *v == k);
+    let mut verbs = keys.iter().filter(|k| *k != "note" && *k != "expect");
+    let verb = match (verbs.next(), verbs.next()) {
+        (None, _) => {
             return Err(ScenarioError::BadStep {
                 step: number,
                 why: "no step verb (expected one of reconcile, advance, patch, delete, \
@@ -451,21 +451,48 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
                     .into(),
             });
         }
-        [verb] => *verb,
-        [a, b, ..] => {
-            return Err(ScenarioError::BadStep {
-                step: number,
-                why: format!("more than one step verb: {a:?} and {b:?}"),
+        (Some(v), None) => known(v).ok_or_else(|| ScenarioError::UnknownVerb {
+            step: number,
+            verb: v.clone(),
+        })?,
+        (Some(a), Some(b)) => {
+            // A known verb next to an unknown key: the key is the mistake.
+            let (verb, other) = match (known(a), known(b)) {
+                (Some(verb), None) => (verb, b),
+                (None, Some(verb)) => (verb, a),
+                (Some(_), Some(_)) => {
+                    return Err(ScenarioError::BadStep {
+                        step: number,
+                        why: format!("more than one step verb: {a:?} and {b:?}"),
+                    });
+                }
+                (None, None) => {
+                    return Err(ScenarioError::UnknownVerb {
+                        step: number,
+                        verb: a.clone(),
+                    });
+                }
+            };
+            return Err(ScenarioError::UnknownKey {
+                step: Some(number),
+                key: other.clone(),
+                context: format!("{verb} step"),
             });
         }
     };
-    if verb != "reconcile" && file.expect.is_some() {
-        return Err(ScenarioError::UnknownKey {
+    let takes = |k: &str| k == verb || k == "note" || (verb == "reconcile" && k == "expect");
+    match keys.iter().find(|k| !takes(k)) {
+        Some(key) => Err(ScenarioError::UnknownKey {
             step: Some(number),
-            key: "expect".into(),
+            key: key.clone(),
             context: format!("{verb} step"),
-        });
+        }),
+        None => Ok(verb),
     }
+}
+
+fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, ScenarioError> {
+    let verb = step_verb(number, keys)?;
     let invalid = |key: &str, why: String| ScenarioError::InvalidValue {
         step: Some(number),
         key: key.into(),

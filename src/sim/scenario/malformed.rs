@@ -177,11 +177,11 @@ pub(super) fn type_name(v: &Value) -> &'static str {
 }
 
 /// A serde error reading the file (its key path from serde_path_to_error) as the error that
-/// names the step and the key. `step_keys` are each step's keys: an unknown key in a step
-/// is an unknown verb unless a known verb is beside it.
+/// names the step and the key. `step_keys` are each step's keys: an error inside a step is
+/// first an error of its keys, when they have one.
 pub(super) fn from_serde(
     error: &serde_path_to_error::Error<serde_json::Error>,
-    step_keys: &[Vec<String>],
+    step_keys: &[Option<Vec<String>>],
 ) -> ScenarioError {
     use serde_path_to_error::Segment;
     let message = error.inner().to_string();
@@ -217,6 +217,14 @@ pub(super) fn from_serde(
             Segment::Enum { .. } | Segment::Unknown => {}
         }
     }
+    // Inside a step, its keys are read first: a step with a wrong key is told so, whatever
+    // its values.
+    if let Some(number) = step
+        && let Some(Some(keys)) = step_keys.get(number - 1)
+        && let Err(e) = super::format::step_verb(number, keys)
+    {
+        return e;
+    }
     let plain = crate::sim::strict_json::plain_message;
     // Settings and routes are the crate's own types: their messages are kept as they say
     // them, after the key path.
@@ -242,26 +250,11 @@ pub(super) fn from_serde(
     }
     let context = || match (step, key.as_str()) {
         (None, "") => "the scenario".to_owned(),
+        // A step's own keys were checked above ([`step_verb`](super::format::step_verb)).
+        (Some(_), "") => "step".to_owned(),
         _ => key.clone(),
     };
     if let Some(field) = quoted(message, "unknown field `") {
-        if let (Some(number), "") = (step, key.as_str()) {
-            let keys = step_keys.get(number - 1).map_or(&[][..], Vec::as_slice);
-            let verb = super::format::VERBS
-                .into_iter()
-                .find(|v| keys.iter().any(|k| k == v));
-            return match verb {
-                Some(verb) => ScenarioError::UnknownKey {
-                    step,
-                    key: field,
-                    context: format!("{verb} step"),
-                },
-                None => ScenarioError::UnknownVerb {
-                    step: number,
-                    verb: field,
-                },
-            };
-        }
         return ScenarioError::UnknownKey {
             step,
             key: field,

@@ -328,3 +328,24 @@ fn null_is_absent_only_where_the_format_says_so() {
         r#"step 3: missing key "error" in failWrites"#
     );
 }
+
+#[test]
+fn a_step_s_keys_are_checked_before_its_values() {
+    assert_eq!(
+        step_error(json!({"advance": 90, "zzz": 1})),
+        r#"step 3: unknown key "zzz" in advance step"#
+    );
+    assert_eq!(
+        step_error(json!({"advance": 90, "rollout": 5})),
+        r#"step 3: more than one step verb: "advance" and "rollout""#
+    );
+    assert_eq!(
+        step_error(json!({"rollout": 5, "expect": {"action": 1}})),
+        r#"step 3: unknown key "expect" in rollout step"#
+    );
+    // An earlier step's values still come first.
+    assert_eq!(
+        error(with_steps(json!([{"advance": 90}, {"advanc": "1s"}]))),
+        r#"step 1: "advance" must be a string (found a number)"#
+    );
+}
