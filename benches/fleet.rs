@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use gateway_reconcile::Settings;
-use gateway_reconcile::sim::cluster::{Cluster, Objects, Rollout};
+use gateway_reconcile::sim::cluster::{Cluster, Objects, RolloutState};
 use serde_json::json;
 
 fn objects(i: usize) -> Objects {
@@ -59,7 +59,7 @@ fn main() {
         .map(|i| {
             let mut c = Cluster::new(Settings::default(), t0, objects(i)).expect("cluster");
             c.reconcile().expect("create");
-            c.rollout(Rollout::Complete).expect("rollout");
+            c.rollout(RolloutState::Complete).expect("rollout");
             c.reconcile().expect("settle");
             c
         })

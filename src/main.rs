@@ -164,6 +164,12 @@ fn simulate(args: &[String]) -> ExitCode {
     out(&report.to_string());
     if report.passed() {
         ExitCode::SUCCESS
+    } else if let Some(skipped) = &report.skipped {
+        eprintln!(
+            "gateway-reconcile simulate: {name}: skipped at step {}: {}",
+            skipped.step, skipped.why
+        );
+        ExitCode::from(1)
     } else {
         eprintln!(
             "gateway-reconcile simulate: {name}: {} expectation(s) failed",
@@ -410,7 +416,7 @@ fn decode(bytes: Vec<u8>) -> Result<String, String> {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(flag: &str, file: &str, text: &str) -> Result<T, String> {
-    let value = parse_value(text).map_err(|e| format!("{flag} {file}: {e}"))?;
+    let value = parse_value(text).map_err(|e| format!("{flag} {}: {e}", display_name(file)))?;
     typed(&value).map_err(|e| format!("{flag} {}: {e}", display_name(file)))
 }
 
@@ -426,11 +432,13 @@ fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
     })
 }
 
-/// JSON; with the `yaml` feature, YAML too (several documents are read as a list, so
+/// JSON without duplicate keys; with the `yaml` feature, YAML too (several documents are read as a list, so
 /// `kubectl get -o yaml` output of many routes works). Text that starts like JSON is
 /// reported as JSON.
 fn parse_value(text: &str) -> Result<Value, String> {
-    match serde_json::from_str(text) {
+    // The strict reader: a key given twice is refused with its key path and line, where
+    // serde_json alone would keep the last one.
+    match gateway_reconcile::sim::strict_json::parse(text) {
         Ok(value) => Ok(value),
         Err(e) if text.trim_start().starts_with(['{', '[']) => Err(e.to_string()),
         Err(e) => yaml(text).unwrap_or_else(|| Err(e.to_string())),

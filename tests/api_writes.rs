@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, Rollout};
+use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, RolloutState};
 use gateway_reconcile::{Requeue, Settings, WriteOutcome};
 use serde_json::json;
 
@@ -38,7 +38,7 @@ fn cluster() -> Cluster {
     let t0 = "2026-01-01T00:00:00Z".parse().unwrap();
     let mut c = Cluster::new(Settings::default(), t0, objects).unwrap();
     c.reconcile().unwrap();
-    c.rollout(Rollout::Complete).unwrap();
+    c.rollout(RolloutState::Complete).unwrap();
     c.reconcile().unwrap();
     c
 }
@@ -126,10 +126,10 @@ fn a_rollout_finishing_costs_at_most_one_status_write() {
     )
     .unwrap();
     c.reconcile().unwrap();
-    c.rollout(Rollout::Progressing).unwrap();
+    c.rollout(RolloutState::Progressing).unwrap();
     c.reconcile().unwrap();
     let (d, s) = counts(&c);
-    c.rollout(Rollout::Complete).unwrap();
+    c.rollout(RolloutState::Complete).unwrap();
     for _ in 0..5 {
         c.reconcile().unwrap();
     }

@@ -538,3 +538,126 @@ fn b37_quantity_finer_than_a_nano() {
     );
     assert_eq!(w.reconcile(at(1), |_| panic!("no write")).action, "None");
 }
+
+// ---- the command line's `plan` inputs: a key given twice is refused, not the last kept -------
+
+/// Runs `plan` with `args`, each file given as (flag, name, text) written to a directory of
+/// this test process; the exit status and the standard error after `plan: `.
+fn plan_cli(files: &[(&str, &str, &str)], extra: &[&str]) -> (i32, String) {
+    let dir = std::env::temp_dir().join(format!(
+        "gateway-reconcile-bad-input-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut args: Vec<String> = vec!["plan".into()];
+    for (flag, name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        args.push((*flag).into());
+        args.push(path.to_str().unwrap().into());
+    }
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gateway-reconcile"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The message names the file by its path: keep what follows the file name.
+    let message = stderr
+        .trim_end()
+        .strip_prefix("gateway-reconcile plan: ")
+        .unwrap_or(&stderr)
+        .replace(&format!("{}/", dir.to_str().unwrap()), "");
+    (out.status.code().unwrap_or(-1), message)
+}
+
+const GW: &str = r#"{"metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1}}"#;
+
+#[test]
+fn b38_plan_refuses_a_duplicate_key_naming_file_key_path_and_line() {
+    let cases: [(&str, &str, &str, &str); 7] = [
+        (
+            "--gateway",
+            "gw-dup.json",
+            "{\"metadata\": {\"name\": \"gw\", \"namespace\": \"ns\", \"uid\": \"u\",\n \"name\": \"other\"}}",
+            r#"--gateway gw-dup.json: duplicate key "metadata.name" at line 2 column 7"#,
+        ),
+        (
+            "--gateway-class",
+            "class-dup.json",
+            "{\"spec\": {\"controllerName\": \"a\"},\n\"spec\": {}}",
+            r#"--gateway-class class-dup.json: duplicate key "spec" at line 2 column 6"#,
+        ),
+        (
+            "--configuration",
+            "conf-dup.json",
+            "{\"spec\": {\"internalSubnets\": [{\"cidr\": \"10.0.0.0/24\",\n  \"cidr\": \"10.0.1.0/24\"}]}}",
+            r#"--configuration conf-dup.json: duplicate key "spec.internalSubnets[0].cidr" at line 2 column 8"#,
+        ),
+        (
+            "--deployment",
+            "dep-dup.json",
+            "{\"spec\": {\"replicas\": 1,\n \"replicas\": 2}}",
+            r#"--deployment dep-dup.json: duplicate key "spec.replicas" at line 2 column 11"#,
+        ),
+        (
+            "--template",
+            "tpl-dup.json",
+            "{\"kind\": \"Deployment\", \"kind\": \"Deployment\"}",
+            r#"--template tpl-dup.json: duplicate key "kind" at line 1 column 29"#,
+        ),
+        (
+            "--routes",
+            "routes-dup.json",
+            "{\"items\": [{\"spec\": {}},\n {\"metadata\": {\"name\": \"a\", \"name\": \"b\"}}]}",
+            r#"--routes routes-dup.json: duplicate key "items[1].metadata.name" at line 2 column 34"#,
+        ),
+        (
+            "--settings",
+            "settings-dup.json",
+            "{\"resync\": \"1m\",\n\n \"resync\": \"2m\"}",
+            r#"--settings settings-dup.json: duplicate key "resync" at line 3 column 9"#,
+        ),
+    ];
+    for (flag, name, text, want) in cases {
+        let mut files = vec![(flag, name, text)];
+        if flag != "--gateway" {
+            files.push(("--gateway", "gw-ok.json", GW));
+        }
+        let (code, message) = plan_cli(&files, &["--now", "2026-01-01T00:00:00Z"]);
+        assert_eq!((code, message.as_str()), (2, want), "{flag}");
+    }
+}
+
+#[test]
+fn b39_plan_outcome_refuses_a_duplicate_key() {
+    let (code, message) = plan_cli(
+        &[
+            ("--gateway", "gw-ok-outcome.json", GW),
+            (
+                "--outcome",
+                "outcome-dup.json",
+                "{\"code\": 503,\n \"code\": 409}",
+            ),
+        ],
+        &[],
+    );
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            2,
+            r#"--outcome outcome-dup.json: duplicate key "code" at line 2 column 7"#
+        )
+    );
+    let (code, message) = plan_cli(
+        &[("--gateway", "gw-ok-outcome.json", GW)],
+        &["--outcome", r#"{"reason": "a", "reason": "b"}"#],
+    );
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            2,
+            r#"--outcome inline JSON: duplicate key "reason" at line 1 column 24"#
+        )
+    );
+}

@@ -207,7 +207,7 @@ fn a_duplicate_key_is_malformed_with_its_line() {
             "dup-object.json",
             "{\"objects\": {\"gateway\": {\"metadata\": {\"name\": \"gw\",\n \"name\": \"gx\"}}},\n\"steps\": []}"
         ),
-        r#"invalid JSON at line 2, column 7: duplicate key "name""#
+        r#"invalid JSON at line 2, column 7: duplicate key "objects.gateway.metadata.name""#
     );
 }
 
@@ -283,7 +283,7 @@ fn a_wrong_value_in_a_route_names_its_key_path() {
                 "{{\"objects\": {{\"gateway\": {GATEWAY}, \"routes\": [],\n \"routes\": []}},\n \"steps\": []}}"
             )
         ),
-        r#"invalid JSON at line 2, column 9: duplicate key "routes""#
+        r#"invalid JSON at line 2, column 9: duplicate key "objects.routes""#
     );
 }
 

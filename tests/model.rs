@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, Rollout, StepRecord};
+use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::wire::{
     Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
 };
@@ -145,7 +145,7 @@ struct Checker {
 }
 
 impl Checker {
-    fn check(&mut self, cluster: &Cluster, step: &StepRecord) -> Result<(), TestCaseError> {
+    fn check(&mut self, cluster: &Cluster, step: &ReconcileRecord) -> Result<(), TestCaseError> {
         let gateway: Gateway = parse(cluster.gateway());
         let generation = gateway.metadata.generation.unwrap();
         let after = &gateway.status.conditions;
@@ -361,8 +361,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Fail(class, count) => cluster.fail_writes(*count, failure(*class)),
             Op::Rollout(r) => {
                 if cluster.deployment().is_some() {
-                    let r =
-                        [Rollout::Complete, Rollout::Progressing, Rollout::Stalled][*r as usize];
+                    let r = [
+                        RolloutState::Complete,
+                        RolloutState::Progressing,
+                        RolloutState::Stalled,
+                    ][*r as usize];
                     cluster.rollout(r).unwrap();
                 }
             }
@@ -406,7 +409,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     if cluster.configuration().is_none() {
         return Ok(());
     }
-    cluster.rollout(Rollout::Complete).unwrap();
+    cluster.rollout(RolloutState::Complete).unwrap();
     let step = cluster.reconcile().unwrap();
     checker.check(&cluster, &step)?;
     let conditions = parse::<Gateway>(cluster.gateway()).status.conditions;

@@ -1,11 +1,18 @@
 //! Runs every scenario in `tests/scenarios/` and the built-in demo against the simulated
-//! cluster, and checks the `simulate` command's exit codes.
+//! cluster (built in, and handed to the runner as a backend), and checks the `simulate`
+//! command's exit codes.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gateway_reconcile::sim::scenario::{DEMO, Scenario};
+use gateway_reconcile::sim::cluster::{
+    Cluster, ClusterError, Kind, Objects, ReconcileRecord, RolloutState,
+};
+use gateway_reconcile::sim::scenario::{Backend, DEMO, Effect, Scenario, StepError, WriteCounts};
+use gateway_reconcile::{Settings, WriteOutcome};
+use jiff::Timestamp;
+use serde_json::Value;
 
 fn scenario_files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
@@ -73,6 +80,107 @@ fn every_scenario_and_the_demo_hold() {
         failing.join(", "),
         all.join("\n")
     );
+}
+
+/// The simulated cluster, recording what the runner asks of it and at which clock.
+struct Recorded {
+    cluster: Cluster,
+    calls: Vec<(&'static str, Timestamp)>,
+}
+
+impl Backend for Recorded {
+    type Error = ClusterError;
+
+    fn create(
+        &mut self,
+        settings: &Settings,
+        objects: Objects,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("create", now));
+        self.cluster.create(settings, objects, now)
+    }
+
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<ClusterError>> {
+        self.calls.push(("reconcile", now));
+        Backend::reconcile(&mut self.cluster, now)
+    }
+
+    fn patch(
+        &mut self,
+        kind: Kind,
+        patch: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("patch", now));
+        Backend::patch(&mut self.cluster, kind, patch, now)
+    }
+
+    fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("delete", now));
+        Backend::delete(&mut self.cluster, kind, now)
+    }
+
+    fn rollout(
+        &mut self,
+        state: RolloutState,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("rollout", now));
+        Backend::rollout(&mut self.cluster, state, now)
+    }
+
+    fn fail_writes(
+        &mut self,
+        count: u32,
+        outcome: &WriteOutcome,
+    ) -> Result<(), StepError<ClusterError>> {
+        Backend::fail_writes(&mut self.cluster, count, outcome)
+    }
+
+    fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {
+        self.cluster.read(kind)
+    }
+
+    fn write_counts(&self) -> WriteCounts {
+        self.cluster.write_counts()
+    }
+}
+
+/// Through the backend seam, every file gives the report the built-in run gives, and the
+/// runner asks for each reconcile at the clock its timeline shows.
+#[test]
+fn every_scenario_runs_alike_through_the_backend_seam() {
+    for file in scenario_files() {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let scenario = Scenario::from_json(&text).unwrap();
+        let mut backend = Recorded {
+            cluster: Cluster::default(),
+            calls: Vec::new(),
+        };
+        let report = scenario.run_on(&mut backend);
+        assert_eq!(report, scenario.run(), "{name}");
+        assert_eq!(
+            backend.calls.first(),
+            Some(&("create", scenario.now)),
+            "{name}"
+        );
+        let reconciles: Vec<Timestamp> = report
+            .timeline
+            .iter()
+            .filter(|e| matches!(e.effect, Effect::Reconciled(_)))
+            .map(|e| e.time)
+            .collect();
+        let asked: Vec<Timestamp> = backend
+            .calls
+            .iter()
+            .filter(|(verb, _)| *verb == "reconcile")
+            .map(|(_, now)| *now)
+            .collect();
+        assert!(!asked.is_empty(), "{name}: no reconcile");
+        assert_eq!(asked, reconciles, "{name}");
+    }
 }
 
 fn simulate(args: &[&str]) -> (i32, String, String) {

@@ -1,11 +1,15 @@
-//! A simulated API server and scenario runner, to drive the crate as a cluster would.
+//! A simulated API server and scenario runner, to drive the crate as a cluster would, for
+//! this crate's tests and for embedders' own.
 //!
-//! - [`cluster::Cluster`]: the simulated API server for one Gateway and what surrounds it.
-//! - [`scenario::Scenario`]: the scenario file format of SPEC §7, its parser and runner.
+//! - [`cluster::Cluster`]: the simulated API server for one Gateway and what surrounds it
+//!   (object store, write semantics, the crude Deployment controller, the reconcile driver).
+//! - [`scenario::Scenario`]: the scenario file format of SPEC §7, its reader and runner,
+//!   generic over a [`scenario::Backend`] (the simulated cluster, or a real API server).
+//! - [`defaulting`]: the API server's defaulting of a written Deployment.
 //! - [`api_validation`]: what the API server refuses in a written Deployment.
-//! - [`merge_patch`]: RFC 7386 JSON merge patch, used by both.
-//! - [`strict_json`]: scenario JSON without duplicate keys, the line of a key path, and
-//!   serde's type errors in plain words.
+//! - [`merge_patch`]: RFC 7386 JSON merge patch.
+//! - [`strict_json`]: JSON without duplicate keys (scenario files and the command line's
+//!   inputs), and serde's type errors in plain words.
 
 pub mod api_validation;
 pub mod cluster;

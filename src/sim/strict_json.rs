@@ -1,6 +1,6 @@
-//! JSON read strictly for scenario files: a key given twice in one object is an error
-//! (serde_json keeps the last one silently), and the line of a key path can be found for
-//! error messages.
+//! JSON read strictly, for scenario files and the command line's inputs: a key given twice
+//! in one object is an error naming its key path (serde_json keeps the last one silently),
+//! and the line of a key path can be found for error messages.
 
 use std::fmt;
 
@@ -10,61 +10,155 @@ use serde_json::{Map, Value};
 
 use crate::wire::L34Route;
 
-/// Parses JSON text into a [`Value`], refusing duplicate keys. The error carries the line
-/// and column (serde_json adds them to every error raised while reading).
-pub fn parse(text: &str) -> Result<Value, serde_json::Error> {
+/// Why text is not strict JSON: serde_json's message, or a duplicate key with its key path,
+/// and where (1-based line and column; 0 when unknown).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{why}{}", position(*.line, *.column))]
+pub struct JsonError {
+    /// 1-based line (0: unknown).
+    pub line: usize,
+    /// 1-based column (0: unknown).
+    pub column: usize,
+    /// What is wrong, e.g. `duplicate key "metadata.name"`.
+    pub why: String,
+}
+
+/// serde_json's own ending, so that messages read as they did before the strict reader.
+fn position(line: usize, column: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(" at line {line} column {column}")
+    }
+}
+
+impl JsonError {
+    fn new(error: &serde_json::Error, trail: &Trail) -> JsonError {
+        let why = match trail.duplicate {
+            true => format!("duplicate key {:?}", trail.key_path()),
+            false => strip_position(&error.to_string()),
+        };
+        JsonError {
+            line: error.line(),
+            column: error.column(),
+            why,
+        }
+    }
+}
+
+/// Parses JSON text into a [`Value`], refusing duplicate keys.
+///
+/// ```
+/// use gateway_reconcile::sim::strict_json::parse;
+/// let e = parse("{\"metadata\": {\"name\": \"a\",\n \"name\": \"b\"}}").unwrap_err();
+/// assert_eq!(e.to_string(), r#"duplicate key "metadata.name" at line 2 column 7"#);
+/// ```
+pub fn parse(text: &str) -> Result<Value, JsonError> {
+    let mut trail = Trail::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = Strict.deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok(value)
+    let value = Strict(&mut trail)
+        .deserialize(&mut deserializer)
+        .and_then(|v| deserializer.end().map(|()| v));
+    value.map_err(|e| JsonError::new(&e, &trail))
 }
 
 /// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes and
 /// left out of the value: a long route list held as JSON values costs about 20 times its
 /// text. A wrong value in a route is an error naming its key path.
-pub fn parse_scenario(text: &str) -> Result<(Value, Option<Vec<L34Route>>), serde_json::Error> {
+pub(crate) fn parse_scenario(text: &str) -> Result<(Value, Option<Vec<L34Route>>), JsonError> {
     let mut routes = None;
+    let mut trail = Trail::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = Top(&mut routes).deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok((value, routes))
+    let value = Top {
+        routes: &mut routes,
+        trail: &mut trail,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|v| deserializer.end().map(|()| v));
+    match value {
+        Ok(value) => Ok((value, routes)),
+        Err(e) => Err(JsonError::new(&e, &trail)),
+    }
+}
+
+/// The key path of a duplicate key, collected as the error goes up (no cost while reading).
+#[derive(Default)]
+struct Trail {
+    /// Whether the error being returned is a duplicate key.
+    duplicate: bool,
+    /// Keys and `[i]` items, innermost first.
+    path: Vec<String>,
+}
+
+impl Trail {
+    /// Records one level of the path when the error going up is a duplicate key.
+    fn up<E>(&mut self, segment: impl FnOnce() -> String, error: E) -> E {
+        if self.duplicate {
+            self.path.push(segment());
+        }
+        error
+    }
+
+    fn duplicate<E: de::Error>(&mut self, key: &str) -> E {
+        self.duplicate = true;
+        self.path.push(key.to_owned());
+        E::custom(format_args!("duplicate key {key:?}"))
+    }
+
+    /// `spec.items[2].name`.
+    fn key_path(&self) -> String {
+        let mut out = String::new();
+        for segment in self.path.iter().rev() {
+            if !out.is_empty() && !segment.starts_with('[') {
+                out.push('.');
+            }
+            out.push_str(segment);
+        }
+        out
+    }
 }
 
 /// The scenario's top level: `objects` is read by [`Objects`], the rest by [`Strict`].
-struct Top<'r>(&'r mut Option<Vec<L34Route>>);
+struct Top<'r> {
+    routes: &'r mut Option<Vec<L34Route>>,
+    trail: &'r mut Trail,
+}
 
 /// The scenario's `objects`: `routes` is read typed into the slot.
-struct Objects<'r>(&'r mut Option<Vec<L34Route>>);
+struct Objects<'r> {
+    routes: &'r mut Option<Vec<L34Route>>,
+    trail: &'r mut Trail,
+}
 
 /// Values other than objects read as [`Strict`] reads them.
 macro_rules! like_strict {
     () => {
         fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-            Strict.visit_bool(v)
+            Ok(Value::Bool(v))
         }
         fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-            Strict.visit_i64(v)
+            Ok(Value::from(v))
         }
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-            Strict.visit_u64(v)
+            Ok(Value::from(v))
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-            Strict.visit_f64(v)
+            Ok(Value::from(v))
         }
         fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-            Strict.visit_str(v)
+            Ok(Value::String(v.to_owned()))
         }
         fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-            Strict.visit_string(v)
+            Ok(Value::String(v))
         }
         fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-            Strict.visit_unit()
+            Ok(Value::Null)
         }
         fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-            Strict.visit_none()
+            Ok(Value::Null)
         }
         fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-            Strict.visit_seq(seq)
+            Strict(self.trail).visit_seq(seq)
         }
     };
 }
@@ -88,19 +182,25 @@ impl<'de> Visitor<'de> for Top<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
-        let mut slot = Some(self.0);
+        let mut routes = Some(self.routes);
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) {
-                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+                return Err(self.trail.duplicate(&key));
             }
-            let value = match (key.as_str(), slot.take()) {
-                ("objects", Some(routes)) => map.next_value_seed(Objects(routes))?,
+            let value = match (key.as_str(), routes.take()) {
+                ("objects", Some(slot)) => map.next_value_seed(Objects {
+                    routes: slot,
+                    trail: &mut *self.trail,
+                }),
                 (_, kept) => {
-                    slot = kept;
-                    map.next_value_seed(Strict)?
+                    routes = kept;
+                    map.next_value_seed(Strict(&mut *self.trail))
                 }
             };
-            object.insert(key, value);
+            match value {
+                Ok(value) => object.insert(key, value),
+                Err(e) => return Err(self.trail.up(|| key, e)),
+            };
         }
         Ok(Value::Object(object))
     }
@@ -128,15 +228,17 @@ impl<'de> Visitor<'de> for Objects<'_> {
         let mut routes_seen = false;
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) || (key == "routes" && routes_seen) {
-                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+                return Err(self.trail.duplicate(&key));
             }
             if key == "routes" {
                 routes_seen = true;
-                *self.0 = map.next_value_seed(Routes)?;
+                *self.routes = map.next_value_seed(Routes)?;
                 continue;
             }
-            let value = map.next_value_seed(Strict)?;
-            object.insert(key, value);
+            match map.next_value_seed(Strict(&mut *self.trail)) {
+                Ok(value) => object.insert(key, value),
+                Err(e) => return Err(self.trail.up(|| key, e)),
+            };
         }
         Ok(Value::Object(object))
     }
@@ -177,10 +279,9 @@ fn strip_position(message: &str) -> String {
 }
 
 /// A [`Value`] seed that refuses duplicate keys.
-#[derive(Clone, Copy)]
-struct Strict;
+struct Strict<'t>(&'t mut Trail);
 
-impl<'de> DeserializeSeed<'de> for Strict {
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
     type Value = Value;
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
@@ -188,7 +289,7 @@ impl<'de> DeserializeSeed<'de> for Strict {
     }
 }
 
-impl<'de> Visitor<'de> for Strict {
+impl<'de> Visitor<'de> for Strict<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -229,8 +330,15 @@ impl<'de> Visitor<'de> for Strict {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(item) = seq.next_element_seed(Strict)? {
-            list.push(item);
+        loop {
+            match seq.next_element_seed(Strict(&mut *self.0)) {
+                Ok(Some(item)) => list.push(item),
+                Ok(None) => break,
+                Err(e) => {
+                    let index = list.len();
+                    return Err(self.0.up(|| format!("[{index}]"), e));
+                }
+            }
         }
         Ok(Value::Array(list))
     }
@@ -239,10 +347,12 @@ impl<'de> Visitor<'de> for Strict {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) {
-                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+                return Err(self.0.duplicate(&key));
             }
-            let value = map.next_value_seed(Strict)?;
-            object.insert(key, value);
+            match map.next_value_seed(Strict(&mut *self.0)) {
+                Ok(value) => object.insert(key, value),
+                Err(e) => return Err(self.0.up(|| key, e)),
+            };
         }
         Ok(Value::Object(object))
     }
@@ -251,7 +361,7 @@ impl<'de> Visitor<'de> for Strict {
 /// The 1-based line of the deepest part of `path` found in `text` (segments are object keys,
 /// or `[i]` for a list item): the line of that key, or of that item's first character.
 /// `None` when the text is not JSON or not even the first segment is found.
-pub fn line_of(text: &str, path: &[String]) -> Option<usize> {
+pub(crate) fn line_of(text: &str, path: &[String]) -> Option<usize> {
     let mut scan = Scanner {
         bytes: text.as_bytes(),
         at: 0,

@@ -1,0 +1,164 @@
+//! One reconcile on the simulated cluster, as a controller runs it: snapshot, `plan`, the
+//! Deployment write, `settle`, the status write. The one place in the simulator that calls
+//! the crate's decision API.
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use super::store::typed;
+use super::{Cluster, ClusterError, Kind};
+use crate::outcome::WriteOutcome;
+use crate::reconcile::{Action, ActionKind, Requeue};
+use crate::sim::merge_patch;
+use crate::snapshot::Snapshot;
+use crate::wire::{
+    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, GatewayStatus, L34Route,
+};
+
+/// What one [`Cluster::reconcile`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconcileRecord {
+    /// The cluster clock the reconcile ran at.
+    pub time: Timestamp,
+    /// The Deployment action the plan asked for.
+    pub action: ActionKind,
+    /// The drifted field paths of an `Update` (empty otherwise).
+    pub drift: Vec<String>,
+    /// What happened to the Deployment write (`None` when there was none).
+    pub outcome: Option<WriteOutcome>,
+    /// Whether the Gateway status was written.
+    pub status_written: bool,
+    /// The Gateway's conditions after the reconcile.
+    pub conditions: Vec<Condition>,
+    /// The Gateway's address values after the reconcile.
+    pub addresses: Vec<String>,
+    /// When the crate asked to look again.
+    pub requeue: Requeue,
+    /// The Events the settlement asked to record on the Gateway.
+    pub events: Vec<crate::events::Event>,
+    /// When [`Settlement::status_patch`](crate::Settlement::status_patch), applied to the
+    /// Gateway as the API server would, does not give the settlement's status: what differs.
+    pub status_patch_problem: Option<String>,
+}
+
+impl Cluster {
+    /// One reconcile, as the controller runs it: snapshot, plan at the cluster clock,
+    /// Deployment write, settle, status write.
+    pub fn reconcile(&mut self) -> Result<ReconcileRecord, ClusterError> {
+        // The plan borrows the routes while the writes change the cluster: lend them out.
+        let routes = std::mem::take(&mut self.routes);
+        let record = self.reconcile_with(&routes);
+        self.routes = routes;
+        record
+    }
+
+    fn reconcile_with(&mut self, routes: &[L34Route]) -> Result<ReconcileRecord, ClusterError> {
+        let settings = self.settings.clone();
+        let gateway: Gateway = typed(Kind::Gateway, &self.gateway)?;
+        let gateway_class: Option<GatewayClass> = self
+            .gateway_class
+            .as_ref()
+            .map(|v| typed(Kind::GatewayClass, v))
+            .transpose()?;
+        let configuration: Option<GatewayConfiguration> = self
+            .configuration
+            .as_ref()
+            .map(|v| typed(Kind::Configuration, v))
+            .transpose()?;
+        let deployment: Option<Deployment> = self
+            .deployment
+            .as_ref()
+            .map(|v| typed(Kind::Deployment, v))
+            .transpose()?;
+        let template: Deployment = typed(Kind::Template, &self.template)?;
+
+        let snapshot = Snapshot::new(&gateway, &template)
+            .with_gateway_class(gateway_class.as_ref())
+            .with_configuration(configuration.as_ref())
+            .with_deployment(deployment.as_ref())
+            .with_routes(routes);
+        let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
+        let action = plan.action().kind();
+        let (drift, outcome) = match plan.action() {
+            Action::Create(desired) => (Vec::new(), Some(self.create_deployment(desired))),
+            Action::Update { desired, drift } => {
+                (drift.clone(), Some(self.update_deployment(desired)))
+            }
+            _ => (Vec::new(), None),
+        };
+        let settlement = plan.settle(outcome.as_ref());
+        let patch = settlement.status_patch();
+        let mut status_patch_problem = None;
+        let status_written = match &settlement.status {
+            Some(status) => {
+                status_patch_problem = self.check_status_patch(status, patch.as_ref());
+                self.write_status(status);
+                true
+            }
+            None => {
+                if patch.is_some() {
+                    status_patch_problem = Some(
+                        "status_patch() gives a patch but the settlement has no status".into(),
+                    );
+                }
+                false
+            }
+        };
+        let (conditions, addresses) = match typed::<Gateway>(Kind::Gateway, &self.gateway) {
+            Ok(g) => (
+                g.status.conditions,
+                g.status.addresses.into_iter().map(|a| a.value).collect(),
+            ),
+            Err(_) => (Vec::new(), Vec::new()),
+        };
+        Ok(ReconcileRecord {
+            time: self.now,
+            action,
+            drift,
+            outcome,
+            status_written,
+            conditions,
+            addresses,
+            requeue: settlement.requeue,
+            events: settlement.events.clone(),
+            status_patch_problem,
+        })
+    }
+
+    fn check_status_patch(&self, status: &GatewayStatus, patch: Option<&Value>) -> Option<String> {
+        let Some(patch) = patch else {
+            return Some("status_patch() gives no patch but the settlement has a status".into());
+        };
+        let mut patched = self.gateway.clone();
+        merge_patch::apply(&mut patched, patch);
+        let got = patched.get("status").cloned().unwrap_or(Value::Null);
+        match serde_json::from_value::<GatewayStatus>(got.clone()) {
+            Ok(got) if &got == status => None,
+            _ => Some(format!(
+                "status_patch() applied to the Gateway gives status {got}, the settlement says {}",
+                serde_json::to_value(status).unwrap_or_default()
+            )),
+        }
+    }
+}
+
+/// `none`, `immediately` or `after 90s`.
+pub fn describe_requeue(requeue: Requeue) -> String {
+    match requeue {
+        Requeue::None => "none".into(),
+        Requeue::Immediately => "immediately".into(),
+        Requeue::After(d) => format!("after {}", crate::settings::format_duration(d)),
+    }
+}
+
+/// The requeue a scenario's `expect.requeue` names: `none`, `immediately` or a duration.
+pub(crate) fn requeue_from_word(word: &str) -> Result<Requeue, String> {
+    match word {
+        "none" => Ok(Requeue::None),
+        "immediately" => Ok(Requeue::Immediately),
+        _ => crate::settings::parse_duration(word).map(Requeue::After),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,317 @@
+//! A simulated API server: the objects one Gateway's reconcile reads, a clock, and the
+//! behaviour of the real server where it matters to the crate.
+//!
+//! Its parts, one file each: the object store ([`Objects`], [`Kind`] and the shape each
+//! kind must have), write semantics (bookkeeping, conflicts, defaulting, refusals, injected
+//! failures, for Deployment writes, patches, deletes and status writes), the rollout (the
+//! crude Deployment controller, [`RolloutState`]) and the reconcile driver
+//! ([`Cluster::reconcile`], [`ReconcileRecord`]: the one place that calls the crate's
+//! `plan` and `settle`).
+//!
+//! [`Cluster`] holds the GatewayClass, the Gateway, the GatewayConfiguration, the LB
+//! Deployment, the template and the L34Routes as JSON, and drives the crate exactly as a
+//! controller would: [`Cluster::reconcile`] builds a [`Snapshot`](crate::Snapshot) from the stored objects,
+//! calls [`plan`](crate::plan) at the cluster clock, performs the Deployment write the plan
+//! asks for, settles with the outcome and writes the status. Embedders can use it to test
+//! their own [`Settings`] and templates.
+//!
+//! What the simulated server does, as the real one does:
+//!
+//! - every write sets `metadata.resourceVersion` (a counter shared by all objects, like
+//!   etcd's revision);
+//! - `metadata.generation` goes up by one only when `spec` changed (patches and Deployment
+//!   updates); status writes never bump it;
+//! - a created object gets `metadata.uid`, `metadata.generation` 1 and
+//!   `metadata.creationTimestamp`;
+//! - a Deployment create or update is defaulted and normalized with
+//!   [`apply_server_defaults`](crate::sim::defaulting::apply_server_defaults) (replaceable
+//!   with [`Cluster::with_server_defaults`]); an update keeps the stored `status`, `uid` and
+//!   `creationTimestamp`, and fails with 409 `Conflict` when its `resourceVersion` is not the
+//!   stored one; a create of an existing Deployment fails with 409 `AlreadyExists`, an update
+//!   of a missing one with 404 `NotFound`;
+//! - a Deployment create or update the real server would refuse (a negative `replicas` or
+//!   quantity, a name or label value out of form) is answered 422 `Invalid` (400 for a
+//!   quantity that does not parse), in the server's words
+//!   ([`refusal`](crate::sim::api_validation::refusal)); nothing is stored;
+//! - [`Cluster::fail_writes`] makes the next Deployment writes fail with a given outcome;
+//! - [`Cluster::rollout`] is a crude Deployment controller that writes `status`.
+//!
+//! Choices where the real server has no counterpart:
+//!
+//! - Initial objects are stored as written, except that missing bookkeeping fields
+//!   (`uid`, `generation`, `resourceVersion`, `creationTimestamp`) are filled in, since a
+//!   real server never returns an object without them. A given Deployment is not defaulted.
+//! - [`Cluster::patch`] applies to the whole object, `status` included, so that a scenario
+//!   can play another writer (another controller's condition, a Deployment status). Patching
+//!   an absent object creates it (with creation bookkeeping, and defaulting for a
+//!   Deployment). The template is the controller's file, not an API object: patching it
+//!   does no bookkeeping. Routes are a list: a merge patch on them replaces the list.
+
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::Value;
+
+use crate::error::InputError;
+use crate::outcome::WriteOutcome;
+use crate::settings::Settings;
+use crate::wire::{Deployment, L34Route};
+
+pub(crate) mod driver;
+mod rollout;
+pub(crate) mod store;
+mod writes;
+
+pub use crate::reconcile::ActionKind;
+pub use driver::ReconcileRecord;
+pub use rollout::RolloutState;
+use store::check;
+pub use store::{Kind, Objects};
+
+/// Why a cluster operation could not be done.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// An object that does not have the shape of its kind.
+    #[error("{kind}: {why}")]
+    Malformed {
+        /// Which object.
+        kind: Kind,
+        /// What is wrong.
+        why: String,
+    },
+    /// An operation on an object that does not exist.
+    #[error("cannot {operation}: there is no {kind}")]
+    Missing {
+        /// Which object.
+        kind: Kind,
+        /// What was asked (`delete`, `roll out`).
+        operation: &'static str,
+    },
+    /// An operation the object does not support.
+    #[error("cannot {operation} the {kind}")]
+    Unsupported {
+        /// Which object.
+        kind: Kind,
+        /// What was asked.
+        operation: &'static str,
+    },
+    /// The clock would leave the range of timestamps.
+    #[error("cannot advance the clock by {0:?}: out of range")]
+    Clock(Duration),
+    /// The crate refused the snapshot.
+    #[error("plan: {0}")]
+    Input(#[from] InputError),
+}
+
+/// A simulated API server holding one Gateway and the objects around it.
+///
+/// ```
+/// use gateway_reconcile::Settings;
+/// use gateway_reconcile::sim::cluster::{Cluster, Objects};
+/// use serde_json::json;
+///
+/// let objects = Objects {
+///     gateway: json!({"metadata": {"name": "gw", "namespace": "red"}, "spec": {}}),
+///     template: Some(json!({"spec": {"template": {"spec": {"containers": []}}}})),
+///     ..Objects::default()
+/// };
+/// let now = "2026-01-01T00:00:00Z".parse().unwrap();
+/// let mut cluster = Cluster::new(Settings::default(), now, objects).unwrap();
+/// assert_eq!(cluster.gateway()["metadata"]["generation"], 1);
+/// cluster
+///     .patch(gateway_reconcile::sim::cluster::Kind::Gateway,
+///            &json!({"spec": {"gatewayClassName": "meridio"}}))
+///     .unwrap();
+/// assert_eq!(cluster.gateway()["metadata"]["generation"], 2);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    settings: Settings,
+    now: Timestamp,
+    gateway_class: Option<Value>,
+    gateway: Value,
+    configuration: Option<Value>,
+    deployment: Option<Value>,
+    template: Value,
+    routes: Vec<L34Route>,
+    revision: u64,
+    uids: u64,
+    failures: u32,
+    failure: Option<WriteOutcome>,
+    server_defaults: fn(&mut Deployment),
+    deployment_writes: u64,
+    applied_deployment_writes: u64,
+    status_writes: u64,
+}
+
+impl Cluster {
+    /// A cluster holding `objects`, its clock at `now`. Fails when an object does not have
+    /// the shape of its kind.
+    pub fn new(settings: Settings, now: Timestamp, objects: Objects) -> Result<Self, ClusterError> {
+        let template = match objects.template {
+            Some(t) => t,
+            None => serde_json::to_value(crate::template::default_template()).map_err(|e| {
+                ClusterError::Malformed {
+                    kind: Kind::Template,
+                    why: e.to_string(),
+                }
+            })?,
+        };
+        let mut cluster = Cluster {
+            settings,
+            now,
+            gateway_class: None,
+            gateway: Value::Null,
+            configuration: None,
+            deployment: None,
+            template,
+            routes: objects.routes,
+            revision: 0,
+            uids: 0,
+            failures: 0,
+            failure: None,
+            server_defaults: crate::sim::defaulting::apply_server_defaults,
+            deployment_writes: 0,
+            applied_deployment_writes: 0,
+            status_writes: 0,
+        };
+        for kind in Kind::ALL {
+            let value = match kind {
+                Kind::GatewayClass => objects.gateway_class.clone(),
+                Kind::Gateway => Some(objects.gateway.clone()),
+                Kind::Configuration => objects.configuration.clone(),
+                Kind::Deployment => objects.deployment.clone(),
+                Kind::Template => {
+                    check(kind, Some(&cluster.template))?;
+                    continue;
+                }
+                // Already read.
+                Kind::Routes => continue,
+            };
+            if let Some(mut value) = value.filter(|v| !v.is_null()) {
+                check(kind, Some(&value))?;
+                cluster.fill_bookkeeping(&mut value);
+                cluster.set(kind, value);
+            }
+        }
+        Ok(cluster)
+    }
+
+    /// Replaces the API server's Deployment defaulting (used on every Deployment create,
+    /// update and patch), e.g. with one that matches another Kubernetes version.
+    pub fn with_server_defaults(mut self, defaults: fn(&mut Deployment)) -> Self {
+        self.server_defaults = defaults;
+        self
+    }
+
+    /// The API server's Deployment defaulting in use.
+    pub fn server_defaults(&self) -> fn(&mut Deployment) {
+        self.server_defaults
+    }
+
+    /// Sets the clock (the scenario runner's virtual clock; it only moves forward).
+    pub(crate) fn set_clock(&mut self, now: Timestamp) {
+        self.now = now;
+    }
+
+    /// The settings reconciles run with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The cluster clock.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&mut self, by: Duration) -> Result<(), ClusterError> {
+        let signed = SignedDuration::try_from(by).map_err(|_| ClusterError::Clock(by))?;
+        self.now = self
+            .now
+            .checked_add(signed)
+            .map_err(|_| ClusterError::Clock(by))?;
+        Ok(())
+    }
+
+    /// The stored Gateway.
+    pub fn gateway(&self) -> &Value {
+        &self.gateway
+    }
+
+    /// The stored GatewayClass, if any.
+    pub fn gateway_class(&self) -> Option<&Value> {
+        self.gateway_class.as_ref()
+    }
+
+    /// The stored GatewayConfiguration, if any.
+    pub fn configuration(&self) -> Option<&Value> {
+        self.configuration.as_ref()
+    }
+
+    /// The stored LB Deployment, if any.
+    pub fn deployment(&self) -> Option<&Value> {
+        self.deployment.as_ref()
+    }
+
+    /// The template.
+    pub fn template(&self) -> &Value {
+        &self.template
+    }
+
+    /// The L34Routes.
+    pub fn routes(&self) -> &[L34Route] {
+        &self.routes
+    }
+
+    /// Deployment write requests the controller sent (create or update, failed or not).
+    pub fn deployment_writes(&self) -> u64 {
+        self.deployment_writes
+    }
+
+    /// Deployment writes that the server applied.
+    pub fn applied_deployment_writes(&self) -> u64 {
+        self.applied_deployment_writes
+    }
+
+    /// Gateway status writes.
+    pub fn status_writes(&self) -> u64 {
+        self.status_writes
+    }
+}
+
+/// An empty cluster (no Gateway yet) with the default settings, the built-in template and
+/// the clock at the Unix epoch: a [`Backend`](crate::sim::scenario::Backend) for a
+/// scenario to create its objects in.
+impl Default for Cluster {
+    fn default() -> Self {
+        Cluster {
+            settings: Settings::default(),
+            now: Timestamp::UNIX_EPOCH,
+            gateway_class: None,
+            gateway: Value::Null,
+            configuration: None,
+            deployment: None,
+            template: serde_json::to_value(crate::template::default_template())
+                .unwrap_or(Value::Null),
+            routes: Vec::new(),
+            revision: 0,
+            uids: 0,
+            failures: 0,
+            failure: None,
+            server_defaults: crate::sim::defaulting::apply_server_defaults,
+            deployment_writes: 0,
+            applied_deployment_writes: 0,
+            status_writes: 0,
+        }
+    }
+}
+
+/// RFC 3339 UTC with second precision, as Kubernetes writes timestamps.
+pub fn format_time(time: Timestamp) -> String {
+    time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,185 @@
+//! The crude Deployment controller: a Deployment's `status` as a rollout completes,
+//! progresses or stalls.
+
+use serde_json::{Map, Value, json};
+
+use super::store::metadata;
+use super::{Cluster, ClusterError, Kind, format_time};
+
+/// What the crude Deployment controller does to the Deployment's status (a scenario's
+/// `rollout` step). Not [`crate::rollout::Rollout`], the crate's reading of a Deployment's
+/// rollout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RolloutState {
+    /// The rollout finished: every replica updated, ready and available.
+    Complete,
+    /// The new ReplicaSet exists, no Pod of it is ready yet.
+    Progressing,
+    /// The rollout passed its progress deadline (`ProgressDeadlineExceeded`).
+    Stalled,
+}
+
+impl RolloutState {
+    /// The word the scenario format uses (`complete`, `progressing`, `stalled`).
+    pub fn key(self) -> &'static str {
+        match self {
+            RolloutState::Complete => "complete",
+            RolloutState::Progressing => "progressing",
+            RolloutState::Stalled => "stalled",
+        }
+    }
+
+    /// The rollout named by a scenario word.
+    pub fn from_key(key: &str) -> Option<RolloutState> {
+        [
+            RolloutState::Complete,
+            RolloutState::Progressing,
+            RolloutState::Stalled,
+        ]
+        .into_iter()
+        .find(|r| r.key() == key)
+    }
+}
+
+impl Cluster {
+    /// Runs the crude Deployment controller once: rewrites the Deployment's `status` (a
+    /// status write: `resourceVersion` changes, `generation` does not).
+    pub fn rollout(&mut self, rollout: RolloutState) -> Result<(), ClusterError> {
+        let now = format_time(self.now);
+        let rv = self.next_revision();
+        let Some(deployment) = self.deployment.as_mut() else {
+            return Err(ClusterError::Missing {
+                kind: Kind::Deployment,
+                operation: "roll out",
+            });
+        };
+        let generation = deployment
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let replicas = deployment
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let name = deployment
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let template = deployment
+            .pointer("/spec/template")
+            .map(Value::to_string)
+            .unwrap_or_default();
+        let replica_set = format!("{name}-{}", pod_template_hash(&template));
+        let old: Vec<Value> = deployment
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let condition = |type_: &str, status: &str, reason: &str, message: String| {
+            let kept = old.iter().find(|c| {
+                c.get("type").and_then(Value::as_str) == Some(type_)
+                    && c.get("status").and_then(Value::as_str) == Some(status)
+            });
+            let since = kept
+                .and_then(|c| c.get("lastTransitionTime").cloned())
+                .unwrap_or_else(|| Value::String(now.clone()));
+            json!({
+                "type": type_, "status": status, "reason": reason, "message": message,
+                "lastUpdateTime": now, "lastTransitionTime": since,
+            })
+        };
+        let available = |yes: bool| {
+            if yes {
+                condition(
+                    "Available",
+                    "True",
+                    "MinimumReplicasAvailable",
+                    "Deployment has minimum availability.".into(),
+                )
+            } else {
+                condition(
+                    "Available",
+                    "False",
+                    "MinimumReplicasUnavailable",
+                    "Deployment does not have minimum availability.".into(),
+                )
+            }
+        };
+        let (updated, ready, conditions) = match rollout {
+            RolloutState::Complete => (
+                replicas,
+                replicas,
+                vec![
+                    available(true),
+                    condition(
+                        "Progressing",
+                        "True",
+                        "NewReplicaSetAvailable",
+                        format!("ReplicaSet {replica_set:?} has successfully progressed."),
+                    ),
+                ],
+            ),
+            RolloutState::Progressing => (
+                0,
+                0,
+                vec![
+                    available(false),
+                    condition(
+                        "Progressing",
+                        "True",
+                        "ReplicaSetUpdated",
+                        format!("ReplicaSet {replica_set:?} is progressing."),
+                    ),
+                ],
+            ),
+            // The new Pods exist but never became ready: the usual way a rollout stalls.
+            RolloutState::Stalled => (
+                replicas,
+                0,
+                vec![
+                    available(false),
+                    condition(
+                        "Progressing",
+                        "False",
+                        "ProgressDeadlineExceeded",
+                        format!("ReplicaSet {replica_set:?} has timed out progressing."),
+                    ),
+                ],
+            ),
+        };
+        let mut status = Map::new();
+        status.insert("observedGeneration".into(), json!(generation));
+        for (key, count) in [
+            ("replicas", replicas),
+            ("updatedReplicas", updated),
+            ("readyReplicas", ready),
+            ("availableReplicas", ready),
+            ("unavailableReplicas", replicas - ready),
+        ] {
+            if count > 0 {
+                status.insert(key.into(), json!(count));
+            }
+        }
+        status.insert("conditions".into(), Value::Array(conditions));
+        if let Some(object) = deployment.as_object_mut() {
+            object.insert("status".into(), Value::Object(status));
+        }
+        if let Some(meta) = metadata(deployment) {
+            meta.insert("resourceVersion".into(), Value::String(rv));
+        }
+        Ok(())
+    }
+}
+
+/// A short, stable hash of the pod template, standing in for `pod-template-hash`.
+fn pod_template_hash(template: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in template.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{:09x}", hash & 0xf_ffff_ffff)
+}
+
+#[cfg(test)]
+mod tests;

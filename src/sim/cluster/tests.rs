@@ -1,0 +1,146 @@
+//! The simulated API server: initial objects, their shape, the clock; and the fixtures the
+//! other parts' tests share.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::*;
+
+pub(super) fn t(s: &str) -> Timestamp {
+    s.parse().unwrap()
+}
+pub(super) fn template() -> Value {
+    json!({"spec": {"template": {"spec": {"containers": [{"name": "lb", "image": "lb"}]}}}})
+}
+pub(super) fn marker_defaults(d: &mut Deployment) {
+    let spec = crate::json::object_mut(&mut d.object, &["spec"]);
+    spec.entry("revisionHistoryLimit").or_insert(json!(10));
+}
+pub(super) fn cluster(deployment: Option<Value>) -> Cluster {
+    let objects = Objects {
+        gateway_class: Some(json!({"metadata": {"name": "c"}, "spec": {"controllerName": "x"}})),
+        gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
+                        "spec": {"gatewayClassName": "c"}}),
+        configuration: Some(json!({"metadata": {"name": "conf", "namespace": "red",
+                                                "generation": 7}, "spec": {}})),
+        deployment,
+        template: Some(template()),
+        routes: vec![],
+    };
+    Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects)
+        .unwrap()
+        .with_server_defaults(marker_defaults)
+}
+pub(super) fn lb(rv: &str) -> Value {
+    json!({"metadata": {"name": "sllbr-gw", "namespace": "red", "resourceVersion": rv,
+                        "uid": "d-1", "generation": 4, "creationTimestamp": "2025-12-01T00:00:00Z"},
+           "spec": {"replicas": 3, "template": {"spec": {"containers": []}}},
+           "status": {"observedGeneration": 4}})
+}
+pub(super) fn rv(v: &Value) -> String {
+    v.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned()
+}
+pub(super) fn generation(v: &Value) -> i64 {
+    v.pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap()
+}
+pub(super) fn desired(name: &str) -> Deployment {
+    Deployment::from_object(
+        json!({"metadata": {"name": name, "namespace": "red", "uid": "client", "generation": 9,
+                            "resourceVersion": "5"},
+               "spec": {"replicas": 2}, "status": {"replicas": 100}})
+        .as_object()
+        .unwrap()
+        .clone(),
+    )
+}
+pub(super) fn meridio() -> Cluster {
+    let objects = Objects {
+        gateway_class: Some(json!({"metadata": {"name": "meridio"},
+            "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+        gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
+            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
+        configuration: Some(
+            json!({"metadata": {"name": "conf", "namespace": "red", "generation": 7},
+            "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}],
+                     "horizontalScaling": {"replicas": 2, "enforceReplicas": true}}}),
+        ),
+        ..Objects::default()
+    };
+    Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects).unwrap()
+}
+
+#[test]
+fn initial_objects_get_missing_bookkeeping_and_keep_the_rest() {
+    let c = cluster(Some(lb("77")));
+    let gw = c.gateway();
+    assert_eq!(gw["metadata"]["uid"], "u-1", "a given uid is kept");
+    assert_eq!(gw["metadata"]["generation"], 1);
+    assert_eq!(gw["metadata"]["creationTimestamp"], "2026-01-01T00:00:00Z");
+    assert!(gw["metadata"]["resourceVersion"].is_string());
+    let class_uid = c.gateway_class().unwrap()["metadata"]["uid"].clone();
+    assert!(
+        class_uid
+            .as_str()
+            .unwrap()
+            .starts_with("00000000-0000-4000-8000-")
+    );
+    assert_eq!(c.configuration().unwrap()["metadata"]["generation"], 7);
+    // The Deployment is stored as written: no defaulting, its own resourceVersion.
+    assert_eq!(c.deployment(), Some(&lb("77")));
+}
+
+#[test]
+fn malformed_initial_objects_are_errors_naming_the_object() {
+    let objects = Objects {
+        gateway: json!({"metadata": {"name": 5}}),
+        template: Some(template()),
+        ..Objects::default()
+    };
+    let e = Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ClusterError::Malformed {
+                kind: Kind::Gateway,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with("gateway: "), "{e}");
+    // Routes are held read; a patch that is not a route list is refused.
+    let mut c = cluster(None);
+    let e = c.patch(Kind::Routes, &json!(["not a route"])).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ClusterError::Malformed {
+                kind: Kind::Routes,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn advance_moves_the_clock() {
+    let mut c = cluster(None);
+    c.advance(Duration::from_millis(1500)).unwrap();
+    assert_eq!(c.now(), t("2026-01-01T00:00:01.5Z"));
+    assert_eq!(format_time(c.now()), "2026-01-01T00:00:01Z");
+    assert!(c.advance(Duration::from_secs(u64::MAX)).is_err());
+    assert_eq!(
+        c.now(),
+        t("2026-01-01T00:00:01.5Z"),
+        "a failed advance changes nothing"
+    );
+}

@@ -1,0 +1,274 @@
+//! What a write does on the simulated server: Deployment creates and updates (bookkeeping,
+//! the `resourceVersion` precondition, defaulting, refusals and injected failures), merge
+//! patches, deletes and Gateway status writes.
+
+use serde_json::{Value, json};
+
+use super::store::{check, metadata, typed};
+use super::{Cluster, ClusterError, Kind, format_time};
+use crate::outcome::WriteOutcome;
+use crate::sim::{api_validation, merge_patch};
+use crate::wire::{Deployment, GatewayStatus};
+
+impl Cluster {
+    /// Makes the next `count` Deployment writes (create or update) fail with `outcome`,
+    /// replacing any failures still pending (`count` 0 clears them). An `Applied` outcome
+    /// lets the writes through.
+    pub fn fail_writes(&mut self, count: u32, outcome: WriteOutcome) {
+        self.failures = count;
+        self.failure = Some(outcome);
+    }
+
+    /// Deployment writes still set to fail.
+    pub fn pending_failures(&self) -> u32 {
+        self.failures
+    }
+
+    /// Applies an RFC 7386 merge patch to one object, with the server's bookkeeping:
+    /// `resourceVersion` set, `generation` bumped when `spec` changed, Deployment
+    /// defaulted. Patching an absent object creates it. The object is left unchanged when
+    /// the result does not have the shape of its kind.
+    pub fn patch(&mut self, kind: Kind, patch: &Value) -> Result<(), ClusterError> {
+        match kind {
+            Kind::Template => {
+                let mut template = self.template.clone();
+                merge_patch::apply(&mut template, patch);
+                check(kind, Some(&template))?;
+                self.template = template;
+            }
+            // A merge patch that is a list replaces the list; one that is not cannot apply.
+            Kind::Routes => self.routes = typed(kind, patch)?,
+            _ => {
+                let before = self.stored(kind).cloned();
+                let mut after = before.clone().unwrap_or_else(|| json!({}));
+                merge_patch::apply(&mut after, patch);
+                check(kind, Some(&after))?;
+                if kind == Kind::Deployment {
+                    after = self.defaulted(after);
+                }
+                match &before {
+                    None => self.fill_bookkeeping(&mut after),
+                    Some(before) => self.update_bookkeeping(kind, before, &mut after),
+                }
+                self.set(kind, after);
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the Deployment, the GatewayConfiguration, the GatewayClass or every route;
+    /// marks the Gateway for deletion. The template cannot be deleted.
+    pub fn delete(&mut self, kind: Kind) -> Result<(), ClusterError> {
+        match kind {
+            Kind::Template => Err(ClusterError::Unsupported {
+                kind,
+                operation: "delete",
+            }),
+            Kind::Routes => {
+                self.routes.clear();
+                Ok(())
+            }
+            Kind::Gateway => {
+                let stamp = format_time(self.now);
+                let rv = self.next_revision();
+                if let Some(meta) = metadata(&mut self.gateway) {
+                    meta.entry("deletionTimestamp")
+                        .or_insert_with(|| Value::String(stamp));
+                    meta.insert("resourceVersion".into(), Value::String(rv));
+                }
+                Ok(())
+            }
+            Kind::GatewayClass | Kind::Configuration | Kind::Deployment => {
+                let slot = match kind {
+                    Kind::GatewayClass => &mut self.gateway_class,
+                    Kind::Configuration => &mut self.configuration,
+                    _ => &mut self.deployment,
+                };
+                match slot.take() {
+                    Some(_) => Ok(()),
+                    None => Err(ClusterError::Missing {
+                        kind,
+                        operation: "delete",
+                    }),
+                }
+            }
+        }
+    }
+
+    pub(super) fn write_status(&mut self, status: &GatewayStatus) {
+        let value = serde_json::to_value(status).unwrap_or_else(|_| json!({}));
+        let rv = self.next_revision();
+        if let Some(gateway) = self.gateway.as_object_mut() {
+            gateway.insert("status".into(), value);
+        }
+        if let Some(meta) = metadata(&mut self.gateway) {
+            meta.insert("resourceVersion".into(), Value::String(rv));
+        }
+        self.status_writes += 1;
+    }
+
+    pub(super) fn take_failure(&mut self) -> Option<WriteOutcome> {
+        if self.failures == 0 {
+            return None;
+        }
+        self.failures -= 1;
+        self.failure
+            .clone()
+            .filter(|f| !matches!(f, WriteOutcome::Applied))
+    }
+
+    pub(super) fn create_deployment(&mut self, desired: &Deployment) -> WriteOutcome {
+        self.deployment_writes += 1;
+        if let Some(failure) = self.take_failure() {
+            return failure;
+        }
+        if let Some(refused) = api_validation::refusal(desired) {
+            return refused;
+        }
+        if self.deployment.is_some() {
+            return WriteOutcome::from_parts(
+                Some(409),
+                "AlreadyExists",
+                &format!(
+                    "deployments.apps {:?} already exists",
+                    desired.name().unwrap_or("")
+                ),
+            );
+        }
+        let mut object = Value::Object(desired.object.clone());
+        if let Some(map) = object.as_object_mut() {
+            // The server ignores a status sent with a create.
+            map.remove("status");
+        }
+        if let Some(meta) = metadata(&mut object) {
+            for key in ["uid", "resourceVersion", "generation", "creationTimestamp"] {
+                meta.remove(key);
+            }
+        }
+        let mut object = self.defaulted(object);
+        self.fill_bookkeeping(&mut object);
+        self.deployment = Some(object);
+        self.applied_deployment_writes += 1;
+        WriteOutcome::Applied
+    }
+
+    pub(super) fn update_deployment(&mut self, desired: &Deployment) -> WriteOutcome {
+        self.deployment_writes += 1;
+        if let Some(failure) = self.take_failure() {
+            return failure;
+        }
+        let name = desired.name().unwrap_or("").to_owned();
+        let Some(stored) = self.deployment.clone() else {
+            return WriteOutcome::from_parts(
+                Some(404),
+                "NotFound",
+                &format!("deployments.apps {name:?} not found"),
+            );
+        };
+        let rv = |v: &Value| {
+            v.pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        if desired
+            .get(&["metadata", "resourceVersion"])
+            .and_then(Value::as_str)
+            != rv(&stored).as_deref()
+        {
+            return WriteOutcome::from_parts(
+                Some(409),
+                "Conflict",
+                &format!(
+                    "Operation cannot be fulfilled on deployments.apps {name:?}: the object has \
+                     been modified; please apply your changes to the latest version and try again"
+                ),
+            );
+        }
+        // Validation comes after the resourceVersion precondition, as in the real server.
+        if let Some(refused) = api_validation::refusal(desired) {
+            return refused;
+        }
+        let mut object = Value::Object(desired.object.clone());
+        if let Some(map) = object.as_object_mut() {
+            // An update of the main resource never changes status.
+            match stored.get("status") {
+                Some(status) => map.insert("status".into(), status.clone()),
+                None => map.remove("status"),
+            };
+        }
+        if let Some(meta) = metadata(&mut object) {
+            for key in ["uid", "creationTimestamp"] {
+                match stored.pointer(&format!("/metadata/{key}")) {
+                    Some(v) => meta.insert(key.into(), v.clone()),
+                    None => meta.remove(key),
+                };
+            }
+        }
+        let mut object = self.defaulted(object);
+        self.update_bookkeeping(Kind::Deployment, &stored, &mut object);
+        self.deployment = Some(object);
+        self.applied_deployment_writes += 1;
+        WriteOutcome::Applied
+    }
+
+    pub(super) fn defaulted(&self, object: Value) -> Value {
+        match object {
+            Value::Object(map) => {
+                let mut deployment = Deployment::from_object(map);
+                (self.server_defaults)(&mut deployment);
+                Value::Object(deployment.object)
+            }
+            other => other,
+        }
+    }
+
+    pub(super) fn next_revision(&mut self) -> String {
+        self.revision += 1;
+        self.revision.to_string()
+    }
+
+    /// Creation bookkeeping: fills what a created object always has.
+    pub(super) fn fill_bookkeeping(&mut self, object: &mut Value) {
+        self.uids += 1;
+        let uid = format!("00000000-0000-4000-8000-{:012x}", self.uids);
+        let rv = self.next_revision();
+        let stamp = format_time(self.now);
+        if let Some(meta) = metadata(object) {
+            meta.entry("uid").or_insert(Value::String(uid));
+            meta.entry("generation").or_insert(json!(1));
+            meta.entry("resourceVersion").or_insert(Value::String(rv));
+            meta.entry("creationTimestamp")
+                .or_insert(Value::String(stamp));
+        }
+    }
+
+    /// Update bookkeeping: new resourceVersion; generation bumped when spec changed;
+    /// identity fields the client cannot change.
+    pub(super) fn update_bookkeeping(&mut self, kind: Kind, before: &Value, after: &mut Value) {
+        let generation = before
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        // As the real API server: a Deployment's generation also moves with its annotations
+        // (apps/v1 PrepareForUpdate); other objects' with their spec only.
+        let annotations = |v: &Value| v.pointer("/metadata/annotations").cloned();
+        let changed = before.get("spec") != after.get("spec")
+            || (kind == Kind::Deployment && annotations(before) != annotations(after));
+        let rv = self.next_revision();
+        if let Some(meta) = metadata(after) {
+            meta.insert(
+                "generation".into(),
+                json!(generation.saturating_add(i64::from(changed))),
+            );
+            meta.insert("resourceVersion".into(), Value::String(rv));
+            for key in ["uid", "creationTimestamp"] {
+                if let Some(v) = before.pointer(&format!("/metadata/{key}")) {
+                    meta.insert(key.into(), v.clone());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,79 @@
+//! Unit tests of `sim::merge_patch`.
+
+use super::*;
+use serde_json::json;
+
+fn patched(target: Value, patch: Value) -> Value {
+    let mut target = target;
+    apply(&mut target, &patch);
+    target
+}
+
+#[test]
+fn rfc_7386_appendix_a_examples() {
+    // Every row of RFC 7386 Appendix A: original, patch, result.
+    let cases = [
+        (json!({"a":"b"}), json!({"a":"c"}), json!({"a":"c"})),
+        (json!({"a":"b"}), json!({"b":"c"}), json!({"a":"b","b":"c"})),
+        (json!({"a":"b"}), json!({"a":null}), json!({})),
+        (
+            json!({"a":"b","b":"c"}),
+            json!({"a":null}),
+            json!({"b":"c"}),
+        ),
+        (json!({"a":["b"]}), json!({"a":"c"}), json!({"a":"c"})),
+        (json!({"a":"c"}), json!({"a":["b"]}), json!({"a":["b"]})),
+        (
+            json!({"a":{"b":"c"}}),
+            json!({"a":{"b":"d","c":null}}),
+            json!({"a":{"b":"d"}}),
+        ),
+        (json!({"a":[{"b":"c"}]}), json!({"a":[1]}), json!({"a":[1]})),
+        (json!(["a", "b"]), json!(["c", "d"]), json!(["c", "d"])),
+        (json!({"a":"b"}), json!(["c"]), json!(["c"])),
+        (json!({"a":"foo"}), json!(null), json!(null)),
+        (json!({"a":"foo"}), json!("bar"), json!("bar")),
+        (json!({"e":null}), json!({"a":1}), json!({"e":null,"a":1})),
+        (json!([1, 2]), json!({"a":"b","c":null}), json!({"a":"b"})),
+        (
+            json!({}),
+            json!({"a":{"bb":{"ccc":null}}}),
+            json!({"a":{"bb":{}}}),
+        ),
+    ];
+    for (i, (target, patch, want)) in cases.into_iter().enumerate() {
+        assert_eq!(patched(target, patch), want, "appendix A example {}", i + 1);
+    }
+}
+
+#[test]
+fn rfc_7386_section_3_example() {
+    let target = json!({
+        "title": "Goodbye!",
+        "author": {"givenName": "John", "familyName": "Doe"},
+        "tags": ["example", "sample"],
+        "content": "This will be unchanged"
+    });
+    let patch = json!({
+        "title": "Hello!",
+        "phoneNumber": "+01-123-456-7890",
+        "author": {"familyName": null},
+        "tags": ["example"]
+    });
+    let want = json!({
+        "title": "Hello!",
+        "author": {"givenName": "John"},
+        "tags": ["example"],
+        "content": "This will be unchanged",
+        "phoneNumber": "+01-123-456-7890"
+    });
+    assert_eq!(patched(target, patch), want);
+}
+
+#[test]
+fn null_for_a_missing_key_is_a_no_op() {
+    assert_eq!(
+        patched(json!({"a": 1}), json!({"b": null})),
+        json!({"a": 1})
+    );
+}

@@ -1,0 +1,272 @@
+//! Expectations on a reconcile (`expect` in a scenario file) and how they are checked.
+
+use std::fmt;
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use super::timeline::{describe_action, describe_condition, describe_requeue};
+use crate::reconcile::Requeue;
+use crate::sim::cluster::{ActionKind, ReconcileRecord, format_time};
+
+/// What a reconcile must have done; every field optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Expect {
+    /// The Deployment action.
+    pub action: Option<ActionKind>,
+    /// Whether the status was written.
+    pub status_written: Option<bool>,
+    /// Per condition type: `None` = must be absent.
+    pub conditions: Vec<(String, Option<ConditionExpect>)>,
+    /// The address values, exact and in order.
+    pub addresses: Option<Vec<String>>,
+    /// `Some(None)`: no Deployment; `Some(Some(v))`: the stored Deployment contains `v`.
+    pub deployment: Option<Option<Value>>,
+    /// Field paths that must each be in the Update's drift list.
+    pub drift: Option<Vec<String>>,
+    /// The requeue hint.
+    pub requeue: Option<Requeue>,
+}
+
+/// What one condition must hold; every field optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConditionExpect {
+    /// `True`, `False` or `Unknown`.
+    pub status: Option<String>,
+    /// The reason.
+    pub reason: Option<String>,
+    /// The exact message.
+    pub message: Option<String>,
+    /// Texts the message must contain.
+    pub message_contains: Vec<String>,
+    /// The condition's observedGeneration.
+    pub observed_generation: Option<i64>,
+    /// The condition's lastTransitionTime.
+    pub last_transition_time: Option<Timestamp>,
+}
+
+/// One failed expectation (or a step that could not run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The step (1-based).
+    pub step: usize,
+    /// What was checked, e.g. `conditions.Programmed.message`.
+    pub what: String,
+    /// What the scenario expected.
+    pub expected: String,
+    /// What happened.
+    pub actual: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "step {}: {}: expected {}, found {}",
+            self.step, self.what, self.expected, self.actual
+        )
+    }
+}
+
+pub(super) fn check_record(
+    step: usize,
+    expect: &Expect,
+    record: &ReconcileRecord,
+    deployment: Option<&Value>,
+    failures: &mut Vec<Failure>,
+) {
+    let mut fail = |what: String, expected: String, actual: String| {
+        failures.push(Failure {
+            step,
+            what,
+            expected,
+            actual,
+        });
+    };
+    if let Some(problem) = &record.status_patch_problem {
+        fail(
+            "status patch".into(),
+            "status_patch() to give the settlement's status".into(),
+            problem.clone(),
+        );
+    }
+    if let Some(action) = expect.action
+        && action != record.action
+    {
+        fail("action".into(), action.to_string(), describe_action(record));
+    }
+    if let Some(written) = expect.status_written
+        && written != record.status_written
+    {
+        fail(
+            "statusWritten".into(),
+            written.to_string(),
+            record.status_written.to_string(),
+        );
+    }
+    for (type_, want) in &expect.conditions {
+        let found = record.conditions.iter().find(|c| &c.type_ == type_);
+        let what = |field: &str| format!("conditions.{type_}{field}");
+        match (want, found) {
+            (None, None) => {}
+            (None, Some(c)) => fail(what(""), "absent".into(), describe_condition(c)),
+            (Some(_), None) => fail(what(""), "present".into(), "absent".into()),
+            (Some(want), Some(c)) => {
+                let mut field = |name: &str, want: &Option<String>, got: &str| {
+                    if let Some(w) = want
+                        && w != got
+                    {
+                        fail(
+                            what(&format!(".{name}")),
+                            format!("{w:?}"),
+                            format!("{got:?}"),
+                        );
+                    }
+                };
+                field("status", &want.status, &c.status);
+                field("reason", &want.reason, &c.reason);
+                field("message", &want.message, &c.message);
+                for part in &want.message_contains {
+                    if !c.message.contains(part.as_str()) {
+                        fail(
+                            what(".message"),
+                            format!("to contain {part:?}"),
+                            format!("{:?}", c.message),
+                        );
+                    }
+                }
+                if let Some(g) = want.observed_generation
+                    && Some(g) != c.observed_generation
+                {
+                    fail(
+                        what(".observedGeneration"),
+                        g.to_string(),
+                        c.observed_generation
+                            .map_or_else(|| "none".into(), |g| g.to_string()),
+                    );
+                }
+                if let Some(t) = want.last_transition_time {
+                    let got: Option<Timestamp> = c.last_transition_time.parse().ok();
+                    if got != Some(t) {
+                        fail(
+                            what(".lastTransitionTime"),
+                            format_time(t),
+                            format!("{:?}", c.last_transition_time),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if let Some(want) = &expect.addresses
+        && want != &record.addresses
+    {
+        fail(
+            "addresses".into(),
+            format!("{want:?}"),
+            format!("{:?}", record.addresses),
+        );
+    }
+    match (&expect.deployment, deployment) {
+        (None, _) | (Some(None), None) => {}
+        (Some(None), Some(d)) => fail(
+            "deployment".into(),
+            "no Deployment".into(),
+            format!(
+                "Deployment {:?}",
+                d.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            ),
+        ),
+        (Some(Some(_)), None) => fail("deployment".into(), "a Deployment".into(), "none".into()),
+        (Some(Some(want)), Some(got)) => {
+            let mut diffs = Vec::new();
+            subset(want, got, "deployment", &mut diffs);
+            for (path, expected, actual) in diffs {
+                fail(path, expected, actual);
+            }
+        }
+    }
+    if let Some(want) = &expect.drift {
+        for path in want.iter().filter(|p| !record.drift.contains(p)) {
+            fail(
+                "drift".into(),
+                format!("to contain {path:?}"),
+                format!("{:?}", record.drift),
+            );
+        }
+    }
+    if let Some(want) = expect.requeue
+        && want != record.requeue
+    {
+        fail(
+            "requeue".into(),
+            describe_requeue(want),
+            describe_requeue(record.requeue),
+        );
+    }
+}
+
+/// Appends every place where `actual` does not contain `expected`: objects are subsets
+/// (`null` = key absent), lists have the same length and match element by element.
+pub(super) fn subset(
+    expected: &Value,
+    actual: &Value,
+    path: &str,
+    out: &mut Vec<(String, String, String)>,
+) {
+    match (expected, actual) {
+        (Value::Object(want), Value::Object(got)) => {
+            for (key, w) in want {
+                let sub = format!("{path}{}", key_segment(key));
+                match (w, got.get(key)) {
+                    (Value::Null, None | Some(Value::Null)) => {}
+                    (Value::Null, Some(g)) => out.push((sub, "absent".into(), compact(g))),
+                    (w, None) => out.push((sub, compact(w), "absent".into())),
+                    (w, Some(g)) => subset(w, g, &sub, out),
+                }
+            }
+        }
+        (Value::Array(want), Value::Array(got)) if want.len() != got.len() => out.push((
+            path.to_owned(),
+            format!("{} items: {}", want.len(), compact(expected)),
+            format!("{} items: {}", got.len(), compact(actual)),
+        )),
+        (Value::Array(want), Value::Array(got)) => {
+            for (i, (w, g)) in want.iter().zip(got).enumerate() {
+                subset(w, g, &format!("{path}[{i}]"), out);
+            }
+        }
+        (w, g) if w == g => {}
+        (w, g) => out.push((path.to_owned(), compact(w), compact(g))),
+    }
+}
+
+fn key_segment(key: &str) -> String {
+    if !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        format!(".{key}")
+    } else {
+        format!("[{key:?}]")
+    }
+}
+
+pub(super) fn compact(v: &Value) -> String {
+    const MAX: usize = 400;
+    let text = v.to_string();
+    if text.len() <= MAX {
+        return text;
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

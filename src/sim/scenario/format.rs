@@ -1,0 +1,784 @@
+//! The scenario file (SPEC §7) as serde reads it, `deny_unknown_fields` on every object of
+//! the format, and the checks made when it is read: the objects and every patch must have
+//! the shape of their kind, the Gateway its identity, the clock must stay in range.
+//!
+//! serde's errors carry the key path (serde_path_to_error); [`malformed`](super::malformed)
+//! turns them into [`ScenarioError`]s naming the step and the key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::checks::{ConditionExpect, Expect};
+use super::malformed::{ScenarioError, from_serde};
+use super::{Scenario, Step, Verb, api_error_from_value, parse_time};
+use crate::settings::{Settings, parse_duration};
+use crate::sim::cluster::driver::requeue_from_word;
+use crate::sim::cluster::store::{check, typed_at};
+use crate::sim::cluster::{ActionKind, ClusterError, Kind, Objects, RolloutState};
+use crate::wire::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
+
+const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
+
+/// The verbs a step may have, one of them.
+const VERBS: [&str; 6] = [
+    "advance",
+    "delete",
+    "failWrites",
+    "patch",
+    "reconcile",
+    "rollout",
+];
+
+/// The whole file but `objects`, which are moved out of the value first ([`ObjectsFile`]):
+/// they can be large.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    settings: Option<Obj<Settings>>,
+    #[serde(default)]
+    now: Option<Time>,
+    steps: Vec<Obj<StepFile>>,
+}
+
+/// `objects`: the keys, checked by serde; the objects themselves are moved out of the value
+/// afterwards (no copy: they can be large) and checked by kind. Routes are read typed.
+// The fields but `routes` are there for their keys only.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ObjectsFile {
+    #[serde(default)]
+    gateway_class: Option<IgnoredAny>,
+    #[serde(default)]
+    gateway: Option<IgnoredAny>,
+    #[serde(default)]
+    configuration: Option<IgnoredAny>,
+    #[serde(default)]
+    deployment: Option<IgnoredAny>,
+    #[serde(default)]
+    template: Option<IgnoredAny>,
+    #[serde(default)]
+    routes: Option<Vec<L34Route>>,
+}
+
+/// One step: one verb (checked after reading), `expect` on a reconcile, a `note`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct StepFile {
+    #[serde(default, deserialize_with = "present")]
+    reconcile: Option<Option<Obj<Empty>>>,
+    #[serde(default)]
+    expect: Option<Obj<ExpectFile>>,
+    #[serde(default, deserialize_with = "present")]
+    advance: Option<DurationText>,
+    #[serde(default, deserialize_with = "present")]
+    patch: Option<Patches>,
+    #[serde(default, deserialize_with = "present")]
+    delete: Option<DeleteTarget>,
+    #[serde(default, deserialize_with = "present")]
+    fail_writes: Option<Obj<FailWritesFile>>,
+    #[serde(default, deserialize_with = "present")]
+    rollout: Option<RolloutWord>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+/// `reconcile: {}`: nothing to say yet.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Empty {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ExpectFile {
+    #[serde(default, deserialize_with = "present")]
+    action: Option<ActionWord>,
+    #[serde(default, deserialize_with = "present")]
+    status_written: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    conditions: Option<InOrder<Option<Obj<ConditionFile>>>>,
+    #[serde(default, deserialize_with = "present")]
+    addresses: Option<Vec<String>>,
+    /// `Some(None)`: `null`, there must be no Deployment.
+    #[serde(default, deserialize_with = "present")]
+    deployment: Option<Option<Map<String, Value>>>,
+    #[serde(default, deserialize_with = "present")]
+    drift: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "present")]
+    requeue: Option<RequeueWord>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ConditionFile {
+    #[serde(default, deserialize_with = "present")]
+    status: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    reason: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    message: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    message_contains: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "present")]
+    observed_generation: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    last_transition_time: Option<Time>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FailWritesFile {
+    count: Count,
+    /// Required; `null` is missing too (checked after reading).
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// A [`Deserialize`](serde::Deserialize) type read only from a JSON object: serde's derive
+/// also reads a struct from a list of its fields in order, which a scenario file must not
+/// do (`"expect": [true]`).
+struct Obj<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(MapOnly(d)).map(Obj)
+    }
+}
+
+/// A deserializer that hands a struct only maps.
+struct MapOnly<D>(D);
+
+impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for MapOnly<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(v)
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_struct(name, fields, MapVisitor(v))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+/// A visitor that takes maps only (anything else is a value of the wrong type).
+struct MapVisitor<V>(V);
+
+impl<'de, V: serde::de::Visitor<'de>> serde::de::Visitor<'de> for MapVisitor<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.0.visit_map(map)
+    }
+}
+
+/// A field given, `null` included (`null` is then the field's own value, often refused):
+/// `#[serde(default)]` alone would read `null` as absent.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// A map read in the order of the file, as a list of entries.
+struct InOrder<T>(Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for InOrder<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Entries<T> {
+            type Value = InOrder<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<InOrder<T>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, T>()? {
+                    entries.push((key, value));
+                }
+                Ok(InOrder(entries))
+            }
+        }
+        d.deserialize_map(Entries(PhantomData))
+    }
+}
+
+/// Reads a string, then makes `T` of it; the error is the value's (`"advance": ...`).
+fn from_text<'de, D: Deserializer<'de>, T>(
+    d: D,
+    read: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<T, D::Error> {
+    let text = String::deserialize(d)?;
+    read(&text).map_err(de::Error::custom)
+}
+
+/// A strict RFC 3339 time ([`parse_time`]).
+struct Time(Timestamp);
+
+impl<'de> Deserialize<'de> for Time {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |t| parse_time(t).map(Time).map_err(|e| e.to_string()))
+    }
+}
+
+/// `advance`: `500ms`, `90s`, `1h30m`.
+struct DurationText(Duration);
+
+impl<'de> Deserialize<'de> for DurationText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |t| parse_duration(t).map(DurationText))
+    }
+}
+
+struct ActionWord(ActionKind);
+
+impl<'de> Deserialize<'de> for ActionWord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |name| {
+            ActionKind::from_name(name)
+                .map(ActionWord)
+                .ok_or_else(|| format!("unknown action {name:?} (expected Create, Update or None)"))
+        })
+    }
+}
+
+struct RequeueWord(crate::reconcile::Requeue);
+
+impl<'de> Deserialize<'de> for RequeueWord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |word| {
+            requeue_from_word(word)
+                .map(RequeueWord)
+                .map_err(|e| format!("expected none, immediately or a duration: {e}"))
+        })
+    }
+}
+
+struct RolloutWord(RolloutState);
+
+impl<'de> Deserialize<'de> for RolloutWord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |word| {
+            RolloutState::from_key(word)
+                .map(RolloutWord)
+                .ok_or_else(|| {
+                    format!("unknown rollout {word:?} (expected complete, progressing or stalled)")
+                })
+        })
+    }
+}
+
+struct DeleteTarget(Kind);
+
+impl<'de> Deserialize<'de> for DeleteTarget {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |name| match Kind::from_key(name) {
+            Some(Kind::Template) | None => Err(format!(
+                "cannot delete {name:?} (expected deployment, configuration, gatewayClass, \
+                 gateway or routes)"
+            )),
+            Some(kind) => Ok(DeleteTarget(kind)),
+        })
+    }
+}
+
+/// `failWrites.count`: 1 or more.
+struct Count(u32);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let count = i64::deserialize(d)?;
+        u32::try_from(count)
+            .ok()
+            .filter(|c| *c >= 1)
+            .map(Count)
+            .ok_or_else(|| {
+                de::Error::custom(format_args!(
+                    "must be between 1 and {} (found {count})",
+                    u32::MAX
+                ))
+            })
+    }
+}
+
+/// `patch`: object keys to merge patches, in the order given. Routes take a list (a merge
+/// patch on a list replaces it), the others an object.
+struct Patches(Vec<(Kind, Value)>);
+
+impl<'de> Deserialize<'de> for Patches {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Targets;
+        impl<'de> Visitor<'de> for Targets {
+            type Value = Patches;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Patches, A::Error> {
+                let mut patches = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let Some(kind) = Kind::from_key(&key) else {
+                        return Err(de::Error::unknown_field(&key, KINDS));
+                    };
+                    let patch = match kind {
+                        Kind::Routes => Value::Array(map.next_value::<Vec<Value>>()?),
+                        _ => Value::Object(map.next_value::<Map<String, Value>>()?),
+                    };
+                    patches.push((kind, patch));
+                }
+                Ok(Patches(patches))
+            }
+        }
+        d.deserialize_map(Targets)
+    }
+}
+
+const KINDS: &[&str] = &[
+    "gatewayClass",
+    "gateway",
+    "configuration",
+    "deployment",
+    "template",
+    "routes",
+];
+
+/// Reads a scenario from its JSON value; `routes` are the routes already read, when the
+/// value has none (the strict reader reads them typed, straight from the text).
+pub(super) fn read(
+    mut value: Value,
+    routes: Option<Vec<L34Route>>,
+) -> Result<Scenario, ScenarioError> {
+    let Some(map) = value.as_object_mut() else {
+        return Err(ScenarioError::WrongType {
+            step: None,
+            key: "scenario".into(),
+            expected: "an object",
+            found: super::malformed::type_name(&value),
+        });
+    };
+    let objects = map.remove("objects");
+    let steps_keys = step_keys(&value);
+    let file: File =
+        serde_path_to_error::deserialize(value).map_err(|e| from_serde(&e, &steps_keys))?;
+    let now = match file.now {
+        Some(Time(now)) => now,
+        None => DEFAULT_NOW
+            .parse()
+            .map_err(|e| ScenarioError::InvalidValue {
+                step: None,
+                key: "now".into(),
+                why: format!("{e}"),
+            })?,
+    };
+    let mut objects = read_objects(objects)?;
+    if let Some(routes) = routes {
+        objects.routes = routes;
+    }
+    let steps = file
+        .steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, Obj(step))| {
+            into_step(
+                i + 1,
+                step,
+                steps_keys
+                    .get(i)
+                    .and_then(Option::as_deref)
+                    .unwrap_or_default(),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    check_patches(&objects, &steps)?;
+    check_clock(now, &steps)?;
+    Ok(Scenario {
+        description: file.description.unwrap_or_default(),
+        settings: file.settings.map(|s| s.0).unwrap_or_default(),
+        now,
+        objects,
+        steps,
+    })
+}
+
+/// Each step's keys (`None`: the step is not an object), for messages that depend on the
+/// verb beside them.
+fn step_keys(value: &Value) -> Vec<Option<Vec<String>>> {
+    let steps = value.get("steps").and_then(Value::as_array);
+    steps
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|s| s.as_object().map(|m| m.keys().cloned().collect()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A step's verb from its keys alone, checked before its values (as a person reads it): no
+/// verb, an unknown verb, two verbs, or a key the verb does not take (`expect` beside
+/// anything but `reconcile`) is the error to report, whatever the values.
+pub(super) fn step_verb(number: usize, keys: &[String]) -> Result<&'static str, ScenarioError> {
+    let known = |k: &str| VERBS.into_iter().find(|v| *v == k);
+    let mut verbs = keys.iter().filter(|k| *k != "note" && *k != "expect");
+    let verb = match (verbs.next(), verbs.next()) {
+        (None, _) => {
+            return Err(ScenarioError::BadStep {
+                step: number,
+                why: "no step verb (expected one of reconcile, advance, patch, delete, \
+                      failWrites, rollout)"
+                    .into(),
+            });
+        }
+        (Some(v), None) => known(v).ok_or_else(|| ScenarioError::UnknownVerb {
+            step: number,
+            verb: v.clone(),
+        })?,
+        (Some(a), Some(b)) => {
+            // A known verb next to an unknown key: the key is the mistake.
+            let (verb, other) = match (known(a), known(b)) {
+                (Some(verb), None) => (verb, b),
+                (None, Some(verb)) => (verb, a),
+                (Some(_), Some(_)) => {
+                    return Err(ScenarioError::BadStep {
+                        step: number,
+                        why: format!("more than one step verb: {a:?} and {b:?}"),
+                    });
+                }
+                (None, None) => {
+                    return Err(ScenarioError::UnknownVerb {
+                        step: number,
+                        verb: a.clone(),
+                    });
+                }
+            };
+            return Err(ScenarioError::UnknownKey {
+                step: Some(number),
+                key: other.clone(),
+                context: format!("{verb} step"),
+            });
+        }
+    };
+    let takes = |k: &str| k == verb || k == "note" || (verb == "reconcile" && k == "expect");
+    match keys.iter().find(|k| !takes(k)) {
+        Some(key) => Err(ScenarioError::UnknownKey {
+            step: Some(number),
+            key: key.clone(),
+            context: format!("{verb} step"),
+        }),
+        None => Ok(verb),
+    }
+}
+
+fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, ScenarioError> {
+    let verb = step_verb(number, keys)?;
+    let invalid = |key: &str, why: String| ScenarioError::InvalidValue {
+        step: Some(number),
+        key: key.into(),
+        why,
+    };
+    let verb = if let Some(DurationText(by)) = file.advance {
+        Verb::Advance(by)
+    } else if let Some(Patches(patches)) = file.patch {
+        if patches.is_empty() {
+            return Err(invalid("patch", "names no object to patch".into()));
+        }
+        Verb::Patch(patches)
+    } else if let Some(DeleteTarget(kind)) = file.delete {
+        Verb::Delete(kind)
+    } else if let Some(Obj(fail)) = file.fail_writes {
+        let Some(error) = fail.error else {
+            return Err(ScenarioError::MissingKey {
+                step: Some(number),
+                key: "error".into(),
+                context: "failWrites".into(),
+            });
+        };
+        let outcome = api_error_from_value(&error).map_err(|e| match e.key {
+            Some(key) => invalid(&format!("failWrites.error.{key}"), e.why),
+            None => invalid("failWrites.error", e.why),
+        })?;
+        Verb::FailWrites {
+            count: fail.count.0,
+            outcome,
+        }
+    } else if let Some(RolloutWord(state)) = file.rollout {
+        Verb::Rollout(state)
+    } else if file.reconcile.is_some() {
+        Verb::Reconcile(Box::new(
+            file.expect.map(|e| into_expect(e.0)).unwrap_or_default(),
+        ))
+    } else {
+        // `given` named a verb: one of the fields above is set.
+        return Err(ScenarioError::BadStep {
+            step: number,
+            why: format!("cannot read step verb {verb:?}"),
+        });
+    };
+    Ok(Step {
+        verb,
+        note: file.note,
+    })
+}
+
+fn into_expect(file: ExpectFile) -> Expect {
+    Expect {
+        action: file.action.map(|a| a.0),
+        status_written: file.status_written,
+        conditions: file
+            .conditions
+            .map(|c| {
+                c.0.into_iter()
+                    .map(|(type_, c)| (type_, c.map(|c| into_condition(c.0))))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        addresses: file.addresses,
+        deployment: file.deployment.map(|d| d.map(Value::Object)),
+        drift: file.drift,
+        requeue: file.requeue.map(|r| r.0),
+    }
+}
+
+fn into_condition(file: ConditionFile) -> ConditionExpect {
+    ConditionExpect {
+        status: file.status,
+        reason: file.reason,
+        message: file.message,
+        message_contains: file.message_contains.unwrap_or_default(),
+        observed_generation: file.observed_generation,
+        last_transition_time: file.last_transition_time.map(|t| t.0),
+    }
+}
+
+/// The objects, moved out of the file's value (no copy: they can be large).
+fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
+    let value = value.ok_or_else(|| ScenarioError::MissingKey {
+        step: None,
+        key: "objects".into(),
+        context: "the scenario".into(),
+    })?;
+    let mut wrapped = serde_json::json!({ "objects": value });
+    let file: Wrapped =
+        serde_path_to_error::deserialize(&wrapped).map_err(|e| from_serde(&e, &[]))?;
+    let routes = file.objects.0.routes;
+    let mut map = match wrapped.get_mut("objects").map(Value::take) {
+        Some(Value::Object(map)) => map,
+        // Obj<ObjectsFile> read it as an object.
+        _ => Map::new(),
+    };
+    let mut take = |kind: Kind| map.remove(kind.key()).filter(|v| !v.is_null());
+    let optional = |kind: Kind, value: Option<Value>| -> Result<Option<Value>, ScenarioError> {
+        let key = format!("objects.{kind}");
+        let invalid = |key: String, why: String| ScenarioError::InvalidValue {
+            step: None,
+            key,
+            why,
+        };
+        match value {
+            None => Ok(None),
+            Some(v) if !v.is_object() => Err(ScenarioError::WrongType {
+                step: None,
+                key,
+                expected: "an object",
+                found: super::malformed::type_name(&v),
+            }),
+            Some(v) => {
+                shape(kind, &v).map_err(|(path, why)| invalid(format!("{key}.{path}"), why))?;
+                check(kind, Some(&v)).map_err(|e| match e {
+                    ClusterError::Malformed { why, .. } => invalid(key.clone(), why),
+                    other => invalid(key.clone(), other.to_string()),
+                })?;
+                Ok(Some(v))
+            }
+        }
+    };
+    let gateway =
+        optional(Kind::Gateway, take(Kind::Gateway))?.ok_or_else(|| ScenarioError::MissingKey {
+            step: None,
+            key: "gateway".into(),
+            context: "objects".into(),
+        })?;
+    gateway_identity(&gateway).map_err(|(path, why)| ScenarioError::InvalidValue {
+        step: None,
+        key: format!("objects.gateway.{path}"),
+        why,
+    })?;
+    Ok(Objects {
+        gateway_class: optional(Kind::GatewayClass, take(Kind::GatewayClass))?,
+        gateway,
+        configuration: optional(Kind::Configuration, take(Kind::Configuration))?,
+        deployment: optional(Kind::Deployment, take(Kind::Deployment))?,
+        template: optional(Kind::Template, take(Kind::Template))?,
+        routes: routes.unwrap_or_default(),
+    })
+}
+
+/// `objects` under its own key, so that serde's key paths start with `objects`.
+#[derive(Deserialize)]
+struct Wrapped {
+    objects: Obj<ObjectsFile>,
+}
+/// The Gateway fields a scenario cannot do without (SPEC §7): the crate cannot work on a
+/// Gateway without them. Returns the missing field.
+fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> {
+    for field in ["name", "namespace", "uid"] {
+        match gateway.pointer(&format!("/metadata/{field}")) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            _ => {
+                return Err((
+                    format!("metadata.{field}"),
+                    "is required (a Gateway always has one)".to_owned(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The metadata an API object keeps once it has it.
+const IDENTITY: [&str; 3] = ["name", "namespace", "uid"];
+
+/// Every patch applied, in order, to a copy of the objects it touches: a patch that leaves
+/// an object the crate cannot read (a value of the wrong type, a Gateway without its name,
+/// namespace or uid) makes the file malformed, named by step and key, before anything runs.
+fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError> {
+    // Copied on the first patch of each kind only: most files patch one or two objects.
+    let mut shadow: BTreeMap<&'static str, Option<Value>> = BTreeMap::new();
+    let initial = |kind: Kind| -> Option<Value> {
+        match kind {
+            Kind::GatewayClass => objects.gateway_class.clone(),
+            Kind::Gateway => Some(objects.gateway.clone()),
+            Kind::Configuration => objects.configuration.clone(),
+            Kind::Deployment => objects.deployment.clone(),
+            Kind::Template => Some(
+                objects
+                    .template
+                    .clone()
+                    .unwrap_or_else(|| crate::template::default_template().object.into()),
+            ),
+            // A patch on the routes replaces them: what they were does not matter.
+            Kind::Routes => None,
+        }
+    };
+    for (i, step) in steps.iter().enumerate() {
+        let invalid = |key: &str, why: &dyn fmt::Display| ScenarioError::InvalidValue {
+            step: Some(i + 1),
+            key: key.to_owned(),
+            why: why.to_string(),
+        };
+        match &step.verb {
+            Verb::Delete(kind) if !matches!(kind, Kind::Gateway) => {
+                let gone = match kind {
+                    Kind::Routes => Some(Value::Array(Vec::new())),
+                    _ => None,
+                };
+                shadow.insert(kind.key(), gone);
+            }
+            Verb::Patch(patches) => {
+                for (kind, patch) in patches {
+                    let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
+                    let identity = |v: Option<&Value>, field: &str| {
+                        v.and_then(|v| v.pointer(&format!("/metadata/{field}")))
+                            .is_some_and(|f| !f.is_null())
+                    };
+                    let had: Vec<&str> = IDENTITY
+                        .into_iter()
+                        .filter(|f| identity(slot.as_ref(), f))
+                        .collect();
+                    match (kind, slot.as_mut()) {
+                        (Kind::Routes, _) | (_, None) => *slot = Some(patch.clone()),
+                        (_, Some(target)) => crate::sim::merge_patch::apply(target, patch),
+                    }
+                    let Some(value) = slot.as_ref() else { continue };
+                    let key = format!("patch.{}", kind.key());
+                    let at = |path: String| {
+                        if path.starts_with('[') {
+                            format!("{key}{path}")
+                        } else {
+                            format!("{key}.{path}")
+                        }
+                    };
+                    if *kind == Kind::Gateway {
+                        gateway_identity(value).map_err(|(path, why)| {
+                            invalid(&at(path), &format!("removed by the patch, but {why}"))
+                        })?;
+                    }
+                    // The API server never lets an object lose its name, namespace or uid.
+                    if !matches!(kind, Kind::Template | Kind::Routes)
+                        && let Some(field) = had.iter().find(|f| !identity(Some(value), f))
+                    {
+                        return Err(invalid(
+                            &at(format!("metadata.{field}")),
+                            &"cannot be removed (the API server keeps it)",
+                        ));
+                    }
+                    shape(*kind, value).map_err(|(path, why)| invalid(&at(path), &why))?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A value of the wrong type inside an object: its key path (from the object) and why.
+fn shape(kind: Kind, value: &Value) -> Result<(), (String, String)> {
+    let found = match kind {
+        Kind::GatewayClass => typed_at::<GatewayClass>(value).map(drop),
+        Kind::Gateway => typed_at::<Gateway>(value).map(drop),
+        Kind::Configuration => typed_at::<GatewayConfiguration>(value).map(drop),
+        // A Deployment is any JSON object (kept whole): nothing to read, nothing to copy.
+        Kind::Deployment | Kind::Template => Ok(()),
+        Kind::Routes => typed_at::<Vec<L34Route>>(value).map(drop),
+    };
+    match found {
+        Ok(()) | Err((None, _)) => Ok(()),
+        Err((Some(path), why)) => Err((path, why)),
+    }
+}
+
+/// The clock must stay in the supported range through every `advance`.
+fn check_clock(now: Timestamp, steps: &[Step]) -> Result<(), ScenarioError> {
+    let mut clock = now;
+    for (i, step) in steps.iter().enumerate() {
+        if let Verb::Advance(by) = step.verb {
+            clock = jiff::SignedDuration::try_from(by)
+                .ok()
+                .and_then(|by| clock.checked_add(by).ok())
+                .ok_or_else(|| ScenarioError::InvalidValue {
+                    step: Some(i + 1),
+                    key: "advance".into(),
+                    why: format!(
+                        "moves the clock past {}, out of the supported range",
+                        Timestamp::MAX
+                    ),
+                })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

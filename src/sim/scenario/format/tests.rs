@@ -1,0 +1,351 @@
+//! Reading scenario files: what parses, and what each malformed file is told.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use crate::outcome::WriteOutcome;
+use crate::reconcile::Requeue;
+use crate::sim::cluster::{ActionKind, Kind, RolloutState};
+use crate::sim::scenario::{DEMO, Scenario, ScenarioError, Verb};
+
+pub(crate) fn with_steps(steps: Value) -> Value {
+    json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "steps": steps})
+}
+
+fn error(doc: Value) -> String {
+    Scenario::from_value(&doc).unwrap_err().to_string()
+}
+
+fn step_error(step: Value) -> String {
+    error(with_steps(
+        json!([{"advance": "1s"}, {"advance": "1s"}, step]),
+    ))
+}
+
+#[test]
+fn errors_name_the_step_and_the_key() {
+    assert_eq!(
+        step_error(json!({"reconcile": {}, "expct": {}})),
+        r#"step 3: unknown key "expct" in reconcile step"#
+    );
+    assert_eq!(
+        step_error(json!({"reconcil": {}})),
+        "step 3: unknown step \"reconcil\" (expected one of reconcile, advance, patch, \
+         delete, failWrites, rollout)"
+    );
+    assert_eq!(
+        step_error(json!({"advance": "1s", "expect": {}})),
+        r#"step 3: unknown key "expect" in advance step"#
+    );
+    assert_eq!(
+        step_error(json!({"advance": 90})),
+        r#"step 3: "advance" must be a string (found a number)"#
+    );
+    assert!(
+        step_error(json!({"advance": "soon"}))
+            .starts_with(r#"step 3: "advance": invalid duration "soon""#)
+    );
+    assert_eq!(
+        step_error(
+            json!({"reconcile": {}, "expect": {"conditions": {"Programmed": {"satus": "True"}}}})
+        ),
+        r#"step 3: unknown key "satus" in expect.conditions.Programmed"#
+    );
+    assert_eq!(
+        step_error(json!({"reconcile": {}, "expect": {"statusWritten": "yes"}})),
+        r#"step 3: "expect.statusWritten" must be a boolean (found a string)"#
+    );
+    assert_eq!(
+        step_error(
+            json!({"reconcile": {}, "expect": {"conditions": {"Accepted": {"messageContains": [1]}}}})
+        ),
+        r#"step 3: "expect.conditions.Accepted.messageContains[0]" must be a string (found a number)"#
+    );
+    assert!(
+        step_error(json!({"reconcile": {}, "expect": {"requeue": "later"}}))
+            .starts_with(r#"step 3: "expect.requeue": expected none, immediately or a duration"#)
+    );
+    assert_eq!(
+        step_error(json!({"reconcile": {}, "expect": {"action": "Delete"}})),
+        r#"step 3: "expect.action": unknown action "Delete" (expected Create, Update or None)"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": 2}})),
+        r#"step 3: missing key "error" in failWrites"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": -1, "error": {}}})),
+        r#"step 3: "failWrites.count": must be between 1 and 4294967295 (found -1)"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": 0, "error": {}}})),
+        r#"step 3: "failWrites.count": must be between 1 and 4294967295 (found 0)"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": 1, "error": {"code": 600}}})),
+        r#"step 3: "failWrites.error.code": must be an HTTP error code, 400 to 599 (found 600)"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": 1, "error": {"code": 399}}})),
+        r#"step 3: "failWrites.error.code": must be an HTTP error code, 400 to 599 (found 399)"#
+    );
+    assert_eq!(
+        step_error(
+            json!({"failWrites": {"count": 1, "error": {"code": 500, "status": "Success"}}})
+        ),
+        r#"step 3: "failWrites.error.status": a Status of Success is not a failed write (give "Applied")"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": 1, "error": {"code": 99}}})),
+        r#"step 3: "failWrites.error.code": must be an HTTP error code, 400 to 599 (found 99)"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": 1, "error": {"cod": 500}}})),
+        r#"step 3: "failWrites.error": unknown key "cod" (expected code, reason, message, or a Kubernetes Status)"#
+    );
+    assert_eq!(
+        step_error(json!({"patch": {"gateways": {}}})),
+        r#"step 3: unknown key "gateways" in patch"#
+    );
+    assert_eq!(
+        step_error(json!({"patch": {"routes": {}}})),
+        r#"step 3: "patch.routes" must be a list (found an object)"#
+    );
+    assert!(
+        step_error(json!({"delete": "template"}))
+            .starts_with(r#"step 3: "delete": cannot delete "template""#)
+    );
+    assert!(
+        step_error(json!({"rollout": "done"}))
+            .starts_with(r#"step 3: "rollout": unknown rollout "done""#)
+    );
+    assert!(step_error(json!({"note": "x"})).starts_with("step 3: no step verb"));
+    assert_eq!(
+        step_error(json!({"advance": "1s", "rollout": "complete"})),
+        r#"step 3: more than one step verb: "advance" and "rollout""#
+    );
+    assert_eq!(
+        step_error(json!("advance")),
+        r#"step 3: "step" must be an object (found a string)"#
+    );
+}
+
+#[test]
+fn top_level_errors() {
+    assert_eq!(
+        error(
+            json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "steps": [], "stepz": []})
+        ),
+        r#"unknown key "stepz" in the scenario"#
+    );
+    assert_eq!(
+        error(json!({"steps": []})),
+        r#"missing key "objects" in the scenario"#
+    );
+    assert_eq!(
+        error(json!({"objects": {}, "steps": []})),
+        r#"missing key "gateway" in objects"#
+    );
+    assert_eq!(
+        error(
+            json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}, "deploy": {}}, "steps": []})
+        ),
+        r#"unknown key "deploy" in objects"#
+    );
+    assert!(
+        error(json!({"objects": {"gateway": {"metadata": {"name": 1}}}, "steps": []}))
+            == r#""objects.gateway.metadata.name": expected a string, found 1"#
+    );
+    assert!(
+        error(
+            json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "settings": {"degradedAftr": "1m"}, "steps": []})
+        )
+        .contains("degradedAftr")
+    );
+    assert!(
+        error(
+            json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}, "now": "yesterday", "steps": []})
+        ) == r#""now": not an RFC 3339 time "yesterday" (expected e.g. 2026-01-01T00:00:00Z)"#
+    );
+    assert_eq!(
+        error(
+            json!({"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}}})
+        ),
+        r#"missing key "steps" in the scenario"#
+    );
+    let e = Scenario::from_json("{\n  \"steps\": [,]\n}").unwrap_err();
+    assert!(matches!(e, ScenarioError::Json { line: 2, .. }), "{e}");
+}
+
+#[test]
+fn every_key_parses() {
+    let doc = json!({
+        "description": "d",
+        "settings": {"degradedAfter": "2m"},
+        "now": "2026-02-01T10:00:00Z",
+        "objects": {
+            "gatewayClass": null, "gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}},
+            "configuration": {"metadata": {"name": "c"}}, "deployment": null,
+            "template": {"spec": {}}, "routes": [{"spec": {"destinationCIDRs": ["1.2.3.4/32"]}}]
+        },
+        "steps": [
+            {"reconcile": {}, "note": "first", "expect": {
+                "action": "Update", "statusWritten": true,
+                "conditions": {"Degraded": null, "Accepted": {
+                    "status": "True", "reason": "Accepted", "message": "m",
+                    "messageContains": ["a", "b"], "observedGeneration": 3,
+                    "lastTransitionTime": "2026-02-01T10:00:00Z"}},
+                "addresses": ["1.2.3.4"], "deployment": {"spec": {"replicas": 2}},
+                "requeue": "90s"}},
+            {"reconcile": {}, "expect": {"deployment": null, "requeue": "immediately"}},
+            {"reconcile": {}, "expect": {"requeue": "none"}},
+            {"advance": "1h30m"},
+            {"patch": {"configuration": {"spec": {}}, "routes": []}},
+            {"delete": "deployment"},
+            {"failWrites": {"count": 3, "error": {"code": 503, "reason": "ServiceUnavailable", "message": "m"}}},
+            {"failWrites": {"count": 1, "error": {"message": "connection refused"}}},
+            {"rollout": "stalled"}
+        ]
+    });
+    let s = Scenario::from_value(&doc).unwrap();
+    assert_eq!(s.description, "d");
+    assert_eq!(s.settings.degraded_after, Duration::from_secs(120));
+    assert_eq!(s.now, "2026-02-01T10:00:00Z".parse::<Timestamp>().unwrap());
+    assert_eq!(s.objects.gateway_class, None);
+    assert!(s.objects.configuration.is_some());
+    assert_eq!(s.objects.routes.len(), 1);
+    assert_eq!(s.steps.len(), 9);
+    assert_eq!(s.steps[0].note.as_deref(), Some("first"));
+    let Verb::Reconcile(e) = &s.steps[0].verb else {
+        panic!("{:?}", s.steps[0])
+    };
+    assert_eq!(e.action, Some(ActionKind::Update));
+    assert_eq!(e.status_written, Some(true));
+    assert_eq!(e.conditions.len(), 2);
+    let accepted = e.conditions.iter().find(|(t, _)| t == "Accepted").unwrap();
+    let c = accepted.1.as_ref().unwrap();
+    assert_eq!(c.message_contains, vec!["a", "b"]);
+    assert_eq!(c.observed_generation, Some(3));
+    assert!(c.last_transition_time.is_some());
+    assert!(
+        e.conditions
+            .iter()
+            .any(|(t, c)| t == "Degraded" && c.is_none())
+    );
+    assert_eq!(e.addresses, Some(vec!["1.2.3.4".to_owned()]));
+    assert_eq!(e.deployment, Some(Some(json!({"spec": {"replicas": 2}}))));
+    assert_eq!(e.requeue, Some(Requeue::After(Duration::from_secs(90))));
+    let Verb::Reconcile(e) = &s.steps[1].verb else {
+        panic!()
+    };
+    assert_eq!(e.deployment, Some(None));
+    assert_eq!(e.requeue, Some(Requeue::Immediately));
+    assert_eq!(s.steps[3].verb, Verb::Advance(Duration::from_secs(5400)));
+    let Verb::Patch(p) = &s.steps[4].verb else {
+        panic!()
+    };
+    let kinds: Vec<Kind> = p.iter().map(|(k, _)| *k).collect();
+    assert_eq!(kinds, vec![Kind::Configuration, Kind::Routes]);
+    assert_eq!(s.steps[5].verb, Verb::Delete(Kind::Deployment));
+    let Verb::FailWrites { count, outcome } = &s.steps[6].verb else {
+        panic!()
+    };
+    assert_eq!(*count, 3);
+    assert_eq!(outcome.class(), Some(crate::FailureClass::Transient));
+    assert_eq!(outcome.message(), "m");
+    let Verb::FailWrites { outcome, .. } = &s.steps[7].verb else {
+        panic!()
+    };
+    assert!(matches!(outcome, WriteOutcome::Transport { .. }));
+    assert_eq!(s.steps[8].verb, Verb::Rollout(RolloutState::Stalled));
+}
+
+#[test]
+fn the_demo_parses() {
+    let demo = Scenario::from_json(DEMO).unwrap();
+    assert!(demo.description.contains("stale-Programmed"));
+    assert!(demo.steps.len() > 10);
+}
+
+#[test]
+fn an_object_of_the_format_is_never_read_from_a_list() {
+    // serde's derive reads a struct from a list of its fields too; the format does not.
+    for (steps, want) in [
+        (
+            json!([["x"]]),
+            r#"step 1: "step" must be an object (found a list)"#,
+        ),
+        (
+            json!([{"reconcile": {}, "expect": [true]}]),
+            r#"step 1: "expect" must be an object (found a list)"#,
+        ),
+        (
+            json!([{"reconcile": []}]),
+            r#"step 1: "reconcile" must be an object (found a list)"#,
+        ),
+        (
+            json!([{"failWrites": [1, {}]}]),
+            r#"step 1: "failWrites" must be an object (found a list)"#,
+        ),
+        (
+            json!([{"reconcile": {}, "expect": {"conditions": {"A": ["True"]}}}]),
+            r#"step 1: "expect.conditions.A" must be an object (found a list)"#,
+        ),
+    ] {
+        assert_eq!(error(with_steps(steps)), want);
+    }
+    let mut doc = with_steps(json!([]));
+    doc["settings"] = json!([]);
+    assert_eq!(error(doc), r#""settings" must be an object (found a list)"#);
+    assert_eq!(
+        error(json!(["d"])),
+        r#""scenario" must be an object (found a list)"#
+    );
+}
+
+#[test]
+fn null_is_absent_only_where_the_format_says_so() {
+    let s = Scenario::from_value(&json!({
+        "description": null, "settings": null, "now": null,
+        "objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}},
+                    "configuration": null, "routes": null},
+        "steps": [{"reconcile": null, "expect": null, "note": null}]
+    }))
+    .unwrap();
+    assert_eq!(s.steps[0].verb, Verb::Reconcile(Box::default()));
+    assert_eq!(
+        step_error(json!({"reconcile": {}, "expect": {"action": null}})),
+        r#"step 3: "expect.action" must be a string (found null)"#
+    );
+    assert_eq!(
+        step_error(json!({"advance": null})),
+        r#"step 3: "advance" must be a string (found null)"#
+    );
+    assert_eq!(
+        step_error(json!({"failWrites": {"count": 1, "error": null}})),
+        r#"step 3: missing key "error" in failWrites"#
+    );
+}
+
+#[test]
+fn a_step_s_keys_are_checked_before_its_values() {
+    assert_eq!(
+        step_error(json!({"advance": 90, "zzz": 1})),
+        r#"step 3: unknown key "zzz" in advance step"#
+    );
+    assert_eq!(
+        step_error(json!({"advance": 90, "rollout": 5})),
+        r#"step 3: more than one step verb: "advance" and "rollout""#
+    );
+    assert_eq!(
+        step_error(json!({"rollout": 5, "expect": {"action": 1}})),
+        r#"step 3: unknown key "expect" in rollout step"#
+    );
+    // An earlier step's values still come first.
+    assert_eq!(
+        error(with_steps(json!([{"advance": 90}, {"advanc": "1s"}]))),
+        r#"step 1: "advance" must be a string (found a number)"#
+    );
+}

@@ -1,0 +1,295 @@
+//! Scenario files (SPEC §7): objects, steps that drive a cluster, and expectations on what
+//! each reconcile did.
+//!
+//! Its parts, one file each: the format (the file as serde reads it, unknown keys refused,
+//! and the checks made when it is read), why a file is malformed ([`ScenarioError`], naming
+//! the step, the key path and the line), the checks of a reconcile's `expect` ([`Expect`],
+//! [`Failure`]), the timeline a run prints ([`Report`], [`Entry`], [`Effect`]), the backend a
+//! scenario runs on ([`Backend`], the simulated [`Cluster`] here), and two readers the
+//! command line shares: [`parse_time`] and [`api_error_from_value`].
+//!
+//! ```
+//! use gateway_reconcile::sim::scenario::Scenario;
+//! let err = Scenario::from_json(r#"{"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}},
+//!     "steps": [{"advance": "1m"}, {"reconcile": {}, "expct": {}}]}"#).unwrap_err();
+//! assert_eq!(err.to_string(), r#"line 2: step 2: unknown key "expct" in reconcile step"#);
+//! ```
+//!
+//! The format, with the choices made where SPEC §7 is silent:
+//!
+//! - Top level: `description` (string), `settings` ([`Settings`] JSON), `now` (RFC 3339,
+//!   default `2026-01-01T00:00:00Z`), `objects` (required, with a required `gateway`),
+//!   `steps` (required list).
+//! - Every step has exactly one verb; any step may also carry a `note` (string), printed in
+//!   the timeline.
+//! - `patch` takes one or more targets; `routes` takes a list (a merge patch on a list
+//!   replaces it), so routes can be added and removed.
+//! - `delete` also accepts `gateway` (marks it for deletion, as a finalizer would hold it)
+//!   and `routes` (removes every route).
+//! - `failWrites` replaces the failures still pending; `count` is 1 or more and `error`
+//!   is required; `error` is read by [`api_error_from_value`], as `plan --outcome` is
+//!   (a Kubernetes `Status` object is accepted, not one whose `status` is `Success`).
+//! - Times are strict RFC 3339 ([`parse_time`]); `now`, and the clock after every
+//!   `advance`, must be within the supported range.
+//! - The objects and every `patch` are checked when the file is read: a value of the wrong
+//!   type (`"objects.configuration.spec.internalSubnets": expected a list, found 5`), or a
+//!   Gateway without `metadata.name`, `namespace` or `uid` (also when a patch removes it),
+//!   makes the file malformed rather than a step that fails.
+//! - `expect.drift`: field paths that must each be in the Update's drift list.
+//! - In `expect.deployment`, a `null` inside the object means the key must be absent.
+//! - `expect.conditions.T.lastTransitionTime` is compared as a time, so
+//!   `2026-01-01T00:00:00Z` matches `2026-01-01T00:00:00.000Z`.
+//! - A key whose value is `null` is absent for `description`, `settings`, `now`, `note`,
+//!   `expect`, the optional objects and `routes`; elsewhere `null` is a value of the wrong
+//!   type (`expect.deployment: null`: there must be no Deployment).
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use crate::outcome::WriteOutcome;
+use crate::settings::Settings;
+use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, RolloutState};
+
+mod api_error;
+mod backend;
+mod checks;
+mod format;
+mod malformed;
+mod time;
+mod timeline;
+
+pub use api_error::{OutcomeError, api_error_from_value};
+pub use backend::{Backend, StepError, WriteCounts};
+pub use checks::{ConditionExpect, Expect, Failure};
+pub use malformed::ScenarioError;
+pub use time::{TimeError, parse_time};
+pub use timeline::{Effect, Entry, Report, Skipped, describe_outcome, describe_requeue};
+
+/// The built-in demonstration: the stale-Programmed problem and its fix.
+pub const DEMO: &str = include_str!("demo.json");
+
+/// A parsed scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Free text.
+    pub description: String,
+    /// The controller settings.
+    pub settings: Settings,
+    /// The starting time of the cluster clock.
+    pub now: Timestamp,
+    /// The starting objects.
+    pub objects: Objects,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// One step of a scenario, with an optional note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// What the step does.
+    pub verb: Verb,
+    /// Free text shown in the timeline.
+    pub note: Option<String>,
+}
+
+/// What a step does.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Verb {
+    /// Run one reconcile and check it.
+    Reconcile(Box<Expect>),
+    /// Move the clock forward.
+    Advance(Duration),
+    /// Merge-patch objects, in the order given.
+    Patch(Vec<(Kind, Value)>),
+    /// Delete an object.
+    Delete(Kind),
+    /// Make the next Deployment writes fail.
+    FailWrites {
+        /// How many.
+        count: u32,
+        /// With what.
+        outcome: WriteOutcome,
+    },
+    /// Run the crude Deployment controller.
+    Rollout(RolloutState),
+}
+
+impl Scenario {
+    /// Parses a scenario from JSON text.
+    ///
+    /// Stricter than [`Scenario::from_value`]: a key given twice in one object is an error,
+    /// and every error says the line it is on (as far as it can be placed).
+    pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+        let (value, routes) =
+            crate::sim::strict_json::parse_scenario(text).map_err(|e| ScenarioError::Json {
+                line: e.line,
+                column: e.column,
+                why: e.why,
+            })?;
+        format::read(value, routes).map_err(|error| {
+            match crate::sim::strict_json::line_of(text, &error.path()) {
+                Some(line) => ScenarioError::Located {
+                    line,
+                    error: Box::new(error),
+                },
+                None => error,
+            }
+        })
+    }
+
+    /// Parses a scenario from a JSON value.
+    pub fn from_value(value: &Value) -> Result<Scenario, ScenarioError> {
+        format::read(value.clone(), None)
+    }
+
+    /// Runs the scenario on a fresh simulated [`Cluster`].
+    pub fn run(&self) -> Report {
+        self.run_with(&mut Cluster::default(), self.objects.clone())
+    }
+
+    /// Runs the scenario on a fresh simulated [`Cluster`], handing it the objects instead of
+    /// a copy (for large files).
+    pub fn into_report(mut self) -> Report {
+        let objects = std::mem::take(&mut self.objects);
+        self.run_with(&mut Cluster::default(), objects)
+    }
+
+    /// Runs the scenario on `backend` (e.g. a [`Cluster`] with other server defaults, or a
+    /// real API server): creates the objects, then runs the steps.
+    pub fn run_on<B: Backend>(&self, mut backend: B) -> Report {
+        self.run_with(&mut backend, self.objects.clone())
+    }
+
+    fn run_with<B: Backend>(&self, backend: &mut B, objects: Objects) -> Report {
+        let mut report = Report {
+            description: self.description.clone(),
+            timeline: Vec::new(),
+            failures: Vec::new(),
+            deployment_writes: 0,
+            status_writes: 0,
+            skipped: None,
+        };
+        match backend.create(&self.settings, objects, self.now) {
+            Ok(()) => self.run_steps(backend, &mut report),
+            Err(StepError::Skip(why)) => report.skipped = Some(Skipped { step: 0, why }),
+            Err(StepError::Failed(e)) => report.failures.push(Failure {
+                step: 0,
+                what: "objects".into(),
+                expected: "a cluster".into(),
+                actual: e.to_string(),
+            }),
+        }
+        let counts = backend.write_counts();
+        report.deployment_writes = counts.deployment_writes;
+        report.status_writes = counts.status_writes;
+        report
+    }
+
+    fn run_steps<B: Backend>(&self, backend: &mut B, report: &mut Report) {
+        let mut now = self.now;
+        for (i, step) in self.steps.iter().enumerate() {
+            let number = i + 1;
+            let effect = match &step.verb {
+                Verb::Reconcile(expect) => backend
+                    .reconcile(now)
+                    .and_then(|record| {
+                        let deployment = backend.read(Kind::Deployment)?;
+                        checks::check_record(
+                            number,
+                            expect,
+                            &record,
+                            deployment.as_ref(),
+                            &mut report.failures,
+                        );
+                        Ok(Effect::Reconciled(Box::new(record)))
+                    })
+                    .map_err(to_text),
+                Verb::Advance(by) => match advanced(now, *by) {
+                    Some(later) => {
+                        now = later;
+                        Ok(Effect::Advanced(*by))
+                    }
+                    None => Err(StepError::Failed(ClusterError::Clock(*by).to_string())),
+                },
+                Verb::Patch(patches) => patches
+                    .iter()
+                    .try_for_each(|(kind, patch)| backend.patch(*kind, patch, now))
+                    .map(|()| Effect::Patched(patches.iter().map(|(k, _)| *k).collect()))
+                    .map_err(to_text),
+                Verb::Delete(kind) => backend
+                    .delete(*kind, now)
+                    .map(|()| Effect::Deleted(*kind))
+                    .map_err(to_text),
+                Verb::FailWrites { count, outcome } => backend
+                    .fail_writes(*count, outcome)
+                    .map(|()| Effect::WritesFailing {
+                        count: *count,
+                        outcome: outcome.clone(),
+                    })
+                    .map_err(to_text),
+                Verb::Rollout(r) => backend
+                    .rollout(*r, now)
+                    .map(|()| Effect::RolledOut(*r))
+                    .map_err(to_text),
+            };
+            let effect = match effect {
+                Ok(effect) => effect,
+                Err(StepError::Skip(why)) => {
+                    report.skipped = Some(Skipped { step: number, why });
+                    return;
+                }
+                Err(StepError::Failed(e)) => {
+                    report.failures.push(Failure {
+                        step: number,
+                        what: step.verb.name().into(),
+                        expected: "the step to run".into(),
+                        actual: e.clone(),
+                    });
+                    Effect::Error(e)
+                }
+            };
+            report.timeline.push(Entry {
+                step: number,
+                time: now,
+                note: step.note.clone(),
+                effect,
+            });
+        }
+    }
+}
+
+/// The clock `by` later, if it stays in range (the reader checks every `advance`).
+fn advanced(now: Timestamp, by: Duration) -> Option<Timestamp> {
+    jiff::SignedDuration::try_from(by)
+        .ok()
+        .and_then(|by| now.checked_add(by).ok())
+}
+
+/// A backend's error as the text a [`Failure`] shows.
+fn to_text<E: std::fmt::Display>(error: StepError<E>) -> StepError<String> {
+    match error {
+        StepError::Failed(e) => StepError::Failed(e.to_string()),
+        StepError::Skip(why) => StepError::Skip(why),
+    }
+}
+
+impl Verb {
+    /// The verb's key in the file (`reconcile`, `advance`, `patch`, `delete`, `failWrites`,
+    /// `rollout`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verb::Reconcile(_) => "reconcile",
+            Verb::Advance(_) => "advance",
+            Verb::Patch(_) => "patch",
+            Verb::Delete(_) => "delete",
+            Verb::FailWrites { .. } => "failWrites",
+            Verb::Rollout(_) => "rollout",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! Running scenarios on a backend: steps that fail, steps a backend cannot reproduce.
+
+use jiff::Timestamp;
+use serde_json::json;
+
+use super::Scenario;
+
+#[test]
+fn steps_that_cannot_run_are_failures_and_the_run_goes_on() {
+    let doc = json!({
+        "objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}, "template": {}},
+        "steps": [{"rollout": "complete"}, {"delete": "configuration"}, {"advance": "1m"}]
+    });
+    let report = Scenario::from_value(&doc).unwrap().run();
+    assert_eq!(report.failures.len(), 2);
+    assert_eq!(report.failures[0].step, 1);
+    assert_eq!(report.failures[0].what, "rollout");
+    assert_eq!(
+        report.failures[0].actual,
+        "cannot roll out: there is no deployment"
+    );
+    assert_eq!(report.failures[1].step, 2);
+    assert_eq!(report.timeline.len(), 3);
+    assert_eq!(
+        report.timeline[2].time,
+        "2026-01-01T00:01:00Z".parse::<Timestamp>().unwrap()
+    );
+}
+
+/// The simulated cluster, except that it cannot run the Deployment controller: as a real
+/// API server without one.
+struct NoRollouts(crate::sim::cluster::Cluster);
+
+impl super::Backend for NoRollouts {
+    type Error = crate::sim::cluster::ClusterError;
+
+    fn create(
+        &mut self,
+        settings: &crate::Settings,
+        objects: crate::sim::cluster::Objects,
+        now: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        self.0.create(settings, objects, now)
+    }
+
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> Result<crate::sim::cluster::ReconcileRecord, super::StepError<Self::Error>> {
+        super::Backend::reconcile(&mut self.0, now)
+    }
+
+    fn patch(
+        &mut self,
+        kind: crate::sim::cluster::Kind,
+        patch: &serde_json::Value,
+        now: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        super::Backend::patch(&mut self.0, kind, patch, now)
+    }
+
+    fn delete(
+        &mut self,
+        kind: crate::sim::cluster::Kind,
+        now: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        super::Backend::delete(&mut self.0, kind, now)
+    }
+
+    fn rollout(
+        &mut self,
+        _: crate::sim::cluster::RolloutState,
+        _: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        Err(super::StepError::Skip("no Deployment controller".into()))
+    }
+
+    fn fail_writes(
+        &mut self,
+        count: u32,
+        outcome: &crate::WriteOutcome,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        super::Backend::fail_writes(&mut self.0, count, outcome)
+    }
+
+    fn read(
+        &self,
+        kind: crate::sim::cluster::Kind,
+    ) -> Result<Option<serde_json::Value>, super::StepError<Self::Error>> {
+        self.0.read(kind)
+    }
+
+    fn write_counts(&self) -> super::WriteCounts {
+        self.0.write_counts()
+    }
+}
+
+#[test]
+fn a_step_the_backend_cannot_reproduce_skips_the_scenario_and_says_why() {
+    let doc = json!({
+        "objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}, "template": {}},
+        "steps": [{"advance": "1m"}, {"rollout": "complete"}, {"advance": "1m"}]
+    });
+    let scenario = Scenario::from_value(&doc).unwrap();
+    let report = scenario.run_on(NoRollouts(crate::sim::cluster::Cluster::default()));
+    assert!(!report.passed(), "a skipped scenario did not pass");
+    assert!(report.failures.is_empty());
+    assert_eq!(
+        report.skipped,
+        Some(super::Skipped {
+            step: 2,
+            why: "no Deployment controller".into()
+        })
+    );
+    assert_eq!(
+        report.timeline.len(),
+        1,
+        "the run stops at the skipped step"
+    );
+    let text = report.to_string();
+    assert!(
+        text.ends_with(
+            "skipped at step 2: no Deployment controller\nevery expectation before the skip held"
+        ),
+        "{text}"
+    );
+    // The same file on the simulated cluster runs to its end.
+    let report = scenario.run();
+    assert_eq!(report.timeline.len(), 3);
+    assert_eq!(report.skipped, None);
+}
+
+#[test]
+fn a_backend_runs_at_the_scenario_clock_and_keeps_its_server_defaults() {
+    fn marker(d: &mut crate::wire::Deployment) {
+        d.object.insert("marker".into(), json!(true));
+    }
+    let doc = json!({
+        "now": "2026-03-01T00:00:00Z",
+        "objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}},
+                    "template": {}},
+        "steps": [{"advance": "90s"}, {"patch": {"deployment": {"metadata": {"name": "d"}}}}]
+    });
+    let scenario = Scenario::from_value(&doc).unwrap();
+    let mut cluster = crate::sim::cluster::Cluster::default().with_server_defaults(marker);
+    let report = scenario.run_with(&mut cluster, scenario.objects.clone());
+    assert!(report.passed(), "{report}");
+    let deployment = cluster.deployment().unwrap();
+    assert_eq!(deployment["marker"], true);
+    assert_eq!(
+        deployment["metadata"]["creationTimestamp"],
+        "2026-03-01T00:01:30Z"
+    );
+}

@@ -1,0 +1,217 @@
+//! What `simulate` prints: the timeline of a run, step by step, and the report.
+
+use std::fmt::{self, Write as _};
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::checks::Failure;
+use crate::outcome::WriteOutcome;
+use crate::settings::format_duration;
+use crate::sim::cluster::{Kind, ReconcileRecord, RolloutState, format_time};
+use crate::wire::Condition;
+
+/// What one step did (not a Kubernetes Event: those are in [`ReconcileRecord::events`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Effect {
+    /// A reconcile ran.
+    Reconciled(Box<ReconcileRecord>),
+    /// The clock moved.
+    Advanced(Duration),
+    /// Objects were patched.
+    Patched(Vec<Kind>),
+    /// An object was deleted.
+    Deleted(Kind),
+    /// Deployment writes were set to fail.
+    WritesFailing {
+        /// How many.
+        count: u32,
+        /// With what.
+        outcome: WriteOutcome,
+    },
+    /// The Deployment controller ran.
+    RolledOut(RolloutState),
+    /// The step could not run (the failure is in [`Report::failures`]).
+    Error(String),
+}
+
+/// One timeline entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The step (1-based).
+    pub step: usize,
+    /// The cluster clock after the step.
+    pub time: Timestamp,
+    /// The step's note.
+    pub note: Option<String>,
+    /// What the step did.
+    pub effect: Effect,
+}
+
+/// The result of running a scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The scenario's description.
+    pub description: String,
+    /// What happened, step by step.
+    pub timeline: Vec<Entry>,
+    /// Every failed expectation, in step order.
+    pub failures: Vec<Failure>,
+    /// Deployment write requests sent.
+    pub deployment_writes: u64,
+    /// Gateway status writes.
+    pub status_writes: u64,
+    /// Set when the backend could not reproduce a step: the run stopped there.
+    pub skipped: Option<Skipped>,
+}
+
+/// A scenario the backend could not run to its end (see
+/// [`StepError::Skip`](super::StepError::Skip)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The step (1-based; 0: the objects could not be created).
+    pub step: usize,
+    /// Why the backend cannot reproduce it.
+    pub why: String,
+}
+
+impl Report {
+    /// True when every expectation held, and every step ran: a skipped scenario did not
+    /// pass.
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty() && self.skipped.is_none()
+    }
+}
+
+pub use crate::sim::cluster::driver::describe_requeue;
+
+/// `Applied`, `503 ServiceUnavailable: etcdserver: request timed out`, or
+/// `transport error: MSG`.
+pub fn describe_outcome(outcome: &WriteOutcome) -> String {
+    match outcome {
+        WriteOutcome::Applied => "Applied".into(),
+        WriteOutcome::Api(e) => format!("{} {}: {}", e.code, e.reason, e.message),
+        WriteOutcome::Transport { message } => format!("transport error: {message}"),
+    }
+}
+
+pub(super) fn describe_action(record: &ReconcileRecord) -> String {
+    if record.drift.is_empty() {
+        record.action.to_string()
+    } else {
+        format!("{} (drift: {})", record.action, record.drift.join(", "))
+    }
+}
+
+pub(super) fn describe_condition(c: &Condition) -> String {
+    format!("{}/{}: {:?}", c.status, c.reason, c.message)
+}
+
+impl fmt::Display for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let time = format_time(self.time);
+        let head = format!("step {:>2}  {time}", self.step);
+        match &self.effect {
+            Effect::Reconciled(r) => {
+                writeln!(f, "{head}  reconcile")?;
+                if let Some(note) = &self.note {
+                    writeln!(f, "    note: {note}")?;
+                }
+                writeln!(f, "    action: {}", describe_action(r))?;
+                match &r.outcome {
+                    Some(o) => writeln!(f, "    write: {}", describe_outcome(o))?,
+                    None => writeln!(f, "    write: none")?,
+                }
+                writeln!(
+                    f,
+                    "    status: {}",
+                    if r.status_written {
+                        "written"
+                    } else {
+                        "not written"
+                    }
+                )?;
+                for c in &r.conditions {
+                    let generation = c
+                        .observed_generation
+                        .map(|g| format!(" (generation {g}, since {})", c.last_transition_time))
+                        .unwrap_or_default();
+                    writeln!(
+                        f,
+                        "      {} = {}/{}{generation}: {}",
+                        c.type_, c.status, c.reason, c.message
+                    )?;
+                }
+                for e in &r.events {
+                    writeln!(f, "    event: {:?} {}: {}", e.type_, e.reason, e.message)?;
+                }
+                if r.addresses.is_empty() {
+                    writeln!(f, "    addresses: none")?;
+                } else {
+                    writeln!(f, "    addresses: {}", r.addresses.join(", "))?;
+                }
+                write!(f, "    requeue: {}", describe_requeue(r.requeue))
+            }
+            other => {
+                let what = match other {
+                    Effect::Advanced(d) => format!("advance {}", format_duration(*d)),
+                    Effect::Patched(kinds) => {
+                        let names: Vec<&str> = kinds.iter().map(|k| k.key()).collect();
+                        format!("patch {}", names.join(", "))
+                    }
+                    Effect::Deleted(k) => format!("delete {k}"),
+                    Effect::WritesFailing { count, outcome } => match outcome {
+                        WriteOutcome::Applied => format!("failWrites {count}: cleared"),
+                        o => format!(
+                            "failWrites: the next {count} Deployment writes fail with {}",
+                            describe_outcome(o)
+                        ),
+                    },
+                    Effect::RolledOut(r) => format!("rollout {}", r.key()),
+                    Effect::Error(e) => format!("error: {e}"),
+                    Effect::Reconciled(_) => String::new(),
+                };
+                write!(f, "{head}  {what}")?;
+                if let Some(note) = &self.note {
+                    write!(f, "\n    note: {note}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        if !self.description.is_empty() {
+            let _ = writeln!(out, "{}\n", self.description);
+        }
+        for entry in &self.timeline {
+            let _ = writeln!(out, "{entry}");
+        }
+        let _ = writeln!(
+            out,
+            "\n{} Deployment writes, {} status writes",
+            self.deployment_writes, self.status_writes
+        );
+        if let Some(skipped) = &self.skipped {
+            let _ = writeln!(out, "skipped at step {}: {}", skipped.step, skipped.why);
+        }
+        if self.failures.is_empty() && self.skipped.is_some() {
+            let _ = write!(out, "every expectation before the skip held");
+        } else if self.failures.is_empty() {
+            let _ = write!(out, "every expectation held");
+        } else {
+            let _ = writeln!(out, "{} failed expectations:", self.failures.len());
+            for failure in &self.failures {
+                let _ = writeln!(out, "  {failure}");
+            }
+        }
+        f.write_str(out.trim_end())
+    }
+}
+
+#[cfg(test)]
+mod tests;
