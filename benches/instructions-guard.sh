@@ -27,8 +27,13 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 
 if [ "$#" -eq 0 ]; then
-  exe="$(cargo bench --bench instructions --no-run --message-format=json 2>/dev/null |
-    grep -o '"executable":"[^"]*"' | tail -n 1 | sed 's/"executable":"\(.*\)"/\1/')"
+  # Cargo's progress and errors go to standard error; the executable's path is in its JSON.
+  if ! messages="$(cargo bench --bench instructions --no-run --message-format=json)"; then
+    echo "instructions-guard: could not build the instructions bench" >&2
+    exit 2
+  fi
+  exe="$(printf '%s\n' "$messages" | grep -o '"executable":"[^"]*instructions[^"]*"' |
+    tail -n 1 | sed 's/"executable":"\(.*\)"/\1/')"
   if [ -z "$exe" ] || [ ! -x "$exe" ]; then
     echo "instructions-guard: could not build the instructions bench" >&2
     exit 2
