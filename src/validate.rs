@@ -76,18 +76,37 @@ const NAD: &str = "NAD";
 /// Namespace of last resort for NAD selections, as Kubernetes itself uses.
 const DEFAULT_NAMESPACE: &str = "default";
 
-/// A validated GatewayConfiguration, with what rendering needs from it.
+/// A validated GatewayConfiguration, with what rendering needs from it ([`validate`] makes
+/// one).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Validated<'a> {
+    pub(crate) configuration: &'a GatewayConfiguration,
+    pub(crate) networks: Vec<NetworkSelection>,
+    pub(crate) ipv4: bool,
+    pub(crate) ipv6: bool,
+}
+
+impl<'a> Validated<'a> {
     /// The GatewayConfiguration.
-    pub configuration: &'a GatewayConfiguration,
+    pub fn configuration(&self) -> &'a GatewayConfiguration {
+        self.configuration
+    }
+
     /// The merged network selections: the template's not overridden, then the
     /// GatewayConfiguration's in spec order; namespaces resolved.
-    pub networks: Vec<NetworkSelection>,
+    pub fn networks(&self) -> &[NetworkSelection] {
+        &self.networks
+    }
+
     /// True when an internal subnet is IPv4.
-    pub ipv4: bool,
+    pub fn ipv4(&self) -> bool {
+        self.ipv4
+    }
+
     /// True when an internal subnet is IPv6.
-    pub ipv6: bool,
+    pub fn ipv6(&self) -> bool {
+        self.ipv6
+    }
 }
 
 /// Why the parameters are invalid; `Display` is the exact condition message.
@@ -291,8 +310,8 @@ impl Invalid {
 /// })).unwrap();
 ///
 /// let ok = validate(&Settings::default(), &gateway, Some(&configuration), &template).unwrap();
-/// assert!(ok.ipv4 && !ok.ipv6);
-/// assert_eq!(ok.networks[0].namespace, "red");
+/// assert!(ok.ipv4() && !ok.ipv6());
+/// assert_eq!(ok.networks()[0].namespace, "red");
 ///
 /// configuration.spec.internal_subnets[0].cidr = "::/0".into();
 /// let err = validate(&Settings::default(), &gateway, Some(&configuration), &template);

@@ -5,7 +5,7 @@ use gateway_reconcile::Settings;
 use gateway_reconcile::nad::NetworkSelection;
 use gateway_reconcile::render::render;
 use gateway_reconcile::template::default_template;
-use gateway_reconcile::validate::Validated;
+use gateway_reconcile::validate::validate;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration};
 use serde_json::json;
 
@@ -184,20 +184,12 @@ fn observed() -> Deployment {
 }
 
 fn rendered(observed: Option<&Deployment>) -> Deployment {
-    let cfg = configuration();
-    let validated = Validated {
-        configuration: &cfg,
-        networks: networks(),
-        ipv4: true,
-        ipv6: true,
-    };
-    render(
-        &Settings::default(),
-        &gateway(),
-        &validated,
-        &default_template(),
-        observed,
-    )
+    let (cfg, gateway, template) = (configuration(), gateway(), default_template());
+    let settings = Settings::default();
+    let validated = validate(&settings, &gateway, Some(&cfg), &template).unwrap();
+    assert_eq!(validated.networks(), networks());
+    assert!(validated.ipv4() && validated.ipv6());
+    render(&settings, &gateway, &validated, &template, observed)
 }
 
 #[test]

@@ -169,9 +169,15 @@ pub fn plan<'a>(
                 Some((_, _, uid)) if uid == id.uid => {
                     // Drift of the owned part equals drift of the full render; the full
                     // object is only built when there is an update to write.
-                    let owned =
-                        render_owned(settings, gateway, &validated, snapshot.template, observed);
-                    let paths = drift_owned(&owned, observed, &Enforcement::of(configuration));
+                    let owned = render_owned(
+                        settings,
+                        gateway,
+                        &validated,
+                        snapshot.template,
+                        Some(observed),
+                    );
+                    let enforcement = Enforcement::of(settings, configuration);
+                    let paths = drift_owned(&owned, observed, &enforcement);
                     if !paths.is_empty() {
                         seen.spec_changes = paths.iter().any(|p| {
                             p.starts_with("spec") || p.starts_with("metadata.annotations")
