@@ -1,0 +1,104 @@
+//! The LB Deployment write, and its answer as the core's [`WriteOutcome`].
+//!
+//! # The verbs, and why
+//!
+//! - **Create is a POST.** It fails with 409 `AlreadyExists` when any Deployment of that name
+//!   exists, ours or not, so a foreign Deployment that appeared between the read and the
+//!   write is never taken over (a server-side apply would merge into it). The core retries
+//!   at once; the next reconcile finds the foreign object in the cache and reports the name
+//!   collision.
+//! - **Update is a PUT (replace) of the whole desired object**, which the core renders from
+//!   the observed one and which carries the cached `resourceVersion`. A stale cache is a 409
+//!   `Conflict`, which the core retries at once (when the watch has caught up), and a
+//!   Deployment deleted and recreated by someone else meanwhile is a 409 too (its uid in the
+//!   body no longer matches), never overwritten.
+//!
+//! A replace writes exactly what the core decided, which keeps the write consistent with
+//! the core's drift rules (SPEC section 5), so no write repeats:
+//!
+//! - a **container, env var, volume or readiness gate** another manager adds is drift (lists
+//!   are compared whole); the replace removes it, once per foreign addition. A server-side
+//!   apply could not: it leaves fields of other managers in place, so the drift would never
+//!   clear and the controller would write on every reconcile.
+//! - a **label or annotation** another manager adds is not drift (a field only the observed
+//!   object has); the render keeps observed labels and annotations, so the replace keeps it.
+//! - `replicas` is kept as observed unless `enforceReplicas` (an autoscaler owns it).
+//!
+//! The body is the desired object without `status` (the main resource ignores it) and
+//! without `managedFields` (absent, the server keeps and updates field ownership).
+
+use gateway_reconcile::{WriteOutcome, wire};
+use kube::api::{Api, DynamicObject, PostParams};
+use serde_json::Value;
+
+/// The field manager of the controller's writes.
+pub const FIELD_MANAGER: &str = "gateway-reconcile-controller";
+
+/// POSTs `desired`; fails with `AlreadyExists` on any Deployment of that name.
+pub async fn create(api: &Api<DynamicObject>, desired: &wire::Deployment) -> WriteOutcome {
+    let body = match body(desired, false) {
+        Ok(body) => body,
+        Err(outcome) => return outcome,
+    };
+    outcome(api.create(&params(), &body).await.map(drop))
+}
+
+/// PUTs `desired`, with the observed `resourceVersion` as precondition.
+pub async fn replace(api: &Api<DynamicObject>, desired: &wire::Deployment) -> WriteOutcome {
+    let body = match body(desired, true) {
+        Ok(body) => body,
+        Err(outcome) => return outcome,
+    };
+    let name = desired.name().unwrap_or_default();
+    outcome(api.replace(name, &params(), &body).await.map(drop))
+}
+
+fn params() -> PostParams {
+    PostParams {
+        dry_run: false,
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+    }
+}
+
+/// The request body: the desired object without status and managedFields; on create also
+/// without the server-set metadata a template could carry.
+fn body(desired: &wire::Deployment, update: bool) -> Result<DynamicObject, WriteOutcome> {
+    let mut object = desired.object.clone();
+    object.remove("status");
+    if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
+        metadata.remove("managedFields");
+        if !update {
+            for key in ["resourceVersion", "uid", "creationTimestamp", "generation"] {
+                metadata.remove(key);
+            }
+        }
+    }
+    serde_json::from_value(Value::Object(object)).map_err(|e| {
+        // The core renders well-formed objects; a body that is not one is refused like
+        // an invalid object, never sent.
+        WriteOutcome::from_parts(Some(422), "Invalid", &format!("LB Deployment body: {e}"))
+    })
+}
+
+/// The answer to a write, as the core classifies it.
+pub fn outcome(result: Result<(), kube::Error>) -> WriteOutcome {
+    match result {
+        Ok(()) => WriteOutcome::Applied,
+        Err(error) => outcome_from_error(&error),
+    }
+}
+
+/// A [`kube::Error`] as a [`WriteOutcome`]: an API `Status` by its code, reason and
+/// message; anything else (connection, TLS, timeout, a body that did not parse) as a
+/// transport error with no code, which the core treats as transient.
+pub fn outcome_from_error(error: &kube::Error) -> WriteOutcome {
+    match error {
+        kube::Error::Api(status) => {
+            let code = u16::try_from(status.code)
+                .ok()
+                .filter(|code| (400..=599).contains(code));
+            WriteOutcome::from_parts(code, &status.reason, &status.message)
+        }
+        other => WriteOutcome::from_parts(None, "", &other.to_string()),
+    }
+}
