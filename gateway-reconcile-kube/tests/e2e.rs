@@ -36,6 +36,7 @@ fn plural(kind: &str) -> String {
     match kind {
         "GatewayClass" => "gatewayclasses".into(),
         "ValidatingAdmissionPolicy" => "validatingadmissionpolicies".into(),
+        "ValidatingAdmissionPolicyBinding" => "validatingadmissionpolicybindings".into(),
         other => format!("{}s", other.to_lowercase()),
     }
 }
@@ -631,5 +632,164 @@ async fn fifty_gateways_converge_then_resyncs_make_no_request() {
         .filter(|r| r.verb == "get")
         .collect();
     assert!(cluster_reads.is_empty(), "{cluster_reads:#?}");
+    story.stop().await;
+}
+
+/// A ValidatingAdmissionPolicy (and its binding) that refuses every Deployment update in
+/// the story's namespace with 422.
+fn refusing_policy(story: &Story) -> (Value, Value) {
+    let name = format!("refuse-{}", story.ns);
+    let policy = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": { "name": name },
+        "spec": { "failurePolicy": "Fail",
+            "matchConstraints": { "resourceRules": [{ "apiGroups": ["apps"], "apiVersions": ["v1"],
+                "operations": ["UPDATE"], "resources": ["deployments"] }] },
+            "validations": [{ "expression": "false", "message": "e2e: updates refused", "reason": "Invalid" }] } });
+    let binding = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": { "name": name },
+        "spec": { "policyName": name, "validationActions": ["Deny"],
+            "matchResources": { "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": story.ns } } } } });
+    (policy, binding)
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_rejected_update_is_degraded_at_once_and_recovers() {
+    let mut story = Story::new(Settings {
+        resync: Some(Duration::from_secs(2)),
+        ..settings()
+    })
+    .await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let (policy, binding) = refusing_policy(&story);
+    create(&story.admin, policy.clone()).await;
+    create(&story.admin, binding.clone()).await;
+    // A policy takes about a second to take effect after its binding.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = story.requests().len();
+    story
+        .patch("GatewayConfiguration", "conf", json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }))
+        .await;
+    let c = story
+        .wait_conditions("gw", "ApplyRejected", |c| is(c, &applied(), "False", "ApplyRejected"))
+        .await;
+    // Degraded in the same status write as the rejection.
+    assert!(is(&c, &degraded(), "True", "ApplyRejected"), "{c:#?}");
+    assert!(is(&c, "Programmed", "True", "Programmed"), "{c:#?}");
+    let message = c["Programmed"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("generation 2 not applied yet"), "{message}");
+    let message = c[&applied()]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("e2e: updates refused"), "{message}");
+    let requests = story.requests().split_off(before);
+    let rejected = requests
+        .iter()
+        .filter(|r| r.verb == "update" && r.resource == "deployments" && r.code == 422)
+        .count();
+    assert!(rejected >= 1, "{requests:#?}");
+    // Events follow the status write that reports them.
+    let status = requests
+        .iter()
+        .position(|r| r.subresource == "status" && r.code == 200)
+        .expect("a status write");
+    let event = requests
+        .iter()
+        .position(|r| r.resource == "events" && r.verb == "create")
+        .expect("an Event");
+    assert!(status < event, "{requests:#?}");
+
+    delete(&story.admin, &binding).await;
+    delete(&story.admin, &policy).await;
+    let c = story
+        .wait_conditions("gw", "recovered", |c| {
+            healthy(c) && !c.contains_key(&degraded())
+        })
+        .await;
+    let message = c["Programmed"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2"), "{message}");
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    story.stop().await;
+}
+
+/// A webhook that fails every Deployment update in the story's namespace: its URL is a
+/// closed port, with `failurePolicy: Fail` (500 InternalError).
+fn unreachable_webhook(story: &Story) -> Value {
+    webhook(story, &format!("down-{}", story.ns), "https://127.0.0.1:1/validate", "Fail")
+}
+
+/// Healthy, then a GatewayConfiguration edit whose update keeps failing until Degraded.
+async fn failing_until_degraded(degraded_after: Duration) -> (Story, Value, usize) {
+    let story = Story::new(Settings {
+        degraded_after,
+        ..settings()
+    })
+    .await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let hook = unreachable_webhook(&story);
+    create(&story.admin, hook.clone()).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = story.requests().len();
+    story
+        .patch("GatewayConfiguration", "conf", json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }))
+        .await;
+    let c = story
+        .wait_conditions("gw", "ApplyFailed", |c| is(c, &applied(), "False", "ApplyFailed"))
+        .await;
+    assert!(is(&c, "Programmed", "True", "Programmed"), "{c:#?}");
+    assert!(!c.contains_key(&degraded()), "Degraded before degradedAfter: {c:#?}");
+    let message = c[&applied()]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("failed calling webhook"), "{message}");
+    let c = story
+        .wait_conditions("gw", "Degraded", |c| is(c, &degraded(), "True", "ApplyFailing"))
+        .await;
+    assert!(is(&c, &applied(), "False", "ApplyFailed"), "{c:#?}");
+    (story, hook, before)
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_failing_webhook_is_apply_failed_then_degraded_then_recovers() {
+    let (mut story, hook, before) = failing_until_degraded(Duration::from_secs(3)).await;
+    let requests = story.requests().split_off(before);
+    let failed = requests
+        .iter()
+        .filter(|r| r.verb == "update" && r.resource == "deployments" && r.code == 500)
+        .count();
+    assert!(failed >= 2, "retried with backoff: {requests:#?}");
+    delete(&story.admin, &hook).await;
+    story
+        .wait_conditions("gw", "recovered", |c| healthy(c) && !c.contains_key(&degraded()))
+        .await;
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_restart_mid_failure_keeps_the_status_and_writes_nothing_more() {
+    let (mut story, hook, _) = failing_until_degraded(Duration::from_secs(3)).await;
+    story.stop().await;
+    let before_restart = conditions(&story.get("Gateway", "gw").await);
+    let count_before = story.requests().len();
+    story.start().await;
+    // Long enough for the new controller to sync, reconcile and retry a few times.
+    let requests = settle_and_collect(&story, count_before, Duration::from_secs(6)).await;
+    let after_restart = conditions(&story.get("Gateway", "gw").await);
+    assert_eq!(before_restart, after_restart, "the status changed on restart");
+    assert_eq!(count(&requests, "patch", "gateways", "status"), 0, "{requests:#?}");
+    assert!(
+        requests
+            .iter()
+            .filter(|r| matches!(r.verb.as_str(), "create" | "update" | "patch"))
+            .all(|r| r.resource == "deployments" && r.code == 500),
+        "a write other than a failing Deployment update: {requests:#?}"
+    );
+    delete(&story.admin, &hook).await;
+    story
+        .wait_conditions("gw", "recovered", |c| healthy(c) && !c.contains_key(&degraded()))
+        .await;
     story.stop().await;
 }
