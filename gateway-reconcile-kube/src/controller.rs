@@ -106,7 +106,10 @@ impl Stores {
         let closed = |_| Error::CacheClosed;
         self.gateways.wait_until_ready().await.map_err(closed)?;
         self.classes.wait_until_ready().await.map_err(closed)?;
-        self.configurations.wait_until_ready().await.map_err(closed)?;
+        self.configurations
+            .wait_until_ready()
+            .await
+            .map_err(closed)?;
         self.routes.wait_until_ready().await.map_err(closed)?;
         self.deployments.wait_until_ready().await.map_err(closed)
     }
@@ -274,7 +277,11 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         .routes
         .state()
         .iter()
-        .filter(|route| parents_of(route).iter().any(|p| p.name == name && p.namespace.as_deref() == Some(namespace.as_str())))
+        .filter(|route| {
+            parents_of(route)
+                .iter()
+                .any(|p| p.name == name && p.namespace.as_deref() == Some(namespace.as_str()))
+        })
         .filter_map(|route| match wire::L34Route::try_from(route.as_ref()) {
             Ok(route) => Some(route),
             Err(error) => {
@@ -317,7 +324,10 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
             ..PatchParams::default()
         };
         let gateways = Api::<Gateway>::namespaced(ctx.client.clone(), &namespace);
-        match gateways.patch_status(&name, &params, &Patch::Merge(patch)).await {
+        match gateways
+            .patch_status(&name, &params, &Patch::Merge(patch))
+            .await
+        {
             Ok(_) => info!(gateway = %name, %namespace, "status written"),
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 // The Gateway changed since the cache's copy: decide again with the newer
@@ -526,5 +536,33 @@ mod tests {
                 ObjectRef::<Gateway>::new("b").within("other")
             ]
         );
+    }
+
+    fn route(gateway: &str) -> L34Route {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "L34Route",
+            "metadata": { "name": "r", "namespace": "ns" },
+            "spec": { "parentRefs": [{ "name": gateway }], "destinationCIDRs": [],
+                      "protocols": ["TCP"], "priority": 1 }
+        }))
+        .expect("a route")
+    }
+
+    #[test]
+    fn a_moved_route_wakes_its_old_and_new_gateways_and_a_deleted_one_its_last() {
+        let (store, mut writer) = reflector::store::<L34Route>();
+        let parents = RouteParents::new(store);
+        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
+
+        writer.apply_watcher_event(&watcher::Event::Apply(route("a")));
+        assert_eq!(parents.wake(&route("a")), vec![gw("a")]);
+        writer.apply_watcher_event(&watcher::Event::Apply(route("b")));
+        assert_eq!(parents.wake(&route("b")), vec![gw("b"), gw("a")]);
+        // Once moved, the old parent is forgotten.
+        writer.apply_watcher_event(&watcher::Event::Apply(route("b")));
+        assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
+        writer.apply_watcher_event(&watcher::Event::Delete(route("b")));
+        assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
+        assert!(parents.last.lock().map(|m| m.is_empty()).unwrap_or(false));
     }
 }

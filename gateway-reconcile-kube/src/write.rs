@@ -94,11 +94,80 @@ pub fn outcome(result: Result<(), kube::Error>) -> WriteOutcome {
 pub fn outcome_from_error(error: &kube::Error) -> WriteOutcome {
     match error {
         kube::Error::Api(status) => {
-            let code = u16::try_from(status.code)
-                .ok()
-                .filter(|code| (400..=599).contains(code));
+            // A code outside 400-599 (0 when the server sent none) is not an HTTP error
+            // the core can classify: a transport-level failure.
+            let code = Some(status.code).filter(|code| (400..=599).contains(code));
             WriteOutcome::from_parts(code, &status.reason, &status.message)
         }
         other => WriteOutcome::from_parts(None, "", &other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gateway_reconcile::FailureClass;
+    use kube::core::Status;
+
+    use super::*;
+
+    fn api_error(code: u16, reason: &str) -> kube::Error {
+        let mut status = Status::failure("the message", reason);
+        status.code = code;
+        kube::Error::Api(status.boxed())
+    }
+
+    #[test]
+    fn api_errors_keep_code_reason_and_message() {
+        let outcome = super::outcome(Err(api_error(409, "Conflict")));
+        assert_eq!(outcome.class(), Some(FailureClass::Conflict));
+        assert_eq!(outcome.message(), "the message");
+        let cases = [
+            (409, "AlreadyExists", FailureClass::AlreadyExists),
+            (404, "NotFound", FailureClass::NotFound),
+            (422, "Invalid", FailureClass::Rejected),
+            (500, "InternalError", FailureClass::Transient),
+        ];
+        for (code, reason, class) in cases {
+            assert_eq!(
+                outcome_from_error(&api_error(code, reason)).class(),
+                Some(class)
+            );
+        }
+    }
+
+    #[test]
+    fn other_errors_are_transport_errors() {
+        let outcome = outcome_from_error(&api_error(0, ""));
+        assert!(
+            matches!(outcome, WriteOutcome::Transport { .. }),
+            "{outcome:?}"
+        );
+        let outcome = outcome_from_error(&kube::Error::LinesCodecMaxLineLengthExceeded);
+        assert_eq!(outcome.class(), Some(FailureClass::Transient));
+        assert_eq!(super::outcome(Ok(())), WriteOutcome::Applied);
+    }
+
+    #[test]
+    fn bodies_leave_out_status_and_managed_fields() {
+        let desired = wire::Deployment::from_object(
+            serde_json::json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": { "name": "d", "namespace": "ns", "resourceVersion": "5", "uid": "u",
+                              "managedFields": [{ "manager": "x" }] },
+                "spec": { "replicas": 1 }, "status": { "replicas": 1 }
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        );
+        let update = serde_json::to_value(body(&desired, true).expect("body")).expect("json");
+        assert_eq!(update["metadata"]["resourceVersion"], "5");
+        assert_eq!(update["metadata"]["uid"], "u");
+        assert!(update.get("status").is_none());
+        assert!(update["metadata"].get("managedFields").is_none());
+        let create = serde_json::to_value(body(&desired, false).expect("body")).expect("json");
+        assert!(create["metadata"].get("resourceVersion").is_none());
+        assert!(create["metadata"].get("uid").is_none());
+        assert_eq!(create["spec"]["replicas"], 1);
     }
 }

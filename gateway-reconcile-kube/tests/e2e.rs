@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use gateway_reconcile::Settings;
 use gateway_reconcile_kube::controller;
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
-    PostParams,
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
 use kube::runtime::events::Reporter;
 use kube::{Client, ResourceExt};
@@ -87,8 +86,14 @@ fn controller_requests(namespace: &str) -> Vec<Request> {
         .filter(|e| e["objectRef"]["namespace"] == namespace)
         .map(|e| Request {
             verb: e["verb"].as_str().unwrap_or_default().into(),
-            resource: e["objectRef"]["resource"].as_str().unwrap_or_default().into(),
-            subresource: e["objectRef"]["subresource"].as_str().unwrap_or_default().into(),
+            resource: e["objectRef"]["resource"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
+            subresource: e["objectRef"]["subresource"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
             name: e["objectRef"]["name"].as_str().unwrap_or_default().into(),
             code: e["responseStatus"]["code"].as_i64().unwrap_or_default(),
         })
@@ -130,7 +135,10 @@ struct Story {
     ns: String,
     class: String,
     settings: Settings,
-    running: Option<(tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
+    running: Option<(
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    )>,
 }
 
 impl Story {
@@ -267,7 +275,9 @@ impl Story {
                 return conditions;
             }
             if start.elapsed() > WAIT {
-                panic!("Gateway {gateway}: {what} not reached in {WAIT:?}; conditions: {conditions:#?}");
+                panic!(
+                    "Gateway {gateway}: {what} not reached in {WAIT:?}; conditions: {conditions:#?}"
+                );
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -359,7 +369,10 @@ async fn create_accepts_programs_and_renders() {
         conf["metadata"]["uid"]
     );
     assert_eq!(deployment["spec"]["replicas"], 2);
-    assert_eq!(deployment["spec"]["selector"]["matchLabels"]["app"], "sllbr-gw");
+    assert_eq!(
+        deployment["spec"]["selector"]["matchLabels"]["app"],
+        "sllbr-gw"
+    );
     let pod = &deployment["spec"]["template"];
     let names: Vec<&str> = pod["spec"]["containers"]
         .as_array()
@@ -368,10 +381,7 @@ async fn create_accepts_programs_and_renders() {
         .filter_map(|c| c["name"].as_str())
         .collect();
     assert_eq!(names, ["loadbalancer", "router"]);
-    assert_eq!(
-        pod["spec"]["serviceAccountName"],
-        "stateless-load-balancer"
-    );
+    assert_eq!(pod["spec"]["serviceAccountName"], "stateless-load-balancer");
     let networks: Value = serde_json::from_str(
         pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
             .as_str()
@@ -388,8 +398,16 @@ async fn create_accepts_programs_and_renders() {
     );
     // Exactly one Deployment write, a POST; no GET or LIST from a reconcile.
     let requests = settle_and_collect(&story, 0, Duration::from_secs(2)).await;
-    assert_eq!(count(&requests, "create", "deployments", ""), 1, "{requests:#?}");
-    assert_eq!(count(&requests, "update", "deployments", ""), 0, "{requests:#?}");
+    assert_eq!(
+        count(&requests, "create", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
     assert!(count(&requests, "patch", "gateways", "status") >= 1);
     assert!(
         requests.iter().all(|r| r.verb != "get"),
@@ -405,7 +423,9 @@ async fn configuration_edit_writes_once_and_names_the_generation() {
     story.configuration("conf", 2).await;
     story.gateway("gw", "conf").await;
     story.wait_conditions("gw", "healthy", healthy).await;
-    let before = settle_and_collect(&story, 0, Duration::from_secs(1)).await.len();
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
     story
         .patch(
             "GatewayConfiguration",
@@ -418,15 +438,23 @@ async fn configuration_edit_writes_once_and_names_the_generation() {
     let c = story
         .wait_conditions("gw", "generation 2 applied", |c| {
             healthy(c)
-                && c["Programmed"]["message"]
-                    .as_str()
-                    .is_some_and(|m| m.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2"))
+                && c["Programmed"]["message"].as_str().is_some_and(|m| {
+                    m.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2")
+                })
         })
         .await;
     assert!(!c.contains_key(&degraded()));
     let requests = settle_and_collect(&story, before, Duration::from_secs(3)).await;
-    assert_eq!(count(&requests, "update", "deployments", ""), 1, "{requests:#?}");
-    assert_eq!(count(&requests, "create", "deployments", ""), 0, "{requests:#?}");
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "create", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
     let deployment = story.get("Deployment", "sllbr-gw").await;
     assert_eq!(
         deployment["spec"]["template"]["spec"]["readinessGates"],
@@ -443,7 +471,9 @@ async fn a_foreign_sidecar_is_removed_once_and_foreign_labels_stay() {
     story.configuration("conf", 2).await;
     story.gateway("gw", "conf").await;
     story.wait_conditions("gw", "healthy", healthy).await;
-    let before = settle_and_collect(&story, 0, Duration::from_secs(1)).await.len();
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
     // Another manager adds a container, an env var, a label and an annotation.
     let deployment = story.get("Deployment", "sllbr-gw").await;
     let mut containers = deployment["spec"]["template"]["spec"]["containers"].clone();
@@ -490,8 +520,16 @@ async fn a_foreign_sidecar_is_removed_once_and_foreign_labels_stay() {
     );
     // No write loop: exactly one update, then silence.
     let requests = settle_and_collect(&story, before, Duration::from_secs(5)).await;
-    assert_eq!(count(&requests, "update", "deployments", ""), 1, "{requests:#?}");
-    assert_eq!(count(&requests, "patch", "gateways", "status"), 0, "{requests:#?}");
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "patch", "gateways", "status"),
+        0,
+        "{requests:#?}"
+    );
     story.wait_conditions("gw", "healthy", healthy).await;
     story.stop().await;
 }
@@ -503,7 +541,9 @@ async fn an_owned_field_edit_is_reverted_once() {
     story.configuration("conf", 2).await;
     story.gateway("gw", "conf").await;
     story.wait_conditions("gw", "healthy", healthy).await;
-    let before = settle_and_collect(&story, 0, Duration::from_secs(1)).await.len();
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
     let original = story.get("Deployment", "sllbr-gw").await;
     let image = original["spec"]["template"]["spec"]["containers"][0]["image"].clone();
     let mut containers = original["spec"]["template"]["spec"]["containers"].clone();
@@ -525,7 +565,11 @@ async fn an_owned_field_edit_is_reverted_once() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let requests = settle_and_collect(&story, before, Duration::from_secs(4)).await;
-    assert_eq!(count(&requests, "update", "deployments", ""), 1, "{requests:#?}");
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
     story.stop().await;
 }
 
@@ -565,24 +609,40 @@ async fn a_foreign_condition_written_during_a_reconcile_survives() {
     // Hold every Deployment update for 2 s (then let it through), so that the reconcile
     // that follows the edit is still running when the foreign condition is written.
     let (port, listener) = silent_listener().await;
-    let hook = webhook(&story, &format!("hold-{}", story.ns), &format!("https://127.0.0.1:{port}/validate"), "Ignore");
+    let hook = webhook(
+        &story,
+        &format!("hold-{}", story.ns),
+        &format!("https://127.0.0.1:{port}/validate"),
+        "Ignore",
+    );
     create(&story.admin, hook.clone()).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = story.requests().len();
     story
-        .patch("GatewayConfiguration", "conf", json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }))
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
+        )
         .await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     let gateway = story.get("Gateway", "gw").await;
-    let mut list = gateway["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let mut list = gateway["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     list.push(json!({ "type": "example.com/Audited", "status": "True", "reason": "Checked",
                       "message": "written by another client", "lastTransitionTime": "2026-01-01T00:00:00Z",
                       "observedGeneration": gateway["metadata"]["generation"] }));
     story
         .api("Gateway")
-        .patch_status("gw", &PatchParams::default(), &Patch::Merge(&json!({
+        .patch_status(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({
             "metadata": { "resourceVersion": gateway["metadata"]["resourceVersion"] },
-            "status": { "conditions": list } })))
+            "status": { "conditions": list } })),
+        )
         .await
         .expect("foreign condition");
     let c = story
@@ -593,7 +653,10 @@ async fn a_foreign_condition_written_during_a_reconcile_survives() {
                     .is_some_and(|m| m.contains("generation 2"))
         })
         .await;
-    assert_eq!(c["example.com/Audited"]["message"], "written by another client");
+    assert_eq!(
+        c["example.com/Audited"]["message"],
+        "written by another client"
+    );
     let requests = settle_and_collect(&story, before, Duration::from_secs(1)).await;
     // The controller's first status write lost the race (409) and was made again.
     let conflicts = requests
@@ -620,12 +683,15 @@ async fn fifty_gateways_converge_then_resyncs_make_no_request() {
         story.gateway(&format!("gw-{i:02}"), "conf").await;
     }
     for i in 0..50 {
-        story.wait_conditions(&format!("gw-{i:02}"), "healthy", healthy).await;
+        story
+            .wait_conditions(&format!("gw-{i:02}"), "healthy", healthy)
+            .await;
     }
     let settled = settle_and_collect(&story, 0, Duration::from_secs(3)).await;
     assert_eq!(count(&settled, "create", "deployments", ""), 50);
     // Three resync periods (and a margin): no write, no read.
-    let quiet = settle_and_collect(&story, settled.len(), resync * 3 + Duration::from_secs(1)).await;
+    let quiet =
+        settle_and_collect(&story, settled.len(), resync * 3 + Duration::from_secs(1)).await;
     assert!(quiet.is_empty(), "requests in steady state: {quiet:#?}");
     let cluster_reads: Vec<Request> = controller_requests("")
         .into_iter()
@@ -670,16 +736,25 @@ async fn a_rejected_update_is_degraded_at_once_and_recovers() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = story.requests().len();
     story
-        .patch("GatewayConfiguration", "conf", json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }))
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
+        )
         .await;
     let c = story
-        .wait_conditions("gw", "ApplyRejected", |c| is(c, &applied(), "False", "ApplyRejected"))
+        .wait_conditions("gw", "ApplyRejected", |c| {
+            is(c, &applied(), "False", "ApplyRejected")
+        })
         .await;
     // Degraded in the same status write as the rejection.
     assert!(is(&c, &degraded(), "True", "ApplyRejected"), "{c:#?}");
     assert!(is(&c, "Programmed", "True", "Programmed"), "{c:#?}");
     let message = c["Programmed"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("generation 2 not applied yet"), "{message}");
+    assert!(
+        message.contains("generation 2 not applied yet"),
+        "{message}"
+    );
     let message = c[&applied()]["message"].as_str().unwrap_or_default();
     assert!(message.contains("e2e: updates refused"), "{message}");
     let requests = story.requests().split_off(before);
@@ -707,7 +782,10 @@ async fn a_rejected_update_is_degraded_at_once_and_recovers() {
         })
         .await;
     let message = c["Programmed"]["message"].as_str().unwrap_or_default();
-    assert!(message.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2"), "{message}");
+    assert!(
+        message.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2"),
+        "{message}"
+    );
     let deployment = story.get("Deployment", "sllbr-gw").await;
     assert_eq!(deployment["spec"]["replicas"], 3);
     story.stop().await;
@@ -716,7 +794,12 @@ async fn a_rejected_update_is_degraded_at_once_and_recovers() {
 /// A webhook that fails every Deployment update in the story's namespace: its URL is a
 /// closed port, with `failurePolicy: Fail` (500 InternalError).
 fn unreachable_webhook(story: &Story) -> Value {
-    webhook(story, &format!("down-{}", story.ns), "https://127.0.0.1:1/validate", "Fail")
+    webhook(
+        story,
+        &format!("down-{}", story.ns),
+        "https://127.0.0.1:1/validate",
+        "Fail",
+    )
 }
 
 /// Healthy, then a GatewayConfiguration edit whose update keeps failing until Degraded.
@@ -734,17 +817,28 @@ async fn failing_until_degraded(degraded_after: Duration) -> (Story, Value, usiz
     tokio::time::sleep(Duration::from_secs(1)).await;
     let before = story.requests().len();
     story
-        .patch("GatewayConfiguration", "conf", json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }))
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
+        )
         .await;
     let c = story
-        .wait_conditions("gw", "ApplyFailed", |c| is(c, &applied(), "False", "ApplyFailed"))
+        .wait_conditions("gw", "ApplyFailed", |c| {
+            is(c, &applied(), "False", "ApplyFailed")
+        })
         .await;
     assert!(is(&c, "Programmed", "True", "Programmed"), "{c:#?}");
-    assert!(!c.contains_key(&degraded()), "Degraded before degradedAfter: {c:#?}");
+    assert!(
+        !c.contains_key(&degraded()),
+        "Degraded before degradedAfter: {c:#?}"
+    );
     let message = c[&applied()]["message"].as_str().unwrap_or_default();
     assert!(message.contains("failed calling webhook"), "{message}");
     let c = story
-        .wait_conditions("gw", "Degraded", |c| is(c, &degraded(), "True", "ApplyFailing"))
+        .wait_conditions("gw", "Degraded", |c| {
+            is(c, &degraded(), "True", "ApplyFailing")
+        })
         .await;
     assert!(is(&c, &applied(), "False", "ApplyFailed"), "{c:#?}");
     (story, hook, before)
@@ -762,7 +856,9 @@ async fn a_failing_webhook_is_apply_failed_then_degraded_then_recovers() {
     assert!(failed >= 2, "retried with backoff: {requests:#?}");
     delete(&story.admin, &hook).await;
     story
-        .wait_conditions("gw", "recovered", |c| healthy(c) && !c.contains_key(&degraded()))
+        .wait_conditions("gw", "recovered", |c| {
+            healthy(c) && !c.contains_key(&degraded())
+        })
         .await;
     story.stop().await;
 }
@@ -778,8 +874,15 @@ async fn a_restart_mid_failure_keeps_the_status_and_writes_nothing_more() {
     // Long enough for the new controller to sync, reconcile and retry a few times.
     let requests = settle_and_collect(&story, count_before, Duration::from_secs(6)).await;
     let after_restart = conditions(&story.get("Gateway", "gw").await);
-    assert_eq!(before_restart, after_restart, "the status changed on restart");
-    assert_eq!(count(&requests, "patch", "gateways", "status"), 0, "{requests:#?}");
+    assert_eq!(
+        before_restart, after_restart,
+        "the status changed on restart"
+    );
+    assert_eq!(
+        count(&requests, "patch", "gateways", "status"),
+        0,
+        "{requests:#?}"
+    );
     assert!(
         requests
             .iter()
@@ -789,7 +892,9 @@ async fn a_restart_mid_failure_keeps_the_status_and_writes_nothing_more() {
     );
     delete(&story.admin, &hook).await;
     story
-        .wait_conditions("gw", "recovered", |c| healthy(c) && !c.contains_key(&degraded()))
+        .wait_conditions("gw", "recovered", |c| {
+            healthy(c) && !c.contains_key(&degraded())
+        })
         .await;
     story.stop().await;
 }
