@@ -115,8 +115,56 @@ impl Stores {
     }
 }
 
+/// Own writes the caches have not seen yet, by Gateway: the `resourceVersion` the object
+/// had before the write (`None`: the Deployment did not exist). While a cache still shows
+/// that version, it is older than our own write: deciding from it would repeat the write
+/// (a 409 at best), so the reconcile waits for the watch event, which triggers it anyway.
+/// A write that left the version unchanged (a no-op) is not recorded.
+#[derive(Default)]
+struct Pending {
+    deployments: Mutex<HashMap<ObjectRef<Gateway>, Option<String>>>,
+    statuses: Mutex<HashMap<ObjectRef<Gateway>, String>>,
+}
+
+impl Pending {
+    /// Whether the cache still shows the version from before our write; forgets the write
+    /// once it does not.
+    fn stale<V: PartialEq>(
+        map: &Mutex<HashMap<ObjectRef<Gateway>, V>>,
+        key: &ObjectRef<Gateway>,
+        cached: &V,
+    ) -> bool {
+        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(key) {
+            Some(before) if before == cached => true,
+            Some(_) => {
+                map.remove(key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn record<V: PartialEq>(
+        map: &Mutex<HashMap<ObjectRef<Gateway>, V>>,
+        key: ObjectRef<Gateway>,
+        before: V,
+        after: &V,
+    ) {
+        if &before != after {
+            map.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, before);
+        }
+    }
+}
+
+/// How long to wait for the watch event of an own write before deciding anyway.
+const AWAIT_OWN_WRITE: Duration = Duration::from_secs(1);
+
 /// What a reconcile needs besides the Gateway.
 struct Context {
+    pending: Pending,
     client: Client,
     config: Config,
     stores: Stores,
@@ -193,6 +241,7 @@ pub async fn run(
         deployments,
     };
     let context = Arc::new(Context {
+        pending: Pending::default(),
         recorder: Recorder::new(client.clone(), config.reporter.clone()),
         client,
         config: config.clone(),
@@ -237,6 +286,12 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
     };
     let name = gateway.name_any();
     let settings = &ctx.config.settings;
+    let key = ObjectRef::from_obj(gateway.as_ref());
+    let gateway_version = gateway.resource_version().unwrap_or_default();
+    if Pending::stale(&ctx.pending.statuses, &key, &gateway_version) {
+        debug!(gateway = %name, %namespace, "waiting for the cache to see our status write");
+        return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
+    }
     let snapshot_gateway = wire::Gateway::try_from(gateway.as_ref())?;
 
     let class = ctx
@@ -264,10 +319,16 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
     };
 
     let lb_name = render::deployment_name(settings, &name);
-    let observed = ctx
+    let cached = ctx
         .stores
         .deployments
-        .get(&ObjectRef::new_with(&lb_name, ctx.deployment_resource.clone()).within(&namespace))
+        .get(&ObjectRef::new_with(&lb_name, ctx.deployment_resource.clone()).within(&namespace));
+    let deployment_version = cached.as_ref().and_then(|d| d.resource_version());
+    if Pending::stale(&ctx.pending.deployments, &key, &deployment_version) {
+        debug!(gateway = %name, %namespace, "waiting for the cache to see our Deployment write");
+        return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
+    }
+    let observed = cached
         .map(|deployment| to_wire_deployment(deployment.as_ref()))
         .transpose()?;
 
@@ -303,19 +364,30 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         &namespace,
         &ctx.deployment_resource,
     );
-    let (outcome, action) = match decision.write() {
+    let (written, action) = match decision.write() {
         Some(write @ DeploymentWrite::Create(desired)) => {
-            let outcome = write::create(&api, desired).await;
-            info!(gateway = %name, %namespace, deployment = %lb_name, ?outcome, "LB Deployment {}", write.verb());
-            (Some(outcome), write.verb())
+            let written = write::create(&api, desired).await;
+            info!(gateway = %name, %namespace, deployment = %lb_name, outcome = ?written.outcome, "LB Deployment {}", write.verb());
+            (Some(written), write.verb())
         }
         Some(write @ DeploymentWrite::Update { desired, drift }) => {
-            let outcome = write::replace(&api, desired).await;
-            info!(gateway = %name, %namespace, deployment = %lb_name, ?drift, ?outcome, "LB Deployment {}", write.verb());
-            (Some(outcome), write.verb())
+            let written = write::replace(&api, desired).await;
+            info!(gateway = %name, %namespace, deployment = %lb_name, ?drift, outcome = ?written.outcome, "LB Deployment {}", write.verb());
+            (Some(written), write.verb())
         }
         None => (None, "Reconcile"),
     };
+    let outcome = written.map(|written| {
+        if written.resource_version.is_some() {
+            Pending::record(
+                &ctx.pending.deployments,
+                key.clone(),
+                deployment_version.clone(),
+                &written.resource_version,
+            );
+        }
+        written.outcome
+    });
     let settled = decision.settle(outcome, gateway.resource_version().as_deref());
 
     if let Some(patch) = &settled.status_patch {
@@ -328,7 +400,11 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
             .patch_status(&name, &params, &Patch::Merge(patch))
             .await
         {
-            Ok(_) => info!(gateway = %name, %namespace, "status written"),
+            Ok(written) => {
+                info!(gateway = %name, %namespace, "status written");
+                let after = written.resource_version().unwrap_or_default();
+                Pending::record(&ctx.pending.statuses, key.clone(), gateway_version, &after);
+            }
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 // The Gateway changed since the cache's copy: decide again with the newer
                 // object (the watch delivers it; its event also triggers a reconcile).
@@ -564,5 +640,38 @@ mod tests {
         writer.apply_watcher_event(&watcher::Event::Delete(route("b")));
         assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
         assert!(parents.last.lock().map(|m| m.is_empty()).unwrap_or(false));
+    }
+
+    #[test]
+    fn an_own_write_makes_the_cache_stale_until_it_shows_another_version() {
+        let pending = Pending::default();
+        let key = ObjectRef::<Gateway>::new("gw").within("ns");
+        let before = Some("1".to_owned());
+        // A no-op write (same version) is not recorded.
+        Pending::record(&pending.deployments, key.clone(), before.clone(), &before);
+        assert!(!Pending::stale(&pending.deployments, &key, &before));
+        Pending::record(
+            &pending.deployments,
+            key.clone(),
+            before.clone(),
+            &Some("2".into()),
+        );
+        assert!(Pending::stale(&pending.deployments, &key, &before));
+        assert!(Pending::stale(&pending.deployments, &key, &before));
+        assert!(!Pending::stale(
+            &pending.deployments,
+            &key,
+            &Some("2".into())
+        ));
+        // Forgotten once seen: the old version is no longer taken for stale.
+        assert!(!Pending::stale(&pending.deployments, &key, &before));
+        // A create: stale while the cache has no Deployment.
+        Pending::record(&pending.deployments, key.clone(), None, &Some("3".into()));
+        assert!(Pending::stale(&pending.deployments, &key, &None));
+        assert!(!Pending::stale(
+            &pending.deployments,
+            &key,
+            &Some("3".into())
+        ));
     }
 }

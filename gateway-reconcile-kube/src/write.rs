@@ -34,23 +34,53 @@ use serde_json::Value;
 /// The field manager of the controller's writes.
 pub const FIELD_MANAGER: &str = "gateway-reconcile-controller";
 
+/// What a write did: the outcome the core settles with, and the `resourceVersion` the
+/// server gave the object when the write succeeded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// The outcome, for the core.
+    pub outcome: WriteOutcome,
+    /// The object's new `resourceVersion` (a successful write only).
+    pub resource_version: Option<String>,
+}
+
+impl Written {
+    fn from(result: Result<DynamicObject, kube::Error>) -> Self {
+        match result {
+            Ok(object) => Written {
+                outcome: WriteOutcome::Applied,
+                resource_version: object.metadata.resource_version,
+            },
+            Err(error) => Written {
+                outcome: outcome_from_error(&error),
+                resource_version: None,
+            },
+        }
+    }
+
+    fn refused(outcome: WriteOutcome) -> Self {
+        Written {
+            outcome,
+            resource_version: None,
+        }
+    }
+}
+
 /// POSTs `desired`; fails with `AlreadyExists` on any Deployment of that name.
-pub async fn create(api: &Api<DynamicObject>, desired: &wire::Deployment) -> WriteOutcome {
-    let body = match body(desired, false) {
-        Ok(body) => body,
-        Err(outcome) => return outcome,
-    };
-    outcome(api.create(&params(), &body).await.map(drop))
+pub async fn create(api: &Api<DynamicObject>, desired: &wire::Deployment) -> Written {
+    match body(desired, false) {
+        Ok(body) => Written::from(api.create(&params(), &body).await),
+        Err(outcome) => Written::refused(outcome),
+    }
 }
 
 /// PUTs `desired`, with the observed `resourceVersion` as precondition.
-pub async fn replace(api: &Api<DynamicObject>, desired: &wire::Deployment) -> WriteOutcome {
-    let body = match body(desired, true) {
-        Ok(body) => body,
-        Err(outcome) => return outcome,
-    };
+pub async fn replace(api: &Api<DynamicObject>, desired: &wire::Deployment) -> Written {
     let name = desired.name().unwrap_or_default();
-    outcome(api.replace(name, &params(), &body).await.map(drop))
+    match body(desired, true) {
+        Ok(body) => Written::from(api.replace(name, &params(), &body).await),
+        Err(outcome) => Written::refused(outcome),
+    }
 }
 
 fn params() -> PostParams {
