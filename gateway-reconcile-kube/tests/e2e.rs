@@ -653,10 +653,10 @@ async fn a_foreign_condition_written_during_a_reconcile_survives() {
                     .is_some_and(|m| m.contains("generation 2"))
         })
         .await;
-    assert_eq!(
-        c["example.com/Audited"]["message"],
-        "written by another client"
-    );
+    let foreign = c
+        .get("example.com/Audited")
+        .unwrap_or_else(|| panic!("the foreign condition was lost: {c:#?}"));
+    assert_eq!(foreign["message"], "written by another client");
     let requests = settle_and_collect(&story, before, Duration::from_secs(1)).await;
     // The controller's first status write lost the race (409) and was made again.
     let conflicts = requests

@@ -15,7 +15,7 @@ use tracing::{error, info};
 /// whose controllerName is ours, with a Gateway status that says which
 /// GatewayConfiguration generation the running Deployment carries.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about = None)]
+#[command(version)]
 struct Args {
     /// Kubeconfig file. Without it: $KUBECONFIG, then ~/.kube/config, then the in-cluster
     /// service account.
