@@ -25,7 +25,7 @@
 //!
 //! # Writes
 //!
-//! See [`crate::write`] for the Deployment verbs. The Gateway status is a JSON merge patch
+//! See [`crate::write`](mod@crate::write) for the Deployment verbs. The Gateway status is a JSON merge patch
 //! on `gateways/status` carrying the cached Gateway's `resourceVersion`: a Gateway changed
 //! since (say, another client added its own condition) answers 409, and the reconcile runs
 //! again at once with the newer object, so the foreign condition is kept. Events are

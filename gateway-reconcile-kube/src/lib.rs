@@ -5,7 +5,7 @@
 //!
 //! - [`controller`]: watches and caches (a reconcile reads nothing from the API server),
 //!   the reconcile, the status write with a `resourceVersion` precondition, Events;
-//! - [`write`]: the LB Deployment write (POST to create, PUT to update) and its answer as
+//! - [`write`](mod@write): the LB Deployment write (POST to create, PUT to update) and its answer as
 //!   the core's `WriteOutcome`, with why these verbs;
 //! - [`decide`]: every call into the core's decision API;
 //! - [`events`]: the core's Events as kube-runtime Events;

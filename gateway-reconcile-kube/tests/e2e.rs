@@ -898,3 +898,102 @@ async fn a_restart_mid_failure_keeps_the_status_and_writes_nothing_more() {
         .await;
     story.stop().await;
 }
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_foreign_deployment_of_the_lb_name_is_never_taken_and_its_removal_wakes_the_gateway() {
+    let mut story = Story::new(settings()).await;
+    let foreign = json!({ "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": { "name": "sllbr-gw", "namespace": story.ns, "labels": { "owner": "someone-else" } },
+        "spec": { "replicas": 1, "selector": { "matchLabels": { "app": "other" } },
+            "template": { "metadata": { "labels": { "app": "other" } },
+                "spec": { "containers": [{ "name": "web", "image": "registry.example/web:1" }] } } } });
+    create(&story.admin, foreign.clone()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    let c = story
+        .wait_conditions("gw", "name collision", |c| {
+            is(c, "Programmed", "False", "Invalid")
+        })
+        .await;
+    let message = c["Programmed"]["message"].as_str().unwrap_or_default();
+    assert_eq!(
+        message,
+        "deployment sllbr-gw exists but is not owned by gateway gw (owned by unknown, cannot proceed due to name collision)"
+    );
+    assert!(is(&c, &applied(), "False", "ApplyRejected"), "{c:#?}");
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(deployment["metadata"]["labels"]["owner"], "someone-else");
+    let requests = story.requests();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.resource != "deployments" || r.verb == "list"),
+        "the controller wrote the foreign Deployment: {requests:#?}"
+    );
+    // The foreign Deployment goes away: the Gateway is woken (no resync is set) and its own
+    // LB Deployment created.
+    delete(&story.admin, &foreign).await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(deployment["metadata"]["ownerReferences"][0]["name"], "gw");
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn an_autoscaler_keeps_replicas_unless_they_are_enforced() {
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
+    // An autoscaler scales the LB Deployment: not drift, no write.
+    story
+        .patch(
+            "Deployment",
+            "sllbr-gw",
+            json!({ "spec": { "replicas": 5 } }),
+        )
+        .await;
+    let requests = settle_and_collect(&story, before, Duration::from_secs(3)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        story.get("Deployment", "sllbr-gw").await["spec"]["replicas"],
+        5
+    );
+    // enforceReplicas: the GatewayConfiguration's count wins, with one write.
+    let before = story.requests().len();
+    story
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 2, "enforceReplicas": true } } }),
+        )
+        .await;
+    story
+        .wait_conditions("gw", "generation 2 applied", |c| {
+            healthy(c)
+                && c["Programmed"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("generation 2"))
+        })
+        .await;
+    assert_eq!(
+        story.get("Deployment", "sllbr-gw").await["spec"]["replicas"],
+        2
+    );
+    let requests = settle_and_collect(&story, before, Duration::from_secs(2)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    story.stop().await;
+}
