@@ -202,7 +202,10 @@ EOF
   wait_ready etcd "${pids[0]}" "$tmp/etcd.log" "http://127.0.0.1:$etcd_client/health"
 
   # E2E_APISERVER_ARGS (split on spaces) is appended, e.g. feature gates a test needs.
-  # Admission: the default plugin set, nothing disabled. ServiceAccount admission only acts
+  # Admission: the default plugin set, nothing disabled, plus
+  # OwnerReferencesPermissionEnforcement (as production clusters run it): setting
+  # blockOwnerDeletion needs `update` on the owner's finalizers, which the controller's RBAC
+  # must grant. ServiceAccount admission only acts
   # on Pods, which nothing here creates (no kubelet); ValidatingAdmissionPolicy and the
   # admission webhooks stay enabled: tests use them to make writes fail.
   "$bin/kube-apiserver" \
@@ -211,6 +214,7 @@ EOF
     --tls-cert-file "$tmp/apiserver.crt" --tls-private-key-file "$tmp/apiserver.key" \
     --client-ca-file "$tmp/ca.crt" \
     --authorization-mode RBAC \
+    --enable-admission-plugins OwnerReferencesPermissionEnforcement \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$tmp/sa.pub" \
     --service-account-signing-key-file "$tmp/sa.key" \
