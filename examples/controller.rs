@@ -6,10 +6,11 @@
 //!
 //! 1. read the objects the decision needs (GatewayClass, GatewayConfiguration, the LB
 //!    Deployment, the L34Routes) and convert them to the crate's wire types;
-//! 2. [`plan`] decides; for `Create` and `Update` server-side apply the desired Deployment
-//!    and turn the answer into a [`WriteOutcome`];
-//! 3. [`Plan::settle`](gateway_reconcile::Plan::settle) says what status to write: patch it
-//!    with [`Settlement::status_patch`](gateway_reconcile::Settlement::status_patch);
+//! 2. [`plan`] decides; for [`Plan::Write`] server-side apply the desired Deployment and turn
+//!    the answer into a [`WriteOutcome`];
+//! 3. [`PendingWrite::settle`](gateway_reconcile::PendingWrite::settle) says what status to
+//!    write: patch it with [`Settlement::status_patch`](gateway_reconcile::Settlement::status_patch)
+//!    (its body carries the Gateway's `resourceVersion` as a precondition);
 //! 4. requeue as the settlement says.
 //!
 //! Build it with `cargo build --example controller --all-features`; run it with a kubeconfig
@@ -24,7 +25,8 @@ use futures::StreamExt;
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_reconcile::{
-    Action, InputError, Requeue, Settings, Snapshot, WriteOutcome, plan, render, template, wire,
+    InputError, Plan, Requeue, Settings, Settlement, Snapshot, WriteOutcome, plan, render,
+    template, wire,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{
@@ -154,32 +156,30 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         .with_configuration(configuration.as_ref())
         .with_deployment(observed.as_ref())
         .with_routes(&routes);
-    let plan = plan(settings, snapshot, jiff::Timestamp::now())?;
-    let outcome = match plan.action() {
-        Action::Create(desired) | Action::Update { desired, .. } => {
-            Some(apply(&lb_deployments, &lb_name, desired).await)
+    let settlement: Settlement = match plan(settings, snapshot, jiff::Timestamp::now())? {
+        Plan::Write(pending) => {
+            let outcome = apply(&lb_deployments, &lb_name, pending.write().desired()).await;
+            pending.settle(outcome)
         }
-        _ => None,
+        Plan::Settled(settlement) => settlement,
+        _ => return Ok(controller::Action::await_change()),
     };
 
-    // 3. Write the status the outcome leads to (nothing when it did not change).
-    let settlement = plan.settle(outcome.as_ref());
-    if let Some(mut patch) = settlement.status_patch() {
-        // Only if the Gateway is still the one we decided from: a 409 retries the reconcile
-        // (through `error_policy`) on the newer object instead of overwriting its status.
-        if let Some(version) = &gateway.metadata.resource_version {
-            patch["metadata"] = serde_json::json!({ "resourceVersion": version });
-        }
+    // 3. Write the status the outcome leads to (nothing when it did not change). The patch
+    // carries the Gateway's resourceVersion: a 409 retries the reconcile (through
+    // `error_policy`) on the newer object instead of overwriting its status.
+    if let Some(patch) = settlement.status_patch() {
         Api::<Gateway>::namespaced(client.clone(), &namespace)
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(patch.body()))
             .await?;
     }
 
     // 4. Look again when the crate says so.
     Ok(match settlement.requeue {
-        Requeue::None => controller::Action::await_change(),
+        Requeue::AwaitChange => controller::Action::await_change(),
         Requeue::Immediately => controller::Action::requeue(Duration::ZERO),
         Requeue::After(after) => controller::Action::requeue(after),
+        _ => controller::Action::requeue(Duration::from_secs(10)),
     })
 }
 

@@ -159,6 +159,8 @@ pub mod wire;
 
 pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};
-pub use reconcile::{Action, ActionKind, Plan, Requeue, Settlement, plan};
+pub use reconcile::{
+    DeploymentWrite, PendingWrite, Plan, Requeue, Settlement, StatusPatch, WriteKind, plan,
+};
 pub use settings::{Label, Settings, format_duration, parse_duration};
 pub use snapshot::Snapshot;

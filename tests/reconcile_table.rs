@@ -26,7 +26,7 @@ fn assert_cond(w: &World, type_: &str, status: &str, reason: &str) -> String {
     c.message.clone()
 }
 
-fn applied() -> impl Fn(&gateway_reconcile::Action) -> Option<WriteOutcome> {
+fn applied() -> impl Fn(&gateway_reconcile::DeploymentWrite) -> Option<WriteOutcome> {
     |_| Some(WriteOutcome::Applied)
 }
 
@@ -51,7 +51,7 @@ fn create_applied() {
         "{m}"
     );
     assert!(w.condition(DEGRADED).is_none());
-    assert_eq!(step.settlement.requeue, Requeue::None);
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
 }
 
 #[test]
@@ -67,7 +67,7 @@ fn action_none_when_healthy_and_rollout_complete() {
         step.settlement.status.is_none(),
         "steady state writes no status"
     );
-    assert_eq!(step.settlement.requeue, Requeue::None);
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn create_rejected() {
     );
     assert_cond(&w, APPLIED, "False", "ApplyRejected");
     assert!(w.condition(DEGRADED).is_none());
-    assert_eq!(step.settlement.requeue, Requeue::None);
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
 }
 
 #[test]
@@ -281,7 +281,7 @@ fn update_rejected_is_degraded_at_once() {
     );
     let d = assert_cond(&w, DEGRADED, "True", "ApplyRejected");
     assert!(d.contains("since 2026-01-01T00:00:10Z"), "{d}");
-    assert_eq!(step.settlement.requeue, Requeue::None);
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
 }
 
 #[test]
@@ -298,7 +298,7 @@ fn name_collision() {
         "deployment sllbr-gw exists but is not owned by gateway gw (owned by ReplicaSet/other, cannot proceed due to name collision)"
     );
     assert_cond(&w, APPLIED, "False", "ApplyRejected");
-    assert_eq!(step.settlement.requeue, Requeue::None);
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
     w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([]);
     w.reconcile(at(6), |_| None);
     assert!(
@@ -345,8 +345,9 @@ fn generation_can_be_left_out_of_the_programmed_message() {
 #[test]
 fn create_not_found_backs_off_like_a_transient_failure() {
     let mut w = World::new();
-    let not_found =
-        |_: &gateway_reconcile::Action| api_error(404, "NotFound", "namespaces \"ns\" not found");
+    let not_found = |_: &gateway_reconcile::DeploymentWrite| {
+        api_error(404, "NotFound", "namespaces \"ns\" not found")
+    };
     let step = w.reconcile(at(0), not_found);
     assert_eq!(
         assert_cond(&w, "Programmed", "False", "Pending"),
@@ -469,11 +470,11 @@ fn resync_replaces_every_none_requeue_of_an_accepted_or_invalid_gateway() {
     let mut w = with_resync(World::healthy());
     w.class = None;
     let step = w.reconcile(at(5), |_| None);
-    assert_eq!(step.settlement.requeue, Requeue::None, "not ours");
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange, "not ours");
     let mut w = with_resync(World::healthy());
     w.gateway.metadata.deletion_timestamp = Some("2026-01-01T00:00:00Z".into());
     let step = w.reconcile(at(5), |_| None);
-    assert_eq!(step.settlement.requeue, Requeue::None, "deleted");
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange, "deleted");
 }
 
 #[test]
@@ -508,7 +509,7 @@ fn deleted_gateway_does_nothing() {
     let step = w.reconcile(at(10), |_| panic!("no write"));
     assert_eq!(step.action, "None");
     assert!(step.settlement.status.is_none());
-    assert_eq!(step.settlement.requeue, Requeue::None);
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
 }
 
 #[test]
@@ -591,8 +592,8 @@ fn invalid_parameters_leave_addresses_and_the_deployment_alone() {
     assert_eq!(assert_cond(&w, APPLIED, "False", "InvalidParameters"), msg);
     assert!(w.condition(DEGRADED).is_none());
     assert_eq!(w.gateway.status.addresses, addresses, "addresses untouched");
-    assert_eq!(step.settlement.requeue, Requeue::None);
-    let patch = step.settlement.status_patch().unwrap();
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
+    let patch = step.settlement.status_patch().unwrap().into_body();
     assert!(patch["status"].get("addresses").is_none(), "{patch}");
 }
 
@@ -636,14 +637,14 @@ fn addresses_follow_the_routes() {
         .collect();
     assert_eq!(values, ["20.0.0.1", "20.0.0.2", "2001:db8::1"]);
     assert_eq!(
-        step.settlement.status_patch().unwrap()["status"]["addresses"][0]["type"],
+        step.settlement.status_patch().unwrap().into_body()["status"]["addresses"][0]["type"],
         "IPAddress"
     );
     w.routes.clear();
     let step = w.reconcile(at(3), |_| None);
     assert!(w.gateway.status.addresses.is_empty());
     assert!(
-        step.settlement.status_patch().unwrap()["status"]["addresses"].is_null(),
+        step.settlement.status_patch().unwrap().into_body()["status"]["addresses"].is_null(),
         "null removes the list"
     );
 }

@@ -52,8 +52,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::InputError;
 use crate::outcome::WriteOutcome;
-pub use crate::reconcile::ActionKind;
-use crate::reconcile::{Action, Requeue};
+pub use crate::reconcile::WriteKind;
+use crate::reconcile::{DeploymentWrite, Plan, Requeue, StatusPatch};
 use crate::settings::Settings;
 use crate::sim::{api_validation, merge_patch};
 use crate::snapshot::Snapshot;
@@ -166,7 +166,7 @@ pub struct StepRecord {
     /// The cluster clock the reconcile ran at.
     pub time: Timestamp,
     /// The Deployment action the plan asked for.
-    pub action: ActionKind,
+    pub action: WriteKind,
     /// The drifted field paths of an `Update` (empty otherwise).
     pub drift: Vec<String>,
     /// What happened to the Deployment write (`None` when there was none).
@@ -636,15 +636,22 @@ impl Cluster {
             .with_deployment(deployment.as_ref())
             .with_routes(routes);
         let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
-        let action = plan.action().kind();
-        let (drift, outcome) = match plan.action() {
-            Action::Create(desired) => (Vec::new(), Some(self.create_deployment(desired))),
-            Action::Update { desired, drift } => {
-                (drift.clone(), Some(self.update_deployment(desired)))
+        let action = plan.write_kind();
+        let (drift, outcome, settlement) = match plan {
+            Plan::Write(pending) => {
+                let (drift, outcome) = match pending.write() {
+                    DeploymentWrite::Create(desired) => {
+                        (Vec::new(), self.create_deployment(desired))
+                    }
+                    DeploymentWrite::Update { desired, drift } => {
+                        (drift.clone(), self.update_deployment(desired))
+                    }
+                };
+                let settlement = pending.settle(outcome.clone());
+                (drift, Some(outcome), settlement)
             }
-            _ => (Vec::new(), None),
+            Plan::Settled(settlement) => (Vec::new(), None, settlement),
         };
-        let settlement = plan.settle(outcome.as_ref());
         let patch = settlement.status_patch();
         let mut status_patch_problem = None;
         let status_written = match &settlement.status {
@@ -683,12 +690,24 @@ impl Cluster {
         })
     }
 
-    fn check_status_patch(&self, status: &GatewayStatus, patch: Option<&Value>) -> Option<String> {
+    fn check_status_patch(
+        &self,
+        status: &GatewayStatus,
+        patch: Option<&StatusPatch>,
+    ) -> Option<String> {
         let Some(patch) = patch else {
             return Some("status_patch() gives no patch but the settlement has a status".into());
         };
+        // The precondition must be the stored Gateway's resourceVersion (no write between).
+        let stored = self.gateway.pointer("/metadata/resourceVersion");
+        if patch.resource_version() != stored.and_then(Value::as_str) {
+            return Some(format!(
+                "status_patch() has the precondition {:?}, the Gateway has resourceVersion {stored:?}",
+                patch.resource_version()
+            ));
+        }
         let mut patched = self.gateway.clone();
-        merge_patch::apply(&mut patched, patch);
+        merge_patch::apply(&mut patched, patch.body());
         let got = patched.get("status").cloned().unwrap_or(Value::Null);
         match serde_json::from_value::<GatewayStatus>(got.clone()) {
             Ok(got) if &got == status => None,
@@ -1405,7 +1424,7 @@ mod tests {
     fn reconcile_writes_once_then_settles_with_no_writes() {
         let mut c = meridio();
         let first = c.reconcile().unwrap();
-        assert_eq!(first.action, ActionKind::Create);
+        assert_eq!(first.action, WriteKind::Create);
         assert_eq!(first.outcome, Some(WriteOutcome::Applied));
         assert!(first.status_written);
         assert_eq!(first.status_patch_problem, None);
@@ -1418,7 +1437,7 @@ mod tests {
         for _ in 0..20 {
             c.advance(Duration::from_secs(60)).unwrap();
             let r = c.reconcile().unwrap();
-            assert_eq!((r.action, r.status_written), (ActionKind::None, false));
+            assert_eq!((r.action, r.status_written), (WriteKind::None, false));
         }
         assert_eq!(c.deployment_writes(), 1);
         assert_eq!(c.applied_deployment_writes(), 1);
@@ -1441,7 +1460,7 @@ mod tests {
         c.fail_writes(2, e503.clone());
         for _ in 0..2 {
             let r = c.reconcile().unwrap();
-            assert_eq!(r.action, ActionKind::Update);
+            assert_eq!(r.action, WriteKind::Update);
             assert_eq!(r.outcome.as_ref(), Some(&e503));
             assert!(!r.drift.is_empty());
         }
@@ -1462,8 +1481,8 @@ mod tests {
         for r in [Rollout::Complete, Rollout::Progressing, Rollout::Stalled] {
             assert_eq!(Rollout::from_key(r.key()), Some(r));
         }
-        for a in [ActionKind::Create, ActionKind::Update, ActionKind::None] {
-            assert_eq!(ActionKind::from_name(a.as_str()), Some(a));
+        for a in [WriteKind::Create, WriteKind::Update, WriteKind::None] {
+            assert_eq!(WriteKind::from_name(a.as_str()), Some(a));
         }
     }
 }

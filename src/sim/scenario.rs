@@ -49,7 +49,7 @@ use serde_json::{Map, Value};
 use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
 use crate::settings::{Settings, format_duration, parse_duration};
-use crate::sim::cluster::{self, ActionKind, Cluster, Kind, Objects, Rollout, StepRecord};
+use crate::sim::cluster::{self, Cluster, Kind, Objects, Rollout, StepRecord, WriteKind};
 use crate::wire::L34Route;
 
 /// The built-in demonstration: the stale-Programmed problem and its fix.
@@ -278,7 +278,7 @@ pub enum Verb {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Expect {
     /// The Deployment action.
-    pub action: Option<ActionKind>,
+    pub action: Option<WriteKind>,
     /// Whether the status was written.
     pub status_written: Option<bool>,
     /// Per condition type: `None` = must be absent.
@@ -1226,7 +1226,7 @@ fn parse_expect(ctx: &Ctx, value: &Value) -> Result<Expect, ScenarioError> {
     let mut expect = Expect::default();
     if let Some(v) = map.get("action") {
         let name = ctx.string(v, "expect.action")?;
-        expect.action = Some(ActionKind::from_name(name).ok_or_else(|| {
+        expect.action = Some(WriteKind::from_name(name).ok_or_else(|| {
             ctx.invalid(
                 "expect.action",
                 format!("unknown action {name:?} (expected Create, Update or None)"),
@@ -1273,7 +1273,7 @@ fn parse_expect(ctx: &Ctx, value: &Value) -> Result<Expect, ScenarioError> {
     if let Some(v) = map.get("requeue") {
         let word = ctx.string(v, "expect.requeue")?;
         expect.requeue = Some(match word {
-            "none" => Requeue::None,
+            "none" => Requeue::AwaitChange,
             "immediately" => Requeue::Immediately,
             _ => Requeue::After(parse_duration(word).map_err(|e| {
                 ctx.invalid(
@@ -1531,7 +1531,7 @@ fn compact(v: &Value) -> String {
 /// `none`, `immediately` or `after 90s`.
 pub fn describe_requeue(requeue: Requeue) -> String {
     match requeue {
-        Requeue::None => "none".into(),
+        Requeue::AwaitChange => "none".into(),
         Requeue::Immediately => "immediately".into(),
         Requeue::After(d) => format!("after {}", format_duration(d)),
     }
@@ -1877,7 +1877,7 @@ mod tests {
         let Verb::Reconcile(e) = &s.steps[0].verb else {
             panic!("{:?}", s.steps[0])
         };
-        assert_eq!(e.action, Some(ActionKind::Update));
+        assert_eq!(e.action, Some(WriteKind::Update));
         assert_eq!(e.status_written, Some(true));
         assert_eq!(e.conditions.len(), 2);
         let accepted = e.conditions.iter().find(|(t, _)| t == "Accepted").unwrap();
@@ -1984,7 +1984,7 @@ mod tests {
     fn record() -> StepRecord {
         StepRecord {
             time: "2026-01-01T00:00:00Z".parse().unwrap(),
-            action: ActionKind::Update,
+            action: WriteKind::Update,
             drift: vec!["spec.replicas".into()],
             outcome: Some(WriteOutcome::from_parts(
                 Some(503),
