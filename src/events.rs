@@ -14,7 +14,7 @@
 //! | `Programmed` turns False | Warning, the condition's reason ([`PENDING`], [`INVALID`]) |
 //! | `Accepted` turns False | Warning [`INVALID_PARAMETERS`] |
 //!
-//! The reasons are the constants of [`conditions`](crate::conditions).
+//! The reasons are the constants of [`conditions`](crate::conditions::reason).
 //!
 //! [`APPLY_FAILED`]: crate::conditions::reason::APPLY_FAILED
 //! [`APPLY_REJECTED`]: crate::conditions::reason::APPLY_REJECTED

@@ -25,6 +25,9 @@ use crate::wire::{Condition, GatewayAddress, GatewayConfiguration};
 #[must_use = "perform the write and settle it, or use the settlement"]
 #[derive(Debug)]
 #[non_exhaustive]
+// A plan lives for one reconcile and is moved once or twice: boxing the larger variant would
+// cost an allocation per write for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Plan<'a> {
     /// The LB Deployment must be written: perform [`PendingWrite::write`], then
     /// [`PendingWrite::settle`] with its outcome.

@@ -11,6 +11,8 @@ use crate::rollout::Stall;
 use crate::wire::GatewayAddress;
 
 /// What a settlement does with the status.
+// Built and consumed at once, never stored.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Verdict<'p> {
     /// Write no status.
     Untouched(Requeue),
