@@ -55,7 +55,7 @@
 //!
 //! A pending write is settled once; a second settle does not compile:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0382
 //! use gateway_reconcile::{PendingWrite, Settlement, WriteOutcome};
 //!
 //! fn settle_twice(pending: PendingWrite<'_>) -> (Settlement, Settlement) {
