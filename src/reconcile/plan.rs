@@ -4,7 +4,6 @@
 use jiff::Timestamp;
 
 use super::settlement::Settlement;
-use super::situation::Situation;
 use super::write::{DeploymentWrite, WriteKind};
 use crate::addresses::addresses;
 use crate::conditions::{self, ConditionTypes, TransitionTime};
@@ -71,8 +70,7 @@ impl<'a> PendingWrite<'a> {
     /// Settles the write with what happened to it (SPEC §6). Takes the plan by value: a
     /// write is settled exactly once.
     pub fn settle(self, outcome: WriteOutcome) -> Settlement {
-        let situation = Situation::classify(&self.planned.decision, Some((&self.write, &outcome)));
-        self.planned.settle(situation, Some(&outcome))
+        self.planned.settle(Some((&self.write, &outcome)))
     }
 }
 
@@ -268,8 +266,7 @@ impl Observed {
 impl Planned<'_> {
     /// The plan of a reconcile with nothing to write, settled at once.
     fn settled(self) -> Plan<'static> {
-        let situation = Situation::classify(&self.decision, None);
-        Plan::Settled(self.settle(situation, None))
+        Plan::Settled(self.settle(None))
     }
 }
 

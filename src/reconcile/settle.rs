@@ -9,6 +9,7 @@ use super::plan::Planned;
 use super::settlement::{Requeue, Settlement};
 use super::situation::Situation;
 use super::table::{Row, Verdict};
+use super::write::DeploymentWrite;
 use crate::conditions::{self, ACCEPTED, PROGRAMMED, TransitionTime, status};
 use crate::events;
 use crate::outcome::WriteOutcome;
@@ -19,13 +20,11 @@ const MIN_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(5 * 60);
 
 impl Planned<'_> {
-    /// The settlement of `situation`; `outcome` is the write's, when one was planned.
-    pub(super) fn settle(
-        &self,
-        situation: Situation<'_, '_>,
-        outcome: Option<&WriteOutcome>,
-    ) -> Settlement {
-        let msg = outcome.map_or("", WriteOutcome::message);
+    /// The settlement: the write and its outcome, when one was planned, classified into a
+    /// situation whose row the table gives, merged into the observed status.
+    pub(super) fn settle(&self, written: Option<(&DeploymentWrite, &WriteOutcome)>) -> Settlement {
+        let situation = Situation::classify(&self.decision, written);
+        let msg = written.map_or("", |(_, outcome)| outcome.message());
         match self.verdict(situation, msg) {
             Verdict::Untouched(requeue) => self.nothing(requeue),
             Verdict::Row(row) => self.finish(row),

@@ -2,7 +2,7 @@
 //! the class of its outcome. The table maps each situation to its SPEC §6 row.
 
 use super::plan::{Accepted, Decision};
-use super::write::DeploymentWrite;
+use super::write::{DeploymentWrite, WriteKind};
 use crate::outcome::{FailureClass, WriteOutcome};
 use crate::validate::Invalid;
 
@@ -29,12 +29,9 @@ pub(super) enum LbDeployment<'p> {
     /// Its name is taken by an object this Gateway does not control (`KIND/NAME` of that
     /// object's controller, or `unknown`): nothing was written.
     NameCollision(&'p str),
-    /// Nothing to write: it is as desired.
-    Unchanged,
-    /// It was created.
-    Created,
-    /// It was updated.
-    Updated,
+    /// It is as desired after this reconcile: created, updated, or nothing to write
+    /// ([`WriteKind::None`]).
+    AsDesired(WriteKind),
     /// Creating it failed.
     CreateFailed(FailureClass),
     /// Updating it failed.
@@ -57,10 +54,14 @@ impl<'p, 'a> Situation<'p, 'a> {
                 let lb = match (collision, written) {
                     // A collision plans no write.
                     (Some(owner), _) => LbDeployment::NameCollision(owner),
-                    (None, None) => LbDeployment::Unchanged,
+                    (None, None) => LbDeployment::AsDesired(WriteKind::None),
                     (None, Some((write, outcome))) => match (write, outcome.class()) {
-                        (DeploymentWrite::Create(_), None) => LbDeployment::Created,
-                        (DeploymentWrite::Update { .. }, None) => LbDeployment::Updated,
+                        (DeploymentWrite::Create(_), None) => {
+                            LbDeployment::AsDesired(WriteKind::Create)
+                        }
+                        (DeploymentWrite::Update { .. }, None) => {
+                            LbDeployment::AsDesired(WriteKind::Update)
+                        }
                         (DeploymentWrite::Create(_), Some(class)) => {
                             LbDeployment::CreateFailed(class)
                         }

@@ -2,9 +2,10 @@
 //! [`Verdict`], the four owned conditions and the requeue. The arms follow the SPEC's rows
 //! in order, each named in a comment; the messages are written here and nowhere else.
 
-use super::plan::{Accepted, Planned};
+use super::plan::{Accepted, Observed, Planned};
 use super::settlement::Requeue;
 use super::situation::{LbDeployment, Situation};
+use super::write::WriteKind;
 use crate::conditions::{Change, WAITING_FOR_CONTROLLER, Wanted, reason, status};
 use crate::outcome::FailureClass;
 use crate::rollout::Stall;
@@ -140,20 +141,24 @@ impl Planned<'_> {
         match lb {
             // Row "Create or Update Applied, or action None", with the stalled-rollout row's
             // Degraded.
-            LbDeployment::Unchanged | LbDeployment::Created | LbDeployment::Updated => {
-                let (initializing, stall) = match (lb, &a.observed) {
-                    (LbDeployment::Created, _) | (_, None) => (true, None),
-                    (LbDeployment::Updated, Some(o)) if o.spec_changes => (true, None),
-                    (_, Some(o)) => (!o.rollout.complete, o.rollout.stalled.as_ref()),
-                };
-                let (carried_after, carries_current) = match lb {
-                    // No write: what the Deployment carries.
-                    LbDeployment::Unchanged => {
-                        (carried, a.observed.as_ref().is_some_and(|o| o.carries(m)))
-                    }
-                    // A write renders the current generation and uid.
-                    _ => (Some(m), true),
-                };
+            LbDeployment::AsDesired(write) => {
+                let rollout = |o: &'p Observed| (!o.rollout.complete, o.rollout.stalled.as_ref());
+                // Pods are initializing after a create or an update that starts a rollout;
+                // a write renders the current generation and uid.
+                let (initializing, stall, carried_after, carries_current) =
+                    match (write, &a.observed) {
+                        (WriteKind::Create, _) => (true, None, Some(m), true),
+                        (WriteKind::Update, Some(o)) if !o.spec_changes => {
+                            let (initializing, stall) = rollout(o);
+                            (initializing, stall, Some(m), true)
+                        }
+                        (WriteKind::Update, _) => (true, None, Some(m), true),
+                        (WriteKind::None, Some(o)) => {
+                            let (initializing, stall) = rollout(o);
+                            (initializing, stall, carried, o.carries(m))
+                        }
+                        (WriteKind::None, None) => (true, None, carried, false),
+                    };
                 if !carries_current {
                     // Unreachable while the generation annotation is compared as drift;
                     // should it not be, the status still tells the truth, and the look
