@@ -6,7 +6,7 @@ use super::plan::{Accepted, Observed, Planned};
 use super::settlement::Requeue;
 use super::situation::{LbDeployment, Situation};
 use super::write::WriteKind;
-use crate::conditions::{Change, WAITING_FOR_CONTROLLER, Wanted, reason, status};
+use crate::conditions::{ACCEPTED, Change, WAITING_FOR_CONTROLLER, Wanted, find, reason, status};
 use crate::outcome::FailureClass;
 use crate::rollout::Stall;
 use crate::wire::GatewayAddress;
@@ -45,14 +45,11 @@ impl Planned<'_> {
             // SPEC §3: not ours. Undo our `Accepted=True` (matched by the message suffix other
             // controllers also match), drop the custom conditions, leave `Programmed` alone.
             Situation::NotOurs => {
-                let ours = crate::conditions::find(
-                    &self.snapshot.gateway.status.conditions,
-                    crate::conditions::ACCEPTED,
-                )
-                .is_some_and(|c| {
-                    c.status == status::TRUE
-                        && c.message.ends_with(self.settings.controller_name.as_str())
-                });
+                let ours =
+                    find(&self.snapshot.gateway.status.conditions, ACCEPTED).is_some_and(|c| {
+                        c.status == status::TRUE
+                            && c.message.ends_with(self.settings.controller_name.as_str())
+                    });
                 if !ours {
                     return Verdict::Untouched(Requeue::AwaitChange);
                 }
@@ -115,7 +112,7 @@ impl Planned<'_> {
             None => Change::Remove,
         };
         let pending = |message: String| set(status::FALSE, reason::PENDING, message);
-        let degraded_true = crate::conditions::find(
+        let degraded_true = find(
             &self.snapshot.gateway.status.conditions,
             &self.types.degraded,
         )
