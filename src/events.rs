@@ -7,16 +7,27 @@
 //!
 //! | transition | event |
 //! |---|---|
-//! | `D/ConfigurationApplied` turns False | Warning, the condition's reason (`ApplyFailed`, `ApplyRejected`, `Pending`, `InvalidParameters`) |
-//! | `D/ConfigurationApplied` turns True | Normal `Applied` |
-//! | `D/Degraded` appears | Warning `Degraded` |
-//! | `D/Degraded` goes away | Normal `Recovered` |
-//! | `Programmed` turns False | Warning, the condition's reason (`Pending`, `Invalid`) |
-//! | `Accepted` turns False | Warning `InvalidParameters` |
+//! | `D/ConfigurationApplied` turns False | Warning, the condition's reason ([`APPLY_FAILED`], [`APPLY_REJECTED`], [`PENDING`], [`INVALID_PARAMETERS`]) |
+//! | `D/ConfigurationApplied` turns True | Normal [`APPLIED`] |
+//! | `D/Degraded` appears | Warning [`event_reason::DEGRADED`] |
+//! | `D/Degraded` goes away | Normal [`event_reason::RECOVERED`] |
+//! | `Programmed` turns False | Warning, the condition's reason ([`PENDING`], [`INVALID`]) |
+//! | `Accepted` turns False | Warning [`INVALID_PARAMETERS`] |
+//!
+//! The reasons are the constants of [`conditions`](crate::conditions::reason).
+//!
+//! [`APPLY_FAILED`]: crate::conditions::reason::APPLY_FAILED
+//! [`APPLY_REJECTED`]: crate::conditions::reason::APPLY_REJECTED
+//! [`PENDING`]: crate::conditions::reason::PENDING
+//! [`INVALID_PARAMETERS`]: crate::conditions::reason::INVALID_PARAMETERS
+//! [`APPLIED`]: crate::conditions::reason::APPLIED
+//! [`INVALID`]: crate::conditions::reason::INVALID
+//! [`event_reason::DEGRADED`]: crate::conditions::event_reason::DEGRADED
+//! [`event_reason::RECOVERED`]: crate::conditions::event_reason::RECOVERED
 
 use serde::{Deserialize, Serialize};
 
-use crate::conditions::{self, ACCEPTED, ConditionTypes, PROGRAMMED, status};
+use crate::conditions::{self, ACCEPTED, ConditionTypes, PROGRAMMED, event_reason, status};
 use crate::wire::Condition;
 
 /// The type of a Kubernetes Event.
@@ -41,7 +52,7 @@ pub struct Event {
 }
 
 /// The events of the transitions from `before` to `after`, in a fixed order.
-pub fn transitions(
+pub(crate) fn transitions(
     before: &[Condition],
     after: &[Condition],
     types: &ConditionTypes,
@@ -75,10 +86,14 @@ pub fn transitions(
         ));
     }
     match pair(&types.degraded) {
-        (None, Some(c)) => events.push(event(EventType::Warning, "Degraded", &c.message)),
+        (None, Some(c)) => events.push(event(
+            EventType::Warning,
+            event_reason::DEGRADED,
+            &c.message,
+        )),
         (Some(c), None) => events.push(event(
             EventType::Normal,
-            "Recovered",
+            event_reason::RECOVERED,
             &format!("no longer degraded ({})", c.reason),
         )),
         _ => {}

@@ -10,19 +10,37 @@
 //! # The pipeline
 //!
 //! [`wire`] (Kubernetes objects) → [`validate`] → [`render`] → [`drift`] →
-//! [`conditions`] → [`reconcile`] ([`plan`], then [`Plan::settle`]). Beside it, [`sim`] is a
-//! simulated API server and scenario runner that drives the same pipeline as a cluster would.
+//! [`conditions`] → [`reconcile`] ([`plan`]; then, when it asks for a Deployment write, the
+//! caller writes and [`PendingWrite::settle`]s it). Beside it, [`sim`] is a simulated API
+//! server and scenario runner that drives the same pipeline as a cluster would.
 //!
 //! # The four conditions
 //!
 //! | type | says | reasons |
 //! |---|---|---|
-//! | `Accepted` | the Gateway is ours and its parameters are valid | `Accepted`, `InvalidParameters`, `Pending` (handed to another controller) |
-//! | `Programmed` | the LB Deployment exists and serves | `Programmed`, `Pending`, `Invalid` |
-//! | `D/ConfigurationApplied` | the Deployment carries the current GatewayConfiguration generation | `Applied`, `Pending`, `ApplyFailed`, `ApplyRejected`, `InvalidParameters` |
-//! | `D/Degraded` | serving, but not as desired, and it will not fix itself soon; present only while True | `ApplyFailing`, `ApplyRejected`, `RolloutStalled` |
+//! | [`Accepted`] | the Gateway is ours and its parameters are valid | [`Accepted`][r-accepted], [`InvalidParameters`], [`Pending`] (handed to another controller) |
+//! | [`Programmed`] | the LB Deployment exists and serves | [`Programmed`][r-programmed], [`Pending`], [`Invalid`] |
+//! | `D/`[`ConfigurationApplied`] | the Deployment carries the current GatewayConfiguration generation | [`Applied`], [`Pending`], [`ApplyFailed`], [`ApplyRejected`], [`InvalidParameters`] |
+//! | `D/`[`Degraded`] | serving, but not as desired, and it will not fix itself soon; present only while True | [`ApplyFailing`], [`ApplyRejected`], [`RolloutStalled`] |
 //!
-//! `D` is [`Settings::condition_domain`] (`meridio-2.nordix.org`).
+//! `D` is [`Settings::condition_domain`] (`meridio-2.nordix.org`). The names are the
+//! constants of [`conditions`], the one place of the vocabulary; the rows that set them are
+//! SPEC §6's, in the `reconcile` module's table.
+//!
+//! [`Accepted`]: conditions::ACCEPTED
+//! [`Programmed`]: conditions::PROGRAMMED
+//! [`ConfigurationApplied`]: conditions::CONFIGURATION_APPLIED
+//! [`Degraded`]: conditions::DEGRADED
+//! [r-accepted]: conditions::reason::ACCEPTED
+//! [r-programmed]: conditions::reason::PROGRAMMED
+//! [`InvalidParameters`]: conditions::reason::INVALID_PARAMETERS
+//! [`Pending`]: conditions::reason::PENDING
+//! [`Invalid`]: conditions::reason::INVALID
+//! [`Applied`]: conditions::reason::APPLIED
+//! [`ApplyFailed`]: conditions::reason::APPLY_FAILED
+//! [`ApplyRejected`]: conditions::reason::APPLY_REJECTED
+//! [`ApplyFailing`]: conditions::reason::APPLY_FAILING
+//! [`RolloutStalled`]: conditions::reason::ROLLOUT_STALLED
 //!
 //! # Generation currency
 //!
@@ -53,6 +71,8 @@
 //!
 //! # Events and requeue
 //!
+//! [`Settlement::status_patch`] is the merge patch of the Gateway status, with the observed
+//! `resourceVersion` as its precondition (see [`StatusPatch`]).
 //! [`Settlement::events`] lists the Kubernetes Events to record, one per condition transition
 //! and none on a retry that changes nothing (see [`events`]). [`Settlement::requeue`] says
 //! when to look again: at once after a conflict, a vanished Deployment or a stale snapshot;
@@ -65,7 +85,6 @@
 //!
 //! # Choices where the contract is silent
 //!
-//! - A write the plan asked for with no outcome reported counts as a transport failure.
 //! - A 404 on create (the namespace is going away) backs off like a transient failure.
 //! - `Programmed` names generation `unknown` when the Deployment has no readable generation
 //!   annotation.
@@ -159,6 +178,8 @@ pub mod wire;
 
 pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};
-pub use reconcile::{Action, ActionKind, Plan, Requeue, Settlement, plan};
+pub use reconcile::{
+    DeploymentWrite, PendingWrite, Plan, Requeue, Settlement, StatusPatch, WriteKind, plan,
+};
 pub use settings::{Label, Settings, format_duration, parse_duration};
 pub use snapshot::Snapshot;

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use gateway_reconcile::sim::scenario::{DEMO, Scenario, api_error_from_value, parse_time};
 use gateway_reconcile::sim::strict_json::plain_message;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
-use gateway_reconcile::{Action, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
+use gateway_reconcile::{Plan, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
 use serde_json::{Value, json};
 
 const USAGE: &str = "\
@@ -252,22 +252,22 @@ fn plan(args: &[String]) -> Result<(), String> {
         .with_deployment(deployment.as_ref())
         .with_routes(&routes);
     let plan = gateway_reconcile::plan(&settings, snapshot, now).map_err(|e| e.to_string())?;
-    let (action, drift, desired) = match plan.action() {
-        Action::Create(d) => ("Create", Vec::new(), Some(d.clone())),
-        Action::Update { desired, drift } => ("Update", drift.clone(), Some(desired.clone())),
-        _ => ("None", Vec::new(), None),
-    };
+    let action = plan.write_kind().as_str();
+    let desired = plan.write().map(|w| w.desired().clone());
+    let drift = plan.write().map(|w| w.drift().to_vec()).unwrap_or_default();
     let assumed = desired.is_some() && outcome.is_none();
-    let used = match (&desired, outcome) {
-        (None, _) => None,
-        (Some(_), Some(o)) => Some(o),
-        (Some(_), None) => Some(WriteOutcome::Applied),
+    let (used, settlement) = match plan {
+        Plan::Write(pending) => {
+            let used = outcome.unwrap_or(WriteOutcome::Applied);
+            (Some(used.clone()), pending.settle(used))
+        }
+        Plan::Settled(settlement) => (None, settlement),
     };
-    let settlement = plan.settle(used.as_ref());
     let requeue = match settlement.requeue {
-        Requeue::None => "none".to_owned(),
+        Requeue::AwaitChange => "none".to_owned(),
         Requeue::Immediately => "immediately".to_owned(),
         Requeue::After(d) => format_duration(d),
+        _ => "unknown".to_owned(),
     };
     let mut decision = json!({
         "action": action,
@@ -275,7 +275,7 @@ fn plan(args: &[String]) -> Result<(), String> {
         "desired": desired,
         "outcome": used,
         "status": settlement.status.clone(),
-        "statusPatch": settlement.status_patch(),
+        "statusPatch": settlement.status_patch().map(|p| p.into_body()),
         "events": settlement.events.clone(),
         "requeue": requeue,
         "now": now.to_string(),

@@ -392,7 +392,8 @@ fn b29_duplicate_owned_condition_types_collapse_to_the_first() {
 fn b30_invalid_owned_transition_time_is_repaired() {
     let mut w = World::healthy();
     w.edit_configuration();
-    let fail = |_: &gateway_reconcile::Action| api_error(503, "ServiceUnavailable", "down");
+    let fail =
+        |_: &gateway_reconcile::DeploymentWrite| api_error(503, "ServiceUnavailable", "down");
     w.reconcile(at(10), fail);
     let i = w
         .gateway

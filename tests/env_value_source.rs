@@ -2,8 +2,8 @@
 //! another writer that gives a template variable a `value` or a `valueFrom` of its own is
 //! drift, and the update puts the template's source back.
 
-use gateway_reconcile::ActionKind;
 use gateway_reconcile::Settings;
+use gateway_reconcile::WriteKind;
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects};
 use gateway_reconcile::template::default_template;
 use serde_json::{Value, json};
@@ -38,8 +38,8 @@ fn created() -> Cluster {
     };
     let now = "2026-01-01T00:00:00Z".parse().unwrap();
     let mut cluster = Cluster::new(Settings::default(), now, objects).unwrap();
-    assert_eq!(cluster.reconcile().unwrap().action, ActionKind::Create);
-    assert_eq!(cluster.reconcile().unwrap().action, ActionKind::None);
+    assert_eq!(cluster.reconcile().unwrap().action, WriteKind::Create);
+    assert_eq!(cluster.reconcile().unwrap().action, WriteKind::None);
     cluster
 }
 
@@ -81,7 +81,7 @@ fn a_value_where_the_template_sets_none_is_drift_and_is_removed() {
         e.insert("value".into(), json!("debug"));
     });
     let step = cluster.reconcile().unwrap();
-    assert_eq!(step.action, ActionKind::Update);
+    assert_eq!(step.action, WriteKind::Update);
     assert_eq!(
         step.drift,
         ["spec.template.spec.containers[router].env[LOG_LEVEL].value"]
@@ -90,7 +90,7 @@ fn a_value_where_the_template_sets_none_is_drift_and_is_removed() {
         router_env(&cluster, "LOG_LEVEL"),
         json!({ "name": "LOG_LEVEL" })
     );
-    assert_eq!(cluster.reconcile().unwrap().action, ActionKind::None);
+    assert_eq!(cluster.reconcile().unwrap().action, WriteKind::None);
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn a_value_from_where_the_template_sets_none_is_drift_and_is_removed() {
         );
     });
     let step = cluster.reconcile().unwrap();
-    assert_eq!(step.action, ActionKind::Update);
+    assert_eq!(step.action, WriteKind::Update);
     assert_eq!(
         step.drift,
         ["spec.template.spec.containers[router].env[LOG_LEVEL].valueFrom"]
@@ -122,7 +122,7 @@ fn a_value_in_place_of_the_templates_value_from_is_drift() {
         e.insert("value".into(), json!("node-1"));
     });
     let step = cluster.reconcile().unwrap();
-    assert_eq!(step.action, ActionKind::Update);
+    assert_eq!(step.action, WriteKind::Update);
     assert_eq!(
         step.drift,
         [

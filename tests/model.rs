@@ -11,7 +11,9 @@ use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, R
 use gateway_reconcile::wire::{
     Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
 };
-use gateway_reconcile::{Action, FailureClass, Settings, Snapshot, WriteOutcome, plan};
+use gateway_reconcile::{
+    DeploymentWrite, FailureClass, Plan, Settings, Settlement, Snapshot, WriteOutcome, plan,
+};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -112,8 +114,8 @@ fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> T {
     serde_json::from_value(v.clone()).unwrap()
 }
 
-/// Plans on the cluster's current state without writing anything.
-fn fresh_action(cluster: &Cluster) -> Option<Action> {
+/// Plans on the cluster's current state without writing anything: the write it asks for.
+fn fresh_write(cluster: &Cluster) -> Option<Option<DeploymentWrite>> {
     let gateway: Gateway = parse(cluster.gateway());
     let class: Option<GatewayClass> = cluster.gateway_class().map(parse);
     let configuration: Option<GatewayConfiguration> = cluster.configuration().map(parse);
@@ -129,15 +131,16 @@ fn fresh_action(cluster: &Cluster) -> Option<Action> {
     let first = plan(&settings, snapshot, cluster.now()).ok()?;
     // Determinism: the same snapshot and time give the same plan and settlement.
     let second = plan(&settings, snapshot, cluster.now()).ok()?;
-    assert_eq!(first.action(), second.action(), "plan is deterministic");
-    let action = first.action().clone();
-    let outcome = (!matches!(action, Action::None)).then_some(WriteOutcome::Applied);
-    assert_eq!(
-        first.settle(outcome.as_ref()),
-        second.settle(outcome.as_ref()),
-        "settle is deterministic"
-    );
-    Some(action)
+    assert_eq!(first.write(), second.write(), "plan is deterministic");
+    let write = first.write().cloned();
+    let settle = |p: Plan<'_>| -> Settlement {
+        match p {
+            Plan::Write(pending) => pending.settle(WriteOutcome::Applied),
+            Plan::Settled(settlement) => settlement,
+        }
+    };
+    assert_eq!(settle(first), settle(second), "settle is deterministic");
+    Some(write)
 }
 
 struct Checker {
@@ -254,7 +257,7 @@ impl Checker {
                 .and_then(|g| g.parse::<i64>().ok());
             let collision = programmed.is_some_and(|p| p.message.contains("name collision"));
             if !collision {
-                let no_drift = matches!(fresh_action(cluster), Some(Action::None));
+                let no_drift = matches!(fresh_write(cluster), Some(None));
                 let truth = stored.is_some() && carried == wanted && no_drift;
                 prop_assert_eq!(
                     applied.map(|c| c.status == "True"),

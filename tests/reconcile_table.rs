@@ -3,6 +3,7 @@
 mod common;
 
 use common::*;
+use gateway_reconcile::wire::Condition;
 use gateway_reconcile::{Requeue, WriteOutcome};
 use std::time::Duration;
 
@@ -26,48 +27,552 @@ fn assert_cond(w: &World, type_: &str, status: &str, reason: &str) -> String {
     c.message.clone()
 }
 
-fn applied() -> impl Fn(&gateway_reconcile::Action) -> Option<WriteOutcome> {
+fn applied() -> impl Fn(&gateway_reconcile::DeploymentWrite) -> Option<WriteOutcome> {
     |_| Some(WriteOutcome::Applied)
 }
 
-// ---- SPEC §6 rows -------------------------------------------------------------------------
+// ---- SPEC §6, row by row --------------------------------------------------------------------
 
-#[test]
-fn create_applied() {
-    let mut w = World::new();
-    let step = w.reconcile(at(0), applied());
-    assert_eq!(step.action, "Create");
-    assert_eq!(
-        assert_cond(&w, "Accepted", "True", "Accepted"),
-        ACCEPTED_MSG
-    );
-    assert_eq!(
-        assert_cond(&w, "Programmed", "True", "Programmed"),
-        "LB Deployment reconciled with GatewayConfiguration generation 7; Pods may still be initializing"
-    );
-    let m = assert_cond(&w, APPLIED, "True", "Applied");
-    assert!(
-        m.contains("ns/conf") && m.contains("generation 7") && m.contains("ns/sllbr-gw"),
-        "{m}"
-    );
-    assert!(w.condition(DEGRADED).is_none());
-    assert_eq!(step.settlement.requeue, Requeue::None);
+/// What an owned condition must be after the reconcile.
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    /// Absent.
+    Absent,
+    /// Exactly as before the reconcile (status, reason, message, time).
+    Unchanged,
+    /// This status and reason, with this message, at the Gateway's generation.
+    Is(&'static str, &'static str, &'static str),
+}
+
+/// One entry of SPEC §6: how to get there, and what the conditions and requeue are then.
+struct Entry {
+    /// The SPEC row, and the case of it.
+    row: &'static str,
+    /// The world before the reconcile under test.
+    setup: fn() -> World,
+    /// The reconcile under test.
+    reconcile: fn(&mut World) -> Step,
+    /// The Deployment write it plans: `Create`, `Update` or `None`.
+    action: &'static str,
+    programmed: Want,
+    applied: Want,
+    degraded: Want,
+    requeue: Requeue,
+}
+
+const PROGRAMMED_7: &str = "LB Deployment reconciled with GatewayConfiguration generation 7";
+const PROGRAMMED_7_INITIALIZING: &str = "LB Deployment reconciled with GatewayConfiguration generation 7; Pods may still be initializing";
+const PROGRAMMED_8_INITIALIZING: &str = "LB Deployment reconciled with GatewayConfiguration generation 8; Pods may still be initializing";
+const PROGRAMMED_OLD: &str =
+    "LB Deployment reconciled with GatewayConfiguration generation 7; generation 8 not applied yet";
+const APPLIED_7: &str =
+    "GatewayConfiguration ns/conf generation 7 is applied to Deployment ns/sllbr-gw";
+const APPLIED_8: &str =
+    "GatewayConfiguration ns/conf generation 8 is applied to Deployment ns/sllbr-gw";
+
+fn edited() -> World {
+    let mut w = World::healthy();
+    w.edit_configuration();
+    w
+}
+
+/// Edited, and updates failed with 503 at 10 s and 400 s: Degraded is True.
+fn degraded_by_failures() -> World {
+    let mut w = edited();
+    w.reconcile(at(10), fail_503);
+    w.reconcile(at(400), fail_503);
+    w
+}
+
+/// Edited, and an update failed with 503 at 10 s: Degraded is due at 310 s.
+fn failed_once_at_10() -> World {
+    let mut w = edited();
+    w.reconcile(at(10), fail_503);
+    w
+}
+
+fn no_write(_: &gateway_reconcile::DeploymentWrite) -> Option<WriteOutcome> {
+    panic!("no write expected")
+}
+
+/// SPEC §6, one entry per row (a row with several cases has one entry per case), in the
+/// SPEC's order.
+const SPEC_6: &[Entry] = &[
+    // Row "Create or Update Applied, or action None".
+    Entry {
+        row: "Create Applied",
+        setup: World::new,
+        reconcile: |w| w.reconcile(at(0), |_| Some(WriteOutcome::Applied)),
+        action: "Create",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_7_INITIALIZING),
+        applied: Want::Is("True", "Applied", APPLIED_7),
+        degraded: Want::Absent,
+        requeue: Requeue::AwaitChange,
+    },
+    Entry {
+        row: "Update Applied",
+        setup: edited,
+        reconcile: |w| w.reconcile(at(10), |_| Some(WriteOutcome::Applied)),
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_8_INITIALIZING),
+        applied: Want::Is("True", "Applied", APPLIED_8),
+        degraded: Want::Absent,
+        requeue: Requeue::AwaitChange,
+    },
+    Entry {
+        row: "action None (rollout complete)",
+        setup: World::healthy,
+        reconcile: |w| w.reconcile(at(2), no_write),
+        action: "None",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_7),
+        applied: Want::Is("True", "Applied", APPLIED_7),
+        degraded: Want::Absent,
+        requeue: Requeue::AwaitChange,
+    },
+    // Row "Create: Conflict, AlreadyExists".
+    Entry {
+        row: "Create: Conflict",
+        setup: World::new,
+        reconcile: |w| w.reconcile(at(0), |_| api_error(409, "Conflict", "object changed")),
+        action: "Create",
+        programmed: Want::Is(
+            "False",
+            "Pending",
+            "LB Deployment ns/sllbr-gw is not created yet: object changed",
+        ),
+        applied: Want::Is(
+            "False",
+            "Pending",
+            "GatewayConfiguration ns/conf generation 7 is not applied: Deployment ns/sllbr-gw does not exist: create conflicted, retrying: object changed",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::Immediately,
+    },
+    Entry {
+        row: "Create: AlreadyExists",
+        setup: World::new,
+        reconcile: |w| w.reconcile(at(0), |_| api_error(409, "AlreadyExists", "object exists")),
+        action: "Create",
+        programmed: Want::Is(
+            "False",
+            "Pending",
+            "LB Deployment ns/sllbr-gw is not created yet: object exists",
+        ),
+        applied: Want::Is(
+            "False",
+            "Pending",
+            "GatewayConfiguration ns/conf generation 7 is not applied: Deployment ns/sllbr-gw does not exist: create conflicted, retrying: object exists",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::Immediately,
+    },
+    // Row "Create: Transient, NotFound".
+    Entry {
+        row: "Create: Transient",
+        setup: World::new,
+        reconcile: |w| w.reconcile(at(0), fail_503),
+        action: "Create",
+        programmed: Want::Is(
+            "False",
+            "Pending",
+            "LB Deployment ns/sllbr-gw is not created yet: etcdserver: request timed out",
+        ),
+        applied: Want::Is(
+            "False",
+            "ApplyFailed",
+            "GatewayConfiguration ns/conf generation 7 is not applied: Deployment ns/sllbr-gw does not exist: create failed: etcdserver: request timed out",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::After(Duration::from_secs(1)),
+    },
+    Entry {
+        row: "Create: NotFound",
+        setup: World::new,
+        reconcile: |w| {
+            w.reconcile(at(0), |_| {
+                api_error(404, "NotFound", "namespaces \"ns\" not found")
+            })
+        },
+        action: "Create",
+        programmed: Want::Is(
+            "False",
+            "Pending",
+            "LB Deployment ns/sllbr-gw is not created yet: namespaces \"ns\" not found",
+        ),
+        applied: Want::Is(
+            "False",
+            "ApplyFailed",
+            "GatewayConfiguration ns/conf generation 7 is not applied: Deployment ns/sllbr-gw does not exist: create failed (not found): namespaces \"ns\" not found",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::After(Duration::from_secs(1)),
+    },
+    // Row "Create: Rejected".
+    Entry {
+        row: "Create: Rejected",
+        setup: World::new,
+        reconcile: |w| {
+            w.reconcile(at(0), |_| {
+                api_error(422, "Invalid", "spec.replicas: Invalid value: -1")
+            })
+        },
+        action: "Create",
+        programmed: Want::Is(
+            "False",
+            "Invalid",
+            "failed to create LB deployment: spec.replicas: Invalid value: -1",
+        ),
+        applied: Want::Is(
+            "False",
+            "ApplyRejected",
+            "GatewayConfiguration ns/conf generation 7 is not applied: Deployment ns/sllbr-gw does not exist: create rejected: spec.replicas: Invalid value: -1",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::AwaitChange,
+    },
+    // Row "Update: Conflict, AlreadyExists".
+    Entry {
+        row: "Update: Conflict, Degraded True stays unchanged",
+        setup: degraded_by_failures,
+        reconcile: |w| {
+            w.reconcile(at(401), |_| {
+                api_error(409, "Conflict", "the object has been modified")
+            })
+        },
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_OLD),
+        applied: Want::Is(
+            "False",
+            "Pending",
+            "GatewayConfiguration ns/conf generation 8 is not applied to Deployment ns/sllbr-gw (it carries generation 7): update conflicted, retrying: the object has been modified",
+        ),
+        degraded: Want::Unchanged,
+        requeue: Requeue::Immediately,
+    },
+    Entry {
+        row: "Update: AlreadyExists, Degraded True stays unchanged",
+        setup: degraded_by_failures,
+        reconcile: |w| w.reconcile(at(401), |_| api_error(409, "AlreadyExists", "exists")),
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_OLD),
+        applied: Want::Is(
+            "False",
+            "Pending",
+            "GatewayConfiguration ns/conf generation 8 is not applied to Deployment ns/sllbr-gw (it carries generation 7): update conflicted, retrying: exists",
+        ),
+        degraded: Want::Unchanged,
+        requeue: Requeue::Immediately,
+    },
+    Entry {
+        row: "Update: Conflict, Degraded absent and not due",
+        setup: failed_once_at_10,
+        reconcile: |w| w.reconcile(at(300), |_| api_error(409, "Conflict", "modified")),
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_OLD),
+        applied: Want::Is(
+            "False",
+            "Pending",
+            "GatewayConfiguration ns/conf generation 8 is not applied to Deployment ns/sllbr-gw (it carries generation 7): update conflicted, retrying: modified",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::Immediately,
+    },
+    Entry {
+        row: "Update: Conflict, Degraded absent and due",
+        setup: failed_once_at_10,
+        reconcile: |w| w.reconcile(at(310), |_| api_error(409, "Conflict", "modified")),
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_OLD),
+        applied: Want::Is(
+            "False",
+            "Pending",
+            "GatewayConfiguration ns/conf generation 8 is not applied to Deployment ns/sllbr-gw (it carries generation 7): update conflicted, retrying: modified",
+        ),
+        degraded: Want::Is(
+            "True",
+            "ApplyFailing",
+            "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:00:10Z: updates of Deployment ns/sllbr-gw keep failing: modified",
+        ),
+        requeue: Requeue::Immediately,
+    },
+    // Row "Update: NotFound".
+    Entry {
+        row: "Update: NotFound",
+        setup: edited,
+        reconcile: |w| {
+            w.reconcile(at(10), |_| {
+                api_error(404, "NotFound", "deployments.apps \"sllbr-gw\" not found")
+            })
+        },
+        action: "Update",
+        programmed: Want::Is(
+            "False",
+            "Pending",
+            "LB Deployment ns/sllbr-gw vanished during the update; recreating it",
+        ),
+        applied: Want::Is(
+            "False",
+            "Pending",
+            "GatewayConfiguration ns/conf generation 8 is not applied to Deployment ns/sllbr-gw (it carries generation 7): the Deployment vanished during the update: deployments.apps \"sllbr-gw\" not found",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::Immediately,
+    },
+    // Row "Update: Transient".
+    Entry {
+        row: "Update: Transient, first failure",
+        setup: edited,
+        reconcile: |w| w.reconcile(at(60), fail_503),
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_OLD),
+        applied: Want::Is(
+            "False",
+            "ApplyFailed",
+            "GatewayConfiguration ns/conf generation 8 is not applied to Deployment ns/sllbr-gw (it carries generation 7): update failed: etcdserver: request timed out",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::After(Duration::from_secs(1)),
+    },
+    Entry {
+        row: "Update: Transient, backoff capped by when Degraded is due",
+        setup: failed_once_at_10,
+        reconcile: |w| w.reconcile(at(250), fail_503),
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_OLD),
+        applied: Want::Unchanged,
+        degraded: Want::Absent,
+        requeue: Requeue::After(Duration::from_secs(60)),
+    },
+    Entry {
+        row: "Update: Transient, degradedAfter passed",
+        setup: failed_once_at_10,
+        reconcile: |w| w.reconcile(at(310), fail_503),
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_OLD),
+        applied: Want::Unchanged,
+        degraded: Want::Is(
+            "True",
+            "ApplyFailing",
+            "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:00:10Z: updates of Deployment ns/sllbr-gw keep failing: etcdserver: request timed out",
+        ),
+        requeue: Requeue::After(Duration::from_secs(300)),
+    },
+    // Row "Update: Rejected".
+    Entry {
+        row: "Update: Rejected",
+        setup: edited,
+        reconcile: |w| {
+            w.reconcile(at(10), |_| {
+                api_error(422, "Invalid", "spec.template: Invalid value")
+            })
+        },
+        action: "Update",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_OLD),
+        applied: Want::Is(
+            "False",
+            "ApplyRejected",
+            "GatewayConfiguration ns/conf generation 8 is not applied to Deployment ns/sllbr-gw (it carries generation 7): update rejected: spec.template: Invalid value",
+        ),
+        degraded: Want::Is(
+            "True",
+            "ApplyRejected",
+            "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:00:10Z: the API rejected the update of Deployment ns/sllbr-gw: spec.template: Invalid value",
+        ),
+        requeue: Requeue::AwaitChange,
+    },
+    // Row "name collision".
+    Entry {
+        row: "name collision",
+        setup: || {
+            let mut w = World::healthy();
+            w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "other", "uid": "x", "controller": true}
+            ]);
+            w
+        },
+        reconcile: |w| w.reconcile(at(5), no_write),
+        action: "None",
+        programmed: Want::Is(
+            "False",
+            "Invalid",
+            "deployment sllbr-gw exists but is not owned by gateway gw (owned by ReplicaSet/other, cannot proceed due to name collision)",
+        ),
+        applied: Want::Is(
+            "False",
+            "ApplyRejected",
+            "GatewayConfiguration ns/conf generation 7 is not applied: Deployment ns/sllbr-gw is owned by ReplicaSet/other, not by this Gateway",
+        ),
+        degraded: Want::Absent,
+        requeue: Requeue::AwaitChange,
+    },
+    // Row "Deployment's Progressing condition has reason ProgressDeadlineExceeded".
+    Entry {
+        row: "rollout stalled",
+        setup: || {
+            let mut w = World::healthy();
+            w.rollout_stalled();
+            w
+        },
+        reconcile: |w| w.reconcile(at(700), no_write),
+        action: "None",
+        programmed: Want::Is("True", "Programmed", PROGRAMMED_7_INITIALIZING),
+        applied: Want::Is("True", "Applied", APPLIED_7),
+        degraded: Want::Is(
+            "True",
+            "RolloutStalled",
+            "rollout of Deployment ns/sllbr-gw stalled since 2026-01-01T00:10:00Z: ReplicaSet \"sllbr-gw-5d4f\" has timed out progressing.",
+        ),
+        requeue: Requeue::AwaitChange,
+    },
+    Entry {
+        row: "rollout stalled, a rejected update wins",
+        setup: || {
+            let mut w = World::healthy();
+            w.rollout_stalled();
+            w.edit_configuration();
+            w
+        },
+        reconcile: |w| w.reconcile(at(700), |_| api_error(422, "Invalid", "bad")),
+        action: "Update",
+        programmed: Want::Is(
+            "True",
+            "Programmed",
+            "LB Deployment reconciled with GatewayConfiguration generation 7; generation 8 not applied yet; Pods may still be initializing",
+        ),
+        applied: Want::Is(
+            "False",
+            "ApplyRejected",
+            "GatewayConfiguration ns/conf generation 8 is not applied to Deployment ns/sllbr-gw (it carries generation 7): update rejected: bad",
+        ),
+        degraded: Want::Is(
+            "True",
+            "ApplyRejected",
+            "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:11:40Z: the API rejected the update of Deployment ns/sllbr-gw: bad",
+        ),
+        requeue: Requeue::AwaitChange,
+    },
+];
+
+/// The differences between what `want` says of condition `type_` and what `w` has.
+fn check(w: &World, before: Option<&Condition>, type_: &str, want: Want) -> Option<String> {
+    let found = w.condition(type_);
+    let generation = w.gateway.metadata.generation;
+    let ok = match (want, found) {
+        (Want::Absent, None) => true,
+        (Want::Unchanged, found) => found == before,
+        (Want::Is(status, reason, message), Some(c)) => {
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()) == (status, reason, message)
+                && c.observed_generation == generation
+        }
+        (Want::Absent, Some(_)) | (Want::Is(..), None) => false,
+    };
+    (!ok).then(|| format!("{type_}: want {want:?}, found {found:?} (before: {before:?})"))
 }
 
 #[test]
-fn action_none_when_healthy_and_rollout_complete() {
-    let mut w = World::healthy();
+fn spec_6_row_by_row() {
+    let mut failures = Vec::new();
+    for entry in SPEC_6 {
+        let mut w = (entry.setup)();
+        let before = w.gateway.status.conditions.clone();
+        let before = |t: &str| before.iter().find(|c| c.type_ == t).cloned();
+        let step = (entry.reconcile)(&mut w);
+        let mut problems: Vec<String> = [
+            ("Accepted", Want::Is("True", "Accepted", ACCEPTED_MSG)),
+            ("Programmed", entry.programmed),
+            (APPLIED, entry.applied),
+            (DEGRADED, entry.degraded),
+        ]
+        .into_iter()
+        .filter_map(|(t, want)| check(&w, before(t).as_ref(), t, want))
+        .collect();
+        if step.action != entry.action {
+            problems.push(format!(
+                "action: want {}, found {}",
+                entry.action, step.action
+            ));
+        }
+        if step.settlement.requeue != entry.requeue {
+            problems.push(format!(
+                "requeue: want {:?}, found {:?}",
+                entry.requeue, step.settlement.requeue
+            ));
+        }
+        if !problems.is_empty() {
+            failures.push(format!("{}:\n  {}", entry.row, problems.join("\n  ")));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+// ---- beyond one reconcile of a row -----------------------------------------------------------
+
+#[test]
+fn the_create_backoff_grows_with_the_time_applied_has_been_false() {
+    let mut w = World::new();
+    w.reconcile(at(0), fail_503);
+    let refused = |_: &gateway_reconcile::DeploymentWrite| {
+        Some(WriteOutcome::from_parts(None, "", "connection refused"))
+    };
+    let step = w.reconcile(at(40), refused);
     assert_eq!(
-        assert_cond(&w, "Programmed", "True", "Programmed"),
-        "LB Deployment reconciled with GatewayConfiguration generation 7"
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(40))
     );
-    let step = w.reconcile(at(2), |_| panic!("no write expected"));
-    assert_eq!(step.action, "None");
+    let step = w.reconcile(at(4000), refused);
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(300))
+    );
     assert!(
-        step.settlement.status.is_none(),
-        "steady state writes no status"
+        w.condition(DEGRADED).is_none(),
+        "Degraded needs Programmed True"
     );
-    assert_eq!(step.settlement.requeue, Requeue::None);
+    // A 404 on create backs off the same way, and a retry of the same failure writes nothing.
+    let mut w = World::new();
+    let not_found = |_: &gateway_reconcile::DeploymentWrite| {
+        api_error(404, "NotFound", "namespaces \"ns\" not found")
+    };
+    w.reconcile(at(0), not_found);
+    let step = w.reconcile(at(45), not_found);
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(45))
+    );
+    assert!(step.settlement.status.is_none(), "same failure, no write");
+}
+
+#[test]
+fn a_collision_with_no_controller_names_unknown() {
+    let mut w = World::healthy();
+    w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([]);
+    w.reconcile(at(6), no_write);
+    assert!(
+        w.condition("Programmed")
+            .unwrap()
+            .message
+            .contains("(owned by unknown, cannot proceed")
+    );
+}
+
+#[test]
+fn a_stalled_rollout_that_completes_is_no_longer_degraded() {
+    let mut w = World::healthy();
+    w.rollout_stalled();
+    w.reconcile(at(700), no_write);
+    assert_cond(&w, DEGRADED, "True", "RolloutStalled");
+    w.rollout_complete();
+    let step = w.reconcile(at(800), no_write);
+    assert!(w.condition(DEGRADED).is_none());
+    assert!(step.settlement.status.is_some());
+}
+
+#[test]
+fn the_steady_state_writes_no_status() {
+    let mut w = World::healthy();
+    let step = w.reconcile(at(2), no_write);
+    assert!(step.settlement.status.is_none());
+    assert!(step.settlement.status_patch().is_none());
 }
 
 #[test]
@@ -79,121 +584,6 @@ fn resync_is_the_requeue_of_a_healthy_gateway() {
         step.settlement.requeue,
         Requeue::After(Duration::from_secs(600))
     );
-}
-
-#[test]
-fn update_applied_names_the_new_generation() {
-    let mut w = World::healthy();
-    w.edit_configuration();
-    let step = w.reconcile(at(10), applied());
-    assert_eq!(step.action, "Update");
-    assert!(
-        step.drift.contains(&"spec.replicas".to_owned()),
-        "{:?}",
-        step.drift
-    );
-    assert_eq!(
-        assert_cond(&w, "Programmed", "True", "Programmed"),
-        "LB Deployment reconciled with GatewayConfiguration generation 8; Pods may still be initializing"
-    );
-    assert!(assert_cond(&w, APPLIED, "True", "Applied").contains("generation 8"));
-}
-
-#[test]
-fn create_conflict_and_already_exists_retry_at_once() {
-    for reason in ["Conflict", "AlreadyExists"] {
-        let mut w = World::new();
-        let step = w.reconcile(at(0), |_| api_error(409, reason, "object changed"));
-        assert_cond(&w, "Programmed", "False", "Pending");
-        assert_cond(&w, APPLIED, "False", "Pending");
-        assert!(w.condition(DEGRADED).is_none());
-        assert_eq!(step.settlement.requeue, Requeue::Immediately, "{reason}");
-    }
-}
-
-#[test]
-fn create_transient_backs_off() {
-    let mut w = World::new();
-    let step = w.reconcile(at(0), |_| {
-        api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
-    });
-    assert_cond(&w, "Programmed", "False", "Pending");
-    let m = assert_cond(&w, APPLIED, "False", "ApplyFailed");
-    assert!(m.contains("etcdserver: request timed out"), "{m}");
-    assert!(w.condition(DEGRADED).is_none());
-    assert_eq!(
-        step.settlement.requeue,
-        Requeue::After(Duration::from_secs(1))
-    );
-    // The backoff grows with the time ConfigurationApplied has been False.
-    let step = w.reconcile(at(40), |_| {
-        Some(WriteOutcome::from_parts(None, "", "connection refused"))
-    });
-    assert_eq!(
-        step.settlement.requeue,
-        Requeue::After(Duration::from_secs(40))
-    );
-    let step = w.reconcile(at(4000), |_| {
-        Some(WriteOutcome::from_parts(None, "", "connection refused"))
-    });
-    assert_eq!(
-        step.settlement.requeue,
-        Requeue::After(Duration::from_secs(300))
-    );
-    assert!(
-        w.condition(DEGRADED).is_none(),
-        "Degraded needs Programmed True"
-    );
-}
-
-#[test]
-fn create_rejected() {
-    let mut w = World::new();
-    let step = w.reconcile(at(0), |_| {
-        api_error(422, "Invalid", "spec.replicas: Invalid value: -1")
-    });
-    assert_eq!(
-        assert_cond(&w, "Programmed", "False", "Invalid"),
-        "failed to create LB deployment: spec.replicas: Invalid value: -1"
-    );
-    assert_cond(&w, APPLIED, "False", "ApplyRejected");
-    assert!(w.condition(DEGRADED).is_none());
-    assert_eq!(step.settlement.requeue, Requeue::None);
-}
-
-#[test]
-fn update_conflict_keeps_programmed_and_degraded() {
-    let mut w = World::healthy();
-    w.edit_configuration();
-    w.reconcile(at(10), |_| api_error(503, "ServiceUnavailable", "down"));
-    w.reconcile(at(400), |_| api_error(503, "ServiceUnavailable", "down"));
-    let degraded = w
-        .condition(DEGRADED)
-        .cloned()
-        .expect("Degraded after 5 minutes");
-    let step = w.reconcile(at(401), |_| {
-        api_error(409, "Conflict", "the object has been modified")
-    });
-    assert_eq!(
-        assert_cond(&w, "Programmed", "True", "Programmed"),
-        "LB Deployment reconciled with GatewayConfiguration generation 7; generation 8 not applied yet"
-    );
-    assert_cond(&w, APPLIED, "False", "Pending");
-    assert_eq!(w.condition(DEGRADED), Some(&degraded), "Degraded unchanged");
-    assert_eq!(step.settlement.requeue, Requeue::Immediately);
-}
-
-#[test]
-fn update_not_found() {
-    let mut w = World::healthy();
-    w.edit_configuration();
-    let step = w.reconcile(at(10), |_| {
-        api_error(404, "NotFound", "deployments.apps \"sllbr-gw\" not found")
-    });
-    assert_cond(&w, "Programmed", "False", "Pending");
-    assert_cond(&w, APPLIED, "False", "Pending");
-    assert!(w.condition(DEGRADED).is_none());
-    assert_eq!(step.settlement.requeue, Requeue::Immediately);
 }
 
 #[test]
@@ -266,70 +656,6 @@ fn update_transient_then_degraded_then_recovery() {
 }
 
 #[test]
-fn update_rejected_is_degraded_at_once() {
-    let mut w = World::healthy();
-    w.edit_configuration();
-    let step = w.reconcile(at(10), |_| {
-        api_error(422, "Invalid", "spec.template: Invalid value")
-    });
-    assert!(
-        assert_cond(&w, "Programmed", "True", "Programmed")
-            .ends_with("generation 8 not applied yet")
-    );
-    assert!(
-        assert_cond(&w, APPLIED, "False", "ApplyRejected").contains("spec.template: Invalid value")
-    );
-    let d = assert_cond(&w, DEGRADED, "True", "ApplyRejected");
-    assert!(d.contains("since 2026-01-01T00:00:10Z"), "{d}");
-    assert_eq!(step.settlement.requeue, Requeue::None);
-}
-
-#[test]
-fn name_collision() {
-    let mut w = World::healthy();
-    let d = w.deployment.as_mut().unwrap();
-    d.object["metadata"]["ownerReferences"] = serde_json::json!([
-        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "other", "uid": "x", "controller": true}
-    ]);
-    let step = w.reconcile(at(5), |_| panic!("no write on a collision"));
-    assert_eq!(step.action, "None");
-    assert_eq!(
-        assert_cond(&w, "Programmed", "False", "Invalid"),
-        "deployment sllbr-gw exists but is not owned by gateway gw (owned by ReplicaSet/other, cannot proceed due to name collision)"
-    );
-    assert_cond(&w, APPLIED, "False", "ApplyRejected");
-    assert_eq!(step.settlement.requeue, Requeue::None);
-    w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([]);
-    w.reconcile(at(6), |_| None);
-    assert!(
-        w.condition("Programmed")
-            .unwrap()
-            .message
-            .contains("(owned by unknown, cannot proceed")
-    );
-}
-
-#[test]
-fn stalled_rollout_is_degraded_while_programmed() {
-    let mut w = World::healthy();
-    w.rollout_stalled();
-    w.reconcile(at(700), |_| None);
-    assert!(
-        assert_cond(&w, "Programmed", "True", "Programmed")
-            .ends_with("; Pods may still be initializing")
-    );
-    assert_cond(&w, APPLIED, "True", "Applied");
-    let d = assert_cond(&w, DEGRADED, "True", "RolloutStalled");
-    assert!(
-        d.contains("2026-01-01T00:10:00Z") && d.contains("timed out progressing"),
-        "{d}"
-    );
-    w.rollout_complete();
-    w.reconcile(at(800), |_| None);
-    assert!(w.condition(DEGRADED).is_none());
-}
-
-#[test]
 fn generation_can_be_left_out_of_the_programmed_message() {
     let mut w = World::new();
     w.settings.generation_in_programmed_message = false;
@@ -340,34 +666,6 @@ fn generation_can_be_left_out_of_the_programmed_message() {
         assert_cond(&w, "Programmed", "True", "Programmed"),
         "LB Deployment reconciled"
     );
-}
-
-#[test]
-fn create_not_found_backs_off_like_a_transient_failure() {
-    let mut w = World::new();
-    let not_found =
-        |_: &gateway_reconcile::Action| api_error(404, "NotFound", "namespaces \"ns\" not found");
-    let step = w.reconcile(at(0), not_found);
-    assert_eq!(
-        assert_cond(&w, "Programmed", "False", "Pending"),
-        "LB Deployment ns/sllbr-gw is not created yet: namespaces \"ns\" not found"
-    );
-    let m = assert_cond(&w, APPLIED, "False", "ApplyFailed");
-    assert!(
-        m.ends_with("create failed (not found): namespaces \"ns\" not found"),
-        "{m}"
-    );
-    assert!(w.condition(DEGRADED).is_none());
-    assert_eq!(
-        step.settlement.requeue,
-        Requeue::After(Duration::from_secs(1))
-    );
-    let step = w.reconcile(at(45), not_found);
-    assert_eq!(
-        step.settlement.requeue,
-        Requeue::After(Duration::from_secs(45))
-    );
-    assert!(step.settlement.status.is_none(), "same failure, no write");
 }
 
 #[test]
@@ -424,22 +722,6 @@ fn degraded_stays_true_from_rejection_to_transient_failure_to_conflict() {
 }
 
 #[test]
-fn a_conflicting_retry_raises_degraded_when_due() {
-    let mut w = World::healthy();
-    w.edit_configuration();
-    w.reconcile(at(10), fail_503);
-    // Not yet due: still absent.
-    w.reconcile(at(300), |_| api_error(409, "Conflict", "modified"));
-    assert!(w.condition(DEGRADED).is_none());
-    let step = w.reconcile(at(310), |_| api_error(409, "Conflict", "modified"));
-    assert_eq!(
-        assert_cond(&w, DEGRADED, "True", "ApplyFailing"),
-        "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:00:10Z: updates of Deployment ns/sllbr-gw keep failing: modified"
-    );
-    assert_eq!(step.settlement.requeue, Requeue::Immediately);
-}
-
-#[test]
 fn resync_replaces_every_none_requeue_of_an_accepted_or_invalid_gateway() {
     let resync = Requeue::After(Duration::from_secs(600));
     let with_resync = |mut w: World| {
@@ -469,11 +751,11 @@ fn resync_replaces_every_none_requeue_of_an_accepted_or_invalid_gateway() {
     let mut w = with_resync(World::healthy());
     w.class = None;
     let step = w.reconcile(at(5), |_| None);
-    assert_eq!(step.settlement.requeue, Requeue::None, "not ours");
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange, "not ours");
     let mut w = with_resync(World::healthy());
     w.gateway.metadata.deletion_timestamp = Some("2026-01-01T00:00:00Z".into());
     let step = w.reconcile(at(5), |_| None);
-    assert_eq!(step.settlement.requeue, Requeue::None, "deleted");
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange, "deleted");
 }
 
 #[test]
@@ -508,7 +790,7 @@ fn deleted_gateway_does_nothing() {
     let step = w.reconcile(at(10), |_| panic!("no write"));
     assert_eq!(step.action, "None");
     assert!(step.settlement.status.is_none());
-    assert_eq!(step.settlement.requeue, Requeue::None);
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
 }
 
 #[test]
@@ -591,8 +873,8 @@ fn invalid_parameters_leave_addresses_and_the_deployment_alone() {
     assert_eq!(assert_cond(&w, APPLIED, "False", "InvalidParameters"), msg);
     assert!(w.condition(DEGRADED).is_none());
     assert_eq!(w.gateway.status.addresses, addresses, "addresses untouched");
-    assert_eq!(step.settlement.requeue, Requeue::None);
-    let patch = step.settlement.status_patch().unwrap();
+    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
+    let patch = step.settlement.status_patch().unwrap().into_body();
     assert!(patch["status"].get("addresses").is_none(), "{patch}");
 }
 
@@ -636,14 +918,14 @@ fn addresses_follow_the_routes() {
         .collect();
     assert_eq!(values, ["20.0.0.1", "20.0.0.2", "2001:db8::1"]);
     assert_eq!(
-        step.settlement.status_patch().unwrap()["status"]["addresses"][0]["type"],
+        step.settlement.status_patch().unwrap().into_body()["status"]["addresses"][0]["type"],
         "IPAddress"
     );
     w.routes.clear();
     let step = w.reconcile(at(3), |_| None);
     assert!(w.gateway.status.addresses.is_empty());
     assert!(
-        step.settlement.status_patch().unwrap()["status"]["addresses"].is_null(),
+        step.settlement.status_patch().unwrap().into_body()["status"]["addresses"].is_null(),
         "null removes the list"
     );
 }

@@ -5,7 +5,9 @@
 
 use gateway_reconcile::sim::defaulting::apply_server_defaults;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
-use gateway_reconcile::{Action, Settings, Settlement, Snapshot, WriteOutcome, plan, template};
+use gateway_reconcile::{
+    DeploymentWrite, Plan, Settings, Settlement, Snapshot, WriteOutcome, plan, template,
+};
 use serde_json::{Value, json};
 
 pub struct Inputs {
@@ -92,11 +94,13 @@ pub fn realistic_with(template: Deployment) -> Inputs {
             .with_gateway_class(Some(&class))
             .with_configuration(Some(&configuration))
             .with_routes(&routes);
-        let p = plan(&settings, snap, now()).unwrap();
-        let Action::Create(mut d) = p.action().clone() else {
+        let Plan::Write(p) = plan(&settings, snap, now()).unwrap() else {
             panic!("create expected")
         };
-        let s = p.settle(Some(&WriteOutcome::Applied));
+        let DeploymentWrite::Create(mut d) = p.write().clone() else {
+            panic!("create expected")
+        };
+        let s = p.settle(WriteOutcome::Applied);
         apply_server_defaults(&mut d);
         d.object["metadata"]["uid"] = json!("dep-uid");
         d.object["metadata"]["generation"] = json!(1);
@@ -134,7 +138,16 @@ pub fn settle(
         .with_configuration(Some(&i.configuration))
         .with_deployment(Some(&i.deployment))
         .with_routes(&i.routes);
-    plan(&settings, snap, now()).unwrap().settle(outcome).status
+    settle_plan(plan(&settings, snap, now()).unwrap(), outcome).status
+}
+
+/// Settles a plan: a planned write with `outcome` (`Applied` when `None`), a settled plan as
+/// it is.
+pub fn settle_plan(p: Plan<'_>, outcome: Option<&WriteOutcome>) -> Settlement {
+    match p {
+        Plan::Write(pending) => pending.settle(outcome.cloned().unwrap_or(WriteOutcome::Applied)),
+        Plan::Settled(s) => s,
+    }
 }
 
 pub fn to_json(i: &Inputs) -> Json {
@@ -176,7 +189,7 @@ pub fn reconcile(settings: &Settings, i: &Inputs, outcome: Option<&WriteOutcome>
         .with_configuration(Some(&i.configuration))
         .with_deployment(Some(&i.deployment))
         .with_routes(&i.routes);
-    plan(settings, snap, now()).unwrap().settle(outcome)
+    settle_plan(plan(settings, snap, now()).unwrap(), outcome)
 }
 
 /// The default template scaled `k` times: `2k` containers (the two originals and copies

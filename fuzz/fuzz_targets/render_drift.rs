@@ -5,7 +5,7 @@
 use arbitrary::Arbitrary;
 use gateway_reconcile::sim::defaulting::apply_server_defaults;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration};
-use gateway_reconcile::{Action, Settings, Snapshot, plan, template};
+use gateway_reconcile::{DeploymentWrite, Settings, Snapshot, plan, template};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 
@@ -90,12 +90,13 @@ fuzz_target!(|input: Input| {
         .with_gateway_class(Some(&class))
         .with_configuration(Some(&configuration));
     let Ok(first) = plan(&settings, snapshot, now) else { return };
-    let Action::Create(mut stored) = first.action().clone() else { return };
+    let Some(DeploymentWrite::Create(stored)) = first.write() else { return };
+    let mut stored = stored.clone();
     apply_server_defaults(&mut stored);
     stored.object["metadata"]["uid"] = json!("dep-uid");
     let snapshot = snapshot.with_deployment(Some(&stored));
     let second = plan(&settings, snapshot, now).expect("the created Deployment is ours");
-    if let Action::Update { drift, .. } = second.action() {
+    if let Some(DeploymentWrite::Update { drift, .. }) = second.write() {
         // Duplicate env names in the template make keyed pairing ambiguous; the server would
         // reject such a template, so only names that are unique count.
         let mut names: Vec<&str> = input.extra_env.iter().take(4).map(|(n, _)| n.as_str()).collect();

@@ -3,7 +3,7 @@
 #![no_main]
 
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
-use gateway_reconcile::{Settings, Snapshot, WriteOutcome, plan, template};
+use gateway_reconcile::{Plan, Settings, Snapshot, WriteOutcome, plan, template};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -35,10 +35,13 @@ fuzz_target!(|data: &[u8]| {
             .with_configuration(configuration.as_ref())
             .with_deployment(deployment.as_ref())
             .with_routes(&routes);
-        if let Ok(p) = plan(&settings, snapshot, now) {
-            let s = p.settle(outcome.as_ref());
-            let _ = s.status_patch();
-        }
+        // `None`: only a plan with nothing to write is settled.
+        let s = match (plan(&settings, snapshot, now), outcome) {
+            (Ok(Plan::Write(pending)), Some(outcome)) => pending.settle(outcome.clone()),
+            (Ok(Plan::Settled(s)), _) => s,
+            _ => continue,
+        };
+        let _ = s.status_patch();
     }
 });
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use gateway_reconcile::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration};
-use gateway_reconcile::{Action, Requeue, Settings, Snapshot, WriteOutcome, plan, template};
+use gateway_reconcile::{DeploymentWrite, Plan, Requeue, Settings, Snapshot, WriteOutcome, plan, template};
 use jiff::{SignedDuration, Timestamp};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
@@ -118,7 +118,8 @@ fuzz_target!(|input: Input| {
             .with_gateway_class(Some(&class))
             .with_configuration(Some(&configuration));
         let Ok(p) = plan(&defaults, snapshot, now) else { return None };
-        let Action::Create(mut d) = p.action().clone() else { return None };
+        let Some(DeploymentWrite::Create(d)) = p.write() else { return None };
+        let mut d = d.clone();
         d.object["metadata"]["annotations"]["meridio-2.nordix.org/gatewayconfiguration-generation"] =
             json!(g.to_string());
         d.object["metadata"]["generation"] = json!(1);
@@ -149,7 +150,12 @@ fuzz_target!(|input: Input| {
         assert!(settings.validate().is_err());
         return;
     };
-    let s = p.settle(outcome.as_ref());
+    // `None`: only a plan with nothing to write is settled.
+    let s = match (p, outcome) {
+        (Plan::Write(pending), Some(outcome)) => pending.settle(outcome.clone()),
+        (Plan::Settled(s), _) => s,
+        _ => return,
+    };
     if let Requeue::After(d) = s.requeue {
         assert!(!d.is_zero(), "a zero wait is a hot loop");
     }

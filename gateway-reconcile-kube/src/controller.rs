@@ -48,10 +48,11 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use tracing::{debug, info, warn};
 
-use crate::decide::{self, DeploymentWrite};
+use crate::decide;
 use crate::events;
 use crate::resources::{GatewayConfiguration, L34Route};
 use crate::write;
+use gateway_reconcile::{DeploymentWrite, Plan};
 
 /// The Gateway API group, the default of a parentRef's `group`.
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
@@ -357,38 +358,41 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         .with_configuration(configuration.as_ref())
         .with_deployment(observed.as_ref())
         .with_routes(&routes);
-    let decision = decide::decide(settings, snapshot, jiff::Timestamp::now())?;
+    let plan = decide::decide(settings, snapshot, jiff::Timestamp::now())?;
 
     let api = Api::<DynamicObject>::namespaced_with(
         ctx.client.clone(),
         &namespace,
         &ctx.deployment_resource,
     );
-    let (written, action) = match decision.write() {
-        Some(write @ DeploymentWrite::Create(desired)) => {
-            let written = write::create(&api, desired).await;
-            info!(gateway = %name, %namespace, deployment = %lb_name, outcome = ?written.outcome, "LB Deployment {}", write.verb());
-            (Some(written), write.verb())
+    let (settled, action): (decide::Settled, &str) = match plan {
+        Plan::Write(pending) => {
+            let write = pending.write();
+            let verb = decide::verb(write);
+            let written = match write {
+                DeploymentWrite::Create(desired) => {
+                    let written = write::create(&api, desired).await;
+                    info!(gateway = %name, %namespace, deployment = %lb_name, outcome = ?written.outcome, "LB Deployment {verb}");
+                    written
+                }
+                DeploymentWrite::Update { desired, drift } => {
+                    let written = write::replace(&api, desired).await;
+                    info!(gateway = %name, %namespace, deployment = %lb_name, ?drift, outcome = ?written.outcome, "LB Deployment {verb}");
+                    written
+                }
+            };
+            if written.resource_version.is_some() {
+                Pending::record(
+                    &ctx.pending.deployments,
+                    key.clone(),
+                    deployment_version.clone(),
+                    &written.resource_version,
+                );
+            }
+            (pending.settle(written.outcome).into(), verb)
         }
-        Some(write @ DeploymentWrite::Update { desired, drift }) => {
-            let written = write::replace(&api, desired).await;
-            info!(gateway = %name, %namespace, deployment = %lb_name, ?drift, outcome = ?written.outcome, "LB Deployment {}", write.verb());
-            (Some(written), write.verb())
-        }
-        None => (None, "Reconcile"),
+        Plan::Settled(settlement) => (settlement.into(), "Reconcile"),
     };
-    let outcome = written.map(|written| {
-        if written.resource_version.is_some() {
-            Pending::record(
-                &ctx.pending.deployments,
-                key.clone(),
-                deployment_version.clone(),
-                &written.resource_version,
-            );
-        }
-        written.outcome
-    });
-    let settled = decision.settle(outcome, gateway.resource_version().as_deref());
 
     if let Some(patch) = &settled.status_patch {
         let params = PatchParams {

@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn a_reconcile_from_typed_objects_round_trips_its_writes() {
-        use crate::{Action, Settings, Snapshot, WriteOutcome, plan, template};
+        use crate::{DeploymentWrite, Plan, Settings, Snapshot, WriteOutcome, plan, template};
         use k8s_openapi::api::apps::v1::Deployment;
 
         let mut json = gateway_json();
@@ -420,15 +420,18 @@ mod tests {
         let plan = plan(&settings, snapshot, "2026-01-01T09:00:00Z".parse().unwrap()).unwrap();
 
         // The Deployment the crate wants written fits k8s-openapi's type without loss.
-        let Action::Create(desired) = plan.action() else {
-            panic!("expected a create, got {:?}", plan.action());
+        let Plan::Write(pending) = plan else {
+            panic!("expected a write, got {plan:?}");
+        };
+        let DeploymentWrite::Create(desired) = pending.write() else {
+            panic!("expected a create, got {:?}", pending.write());
         };
         let typed = Deployment::try_from(desired).unwrap();
         assert_eq!(typed.metadata.name.as_deref(), Some("sllbr-gw"));
         assert_eq!(&wire::Deployment::try_from(&typed).unwrap(), desired);
 
         // The status it wants written converts to gateway-api's type.
-        let settlement = plan.settle(Some(&WriteOutcome::Applied));
+        let settlement = pending.settle(WriteOutcome::Applied);
         let status = settlement.status.as_ref().unwrap();
         let typed = GatewayStatus::try_from(status).unwrap();
         let types: Vec<_> = typed

@@ -1,12 +1,15 @@
-//! The decisions of SPEC §3, in order, up to the Deployment action.
+//! The decisions of SPEC §3, in order, up to the Deployment write; and the plan that
+//! carries them to the write and its settlement.
 
 use jiff::Timestamp;
 
-use super::Action;
+use super::settlement::Settlement;
+use super::write::{DeploymentWrite, WriteKind};
 use crate::addresses::addresses;
 use crate::conditions::{self, ConditionTypes, TransitionTime};
 use crate::drift::{Enforcement, drift_owned};
 use crate::error::InputError;
+use crate::outcome::WriteOutcome;
 use crate::render::{
     complete, deployment_name, generation_annotation, render, render_owned, uid_annotation,
 };
@@ -16,9 +19,65 @@ use crate::snapshot::{GatewayId, Snapshot};
 use crate::validate::{Invalid, validate};
 use crate::wire::{Condition, GatewayAddress, GatewayConfiguration};
 
-/// The decision of one reconcile, waiting for the outcome of its write.
-#[derive(Debug, Clone)]
-pub struct Plan<'a> {
+/// The decision of one reconcile: a Deployment write to perform and settle, or the
+/// settlement already.
+#[must_use = "perform the write and settle it, or use the settlement"]
+#[derive(Debug)]
+// Not `#[non_exhaustive]` on purpose: an embedder matches the protocol's states
+// exhaustively, so a new state is a compile error in every controller, never a silent arm.
+// A plan lives for one reconcile and is moved once or twice: boxing the larger variant would
+// cost an allocation per write for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Plan<'a> {
+    /// The LB Deployment must be written: perform [`PendingWrite::write`], then
+    /// [`PendingWrite::settle`] with its outcome.
+    Write(PendingWrite<'a>),
+    /// Nothing to write: the settlement is ready.
+    Settled(Settlement),
+}
+
+impl Plan<'_> {
+    /// What the plan does to the Deployment: `Create`, `Update`, or `None` when settled.
+    pub fn write_kind(&self) -> WriteKind {
+        match self {
+            Plan::Write(pending) => pending.write.kind(),
+            Plan::Settled(_) => WriteKind::None,
+        }
+    }
+
+    /// The write to perform, if any.
+    pub fn write(&self) -> Option<&DeploymentWrite> {
+        match self {
+            Plan::Write(pending) => Some(&pending.write),
+            Plan::Settled(_) => None,
+        }
+    }
+}
+
+/// A Deployment write waiting to be performed and settled with its outcome.
+#[must_use = "perform the write, then settle it with its outcome"]
+#[derive(Debug)]
+pub struct PendingWrite<'a> {
+    planned: Planned<'a>,
+    write: DeploymentWrite,
+}
+
+impl<'a> PendingWrite<'a> {
+    /// The Deployment write to perform.
+    pub fn write(&self) -> &DeploymentWrite {
+        &self.write
+    }
+
+    /// Settles the write with what happened to it (SPEC §6). Takes the plan by value: a
+    /// write is settled exactly once.
+    pub fn settle(self, outcome: WriteOutcome) -> Settlement {
+        self.planned.settle(Some((&self.write, &outcome)))
+    }
+}
+
+/// The decision of one reconcile, and what settling it needs.
+#[derive(Debug)]
+pub(super) struct Planned<'a> {
     pub(super) settings: &'a Settings,
     pub(super) types: ConditionTypes,
     pub(super) snapshot: Snapshot<'a>,
@@ -28,11 +87,10 @@ pub struct Plan<'a> {
     /// `now`).
     pub(super) applied_false_since: Option<Timestamp>,
     pub(super) decision: Decision<'a>,
-    pub(super) action: Action,
 }
 
 /// What the snapshot says about the Gateway, before any write.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) enum Decision<'a> {
     /// Being deleted: do nothing.
     Deleted,
@@ -47,7 +105,7 @@ pub(super) enum Decision<'a> {
 }
 
 /// Everything settle needs about an accepted Gateway.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Accepted<'a> {
     pub configuration: &'a GatewayConfiguration,
     /// The current GatewayConfiguration generation.
@@ -60,7 +118,7 @@ pub(super) struct Accepted<'a> {
 }
 
 /// What the observed Deployment carries.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Observed {
     /// The GatewayConfiguration generation of its annotation (`None`: absent or not a number).
     pub carried: Option<i64>,
@@ -78,7 +136,7 @@ pub(super) struct Observed {
 }
 
 /// Decides what to do for one Gateway (SPEC §3): deletion, ownership, validation,
-/// rendering and drift. Errors are inputs the crate cannot work with; invalid parameters are
+/// rendering and drift; a plan with nothing to write comes settled. Errors are inputs the crate cannot work with; invalid parameters are
 /// not errors but the `InvalidParameters` conditions.
 pub fn plan<'a>(
     settings: &'a Settings,
@@ -90,23 +148,22 @@ pub fn plan<'a>(
     let gateway = snapshot.gateway;
     let id = GatewayId::of(gateway)?;
     let conditions = &gateway.status.conditions;
-    let mut plan = Plan {
+    let mut plan = Planned {
         settings,
         snapshot,
         generation: id.generation,
         now,
         applied_false_since: None,
         decision: Decision::Deleted,
-        action: Action::None,
         types,
     };
     if gateway.metadata.deletion_timestamp.is_some() {
-        return Ok(plan);
+        return Ok(plan.settled());
     }
     plan.applied_false_since = applied_false_since(conditions, &plan.types, now);
     if conditions::is_stale(conditions, &plan.types, id.generation) {
         plan.decision = Decision::Stale;
-        return Ok(plan);
+        return Ok(plan.settled());
     }
     let ours = snapshot.gateway_class.is_some_and(|class| {
         class.spec.controller_name == settings.controller_name
@@ -118,13 +175,13 @@ pub fn plan<'a>(
     });
     if !ours {
         plan.decision = Decision::NotOurs;
-        return Ok(plan);
+        return Ok(plan.settled());
     }
     let validated = match validate(settings, gateway, snapshot.configuration, snapshot.template) {
         Ok(v) => v,
         Err(invalid) => {
             plan.decision = Decision::Invalid(invalid);
-            return Ok(plan);
+            return Ok(plan.settled());
         }
     };
     let configuration = validated.configuration;
@@ -138,15 +195,16 @@ pub fn plan<'a>(
         deployment,
         observed: None,
     };
+    let mut write = None;
     match snapshot.deployment {
         None => {
-            plan.action = Action::Create(render(
+            write = Some(DeploymentWrite::Create(render(
                 settings,
                 gateway,
                 &validated,
                 snapshot.template,
                 None,
-            ));
+            )));
         }
         Some(observed) => {
             check_identity(observed, &accepted.deployment, &name, id.namespace)?;
@@ -182,10 +240,10 @@ pub fn plan<'a>(
                         seen.spec_changes = paths.iter().any(|p| {
                             p.starts_with("spec") || p.starts_with("metadata.annotations")
                         });
-                        plan.action = Action::Update {
+                        write = Some(DeploymentWrite::Update {
                             desired: complete(observed, owned),
                             drift: paths,
-                        };
+                        });
                     }
                 }
                 Some((kind, owner, _)) => seen.collision = Some(format!("{kind}/{owner}")),
@@ -195,7 +253,13 @@ pub fn plan<'a>(
         }
     }
     plan.decision = Decision::Accepted(accepted);
-    Ok(plan)
+    Ok(match write {
+        Some(write) => Plan::Write(PendingWrite {
+            planned: plan,
+            write,
+        }),
+        None => plan.settled(),
+    })
 }
 
 impl Observed {
@@ -206,10 +270,10 @@ impl Observed {
     }
 }
 
-impl<'a> Plan<'a> {
-    /// The Deployment action the caller must perform before settling.
-    pub fn action(&self) -> &Action {
-        &self.action
+impl Planned<'_> {
+    /// The plan of a reconcile with nothing to write, settled at once.
+    fn settled(self) -> Plan<'static> {
+        Plan::Settled(self.settle(None))
     }
 }
 

@@ -5,7 +5,9 @@ use gateway_reconcile::sim::defaulting::apply_server_defaults;
 use gateway_reconcile::wire::{
     Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
 };
-use gateway_reconcile::{Action, Settings, Settlement, Snapshot, WriteOutcome, plan, template};
+use gateway_reconcile::{
+    DeploymentWrite, Plan, Settings, Settlement, Snapshot, WriteOutcome, plan, template,
+};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
@@ -113,11 +115,11 @@ impl World {
         h.replicas = Some(h.replicas.unwrap() + 1);
     }
 
-    /// One reconcile; `outcome` answers the write the plan asks for.
+    /// One reconcile; `outcome` answers the write the plan asks for (it must answer one).
     pub fn reconcile(
         &mut self,
         now: Timestamp,
-        outcome: impl Fn(&Action) -> Option<WriteOutcome>,
+        outcome: impl Fn(&DeploymentWrite) -> Option<WriteOutcome>,
     ) -> Step {
         let snapshot = Snapshot::new(&self.gateway, &self.template)
             .with_gateway_class(self.class.as_ref())
@@ -125,21 +127,25 @@ impl World {
             .with_deployment(self.deployment.as_ref())
             .with_routes(&self.routes);
         let plan = plan(&self.settings, snapshot, now).expect("plan");
-        let action = plan.action().clone();
-        let result = match action {
-            Action::None => None,
-            _ => outcome(&action),
+        let action = plan.write_kind().as_str();
+        let (write, result, settlement) = match plan {
+            Plan::Write(pending) => {
+                let write = pending.write().clone();
+                let result = outcome(&write).expect("the plan asks for a write: give its outcome");
+                let settlement = pending.settle(result.clone());
+                (Some(write), Some(result), settlement)
+            }
+            Plan::Settled(settlement) => (None, None, settlement),
         };
-        let settlement = plan.settle(result.as_ref());
-        let drift = match &action {
-            Action::Update { drift, .. } => drift.clone(),
-            _ => Vec::new(),
-        };
+        let drift = write
+            .as_ref()
+            .map(|w| w.drift().to_vec())
+            .unwrap_or_default();
         if result == Some(WriteOutcome::Applied) {
-            match &action {
-                Action::Create(d) => self.store(d.clone(), true),
-                Action::Update { desired, .. } => self.store(desired.clone(), false),
-                _ => {}
+            match write {
+                Some(DeploymentWrite::Create(d)) => self.store(d, true),
+                Some(DeploymentWrite::Update { desired, .. }) => self.store(desired, false),
+                None => {}
             }
         }
         if let Some(status) = &settlement.status {
@@ -147,7 +153,7 @@ impl World {
             self.status_writes += 1;
         }
         Step {
-            action: action.kind().as_str(),
+            action,
             drift,
             settlement,
         }
@@ -248,6 +254,6 @@ pub fn condition(
 }
 
 /// Every write fails with the same 503, as in the seed problem.
-pub fn fail_503(_: &Action) -> Option<WriteOutcome> {
+pub fn fail_503(_: &DeploymentWrite) -> Option<WriteOutcome> {
     api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
 }

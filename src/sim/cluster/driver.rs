@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::store::typed;
 use super::{Cluster, ClusterError, Kind};
 use crate::outcome::WriteOutcome;
-use crate::reconcile::{Action, ActionKind, Requeue};
+use crate::reconcile::{DeploymentWrite, Plan, Requeue, StatusPatch, WriteKind};
 use crate::sim::merge_patch;
 use crate::snapshot::Snapshot;
 use crate::wire::{
@@ -21,7 +21,7 @@ pub struct ReconcileRecord {
     /// The cluster clock the reconcile ran at.
     pub time: Timestamp,
     /// The Deployment action the plan asked for.
-    pub action: ActionKind,
+    pub action: WriteKind,
     /// The drifted field paths of an `Update` (empty otherwise).
     pub drift: Vec<String>,
     /// What happened to the Deployment write (`None` when there was none).
@@ -78,15 +78,22 @@ impl Cluster {
             .with_deployment(deployment.as_ref())
             .with_routes(routes);
         let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
-        let action = plan.action().kind();
-        let (drift, outcome) = match plan.action() {
-            Action::Create(desired) => (Vec::new(), Some(self.create_deployment(desired))),
-            Action::Update { desired, drift } => {
-                (drift.clone(), Some(self.update_deployment(desired)))
+        let action = plan.write_kind();
+        let (drift, outcome, settlement) = match plan {
+            Plan::Write(pending) => {
+                let (drift, outcome) = match pending.write() {
+                    DeploymentWrite::Create(desired) => {
+                        (Vec::new(), self.create_deployment(desired))
+                    }
+                    DeploymentWrite::Update { desired, drift } => {
+                        (drift.clone(), self.update_deployment(desired))
+                    }
+                };
+                let settlement = pending.settle(outcome.clone());
+                (drift, Some(outcome), settlement)
             }
-            _ => (Vec::new(), None),
+            Plan::Settled(settlement) => (Vec::new(), None, settlement),
         };
-        let settlement = plan.settle(outcome.as_ref());
         let patch = settlement.status_patch();
         let mut status_patch_problem = None;
         let status_written = match &settlement.status {
@@ -125,12 +132,24 @@ impl Cluster {
         })
     }
 
-    fn check_status_patch(&self, status: &GatewayStatus, patch: Option<&Value>) -> Option<String> {
+    fn check_status_patch(
+        &self,
+        status: &GatewayStatus,
+        patch: Option<&StatusPatch>,
+    ) -> Option<String> {
         let Some(patch) = patch else {
             return Some("status_patch() gives no patch but the settlement has a status".into());
         };
+        // The precondition must be the stored Gateway's resourceVersion (no write between).
+        let stored = self.gateway.pointer("/metadata/resourceVersion");
+        if patch.resource_version() != stored.and_then(Value::as_str) {
+            return Some(format!(
+                "status_patch() has the precondition {:?}, the Gateway has resourceVersion {stored:?}",
+                patch.resource_version()
+            ));
+        }
         let mut patched = self.gateway.clone();
-        merge_patch::apply(&mut patched, patch);
+        merge_patch::apply(&mut patched, patch.body());
         let got = patched.get("status").cloned().unwrap_or(Value::Null);
         match serde_json::from_value::<GatewayStatus>(got.clone()) {
             Ok(got) if &got == status => None,
@@ -145,7 +164,7 @@ impl Cluster {
 /// `none`, `immediately` or `after 90s`.
 pub fn describe_requeue(requeue: Requeue) -> String {
     match requeue {
-        Requeue::None => "none".into(),
+        Requeue::AwaitChange => "none".into(),
         Requeue::Immediately => "immediately".into(),
         Requeue::After(d) => format!("after {}", crate::settings::format_duration(d)),
     }
@@ -154,7 +173,7 @@ pub fn describe_requeue(requeue: Requeue) -> String {
 /// The requeue a scenario's `expect.requeue` names: `none`, `immediately` or a duration.
 pub(crate) fn requeue_from_word(word: &str) -> Result<Requeue, String> {
     match word {
-        "none" => Ok(Requeue::None),
+        "none" => Ok(Requeue::AwaitChange),
         "immediately" => Ok(Requeue::Immediately),
         _ => crate::settings::parse_duration(word).map(Requeue::After),
     }

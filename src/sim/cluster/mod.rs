@@ -62,7 +62,7 @@ mod rollout;
 pub(crate) mod store;
 mod writes;
 
-pub use crate::reconcile::ActionKind;
+pub use crate::reconcile::WriteKind;
 pub use driver::ReconcileRecord;
 pub use rollout::RolloutState;
 use store::check;

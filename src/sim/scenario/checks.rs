@@ -7,13 +7,13 @@ use serde_json::Value;
 
 use super::timeline::{describe_action, describe_condition, describe_requeue};
 use crate::reconcile::Requeue;
-use crate::sim::cluster::{ActionKind, ReconcileRecord, format_time};
+use crate::sim::cluster::{ReconcileRecord, WriteKind, format_time};
 
 /// What a reconcile must have done; every field optional.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Expect {
     /// The Deployment action.
-    pub action: Option<ActionKind>,
+    pub action: Option<WriteKind>,
     /// Whether the status was written.
     pub status_written: Option<bool>,
     /// Per condition type: `None` = must be absent.

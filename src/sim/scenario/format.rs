@@ -22,7 +22,7 @@ use super::{Scenario, Step, Verb, api_error_from_value, parse_time};
 use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::driver::requeue_from_word;
 use crate::sim::cluster::store::{check, typed_at};
-use crate::sim::cluster::{ActionKind, ClusterError, Kind, Objects, RolloutState};
+use crate::sim::cluster::{ClusterError, Kind, Objects, RolloutState, WriteKind};
 use crate::wire::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
@@ -253,12 +253,12 @@ impl<'de> Deserialize<'de> for DurationText {
     }
 }
 
-struct ActionWord(ActionKind);
+struct ActionWord(WriteKind);
 
 impl<'de> Deserialize<'de> for ActionWord {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         from_text(d, |name| {
-            ActionKind::from_name(name)
+            WriteKind::from_name(name)
                 .map(ActionWord)
                 .ok_or_else(|| format!("unknown action {name:?} (expected Create, Update or None)"))
         })

@@ -14,7 +14,7 @@ use crate::wire::Gateway;
 fn reconcile_writes_once_then_settles_with_no_writes() {
     let mut c = meridio();
     let first = c.reconcile().unwrap();
-    assert_eq!(first.action, ActionKind::Create);
+    assert_eq!(first.action, WriteKind::Create);
     assert_eq!(first.outcome, Some(WriteOutcome::Applied));
     assert!(first.status_written);
     assert_eq!(first.status_patch_problem, None);
@@ -27,7 +27,7 @@ fn reconcile_writes_once_then_settles_with_no_writes() {
     for _ in 0..20 {
         c.advance(Duration::from_secs(60)).unwrap();
         let r = c.reconcile().unwrap();
-        assert_eq!((r.action, r.status_written), (ActionKind::None, false));
+        assert_eq!((r.action, r.status_written), (WriteKind::None, false));
     }
     assert_eq!(c.deployment_writes(), 1);
     assert_eq!(c.applied_deployment_writes(), 1);
@@ -50,7 +50,7 @@ fn failed_writes_are_counted_and_leave_the_deployment_alone() {
     c.fail_writes(2, e503.clone());
     for _ in 0..2 {
         let r = c.reconcile().unwrap();
-        assert_eq!(r.action, ActionKind::Update);
+        assert_eq!(r.action, WriteKind::Update);
         assert_eq!(r.outcome.as_ref(), Some(&e503));
         assert!(!r.drift.is_empty());
     }

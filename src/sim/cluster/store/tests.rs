@@ -15,7 +15,7 @@ fn kinds_and_rollouts_round_trip_their_keys() {
     ] {
         assert_eq!(RolloutState::from_key(r.key()), Some(r));
     }
-    for a in [ActionKind::Create, ActionKind::Update, ActionKind::None] {
-        assert_eq!(ActionKind::from_name(a.as_str()), Some(a));
+    for a in [WriteKind::Create, WriteKind::Update, WriteKind::None] {
+        assert_eq!(WriteKind::from_name(a.as_str()), Some(a));
     }
 }

@@ -9,7 +9,7 @@ use crate::events::{Event, EventType};
 use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
 use crate::settings::Settings;
-use crate::sim::cluster::{ActionKind, Cluster, Objects, ReconcileRecord};
+use crate::sim::cluster::{Cluster, Objects, ReconcileRecord, WriteKind};
 use crate::sim::scenario::format::tests::with_steps;
 use crate::sim::scenario::{Scenario, Verb};
 use crate::wire::Condition;
@@ -73,7 +73,7 @@ fn subset_rules() {
 pub(crate) fn record() -> ReconcileRecord {
     ReconcileRecord {
         time: "2026-01-01T00:00:00Z".parse().unwrap(),
-        action: ActionKind::Update,
+        action: WriteKind::Update,
         drift: vec!["spec.replicas".into()],
         outcome: Some(WriteOutcome::from_parts(
             Some(503),

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
-use crate::sim::cluster::{ActionKind, Kind, RolloutState};
+use crate::sim::cluster::{Kind, RolloutState, WriteKind};
 use crate::sim::scenario::{DEMO, Scenario, ScenarioError, Verb};
 
 pub(crate) fn with_steps(steps: Value) -> Value {
@@ -221,7 +221,7 @@ fn every_key_parses() {
     let Verb::Reconcile(e) = &s.steps[0].verb else {
         panic!("{:?}", s.steps[0])
     };
-    assert_eq!(e.action, Some(ActionKind::Update));
+    assert_eq!(e.action, Some(WriteKind::Update));
     assert_eq!(e.status_written, Some(true));
     assert_eq!(e.conditions.len(), 2);
     let accepted = e.conditions.iter().find(|(t, _)| t == "Accepted").unwrap();

@@ -1,0 +1,47 @@
+use super::*;
+
+fn types() -> ConditionTypes {
+    ConditionTypes::new(&Settings::default()).unwrap()
+}
+
+#[test]
+fn timestamps_have_second_precision() {
+    let now: Timestamp = "2026-01-01T00:00:01.987Z".parse().unwrap();
+    assert_eq!(timestamp(now), "2026-01-01T00:00:01Z");
+}
+
+#[test]
+fn api_validation_rules() {
+    for r in [
+        reason::ACCEPTED,
+        reason::PENDING,
+        reason::INVALID_PARAMETERS,
+        reason::PROGRAMMED,
+        reason::INVALID,
+        reason::APPLIED,
+        reason::APPLY_FAILED,
+        reason::APPLY_REJECTED,
+        reason::APPLY_FAILING,
+        reason::ROLLOUT_STALLED,
+    ] {
+        assert!(is_valid_reason(r), "{r}");
+    }
+    for bad in ["", "1abc", "a-b", "ab,", "a b"] {
+        assert!(!is_valid_reason(bad), "{bad}");
+    }
+    let t = types();
+    for ok in [ACCEPTED, PROGRAMMED, &t.configuration_applied, &t.degraded] {
+        assert!(is_valid_type(ok), "{ok}");
+    }
+    for bad in ["", "Bad Type", "UPPER.io/X", "a/", "/x"] {
+        assert!(!is_valid_type(bad), "{bad}");
+    }
+    let bad_domain = Settings {
+        condition_domain: "Not A Domain".into(),
+        ..Settings::default()
+    };
+    assert_eq!(
+        ConditionTypes::new(&bad_domain).unwrap_err().to_string(),
+        "settings: conditionDomain: \"Not A Domain\" is not a DNS subdomain (lowercase, at most 253 characters)"
+    );
+}

@@ -1,0 +1,145 @@
+//! What one reconcile ends with: the status to write, as a merge patch with its
+//! precondition, the Events, and when to look again.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::events::Event;
+use crate::wire::{Condition, GatewayAddress, GatewayStatus};
+
+/// When to reconcile this Gateway again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Requeue {
+    /// Only on the next watch event.
+    AwaitChange,
+    /// At once.
+    Immediately,
+    /// After this long.
+    After(Duration),
+}
+
+/// What one reconcile ends with.
+#[must_use = "write the status, record the events and requeue as it says"]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Settlement {
+    /// The Gateway status to write (the full condition list and the addresses), or `None`
+    /// when it equals the observed one.
+    pub status: Option<GatewayStatus>,
+    /// When to look again.
+    pub requeue: Requeue,
+    /// The Events to record on the Gateway: one per condition transition, none on a retry
+    /// that changes nothing.
+    pub events: Vec<Event>,
+    /// Whether this reconcile owns `status.addresses` (false when the parameters are invalid
+    /// or the Gateway is not ours: the addresses are left untouched).
+    pub(super) addresses_owned: bool,
+    /// The observed Gateway's `metadata.resourceVersion`: the status patch's precondition.
+    pub(super) resource_version: Option<String>,
+}
+
+impl Settlement {
+    /// The JSON merge patch (RFC 7386) for the Gateway's status subresource, or `None` when
+    /// there is nothing to write. It replaces `status.conditions` whole (always the full
+    /// list, never `null`), and `status.addresses` when this reconcile owns them (`null`
+    /// removes an empty list). See [`StatusPatch`] for the precondition it carries.
+    pub fn status_patch(&self) -> Option<StatusPatch> {
+        let status = self.status.as_ref()?;
+        let mut fields = Map::new();
+        // Built by hand, not through a fallible serialization: the conditions can never
+        // become a `null` that would delete every condition, foreign ones included.
+        fields.insert(
+            "conditions".into(),
+            Value::Array(status.conditions.iter().map(condition_value).collect()),
+        );
+        if self.addresses_owned {
+            let addresses = if status.addresses.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(status.addresses.iter().map(address_value).collect())
+            };
+            fields.insert("addresses".into(), addresses);
+        }
+        let mut body = Map::new();
+        if let Some(version) = &self.resource_version {
+            let mut metadata = Map::new();
+            metadata.insert("resourceVersion".into(), Value::String(version.clone()));
+            body.insert("metadata".into(), Value::Object(metadata));
+        }
+        body.insert("status".into(), Value::Object(fields));
+        Some(StatusPatch {
+            body: Value::Object(body),
+            resource_version: self.resource_version.clone(),
+        })
+    }
+}
+
+/// The merge patch for the Gateway status subresource.
+///
+/// Send [`body`](StatusPatch::body) as a JSON merge patch (kube-rs: `Patch::Merge`) to the
+/// Gateway's `status` subresource. The list of conditions is replaced whole, so a condition
+/// another controller wrote after the snapshot was taken would be lost; the patch prevents
+/// that with the observed Gateway's `metadata.resourceVersion` as a precondition: the API
+/// server answers 409 Conflict when the Gateway changed meanwhile, and the caller then
+/// reconciles again at once with the newer object.
+///
+/// When the snapshot's Gateway has no `resourceVersion` (a hand-written snapshot), the body
+/// has no `metadata` and [`resource_version`](StatusPatch::resource_version) is `None`: the
+/// caller must then supply the precondition itself (or accept that a concurrent write to the
+/// conditions may be lost).
+#[must_use = "send the body as a merge patch to the Gateway status subresource"]
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusPatch {
+    body: Value,
+    resource_version: Option<String>,
+}
+
+impl StatusPatch {
+    /// The JSON merge patch body: `{"metadata": {"resourceVersion": RV}, "status": {...}}`,
+    /// without `metadata` when the snapshot's Gateway has no `resourceVersion`.
+    pub fn body(&self) -> &Value {
+        &self.body
+    }
+
+    /// The body, by value.
+    pub fn into_body(self) -> Value {
+        self.body
+    }
+
+    /// The precondition: the `resourceVersion` of the Gateway the status was computed from.
+    pub fn resource_version(&self) -> Option<&str> {
+        self.resource_version.as_deref()
+    }
+}
+
+/// A condition as serde writes it (`wire::Condition`), field by field.
+fn condition_value(c: &Condition) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String(c.type_.clone()));
+    m.insert("status".into(), Value::String(c.status.clone()));
+    if let Some(g) = c.observed_generation {
+        m.insert("observedGeneration".into(), Value::from(g));
+    }
+    m.insert(
+        "lastTransitionTime".into(),
+        Value::String(c.last_transition_time.clone()),
+    );
+    m.insert("reason".into(), Value::String(c.reason.clone()));
+    m.insert("message".into(), Value::String(c.message.clone()));
+    Value::Object(m)
+}
+
+/// An address as serde writes it (`wire::GatewayAddress`).
+fn address_value(a: &GatewayAddress) -> Value {
+    let mut m = Map::new();
+    if let Some(t) = &a.type_ {
+        m.insert("type".into(), Value::String(t.clone()));
+    }
+    m.insert("value".into(), Value::String(a.value.clone()));
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests;

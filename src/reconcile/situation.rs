@@ -1,0 +1,77 @@
+//! What one reconcile found and did, classified once: the decision of SPEC §3 × the write ×
+//! the class of its outcome. The table maps each situation to its SPEC §6 row.
+
+use super::plan::{Accepted, Decision};
+use super::write::{DeploymentWrite, WriteKind};
+use crate::outcome::{FailureClass, WriteOutcome};
+use crate::validate::Invalid;
+
+/// The situation after the write. Every match over it, over [`LbDeployment`] and over the
+/// failure classes they carry is exhaustive: a new situation or failure class makes the
+/// compiler point at the table.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Situation<'p, 'a> {
+    /// The Gateway is being deleted (SPEC §3): do nothing.
+    Deleted,
+    /// An owned condition is newer than the snapshot: write nothing, look again at once.
+    Stale,
+    /// The GatewayClass is missing or another controller's.
+    NotOurs,
+    /// The parameters (or the template) are invalid.
+    Invalid(&'p Invalid),
+    /// Accepted: the LB Deployment is managed, and this is what happened to it.
+    Accepted(&'p Accepted<'a>, LbDeployment<'p>),
+}
+
+/// What happened to the LB Deployment of an accepted Gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LbDeployment<'p> {
+    /// Its name is taken by an object this Gateway does not control (`KIND/NAME` of that
+    /// object's controller, or `unknown`): nothing was written.
+    NameCollision(&'p str),
+    /// It is as desired after this reconcile: created, updated, or nothing to write
+    /// ([`WriteKind::None`]).
+    AsDesired(WriteKind),
+    /// Creating it failed.
+    CreateFailed(FailureClass),
+    /// Updating it failed.
+    UpdateFailed(FailureClass),
+}
+
+impl<'p, 'a> Situation<'p, 'a> {
+    /// Classifies a decision and, when a write was planned, the write and its outcome.
+    pub(super) fn classify(
+        decision: &'p Decision<'a>,
+        written: Option<(&DeploymentWrite, &WriteOutcome)>,
+    ) -> Situation<'p, 'a> {
+        match decision {
+            Decision::Deleted => Situation::Deleted,
+            Decision::Stale => Situation::Stale,
+            Decision::NotOurs => Situation::NotOurs,
+            Decision::Invalid(invalid) => Situation::Invalid(invalid),
+            Decision::Accepted(a) => {
+                let collision = a.observed.as_ref().and_then(|o| o.collision.as_deref());
+                let lb = match (collision, written) {
+                    // A collision plans no write.
+                    (Some(owner), _) => LbDeployment::NameCollision(owner),
+                    (None, None) => LbDeployment::AsDesired(WriteKind::None),
+                    (None, Some((write, outcome))) => match (write, outcome.class()) {
+                        (DeploymentWrite::Create(_), None) => {
+                            LbDeployment::AsDesired(WriteKind::Create)
+                        }
+                        (DeploymentWrite::Update { .. }, None) => {
+                            LbDeployment::AsDesired(WriteKind::Update)
+                        }
+                        (DeploymentWrite::Create(_), Some(class)) => {
+                            LbDeployment::CreateFailed(class)
+                        }
+                        (DeploymentWrite::Update { .. }, Some(class)) => {
+                            LbDeployment::UpdateFailed(class)
+                        }
+                    },
+                };
+                Situation::Accepted(a, lb)
+            }
+        }
+    }
+}
