@@ -173,6 +173,8 @@ mod settings;
 pub mod sim;
 mod snapshot;
 pub mod template;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod validate;
 pub mod wire;
 
