@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::conditions::{self, ACCEPTED, CONFIGURATION_APPLIED, DEGRADED, PROGRAMMED};
 use crate::outcome::{FailureClass, WriteOutcome};
 use crate::reconcile::{Plan, Settlement, WriteKind, plan};
-use crate::render::generation_annotation;
+use crate::render::{generation_annotation, uid_annotation};
 use crate::sim::cluster::{Cluster, ReconcileRecord, RolloutState};
 use crate::snapshot::Snapshot;
 use crate::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration};
@@ -55,9 +55,12 @@ impl std::error::Error for Violation {}
 ///   the gap lasts;
 /// - `applied-truth`: `ConfigurationApplied` is True exactly when the stored Deployment
 ///   carries the current GatewayConfiguration generation with no drift (a plan made now asks
-///   for no write);
+///   for no write), and then never another GatewayConfiguration's uid;
 /// - `programmed-names-generation`: a True `Programmed` names the generation the Deployment
 ///   carries, and is never True without a Deployment;
+/// - `no-idle-write`: the status is written only when a condition or an address changed;
+/// - `status-patch`: the settlement's status patch, applied as the API server would, gives
+///   the settled status;
 /// - `deterministic`: planning the same snapshot twice gives the same write and settlement.
 ///
 /// [`converge`] adds `converged`: once faults stop and the configuration is valid and ours,
@@ -65,6 +68,7 @@ impl std::error::Error for Violation {}
 #[derive(Debug, Clone)]
 pub struct Invariants {
     before: Vec<Condition>,
+    addresses: Vec<String>,
     step: usize,
 }
 
@@ -80,6 +84,15 @@ fn find<'a>(conditions: &'a [Condition], t: &str) -> Option<&'a Condition> {
     conditions.iter().find(|c| c.type_ == t)
 }
 
+fn addresses(gateway: &Gateway) -> Vec<String> {
+    gateway
+        .status
+        .addresses
+        .iter()
+        .map(|a| a.value.clone())
+        .collect()
+}
+
 fn is_true(c: Option<&Condition>) -> bool {
     c.is_some_and(|c| c.status == conditions::status::TRUE)
 }
@@ -89,6 +102,7 @@ impl Invariants {
     pub fn new(cluster: &Cluster) -> Result<Self, Violation> {
         let gateway: Gateway = parse(cluster.gateway(), 0)?;
         Ok(Invariants {
+            addresses: addresses(&gateway),
             before: gateway.status.conditions,
             step: 0,
         })
@@ -140,6 +154,15 @@ impl Invariants {
         let ours = cluster
             .gateway_class()
             .is_some_and(|c| c["spec"]["controllerName"] == settings.controller_name.as_str());
+
+        // No status write when nothing changed, and the patch gives the settled status.
+        let changed = *after != *before || addresses(&gateway) != self.addresses;
+        self.ensure(!record.status_written || changed, "no-idle-write", || {
+            "the status was written, and neither a condition nor an address changed".into()
+        })?;
+        if let Some(problem) = &record.status_patch_problem {
+            return Err(self.violation("status-patch", problem.clone()));
+        }
 
         // Foreign conditions: the same ones, byte-identical, in the same order.
         let foreign = |cs: &[Condition]| -> Vec<Condition> {
@@ -287,6 +310,19 @@ impl Invariants {
                         applied.map(|c| c.status.as_str())
                     )
                 })?;
+                // The uid: a Deployment applied to another GatewayConfiguration of the same
+                // name is not applied (one without the annotation is compared by generation).
+                let carried_uid = stored.and_then(|d| {
+                    d["metadata"]["annotations"][uid_annotation(settings).as_str()].as_str()
+                });
+                let wanted_uid = cluster
+                    .configuration()
+                    .and_then(|c| c["metadata"]["uid"].as_str());
+                if is_true(applied) {
+                    self.ensure(carried_uid.is_none() || carried_uid == wanted_uid, "applied-truth", || {
+                        format!("ConfigurationApplied is True, but the Deployment carries uid {carried_uid:?}, not {wanted_uid:?}")
+                    })?;
+                }
                 if let (Some(p), Some(n)) = (programmed.filter(|p| is_true(Some(p))), carried) {
                     let prefix = format!(
                         "LB Deployment reconciled with GatewayConfiguration generation {n}"
@@ -310,6 +346,7 @@ impl Invariants {
             }
         }
         self.before = after.clone();
+        self.addresses = addresses(&gateway);
         Ok(())
     }
 
