@@ -4,12 +4,12 @@
 //! - [`strategies`]: proptest strategies for valid GatewayConfigurations (and invalid ones,
 //!   tagged with their validation message), Gateways with foreign conditions, observed
 //!   Deployments as the API server returns them, write outcomes of every class, and fault
-//!   schedules ([`Op`](strategies::Op)s: reconciles, edits, write failures, rollouts, clock
+//!   schedules ([`Op`](strategies::Op) values: reconciles, edits, write failures, rollouts, clock
 //!   advances, restarts) that run through the simulated cluster.
 //! - [`invariants`]: the truthfulness properties the crate's own model test asserts, as
 //!   [`Invariants::check`](invariants::Invariants::check) after each reconcile of a run and
 //!   [`converge`](invariants::converge) at its end, failing with a
-//!   [`Violation`](invariants::Violation) that names the property and the step.
+//!   [`invariants::Violation`] that names the property and the step.
 //! - [`render`]: a stable, human-readable text of a settlement and of a run (the timeline
 //!   `simulate` prints), deterministic across runs and platforms, for snapshot tests.
 //! - [`Run`]: a schedule applied to a [`Cluster`], checked as it goes, recorded for

@@ -291,16 +291,41 @@ pub fn valid_configuration() -> impl Strategy<Value = Value> {
 /// An invalid GatewayConfiguration object, tagged with the validation message it must
 /// produce (the `Accepted=False/InvalidParameters` message contains it).
 pub fn invalid_configuration() -> impl Strategy<Value = (Value, String)> {
-    prop_oneof![(1i64..1000).prop_map(|n| (
-        configuration_object(&json!({
-            "internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}],
-            "horizontalScaling": {"replicas": -n}
-        })),
-        format!(
-            "horizontalScaling.replicas: invalid value {}: must be greater than or equal to 0",
-            -n
-        )
-    )),]
+    prop_oneof![
+        prop_oneof![Just("0.0.0.0/0"), Just("::/0")].prop_map(|cidr| (
+            configuration_object(&json!({"internalSubnets": subnets(&[cidr.to_owned()])})),
+            format!("CIDR {cidr:?}: default route CIDRs (0.0.0.0/0 or ::/0) are not allowed")
+        )),
+        (1u8..=254, 17u8..=24).prop_map(|(octet, prefix)| {
+            let (wide, narrow) = (
+                format!("10.{octet}.0.0/16"),
+                format!("10.{octet}.0.0/{prefix}"),
+            );
+            (
+                configuration_object(
+                    &json!({"internalSubnets": subnets(&[wide.clone(), narrow.clone()])}),
+                ),
+                format!("overlapping internalSubnet CIDRs: {wide} and {narrow}"),
+            )
+        }),
+        (1i64..1000).prop_map(|n| (
+            configuration_object(&json!({
+                "internalSubnets": subnets(&["169.254.100.0/24".to_owned()]),
+                "horizontalScaling": {"replicas": -n}
+            })),
+            format!(
+                "horizontalScaling.replicas: invalid value {}: must be greater than or equal to 0",
+                -n
+            )
+        )),
+    ]
+}
+
+fn subnets(cidrs: &[String]) -> Value {
+    cidrs
+        .iter()
+        .map(|cidr| json!({"attachmentType": "NAD", "cidr": cidr}))
+        .collect()
 }
 
 /// A Gateway object of our class (`ns/gw`, generation 1 to 5) carrying 0 to 3 foreign
