@@ -4,7 +4,7 @@
 //! - [`strategies`]: proptest strategies for valid GatewayConfigurations (and invalid ones,
 //!   tagged with their validation message), Gateways with foreign conditions, observed
 //!   Deployments as the API server returns them, write outcomes of every class, and fault
-//!   schedules ([`Op`](strategies::Op) values: reconciles, edits, write failures, rollouts, clock
+//!   schedules ([`Op`] values: reconciles, edits, write failures, rollouts, clock
 //!   advances, restarts) that run through the simulated cluster.
 //! - [`invariants`]: the truthfulness properties the crate's own model test asserts, as
 //!   [`Invariants::check`](invariants::Invariants::check) after each reconcile of a run and
