@@ -37,3 +37,40 @@ fn a_fault_schedule_renders_as_a_timeline() {
     assert_eq!(text, again.render());
     insta::assert_snapshot!(text);
 }
+
+/// One settlement, rendered: an update of a drifted Deployment that hits a conflict.
+#[test]
+fn a_settlement_renders_with_its_action_and_drift() {
+    use gateway_reconcile::testing::render;
+    use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration};
+    use gateway_reconcile::{Plan, Snapshot, plan};
+
+    let mut cluster = strategies::cluster().unwrap();
+    for op in [
+        Op::Reconcile,
+        Op::Rollout(0),
+        Op::Reconcile,
+        Op::DeploymentEdit,
+    ] {
+        strategies::apply(&mut cluster, &op).unwrap();
+    }
+    let gateway: Gateway = serde_json::from_value(cluster.gateway().clone()).unwrap();
+    let class: GatewayClass =
+        serde_json::from_value(cluster.gateway_class().unwrap().clone()).unwrap();
+    let configuration: GatewayConfiguration =
+        serde_json::from_value(cluster.configuration().unwrap().clone()).unwrap();
+    let deployment: Deployment =
+        serde_json::from_value(cluster.deployment().unwrap().clone()).unwrap();
+    let template: Deployment = serde_json::from_value(cluster.template().clone()).unwrap();
+    let snapshot = Snapshot::new(&gateway, &template)
+        .with_gateway_class(Some(&class))
+        .with_configuration(Some(&configuration))
+        .with_deployment(Some(&deployment))
+        .with_routes(cluster.routes());
+    let Plan::Write(pending) = plan(cluster.settings(), snapshot, cluster.now()).unwrap() else {
+        panic!("a drifted Deployment is written");
+    };
+    let write = pending.write().clone();
+    let settlement = pending.settle(strategies::failure(0));
+    insta::assert_snapshot!(render::settlement(Some(&write), &settlement));
+}
