@@ -93,3 +93,43 @@ fn a_touched_foreign_condition_is_a_violation() {
     let violation = check.check(&cluster, &record).unwrap_err();
     assert_eq!(violation.property, "foreign-untouched", "{violation}");
 }
+
+/// A Degraded condition that is due but missing (a wrapper that drops it) is caught.
+#[test]
+fn a_missing_degraded_is_a_violation() {
+    use gateway_reconcile::sim::cluster::Kind;
+    use serde_json::{Value, json};
+
+    let mut cluster = strategies::cluster().unwrap();
+    let mut check = invariants::Invariants::new(&cluster).unwrap();
+    let schedule = [
+        Op::Reconcile,
+        Op::Rollout(0),
+        Op::Reconcile,
+        Op::ConfigurationEdit(2),
+        Op::Fail(4, 10),
+        Op::Reconcile,
+        Op::Advance(130),
+    ];
+    for op in &schedule {
+        if let Some(record) = strategies::apply(&mut cluster, op).unwrap() {
+            check.check(&cluster, &record).unwrap();
+        }
+    }
+    let mut record = cluster.reconcile().unwrap();
+    // The wrapper dropped the status write: the stored conditions stay as they were.
+    record.status_written = false;
+    let kept: Vec<Value> = cluster.gateway()["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] != "meridio-2.nordix.org/Degraded")
+        .cloned()
+        .collect();
+    assert_eq!(kept.len(), 4, "Degraded was there to drop");
+    cluster
+        .patch(Kind::Gateway, &json!({"status": {"conditions": kept}}))
+        .unwrap();
+    let violation = check.check(&cluster, &record).unwrap_err();
+    assert_eq!(violation.property, "degraded-after", "{violation}");
+}

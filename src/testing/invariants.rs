@@ -48,9 +48,10 @@ impl std::error::Error for Violation {}
 ///   a valid type and reason, a message of at most 32768 characters, an RFC 3339
 ///   `lastTransitionTime` that moves only with the status;
 /// - `no-flapping`: a transient or conflicting update failure never turns `Programmed` False;
-/// - `degraded-after`: `Degraded` is only ever True, only with `Programmed` True, and
+/// - `degraded-after`: `Degraded` is only ever True, only with `Programmed` True;
 ///   `ApplyFailing` appears no earlier than `degradedAfter` after `ConfigurationApplied`
-///   turned False;
+///   turned False, and is there once `ConfigurationApplied` has been False/`ApplyFailed`
+///   that long (with `Programmed` True);
 /// - `degraded-steady`: once True, `Degraded` stays True (same `lastTransitionTime`) while
 ///   the gap lasts;
 /// - `applied-truth`: `ConfigurationApplied` is True exactly when the stored Deployment
@@ -239,6 +240,30 @@ impl Invariants {
                         format!("Programmed turned {programmed:?} on a {class:?} failure")
                     })?;
                 }
+            }
+        }
+
+        // Degraded on time: ConfigurationApplied False/ApplyFailed (a transient failure) for
+        // degradedAfter, with Programmed True, is Degraded.
+        if let Some(a) = applied.filter(|a| {
+            a.status == conditions::status::FALSE && a.reason == conditions::reason::APPLY_FAILED
+        }) {
+            let due = a
+                .last_transition_time
+                .parse::<jiff::Timestamp>()
+                .ok()
+                .and_then(|s| {
+                    jiff::SignedDuration::try_from(settings.degraded_after)
+                        .ok()
+                        .and_then(|d| s.checked_add(d).ok())
+                });
+            if ours && is_true(programmed) && due.is_some_and(|due| cluster.now() >= due) {
+                self.ensure(is_true(degraded), "degraded-after", || {
+                    format!(
+                        "ConfigurationApplied False/ApplyFailed since {}, degradedAfter {:?} passed, and no Degraded",
+                        a.last_transition_time, settings.degraded_after
+                    )
+                })?;
             }
         }
 
