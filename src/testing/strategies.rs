@@ -352,7 +352,7 @@ pub fn gateway_with_foreign_conditions() -> impl Strategy<Value = Value> {
 
 /// An observed LB Deployment as the API server returns it: created by a reconcile of
 /// [`objects`] with a [`valid_configuration`], server-defaulted, with bookkeeping, and with
-/// the status of a rollout state. `None` is never produced: a configuration the cluster
+/// the status of a rollout state (complete, progressing or stalled). A case the cluster
 /// cannot run is filtered out.
 pub fn observed_deployment() -> impl Strategy<Value = Value> {
     (valid_configuration(), 0u8..3).prop_filter_map(
