@@ -144,7 +144,9 @@
 //! `k8s-openapi` (conversions with k8s-openapi 0.28's `Deployment` and
 //! `Condition`) and `gateway-api` (conversions from gateway-api 0.22's `Gateway` and
 //! `GatewayClass`, and condition lists back). The library enables no Kubernetes version of
-//! k8s-openapi; the final binary does.
+//! k8s-openapi; the final binary does. `testing` is the test kit for embedders
+//! (`testing` module: proptest strategies, the invariants as reusable checks, stable text
+//! for snapshot tests); it adds proptest as a dependency.
 //!
 //! # Example
 //!
@@ -173,6 +175,8 @@ mod settings;
 pub mod sim;
 mod snapshot;
 pub mod template;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod validate;
 pub mod wire;
 

@@ -1,0 +1,471 @@
+//! The truthfulness properties of the crate's own model test, as checks an embedder calls on
+//! a run of its own: [`Invariants::check`] after every [`Cluster::reconcile`], and
+//! [`converge`] at the end of a schedule.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::conditions::{self, ACCEPTED, CONFIGURATION_APPLIED, DEGRADED, PROGRAMMED};
+use crate::outcome::{FailureClass, WriteOutcome};
+use crate::reconcile::{Plan, Settlement, WriteKind, plan};
+use crate::render::{generation_annotation, uid_annotation};
+use crate::sim::cluster::{Cluster, ReconcileRecord, RolloutState};
+use crate::snapshot::Snapshot;
+use crate::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration};
+
+/// A property that failed, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The reconcile it failed at (1-based, counting the reconciles checked).
+    pub step: usize,
+    /// Which property: e.g. `no-flapping`, `degraded-after`, `applied-truth`.
+    pub property: &'static str,
+    /// What was seen.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "reconcile {}: {} violated: {}",
+            self.step, self.property, self.message
+        )
+    }
+}
+
+/// proptest turns it into a test failure (its `TestCaseError` converts from any error), so
+/// `?` works in a `proptest!` body.
+impl std::error::Error for Violation {}
+
+/// The invariants, checked reconcile by reconcile on one Gateway's run.
+///
+/// The properties (the Gateway's conditions before and after each reconcile):
+///
+/// - `foreign-untouched`: conditions of other types are kept as they were, in place;
+/// - `well-formed`: owned conditions carry the Gateway's generation (when written and ours),
+///   a valid type and reason, a message of at most 32768 characters, an RFC 3339
+///   `lastTransitionTime` that moves only with the status;
+/// - `no-flapping`: a transient or conflicting update failure never turns `Programmed` False;
+/// - `degraded-after`: `Degraded` is only ever True, only with `Programmed` True;
+///   `ApplyFailing` appears no earlier than `degradedAfter` after `ConfigurationApplied`
+///   turned False, and is there once `ConfigurationApplied` has been False/`ApplyFailed`
+///   that long (with `Programmed` True);
+/// - `degraded-steady`: once True, `Degraded` stays True (same `lastTransitionTime`) while
+///   the gap lasts;
+/// - `applied-truth`: `ConfigurationApplied` is True exactly when the stored Deployment
+///   carries the current GatewayConfiguration generation with no drift (a plan made now asks
+///   for no write), and then never another GatewayConfiguration's uid;
+/// - `programmed-names-generation`: a True `Programmed` names the generation the Deployment
+///   carries, and is never True without a Deployment;
+/// - `no-idle-write`: the status is written only when a condition or an address changed;
+/// - `status-patch`: the settlement's status patch, applied as the API server would, gives
+///   the settled status;
+/// - `deterministic`: planning the same snapshot twice gives the same write and settlement.
+///
+/// [`converge`] adds `converged`: once faults stop and the configuration is valid and ours,
+/// the status settles and no write is sent, Deployment or status.
+#[derive(Debug, Clone)]
+pub struct Invariants {
+    before: Vec<Condition>,
+    addresses: Vec<String>,
+    step: usize,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: &Value, step: usize) -> Result<T, Violation> {
+    serde_json::from_value(v.clone()).map_err(|e| Violation {
+        step,
+        property: "well-formed",
+        message: format!("a stored object does not parse: {e}"),
+    })
+}
+
+fn find<'a>(conditions: &'a [Condition], t: &str) -> Option<&'a Condition> {
+    conditions.iter().find(|c| c.type_ == t)
+}
+
+fn addresses(gateway: &Gateway) -> Vec<String> {
+    gateway
+        .status
+        .addresses
+        .iter()
+        .map(|a| a.value.clone())
+        .collect()
+}
+
+fn is_true(c: Option<&Condition>) -> bool {
+    c.is_some_and(|c| c.status == conditions::status::TRUE)
+}
+
+impl Invariants {
+    /// Starts checking a run on `cluster` as it is now.
+    pub fn new(cluster: &Cluster) -> Result<Self, Violation> {
+        let gateway: Gateway = parse(cluster.gateway(), 0)?;
+        Ok(Invariants {
+            addresses: addresses(&gateway),
+            before: gateway.status.conditions,
+            step: 0,
+        })
+    }
+
+    /// How many reconciles were checked.
+    pub fn steps(&self) -> usize {
+        self.step
+    }
+
+    fn violation(&self, property: &'static str, message: String) -> Violation {
+        Violation {
+            step: self.step,
+            property,
+            message,
+        }
+    }
+
+    fn ensure(
+        &self,
+        ok: bool,
+        property: &'static str,
+        message: impl FnOnce() -> String,
+    ) -> Result<(), Violation> {
+        if ok {
+            Ok(())
+        } else {
+            Err(self.violation(property, message()))
+        }
+    }
+
+    /// Checks the reconcile `record` the cluster has just run.
+    pub fn check(&mut self, cluster: &Cluster, record: &ReconcileRecord) -> Result<(), Violation> {
+        self.step += 1;
+        let settings = cluster.settings();
+        let domain = &settings.condition_domain;
+        let applied_type = format!("{domain}/{CONFIGURATION_APPLIED}");
+        let degraded_type = format!("{domain}/{DEGRADED}");
+        let owned = [
+            ACCEPTED,
+            PROGRAMMED,
+            applied_type.as_str(),
+            degraded_type.as_str(),
+        ];
+        let gateway: Gateway = parse(cluster.gateway(), self.step)?;
+        let generation = gateway.metadata.generation;
+        let after = &gateway.status.conditions;
+        let before = &self.before;
+        let ours = cluster
+            .gateway_class()
+            .is_some_and(|c| c["spec"]["controllerName"] == settings.controller_name.as_str());
+
+        // No status write when nothing changed, and the patch gives the settled status.
+        let changed = *after != *before || addresses(&gateway) != self.addresses;
+        self.ensure(!record.status_written || changed, "no-idle-write", || {
+            "the status was written, and neither a condition nor an address changed".into()
+        })?;
+        if let Some(problem) = &record.status_patch_problem {
+            return Err(self.violation("status-patch", problem.clone()));
+        }
+
+        // Foreign conditions: the same ones, byte-identical, in the same order.
+        let foreign = |cs: &[Condition]| -> Vec<Condition> {
+            cs.iter()
+                .filter(|c| !owned.contains(&c.type_.as_str()))
+                .cloned()
+                .collect()
+        };
+        let (foreign_before, foreign_after) = (foreign(before), foreign(after));
+        self.ensure(foreign_before == foreign_after, "foreign-untouched", || {
+            format!("foreign conditions were {foreign_before:?}, are {foreign_after:?}")
+        })?;
+        let positions = |cs: &[Condition]| -> Vec<usize> {
+            cs.iter()
+                .enumerate()
+                .filter(|(_, c)| !owned.contains(&c.type_.as_str()))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        self.ensure(
+            positions(before) == positions(after),
+            "foreign-untouched",
+            || "foreign conditions moved".into(),
+        )?;
+
+        for c in after.iter().filter(|c| owned.contains(&c.type_.as_str())) {
+            if record.status_written && ours {
+                self.ensure(c.observed_generation == generation, "well-formed", || {
+                    format!(
+                        "{} has observedGeneration {:?}, the Gateway {generation:?}",
+                        c.type_, c.observed_generation
+                    )
+                })?;
+            }
+            self.ensure(
+                conditions::is_valid_reason(&c.reason),
+                "well-formed",
+                || format!("{} reason {:?}", c.type_, c.reason),
+            )?;
+            self.ensure(conditions::is_valid_type(&c.type_), "well-formed", || {
+                format!("type {:?}", c.type_)
+            })?;
+            self.ensure(c.message.chars().count() <= 32768, "well-formed", || {
+                format!("{} message too long", c.type_)
+            })?;
+            self.ensure(
+                c.last_transition_time.parse::<jiff::Timestamp>().is_ok(),
+                "well-formed",
+                || {
+                    format!(
+                        "{} lastTransitionTime {:?}",
+                        c.type_, c.last_transition_time
+                    )
+                },
+            )?;
+            if let Some(b) = find(before, &c.type_) {
+                self.ensure(
+                    b.status != c.status || b.last_transition_time == c.last_transition_time,
+                    "well-formed",
+                    || format!("{} lastTransitionTime moved without a transition", c.type_),
+                )?;
+            }
+        }
+
+        let programmed = find(after, PROGRAMMED);
+        let applied = find(after, &applied_type);
+        let degraded = find(after, &degraded_type);
+
+        // No flapping on a transient or conflicting update failure.
+        if is_true(find(before, PROGRAMMED)) && record.action == WriteKind::Update {
+            if let Some(class) = record.outcome.as_ref().and_then(WriteOutcome::class) {
+                if matches!(class, FailureClass::Transient | FailureClass::Conflict) {
+                    self.ensure(is_true(programmed), "no-flapping", || {
+                        format!("Programmed turned {programmed:?} on a {class:?} failure")
+                    })?;
+                }
+            }
+        }
+
+        // Degraded on time: ConfigurationApplied False/ApplyFailed (a transient failure) for
+        // degradedAfter, with Programmed True, is Degraded.
+        if let Some(a) = applied.filter(|a| {
+            a.status == conditions::status::FALSE && a.reason == conditions::reason::APPLY_FAILED
+        }) {
+            let due = a
+                .last_transition_time
+                .parse::<jiff::Timestamp>()
+                .ok()
+                .and_then(|s| {
+                    jiff::SignedDuration::try_from(settings.degraded_after)
+                        .ok()
+                        .and_then(|d| s.checked_add(d).ok())
+                });
+            if ours && is_true(programmed) && due.is_some_and(|due| cluster.now() >= due) {
+                self.ensure(is_true(degraded), "degraded-after", || {
+                    format!(
+                        "ConfigurationApplied False/ApplyFailed since {}, degradedAfter {:?} passed, and no Degraded",
+                        a.last_transition_time, settings.degraded_after
+                    )
+                })?;
+            }
+        }
+
+        // Degraded: only True, only with Programmed True, ApplyFailing not before it is due.
+        if let Some(d) = degraded {
+            self.ensure(
+                d.status == conditions::status::TRUE,
+                "degraded-after",
+                || format!("Degraded is {}", d.status),
+            )?;
+            self.ensure(is_true(programmed), "degraded-after", || {
+                "Degraded without Programmed True".into()
+            })?;
+            if d.reason == conditions::reason::APPLY_FAILING
+                && find(before, &degraded_type).is_none()
+            {
+                let since =
+                    applied.and_then(|a| a.last_transition_time.parse::<jiff::Timestamp>().ok());
+                let due = since.and_then(|s| {
+                    jiff::SignedDuration::try_from(settings.degraded_after)
+                        .ok()
+                        .and_then(|d| s.checked_add(d).ok())
+                });
+                self.ensure(due.is_some_and(|due| cluster.now() >= due), "degraded-after", || {
+                    format!(
+                        "ApplyFailing at {} before degradedAfter ({:?}) from ConfigurationApplied's lastTransitionTime {:?}",
+                        cluster.now(),
+                        settings.degraded_after,
+                        applied.map(|a| a.last_transition_time.as_str())
+                    )
+                })?;
+            }
+        }
+
+        // Degraded never flaps while the gap lasts.
+        if let Some(b) = find(before, &degraded_type) {
+            if ours && is_true(programmed) && !is_true(applied) {
+                let now = degraded.map(|d| (d.status.as_str(), d.last_transition_time.as_str()));
+                self.ensure(
+                    now == Some((conditions::status::TRUE, b.last_transition_time.as_str())),
+                    "degraded-steady",
+                    || {
+                        format!(
+                            "Degraded flapped: was True since {}, is {now:?}",
+                            b.last_transition_time
+                        )
+                    },
+                )?;
+            }
+        }
+
+        // Honesty, for an accepted Gateway of ours.
+        if ours && is_true(find(after, ACCEPTED)) {
+            let stored = cluster.deployment();
+            let wanted = cluster
+                .configuration()
+                .and_then(|c| c["metadata"]["generation"].as_i64());
+            let key = generation_annotation(settings);
+            let carried = stored
+                .and_then(|d| d["metadata"]["annotations"][key.as_str()].as_str())
+                .and_then(|g| g.parse::<i64>().ok());
+            let collision = programmed.is_some_and(|p| p.message.contains("name collision"));
+            if !collision {
+                let no_drift = self.fresh_write(cluster)?.is_none();
+                let truth = stored.is_some() && carried == wanted && no_drift;
+                self.ensure(applied.map(|c| c.status == conditions::status::TRUE) == Some(truth), "applied-truth", || {
+                    format!(
+                        "ConfigurationApplied is {:?}, but the Deployment carries generation {carried:?} of {wanted:?} (drift-free: {no_drift})",
+                        applied.map(|c| c.status.as_str())
+                    )
+                })?;
+                // The uid: a Deployment applied to another GatewayConfiguration of the same
+                // name is not applied (one without the annotation is compared by generation).
+                let carried_uid = stored.and_then(|d| {
+                    d["metadata"]["annotations"][uid_annotation(settings).as_str()].as_str()
+                });
+                let wanted_uid = cluster
+                    .configuration()
+                    .and_then(|c| c["metadata"]["uid"].as_str());
+                if is_true(applied) {
+                    self.ensure(carried_uid.is_none() || carried_uid == wanted_uid, "applied-truth", || {
+                        format!("ConfigurationApplied is True, but the Deployment carries uid {carried_uid:?}, not {wanted_uid:?}")
+                    })?;
+                }
+                if let (Some(p), Some(n)) = (programmed.filter(|p| is_true(Some(p))), carried) {
+                    let prefix = format!(
+                        "LB Deployment reconciled with GatewayConfiguration generation {n}"
+                    );
+                    self.ensure(
+                        p.message.starts_with(&prefix),
+                        "programmed-names-generation",
+                        || {
+                            format!(
+                                "Programmed must name the carried generation {n}: {:?}",
+                                p.message
+                            )
+                        },
+                    )?;
+                }
+                if stored.is_none() {
+                    self.ensure(!is_true(programmed), "programmed-names-generation", || {
+                        "Programmed True without a Deployment".into()
+                    })?;
+                }
+            }
+        }
+        self.before = after.clone();
+        self.addresses = addresses(&gateway);
+        Ok(())
+    }
+
+    /// The Deployment kind a plan made now on the cluster's objects asks for (`None`: no
+    /// write), planned twice to check determinism.
+    fn fresh_write(&self, cluster: &Cluster) -> Result<Option<WriteKind>, Violation> {
+        let step = self.step;
+        let gateway: Gateway = parse(cluster.gateway(), step)?;
+        let class: Option<GatewayClass> = cluster
+            .gateway_class()
+            .map(|v| parse(v, step))
+            .transpose()?;
+        let configuration: Option<GatewayConfiguration> = cluster
+            .configuration()
+            .map(|v| parse(v, step))
+            .transpose()?;
+        let deployment: Option<Deployment> =
+            cluster.deployment().map(|v| parse(v, step)).transpose()?;
+        let template: Deployment = parse(cluster.template(), step)?;
+        let snapshot = Snapshot::new(&gateway, &template)
+            .with_gateway_class(class.as_ref())
+            .with_configuration(configuration.as_ref())
+            .with_deployment(deployment.as_ref())
+            .with_routes(cluster.routes());
+        let settings = cluster.settings();
+        let planned = |()| plan(settings, snapshot, cluster.now());
+        let (Ok(first), Ok(second)) = (planned(()), planned(())) else {
+            return Ok(None);
+        };
+        self.ensure(first.write() == second.write(), "deterministic", || {
+            "two plans of one snapshot ask for different writes".into()
+        })?;
+        let kind = first.write().map(|w| w.kind());
+        let settle = |p: Plan<'_>| -> Settlement {
+            match p {
+                Plan::Write(pending) => pending.settle(WriteOutcome::Applied),
+                Plan::Settled(settlement) => settlement,
+            }
+        };
+        self.ensure(settle(first) == settle(second), "deterministic", || {
+            "two plans of one snapshot settle differently".into()
+        })?;
+        Ok(kind)
+    }
+}
+
+/// Ends a schedule: stops the injected faults, hands the class back and fixes the
+/// configuration, then reconciles (checking each) until the status must have converged:
+/// `ConfigurationApplied` and `Programmed` True, no `Degraded`, then no more writes.
+pub fn converge(cluster: &mut Cluster, invariants: &mut Invariants) -> Result<(), Violation> {
+    use super::strategies::{Op, apply};
+    let failed = |invariants: &Invariants, e: crate::sim::cluster::ClusterError| Violation {
+        step: invariants.step,
+        property: "converged",
+        message: format!("the cluster refused a step: {e}"),
+    };
+    cluster.fail_writes(0, WriteOutcome::Applied);
+    for op in [Op::ClassOurs, Op::ConfigurationFixed] {
+        apply(cluster, &op).map_err(|e| failed(invariants, e))?;
+    }
+    let reconcile = |cluster: &mut Cluster, invariants: &mut Invariants| -> Result<(), Violation> {
+        let record = cluster.reconcile().map_err(|e| failed(invariants, e))?;
+        invariants.check(cluster, &record)
+    };
+    for _ in 0..3 {
+        reconcile(cluster, invariants)?;
+    }
+    if cluster.configuration().is_none() {
+        return Ok(());
+    }
+    cluster
+        .rollout(RolloutState::Complete)
+        .map_err(|e| failed(invariants, e))?;
+    reconcile(cluster, invariants)?;
+    let gateway: Gateway = parse(cluster.gateway(), invariants.step)?;
+    let conditions = &gateway.status.conditions;
+    let domain = &cluster.settings().condition_domain;
+    let applied = find(conditions, &format!("{domain}/{CONFIGURATION_APPLIED}"));
+    let degraded = find(conditions, &format!("{domain}/{DEGRADED}"));
+    invariants.ensure(
+        is_true(applied) && is_true(find(conditions, PROGRAMMED)) && degraded.is_none(),
+        "converged",
+        || format!("the status did not converge: {conditions:?}"),
+    )?;
+    let writes = (cluster.deployment_writes(), cluster.status_writes());
+    for _ in 0..3 {
+        reconcile(cluster, invariants)?;
+    }
+    let now = (cluster.deployment_writes(), cluster.status_writes());
+    invariants.ensure(writes == now, "converged", || {
+        format!(
+            "converged, yet {} Deployment and {} status writes were sent",
+            now.0.saturating_sub(writes.0),
+            now.1.saturating_sub(writes.1)
+        )
+    })
+}

@@ -1,0 +1,117 @@
+//! Stable, human-readable text of a settlement and of a run, for snapshot tests (insta's
+//! `assert_snapshot!`): one fact a line, in a fixed order, with nothing that depends on the
+//! platform, the process or a hash map's order. Line breaks inside a message are written
+//! `\n`, so every fact stays on its line.
+
+use std::fmt::Write as _;
+
+use crate::reconcile::{DeploymentWrite, Settlement};
+use crate::sim::scenario::{Entry, describe_requeue};
+use crate::wire::Condition;
+
+fn one_line(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+}
+
+fn condition(out: &mut String, c: &Condition) {
+    let generation = c
+        .observed_generation
+        .map_or_else(|| "-".to_owned(), |g| g.to_string());
+    let _ = writeln!(
+        out,
+        "  {} = {}/{} (observedGeneration {generation}, since {})",
+        c.type_, c.status, c.reason, c.last_transition_time
+    );
+    let _ = writeln!(out, "    {}", one_line(&c.message));
+}
+
+/// The text of one reconcile: the Deployment action (with its drift), the conditions
+/// (status, reason, observedGeneration, lastTransitionTime, message), the addresses, the
+/// events and the requeue. `write` is what the plan asked for (`None`: no write).
+///
+/// ```
+/// # use gateway_reconcile::{plan, Plan, Settings, Snapshot, WriteOutcome, template};
+/// # use gateway_reconcile::wire::Gateway;
+/// use gateway_reconcile::testing::render;
+///
+/// let gateway: Gateway = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1},
+///     "spec": {"gatewayClassName": "meridio"}})).unwrap();
+/// let template = template::default_template();
+/// let now = "2026-01-01T00:00:00Z".parse().unwrap();
+/// let settings = Settings::default();
+/// let planned = plan(&settings, Snapshot::new(&gateway, &template), now).unwrap();
+/// let (write, settlement) = match planned {
+///     Plan::Write(pending) => { let w = pending.write().clone(); (Some(w), pending.settle(WriteOutcome::Applied)) }
+///     Plan::Settled(settlement) => (None, settlement),
+/// };
+/// let text = render::settlement(write.as_ref(), &settlement);
+/// assert!(text.starts_with("action: None\n"));
+/// assert!(text.contains("requeue: "));
+/// ```
+pub fn settlement(write: Option<&DeploymentWrite>, settlement: &Settlement) -> String {
+    let mut out = String::new();
+    match write {
+        None => out.push_str("action: None\n"),
+        Some(w) if w.drift().is_empty() => {
+            let _ = writeln!(out, "action: {}", w.kind());
+        }
+        Some(w) => {
+            let _ = writeln!(
+                out,
+                "action: {} (drift: {})",
+                w.kind(),
+                w.drift().join(", ")
+            );
+        }
+    }
+    match &settlement.status {
+        None => out.push_str("status: unchanged\n"),
+        Some(status) => {
+            out.push_str("status: write\n");
+            out.push_str("conditions:\n");
+            for c in &status.conditions {
+                condition(&mut out, c);
+            }
+            if status.addresses.is_empty() {
+                out.push_str("addresses: none\n");
+            } else {
+                let values: Vec<String> = status
+                    .addresses
+                    .iter()
+                    .map(|a| match &a.type_ {
+                        Some(t) => format!("{t} {}", a.value),
+                        None => a.value.clone(),
+                    })
+                    .collect();
+                let _ = writeln!(out, "addresses: {}", values.join(", "));
+            }
+        }
+    }
+    if settlement.events.is_empty() {
+        out.push_str("events: none\n");
+    }
+    for e in &settlement.events {
+        let _ = writeln!(
+            out,
+            "event: {:?} {}: {}",
+            e.type_,
+            e.reason,
+            one_line(&e.message)
+        );
+    }
+    let _ = writeln!(out, "requeue: {}", describe_requeue(settlement.requeue));
+    out
+}
+
+/// The timeline of a run, as the `simulate` command prints it: one [`Entry`] after the
+/// other, separated by newlines, ending with a newline.
+pub fn timeline(entries: &[Entry]) -> String {
+    let mut out = String::new();
+    for entry in entries {
+        let _ = writeln!(out, "{entry}");
+    }
+    out
+}

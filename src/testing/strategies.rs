@@ -1,0 +1,369 @@
+//! proptest strategies: configurations (valid, and invalid with their message), Gateways with
+//! foreign conditions, observed Deployments, write outcomes of every class, and fault
+//! schedules of [`Op`]s that [`apply`] runs through the simulated cluster.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use crate::outcome::WriteOutcome;
+use crate::settings::Settings;
+use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileRecord, RolloutState};
+use crate::wire::L34Route;
+
+/// The GatewayClass `controllerName` of [`Settings::default`]: the Gateway is ours.
+pub const OURS: &str = "meridio-2.nordix.org/gateway-controller";
+
+/// The `type` of the foreign condition [`objects`] puts on the Gateway.
+pub const FOREIGN: &str = "example.com/Foreign";
+
+/// One step of a fault schedule, applied to a [`Cluster`] by [`apply`].
+///
+/// Edits of an object that does not exist (the GatewayConfiguration, the Deployment) are
+/// no-ops, so every schedule runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Op {
+    /// One reconcile ([`Cluster::reconcile`]).
+    Reconcile,
+    /// A Gateway spec edit (an infrastructure label): its generation goes up.
+    GatewayEdit(u8),
+    /// A valid GatewayConfiguration edit (replicas and `enforceReplicas`).
+    ConfigurationEdit(u8),
+    /// The GatewayConfiguration made invalid (an internal subnet of `0.0.0.0/0`).
+    ConfigurationInvalid,
+    /// The GatewayConfiguration made valid again.
+    ConfigurationFixed,
+    /// The GatewayClass handed to another controller.
+    ClassOther,
+    /// The GatewayClass handed back to this controller.
+    ClassOurs,
+    /// Another writer edits the Deployment's pod template (drift).
+    DeploymentEdit,
+    /// The Deployment deleted.
+    DeploymentDelete,
+    /// An autoscaler sets the Deployment's replicas to `1 + n % 7`.
+    Autoscale(u8),
+    /// The next `n` Deployment writes fail with [`failure`]`(class)`.
+    Fail(u8, u32),
+    /// The Deployment controller runs: 0 complete, 1 progressing, 2 stalled (see
+    /// [`RolloutState`]).
+    Rollout(u8),
+    /// The clock moves forward by this many seconds.
+    Advance(u32),
+    /// The controller restarts: only what the API server holds carries over (injected
+    /// faults do not).
+    Restart,
+}
+
+impl Op {
+    /// A short stable description, e.g. `fail 3 writes with 503 ServiceUnavailable`.
+    pub fn describe(&self) -> String {
+        match self {
+            Op::Reconcile => "reconcile".into(),
+            Op::GatewayEdit(n) => format!("Gateway edit (label edit={n})"),
+            Op::ConfigurationEdit(n) => format!(
+                "GatewayConfiguration edit (replicas {}, enforceReplicas {})",
+                1 + n % 5,
+                n % 2 == 0
+            ),
+            Op::ConfigurationInvalid => "GatewayConfiguration made invalid".into(),
+            Op::ConfigurationFixed => "GatewayConfiguration fixed".into(),
+            Op::ClassOther => "GatewayClass handed to another controller".into(),
+            Op::ClassOurs => "GatewayClass handed back".into(),
+            Op::DeploymentEdit => "Deployment edited by another writer".into(),
+            Op::DeploymentDelete => "Deployment deleted".into(),
+            Op::Autoscale(n) => format!("autoscaler sets replicas {}", 1 + n % 7),
+            Op::Fail(_, 0) => "write failures cleared".into(),
+            Op::Fail(class, n) => format!(
+                "fail {n} writes with {}",
+                crate::sim::scenario::describe_outcome(&failure(*class))
+            ),
+            Op::Rollout(r) => format!("rollout {}", rollout_state(*r).key()),
+            Op::Advance(s) => format!("advance {s}s"),
+            Op::Restart => "controller restart".into(),
+        }
+    }
+}
+
+/// The failure of class `class` (taken modulo 6): 0 a 409 `Conflict`, 1 a 409
+/// `AlreadyExists`, 2 a 404 `NotFound`, 3 a 422 `Invalid`, 4 a 503 `ServiceUnavailable`,
+/// 5 a transport error.
+pub fn failure(class: u8) -> WriteOutcome {
+    match class % 6 {
+        0 => WriteOutcome::from_parts(Some(409), "Conflict", "the object has been modified"),
+        1 => WriteOutcome::from_parts(Some(409), "AlreadyExists", "already exists"),
+        2 => WriteOutcome::from_parts(Some(404), "NotFound", "not found"),
+        3 => WriteOutcome::from_parts(Some(422), "Invalid", "spec: Invalid value"),
+        4 => WriteOutcome::from_parts(
+            Some(503),
+            "ServiceUnavailable",
+            "etcdserver: request timed out",
+        ),
+        _ => WriteOutcome::from_parts(None, "", "connection refused"),
+    }
+}
+
+fn rollout_state(r: u8) -> RolloutState {
+    match r % 3 {
+        0 => RolloutState::Complete,
+        1 => RolloutState::Progressing,
+        _ => RolloutState::Stalled,
+    }
+}
+
+/// Any [`Op`], reconciles the most frequent.
+pub fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => Just(Op::Reconcile),
+        1 => any::<u8>().prop_map(Op::GatewayEdit),
+        2 => any::<u8>().prop_map(Op::ConfigurationEdit),
+        1 => Just(Op::ConfigurationInvalid),
+        1 => Just(Op::ConfigurationFixed),
+        1 => Just(Op::ClassOther),
+        1 => Just(Op::ClassOurs),
+        1 => Just(Op::DeploymentEdit),
+        1 => Just(Op::DeploymentDelete),
+        1 => any::<u8>().prop_map(Op::Autoscale),
+        2 => (0u8..6, 1u32..6).prop_map(|(c, n)| Op::Fail(c, n)),
+        1 => (0u8..3).prop_map(Op::Rollout),
+        2 => (1u32..400).prop_map(Op::Advance),
+        1 => Just(Op::Restart),
+    ]
+}
+
+/// A fault schedule: 1 to `max_len` [`Op`]s (at least 1).
+pub fn schedule(max_len: usize) -> impl Strategy<Value = Vec<Op>> {
+    proptest::collection::vec(op(), 1..max_len.max(2))
+}
+
+/// A write outcome of any class: applied, conflict, gone, rejected, transient (API error or
+/// transport error).
+pub fn write_outcome() -> impl Strategy<Value = WriteOutcome> {
+    prop_oneof![Just(WriteOutcome::Applied), (0u8..6).prop_map(failure)]
+}
+
+/// The settings of the kit's runs: the defaults with `degradedAfter` 120 s.
+pub fn settings() -> Settings {
+    Settings {
+        degraded_after: Duration::from_secs(120),
+        ..Settings::default()
+    }
+}
+
+/// The start of the kit's runs: 2026-01-01T00:00:00Z.
+pub fn start() -> Timestamp {
+    Timestamp::from_second(1_767_225_600).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+/// The objects of the kit's runs: a Gateway `ns/gw` of our class with one foreign condition
+/// ([`FOREIGN`]), a valid GatewayConfiguration `conf` (2 replicas), no Deployment, the
+/// built-in template and one L34Route.
+pub fn objects() -> Objects {
+    Objects {
+        gateway_class: Some(
+            json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": OURS}}),
+        ),
+        gateway: json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+            "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1},
+            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}},
+            "status": {"conditions": [{"type": FOREIGN, "status": "True", "observedGeneration": 1,
+                "lastTransitionTime": "2025-01-01T00:00:00Z", "reason": "Foreign", "message": "not ours"}]}
+        }),
+        configuration: Some(configuration_object(&json!({
+            "internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}],
+            "horizontalScaling": {"replicas": 2, "enforceReplicas": false}
+        }))),
+        deployment: None,
+        template: None,
+        routes: serde_json::from_value::<L34Route>(json!({
+            "metadata": {"name": "r", "namespace": "ns"},
+            "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32"]}
+        }))
+        .into_iter()
+        .collect(),
+    }
+}
+
+fn configuration_object(spec: &Value) -> Value {
+    json!({
+        "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
+        "metadata": {"name": "conf", "namespace": "ns", "generation": 1},
+        "spec": spec
+    })
+}
+
+/// A cluster holding [`objects`] with [`settings`], its clock at [`start`].
+pub fn cluster() -> Result<Cluster, ClusterError> {
+    Cluster::new(settings(), start(), objects())
+}
+
+/// Applies one [`Op`] to the cluster; the record when it was a reconcile.
+pub fn apply(cluster: &mut Cluster, op: &Op) -> Result<Option<ReconcileRecord>, ClusterError> {
+    let patch_configuration = |cluster: &mut Cluster, spec: Value| {
+        if cluster.configuration().is_some() {
+            cluster.patch(Kind::Configuration, &json!({ "spec": spec }))
+        } else {
+            Ok(())
+        }
+    };
+    let has_deployment = cluster.deployment().is_some();
+    match op {
+        Op::Reconcile => return cluster.reconcile().map(Some),
+        Op::GatewayEdit(n) => cluster.patch(
+            Kind::Gateway,
+            &json!({"spec": {"infrastructure": {"labels": {"edit": n.to_string()}}}}),
+        )?,
+        Op::ConfigurationEdit(n) => patch_configuration(
+            cluster,
+            json!({"horizontalScaling": {"replicas": 1 + n % 5, "enforceReplicas": n % 2 == 0}}),
+        )?,
+        Op::ConfigurationInvalid => patch_configuration(
+            cluster,
+            json!({"internalSubnets": [{"attachmentType": "NAD", "cidr": "0.0.0.0/0"}]}),
+        )?,
+        Op::ConfigurationFixed => patch_configuration(
+            cluster,
+            json!({"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}),
+        )?,
+        Op::ClassOther => cluster.patch(
+            Kind::GatewayClass,
+            &json!({"spec": {"controllerName": "example.com/other"}}),
+        )?,
+        Op::ClassOurs => cluster.patch(
+            Kind::GatewayClass,
+            &json!({"spec": {"controllerName": cluster.settings().controller_name.clone()}}),
+        )?,
+        Op::DeploymentEdit if has_deployment => cluster.patch(
+            Kind::Deployment,
+            &json!({"spec": {"template": {"spec": {"serviceAccountName": "hacked"}}}}),
+        )?,
+        Op::DeploymentDelete if has_deployment => cluster.delete(Kind::Deployment)?,
+        Op::Autoscale(n) if has_deployment => {
+            cluster.patch(Kind::Deployment, &json!({"spec": {"replicas": 1 + n % 7}}))?
+        }
+        Op::Rollout(r) if has_deployment => cluster.rollout(rollout_state(*r))?,
+        Op::DeploymentEdit | Op::DeploymentDelete | Op::Autoscale(_) | Op::Rollout(_) => {}
+        Op::Fail(class, count) => cluster.fail_writes(*count, failure(*class)),
+        Op::Advance(secs) => cluster.advance(Duration::from_secs(u64::from(*secs)))?,
+        // The crate keeps no state, so a restarted controller is one that plans on the same
+        // snapshot later: rebuild the cluster from its own objects.
+        Op::Restart => {
+            let objects = Objects {
+                gateway_class: cluster.gateway_class().cloned(),
+                gateway: cluster.gateway().clone(),
+                configuration: cluster.configuration().cloned(),
+                deployment: cluster.deployment().cloned(),
+                template: Some(cluster.template().clone()),
+                routes: cluster.routes().to_vec(),
+            };
+            let rebuilt = Cluster::new(cluster.settings().clone(), cluster.now(), objects)?
+                .with_server_defaults(cluster.server_defaults());
+            *cluster = rebuilt;
+        }
+    }
+    Ok(None)
+}
+
+/// A valid GatewayConfiguration object (`ns/conf`, generation 1): one or two internal
+/// subnets (IPv4, and maybe IPv6), 0 to 9 replicas, `enforceReplicas` either way.
+pub fn valid_configuration() -> impl Strategy<Value = Value> {
+    (1u8..=254, any::<bool>(), 0i64..10, any::<bool>()).prop_map(
+        |(octet, v6, replicas, enforce)| {
+            let mut subnets =
+                vec![json!({"attachmentType": "NAD", "cidr": format!("169.254.{octet}.0/24")})];
+            if v6 {
+                subnets
+                    .push(json!({"attachmentType": "NAD", "cidr": format!("fd00:{octet:x}::/64")}));
+            }
+            configuration_object(&json!({
+                "internalSubnets": subnets,
+                "horizontalScaling": {"replicas": replicas, "enforceReplicas": enforce}
+            }))
+        },
+    )
+}
+
+/// An invalid GatewayConfiguration object, tagged with the validation message it must
+/// produce (the `Accepted=False/InvalidParameters` message contains it).
+pub fn invalid_configuration() -> impl Strategy<Value = (Value, String)> {
+    prop_oneof![
+        prop_oneof![Just("0.0.0.0/0"), Just("::/0")].prop_map(|cidr| (
+            configuration_object(&json!({"internalSubnets": subnets(&[cidr.to_owned()])})),
+            format!("CIDR {cidr:?}: default route CIDRs (0.0.0.0/0 or ::/0) are not allowed")
+        )),
+        (1u8..=254, 17u8..=24).prop_map(|(octet, prefix)| {
+            let (wide, narrow) = (
+                format!("10.{octet}.0.0/16"),
+                format!("10.{octet}.0.0/{prefix}"),
+            );
+            (
+                configuration_object(
+                    &json!({"internalSubnets": subnets(&[wide.clone(), narrow.clone()])}),
+                ),
+                format!("overlapping internalSubnet CIDRs: {wide} and {narrow}"),
+            )
+        }),
+        (1i64..1000).prop_map(|n| (
+            configuration_object(&json!({
+                "internalSubnets": subnets(&["169.254.100.0/24".to_owned()]),
+                "horizontalScaling": {"replicas": -n}
+            })),
+            format!(
+                "horizontalScaling.replicas: invalid value {}: must be greater than or equal to 0",
+                -n
+            )
+        )),
+    ]
+}
+
+fn subnets(cidrs: &[String]) -> Value {
+    cidrs
+        .iter()
+        .map(|cidr| json!({"attachmentType": "NAD", "cidr": cidr}))
+        .collect()
+}
+
+/// A Gateway object of our class (`ns/gw`, generation 1 to 5) carrying 0 to 3 foreign
+/// conditions (types `example.com/ForeignN`), as another controller left them.
+pub fn gateway_with_foreign_conditions() -> impl Strategy<Value = Value> {
+    (1i64..6, 0usize..4, any::<bool>()).prop_map(|(generation, n, status)| {
+        let conditions: Vec<Value> = (0..n)
+            .map(|i| {
+                json!({"type": format!("example.com/Foreign{i}"),
+                       "status": if status { "True" } else { "False" },
+                       "observedGeneration": 1, "lastTransitionTime": "2025-01-01T00:00:00Z",
+                       "reason": "Foreign", "message": format!("not ours {i}")})
+            })
+            .collect();
+        json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+            "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": generation},
+            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}},
+            "status": {"conditions": conditions}
+        })
+    })
+}
+
+/// An observed LB Deployment as the API server returns it: created by a reconcile of
+/// [`objects`] with a [`valid_configuration`], server-defaulted, with bookkeeping, and with
+/// the status of a rollout state (complete, progressing or stalled). A case the cluster
+/// cannot run is filtered out.
+pub fn observed_deployment() -> impl Strategy<Value = Value> {
+    (valid_configuration(), 0u8..3).prop_filter_map(
+        "the cluster created a Deployment",
+        |(configuration, rollout)| {
+            let mut objects = objects();
+            objects.configuration = Some(configuration);
+            let mut cluster = Cluster::new(settings(), start(), objects).ok()?;
+            cluster.reconcile().ok()?;
+            cluster.rollout(rollout_state(rollout)).ok()?;
+            cluster.deployment().cloned()
+        },
+    )
+}

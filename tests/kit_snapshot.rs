@@ -1,0 +1,76 @@
+//! The test kit's rendering of one fault schedule, as an insta snapshot: a rollout, an edit
+//! whose updates fail with 503 until `Degraded` appears, a recovery.
+#![cfg(feature = "testing")]
+
+use gateway_reconcile::testing::Run;
+use gateway_reconcile::testing::strategies::{self, Op};
+
+#[test]
+fn a_fault_schedule_renders_as_a_timeline() {
+    let mut run = Run::new(strategies::cluster().unwrap()).unwrap();
+    let schedule = [
+        Op::Reconcile,
+        Op::Rollout(0),
+        Op::Reconcile,
+        Op::ConfigurationEdit(2),
+        Op::Fail(4, 10),
+        Op::Reconcile,
+        Op::Advance(60),
+        Op::Reconcile,
+        Op::Advance(70),
+        Op::Reconcile,
+        Op::Fail(4, 0),
+        Op::Reconcile,
+        Op::Rollout(0),
+        Op::Reconcile,
+        Op::Reconcile,
+    ];
+    for op in &schedule {
+        run.apply(op).unwrap();
+    }
+    let text = run.render();
+    // Deterministic: the same schedule renders the same text.
+    let mut again = Run::new(strategies::cluster().unwrap()).unwrap();
+    for op in &schedule {
+        again.apply(op).unwrap();
+    }
+    assert_eq!(text, again.render());
+    insta::assert_snapshot!(text);
+}
+
+/// One settlement, rendered: an update of a drifted Deployment that hits a conflict.
+#[test]
+fn a_settlement_renders_with_its_action_and_drift() {
+    use gateway_reconcile::testing::render;
+    use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration};
+    use gateway_reconcile::{Plan, Snapshot, plan};
+
+    let mut cluster = strategies::cluster().unwrap();
+    for op in [
+        Op::Reconcile,
+        Op::Rollout(0),
+        Op::Reconcile,
+        Op::DeploymentEdit,
+    ] {
+        strategies::apply(&mut cluster, &op).unwrap();
+    }
+    let gateway: Gateway = serde_json::from_value(cluster.gateway().clone()).unwrap();
+    let class: GatewayClass =
+        serde_json::from_value(cluster.gateway_class().unwrap().clone()).unwrap();
+    let configuration: GatewayConfiguration =
+        serde_json::from_value(cluster.configuration().unwrap().clone()).unwrap();
+    let deployment: Deployment =
+        serde_json::from_value(cluster.deployment().unwrap().clone()).unwrap();
+    let template: Deployment = serde_json::from_value(cluster.template().clone()).unwrap();
+    let snapshot = Snapshot::new(&gateway, &template)
+        .with_gateway_class(Some(&class))
+        .with_configuration(Some(&configuration))
+        .with_deployment(Some(&deployment))
+        .with_routes(cluster.routes());
+    let Plan::Write(pending) = plan(cluster.settings(), snapshot, cluster.now()).unwrap() else {
+        panic!("a drifted Deployment is written");
+    };
+    let write = pending.write().clone();
+    let settlement = pending.settle(strategies::failure(0));
+    insta::assert_snapshot!(render::settlement(Some(&write), &settlement));
+}
