@@ -997,3 +997,131 @@ async fn an_autoscaler_keeps_replicas_unless_they_are_enforced() {
     );
     story.stop().await;
 }
+
+/// The read-to-write window, staged on the real server with the controller stopped: the
+/// test reads what the controller would, plans with the core, lets another client write in
+/// between, then performs the write with the controller's own verbs. A PUT from the stale
+/// read is a 409 Conflict that the core retries at once, and leaves the other client's
+/// change in place; a POST over a Deployment that appeared meanwhile, not ours, is a 409
+/// AlreadyExists that leaves it untouched (never a takeover), also retried at once.
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_never_taken() {
+    use gateway_reconcile::{DeploymentWrite, FailureClass, Plan, Requeue, Snapshot, wire};
+    use gateway_reconcile_kube::write;
+
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    // From here on nothing but the test writes: the controller is stopped before `other`
+    // exists, so it never creates `other`'s Deployment.
+    story.stop().await;
+    story.gateway("other", "conf").await;
+
+    // The read.
+    let class_api = api_for(
+        &story.admin,
+        &json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                 "metadata": { "name": story.class } }),
+    );
+    let class: wire::GatewayClass = serde_json::from_value(
+        serde_json::to_value(class_api.get(&story.class).await.expect("class")).expect("json"),
+    )
+    .expect("class");
+    let configuration: wire::GatewayConfiguration =
+        serde_json::from_value(story.get("GatewayConfiguration", "conf").await).expect("conf");
+    let gateway: wire::Gateway =
+        serde_json::from_value(story.get("Gateway", "gw").await).expect("gateway");
+    let other: wire::Gateway =
+        serde_json::from_value(story.get("Gateway", "other").await).expect("other");
+    // An owned field as the read saw it, so that the plan is an update.
+    let mut observed = story.get("Deployment", "sllbr-gw").await;
+    observed["spec"]["template"]["spec"]["serviceAccountName"] = json!("edited");
+    let observed: wire::Deployment = serde_json::from_value(observed).expect("deployment");
+    let template = gateway_reconcile::template::default_template();
+    let settings = settings();
+    let now = jiff::Timestamp::now();
+
+    // A stale read: another client writes the Deployment between the read and the PUT.
+    let snapshot = Snapshot::new(&gateway, &template)
+        .with_gateway_class(Some(&class))
+        .with_configuration(Some(&configuration))
+        .with_deployment(Some(&observed));
+    let Plan::Write(pending) = gateway_reconcile::plan(&settings, snapshot, now).expect("plan")
+    else {
+        panic!("the edited read must plan a write");
+    };
+    let DeploymentWrite::Update { desired, .. } = pending.write() else {
+        panic!(
+            "the edited read must plan an update: {:?}",
+            pending.write().kind()
+        );
+    };
+    story
+        .patch(
+            "Deployment",
+            "sllbr-gw",
+            json!({ "metadata": { "annotations": { "example.com/meanwhile": "yes" } } }),
+        )
+        .await;
+    let written = write::replace(&story.api("Deployment"), desired).await;
+    assert_eq!(
+        written.outcome.class(),
+        Some(FailureClass::Conflict),
+        "{written:?}"
+    );
+    assert_eq!(
+        pending.settle(written.outcome).requeue,
+        Requeue::Immediately
+    );
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(
+        deployment["metadata"]["annotations"]["example.com/meanwhile"],
+        "yes"
+    );
+    assert_ne!(
+        deployment["spec"]["template"]["spec"]["serviceAccountName"],
+        "edited"
+    );
+
+    // A Deployment of the LB name, not ours, appears between the read (none) and the POST.
+    let snapshot = Snapshot::new(&other, &template)
+        .with_gateway_class(Some(&class))
+        .with_configuration(Some(&configuration));
+    let Plan::Write(pending) = gateway_reconcile::plan(&settings, snapshot, now).expect("plan")
+    else {
+        panic!("a Gateway without its Deployment must plan a write");
+    };
+    let DeploymentWrite::Create(desired) = pending.write() else {
+        panic!("a Gateway without its Deployment must plan a create");
+    };
+    let foreign = create(
+        &story.admin,
+        json!({ "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": { "name": "sllbr-other", "namespace": story.ns,
+                          "labels": { "owner": "someone-else" } },
+            "spec": { "replicas": 1, "selector": { "matchLabels": { "app": "web" } },
+                "template": { "metadata": { "labels": { "app": "web" } },
+                    "spec": { "containers": [{ "name": "web", "image": "registry.example/web:1" }] } } } }),
+    )
+    .await;
+    let written = write::create(&story.api("Deployment"), desired).await;
+    assert_eq!(
+        written.outcome.class(),
+        Some(FailureClass::AlreadyExists),
+        "{written:?}"
+    );
+    assert_eq!(
+        pending.settle(written.outcome).requeue,
+        Requeue::Immediately
+    );
+    let after = story.get("Deployment", "sllbr-other").await;
+    assert_eq!(
+        after["metadata"]["resourceVersion"].as_str(),
+        foreign.resource_version().as_deref(),
+        "the foreign Deployment was written"
+    );
+    assert!(after["metadata"]["ownerReferences"].is_null(), "{after:#}");
+    assert_eq!(after["metadata"]["labels"]["owner"], "someone-else");
+}
