@@ -14,6 +14,8 @@
 #   E2E_SERVER       the API server URL (https://127.0.0.1:PORT)
 #   E2E_DIR          the temporary directory (certificates, logs; removed afterwards)
 #   E2E_CA_CERT, E2E_CA_KEY  the CA that signed the serving certificate (for test webhooks)
+#   E2E_CONTROLLER_KUBECONFIG  kubeconfig of the user gateway-reconcile-controller (no
+#                    group; RBAC gives it what it has)
 #
 # Exit status: CMD's, or 125 when the control plane could not be built or started (the
 # message and the last lines of the failing component's log go to stderr), 2 for a usage
@@ -177,12 +179,16 @@ run() {
   "$bin/e2e-helper" pki "$tmp" "$server" "$admin_user" || die "cannot write certificates"
 
   # Audit: every write request, once (at ResponseComplete), with metadata (verb, user,
-  # objectRef with resource and subresource, response code). Reads are not logged.
+  # objectRef with resource and subresource, response code). Reads are not logged, except
+  # the GETs and LISTs of the controller under test (to prove a steady state reads nothing).
   cat >"$tmp/audit-policy.yaml" <<'EOF'
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted]
 rules:
+- level: Metadata
+  users: [gateway-reconcile-controller]
+  verbs: [get, list]
 - level: Metadata
   verbs: [create, update, patch, delete, deletecollection]
 - level: None
@@ -229,6 +235,7 @@ EOF
   # at once: it is passed on to COMMAND, then everything is stopped.
   KUBECONFIG="$tmp/kubeconfig" AUDIT_LOG="$tmp/audit.log" E2E_ADMIN_USER="$admin_user" \
     E2E_SERVER="$server" E2E_DIR="$tmp" E2E_CA_CERT="$tmp/ca.crt" E2E_CA_KEY="$tmp/ca.key" \
+    E2E_CONTROLLER_KUBECONFIG="$tmp/controller.kubeconfig" \
     "$@" <&0 &
   cmd_pid=$!
   local rc=0

@@ -129,8 +129,8 @@
 //!
 //! # Example
 //!
-//! See [`reconcile`] for a whole reconcile loop, and `examples/controller.rs` for a kube-rs
-//! controller.
+//! See [`reconcile`] for a whole reconcile loop, and the workspace member
+//! `gateway-reconcile-kube` for the kube-rs controller built on this crate.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -19,7 +19,8 @@
 //!   fields that the Kubernetes version compiled into k8s-openapi does not know (a newer
 //!   API server, an alpha field). Dropping one would make the controller write the object
 //!   back without it, so the conversion fails instead, naming the first such field. The
-//!   example controller avoids the question by applying the wire JSON as it is.
+//!   `gateway-reconcile-kube` controller avoids the question by caching and writing
+//!   Deployments as untyped JSON.
 //! - Conditions convert field by field. `lastTransitionTime` is a `metav1.Time`, which has
 //!   second precision on the wire: a timestamp with a fraction or a non-`Z` offset comes
 //!   back as the same second in `YYYY-MM-DDTHH:MM:SSZ`, the form the API server writes. An
@@ -34,9 +35,11 @@
 //!
 //! k8s-openapi needs exactly one Kubernetes version feature, chosen by the final binary.
 //! This crate enables none (a library must not), so a binary that turns these features on
-//! also depends on `k8s-openapi` with, say, `features = ["v1_35"]`. Commands that build no
-//! dev-dependencies (`cargo doc`, `cargo check --lib`) need
-//! `K8S_OPENAPI_ENABLED_VERSION=1.36` in the environment instead.
+//! also depends on `k8s-openapi` with, say, `features = ["v1_35"]` (the workspace's
+//! `gateway-reconcile-kube` picks `v1_36`). Building this crate alone with these features
+//! (its interop tests, `cargo doc`) needs `K8S_OPENAPI_ENABLED_VERSION=1.36` in the
+//! environment; the repository's `.cargo/config.toml` sets it for every cargo command run
+//! in it.
 //!
 //! [`wire::Deployment`]: crate::wire::Deployment
 //! [`wire::Condition`]: crate::wire::Condition

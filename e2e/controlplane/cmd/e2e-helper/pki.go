@@ -26,8 +26,15 @@ import (
 //	admin.crt, admin.key      a client certificate for USER in group system:masters
 //	sa.key, sa.pub            the service-account token signing key pair
 //	kubeconfig                SERVER_URL with the CA and the admin credential inlined
+//	controller.crt, .key      a client certificate for the user gateway-reconcile-controller
+//	                          (no group: it has only what RBAC bindings give it)
+//	controller.kubeconfig     SERVER_URL with the CA and the controller credential inlined
 //
 // Keys are PKCS#8 PEM ("PRIVATE KEY"), which every client library reads.
+// controllerUser is the identity of the controller under test: its requests are told from
+// the test's in the audit log by this user.username.
+const controllerUser = "gateway-reconcile-controller"
+
 func pki(args []string) error {
 	if len(args) != 3 {
 		return fmt.Errorf("want DIR SERVER_URL USER")
@@ -96,6 +103,14 @@ func pki(args []string) error {
 		return err
 	}
 
+	ctlCert, ctlKey, err := leaf("controller", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: controllerUser},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	if err != nil {
+		return err
+	}
+
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -115,7 +130,8 @@ func pki(args []string) error {
 	caPEM := pemBlock("CERTIFICATE", caDER)
 
 	b64 := base64.StdEncoding.EncodeToString
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
+	kubeconfigOf := func(user string, cert, key []byte) string {
+		return fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: e2e
@@ -134,7 +150,9 @@ contexts:
     user: %s
     namespace: default
 current-context: e2e
-`, server, b64(caPEM), user, b64(adminCert), b64(adminKey), user)
+`, server, b64(caPEM), user, b64(cert), b64(key), user)
+	}
+	kubeconfig := kubeconfigOf(user, adminCert, adminKey)
 
 	files := []struct {
 		name string
@@ -149,6 +167,9 @@ current-context: e2e
 		{"sa.key", saKeyPEM},
 		{"sa.pub", pemBlock("PUBLIC KEY", saPubDER)},
 		{"kubeconfig", []byte(kubeconfig)},
+		{"controller.crt", ctlCert},
+		{"controller.key", ctlKey},
+		{"controller.kubeconfig", []byte(kubeconfigOf(controllerUser, ctlCert, ctlKey))},
 	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o600); err != nil {

@@ -1,0 +1,677 @@
+//! The controller: watches and caches, the reconcile of one Gateway, and the run loop.
+//!
+//! # Reads
+//!
+//! One watch per resource feeds both a reflector cache and the controller's triggers:
+//! Gateways (the controller's own cache), GatewayClasses, GatewayConfigurations, L34Routes
+//! and Deployments. A reconcile reads only these caches: a steady-state reconcile makes no
+//! API request at all. The first reconciles wait until every cache has its initial list.
+//!
+//! Triggers, besides a Gateway's own changes:
+//!
+//! - a GatewayClass: the Gateways of that class;
+//! - a GatewayConfiguration: the Gateways whose `parametersRef` names it;
+//! - an L34Route: the Gateways its old and its new `parentRefs` name (an edit that moves a
+//!   route wakes the Gateway it left, which loses an address);
+//! - a Deployment: its controller Gateway, and the Gateway whose LB Deployment name it has.
+//!   The second wakes a Gateway stuck on a name collision when the foreign Deployment
+//!   changes or goes away. This is why every Deployment of the watched scope is cached,
+//!   not only the LB Deployments (a label selector would hide the colliding ones).
+//!
+//! Deployments are cached as [`DynamicObject`]s, whole: the update is a replace of the
+//! observed object, and a typed object would drop fields newer than the Kubernetes version
+//! compiled into k8s-openapi. `managedFields` are dropped from the cache (never written
+//! back, and the largest part of most objects).
+//!
+//! # Writes
+//!
+//! See [`crate::write`](mod@crate::write) for the Deployment verbs. The Gateway status is a JSON merge patch
+//! on `gateways/status` carrying the cached Gateway's `resourceVersion`: a Gateway changed
+//! since (say, another client added its own condition) answers 409, and the reconcile runs
+//! again at once with the newer object, so the foreign condition is kept. Events are
+//! recorded only after the status write succeeded (or when there was none to make).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{Future, StreamExt};
+use gateway_api::apis::standard::gatewayclasses::GatewayClass;
+use gateway_api::apis::standard::gateways::Gateway;
+use gateway_reconcile::{InputError, Settings, render, wire};
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::runtime::controller::{self, Controller};
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use tracing::{debug, info, warn};
+
+use crate::decide::{self, DeploymentWrite};
+use crate::events;
+use crate::resources::{GatewayConfiguration, L34Route};
+use crate::write;
+
+/// The Gateway API group, the default of a parentRef's `group`.
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+
+/// How long to wait after a failed status write or a cache that is not ready.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// What the controller runs with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The core's settings.
+    pub settings: Settings,
+    /// The LB Deployment template.
+    pub template: wire::Deployment,
+    /// Watch this namespace only (Gateways, GatewayConfigurations, L34Routes,
+    /// Deployments); `None` watches the whole cluster. GatewayClasses are cluster-scoped.
+    pub namespace: Option<String>,
+    /// Who records the Events.
+    pub reporter: Reporter,
+    /// How many Gateways reconcile at once (0: no limit).
+    pub concurrency: u16,
+}
+
+/// Why a reconcile stopped before it settled. The Deployment write is never one: its
+/// failures are outcomes the core settles.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A watch cache's writer is gone (the controller is shutting down).
+    #[error("watch cache closed")]
+    CacheClosed,
+    /// The Gateway status write failed (other than by a conflict, which requeues at once).
+    #[error("Gateway status write: {0}")]
+    StatusWrite(#[source] kube::Error),
+    /// An object the core cannot work with (no uid, a malformed timestamp, ...).
+    #[error(transparent)]
+    Input(#[from] InputError),
+}
+
+/// The caches a reconcile reads.
+#[derive(Clone)]
+struct Stores {
+    gateways: Store<Gateway>,
+    classes: Store<GatewayClass>,
+    configurations: Store<GatewayConfiguration>,
+    routes: Store<L34Route>,
+    deployments: Store<DynamicObject>,
+}
+
+impl Stores {
+    async fn ready(&self) -> Result<(), Error> {
+        let closed = |_| Error::CacheClosed;
+        self.gateways.wait_until_ready().await.map_err(closed)?;
+        self.classes.wait_until_ready().await.map_err(closed)?;
+        self.configurations
+            .wait_until_ready()
+            .await
+            .map_err(closed)?;
+        self.routes.wait_until_ready().await.map_err(closed)?;
+        self.deployments.wait_until_ready().await.map_err(closed)
+    }
+}
+
+/// Own writes the caches have not seen yet, by Gateway: the `resourceVersion` the object
+/// had before the write (`None`: the Deployment did not exist). While a cache still shows
+/// that version, it is older than our own write: deciding from it would repeat the write
+/// (a 409 at best), so the reconcile waits for the watch event, which triggers it anyway.
+/// A write that left the version unchanged (a no-op) is not recorded.
+#[derive(Default)]
+struct Pending {
+    deployments: Mutex<HashMap<ObjectRef<Gateway>, Option<String>>>,
+    statuses: Mutex<HashMap<ObjectRef<Gateway>, String>>,
+}
+
+impl Pending {
+    /// Whether the cache still shows the version from before our write; forgets the write
+    /// once it does not.
+    fn stale<V: PartialEq>(
+        map: &Mutex<HashMap<ObjectRef<Gateway>, V>>,
+        key: &ObjectRef<Gateway>,
+        cached: &V,
+    ) -> bool {
+        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(key) {
+            Some(before) if before == cached => true,
+            Some(_) => {
+                map.remove(key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn record<V: PartialEq>(
+        map: &Mutex<HashMap<ObjectRef<Gateway>, V>>,
+        key: ObjectRef<Gateway>,
+        before: V,
+        after: &V,
+    ) {
+        if &before != after {
+            map.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, before);
+        }
+    }
+}
+
+/// How long to wait for the watch event of an own write before deciding anyway.
+const AWAIT_OWN_WRITE: Duration = Duration::from_secs(1);
+
+/// What a reconcile needs besides the Gateway.
+struct Context {
+    pending: Pending,
+    client: Client,
+    config: Config,
+    stores: Stores,
+    recorder: Recorder,
+    deployment_resource: ApiResource,
+}
+
+/// `apps/v1` Deployment as a dynamic resource.
+fn deployment_resource() -> ApiResource {
+    ApiResource::erase::<Deployment>(&())
+}
+
+fn scoped<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    K::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// Runs the controller until `shutdown` completes (then finishes the reconciles in
+/// flight and returns).
+pub async fn run(
+    client: Client,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let namespace = config.namespace.clone();
+    let ns = namespace.as_deref();
+    let watch = watcher::Config::default();
+
+    let (classes, writer) = reflector::store::<GatewayClass>();
+    let class_events = watcher(Api::<GatewayClass>::all(client.clone()), watch.clone())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects();
+
+    let (configurations, writer) = reflector::store::<GatewayConfiguration>();
+    let configuration_events = watcher(scoped(&client, ns), watch.clone())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects();
+
+    let (routes, writer) = reflector::store::<L34Route>();
+    let route_events = watcher(scoped(&client, ns), watch.clone())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects();
+
+    let resource = deployment_resource();
+    let writer = reflector::store::Writer::new(resource.clone());
+    let deployments = writer.as_reader();
+    let deployment_api = match ns {
+        Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource),
+        None => Api::<DynamicObject>::all_with(client.clone(), &resource),
+    };
+    let deployment_events = watcher(deployment_api, watch.clone())
+        .default_backoff()
+        .modify(|d| d.metadata.managed_fields = None)
+        .reflect(writer)
+        .touched_objects();
+
+    let controller = Controller::new(scoped::<Gateway>(&client, ns), watch)
+        .with_config(controller::Config::default().concurrency(config.concurrency));
+    let gateways = controller.store();
+    let stores = Stores {
+        gateways: gateways.clone(),
+        classes,
+        configurations,
+        routes: routes.clone(),
+        deployments,
+    };
+    let context = Arc::new(Context {
+        pending: Pending::default(),
+        recorder: Recorder::new(client.clone(), config.reporter.clone()),
+        client,
+        config: config.clone(),
+        stores,
+        deployment_resource: resource.clone(),
+    });
+
+    let by_class = gateways.clone();
+    let by_configuration = (gateways, config.settings.clone());
+    let route_parents = RouteParents::new(routes);
+    let prefix = config.settings.deployment_prefix.clone();
+
+    controller
+        .watches_stream(class_events, move |class| {
+            gateways_of_class(&by_class, &class)
+        })
+        .watches_stream(configuration_events, move |conf| {
+            gateways_using(&by_configuration.0, &by_configuration.1, &conf)
+        })
+        .watches_stream(route_events, move |route| route_parents.wake(&route))
+        .watches_stream_with(
+            deployment_events,
+            move |deployment| gateways_of_deployment(&prefix, &deployment),
+            resource,
+        )
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            match result {
+                Ok((gateway, action)) => debug!(%gateway, ?action, "reconciled"),
+                Err(error) => warn!(%error, "controller"),
+            }
+        })
+        .await;
+}
+
+/// One reconcile of one Gateway: read the caches, decide, write, settle, record.
+async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controller::Action, Error> {
+    ctx.stores.ready().await?;
+    let Some(namespace) = gateway.namespace() else {
+        return Ok(controller::Action::await_change());
+    };
+    let name = gateway.name_any();
+    let settings = &ctx.config.settings;
+    let key = ObjectRef::from_obj(gateway.as_ref());
+    let gateway_version = gateway.resource_version().unwrap_or_default();
+    if Pending::stale(&ctx.pending.statuses, &key, &gateway_version) {
+        debug!(gateway = %name, %namespace, "waiting for the cache to see our status write");
+        return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
+    }
+    let snapshot_gateway = wire::Gateway::try_from(gateway.as_ref())?;
+
+    let class = ctx
+        .stores
+        .classes
+        .get(&ObjectRef::new(&snapshot_gateway.spec.gateway_class_name))
+        .map(|class| wire::GatewayClass::try_from(class.as_ref()))
+        .transpose()?;
+
+    let parameters = gateway
+        .spec
+        .infrastructure
+        .as_ref()
+        .and_then(|i| i.parameters_ref.as_ref());
+    let configuration = match parameters {
+        // Only our own kind is looked up; the core reports any other reference.
+        Some(p) if p.group == settings.parameters_group && p.kind == settings.parameters_kind => {
+            ctx.stores
+                .configurations
+                .get(&ObjectRef::new(&p.name).within(&namespace))
+                .map(|conf| wire::GatewayConfiguration::try_from(conf.as_ref()))
+                .transpose()?
+        }
+        _ => None,
+    };
+
+    let lb_name = render::deployment_name(settings, &name);
+    let cached = ctx
+        .stores
+        .deployments
+        .get(&ObjectRef::new_with(&lb_name, ctx.deployment_resource.clone()).within(&namespace));
+    let deployment_version = cached.as_ref().and_then(|d| d.resource_version());
+    if Pending::stale(&ctx.pending.deployments, &key, &deployment_version) {
+        debug!(gateway = %name, %namespace, "waiting for the cache to see our Deployment write");
+        return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
+    }
+    let observed = cached
+        .map(|deployment| to_wire_deployment(deployment.as_ref()))
+        .transpose()?;
+
+    // Only the routes that name this Gateway (the core applies the exact rules).
+    let routes: Vec<wire::L34Route> = ctx
+        .stores
+        .routes
+        .state()
+        .iter()
+        .filter(|route| {
+            parents_of(route)
+                .iter()
+                .any(|p| p.name == name && p.namespace.as_deref() == Some(namespace.as_str()))
+        })
+        .filter_map(|route| match wire::L34Route::try_from(route.as_ref()) {
+            Ok(route) => Some(route),
+            Err(error) => {
+                warn!(route = %ObjectRef::from_obj(route.as_ref()), %error, "L34Route skipped");
+                None
+            }
+        })
+        .collect();
+
+    let snapshot = gateway_reconcile::Snapshot::new(&snapshot_gateway, &ctx.config.template)
+        .with_gateway_class(class.as_ref())
+        .with_configuration(configuration.as_ref())
+        .with_deployment(observed.as_ref())
+        .with_routes(&routes);
+    let decision = decide::decide(settings, snapshot, jiff::Timestamp::now())?;
+
+    let api = Api::<DynamicObject>::namespaced_with(
+        ctx.client.clone(),
+        &namespace,
+        &ctx.deployment_resource,
+    );
+    let (written, action) = match decision.write() {
+        Some(write @ DeploymentWrite::Create(desired)) => {
+            let written = write::create(&api, desired).await;
+            info!(gateway = %name, %namespace, deployment = %lb_name, outcome = ?written.outcome, "LB Deployment {}", write.verb());
+            (Some(written), write.verb())
+        }
+        Some(write @ DeploymentWrite::Update { desired, drift }) => {
+            let written = write::replace(&api, desired).await;
+            info!(gateway = %name, %namespace, deployment = %lb_name, ?drift, outcome = ?written.outcome, "LB Deployment {}", write.verb());
+            (Some(written), write.verb())
+        }
+        None => (None, "Reconcile"),
+    };
+    let outcome = written.map(|written| {
+        if written.resource_version.is_some() {
+            Pending::record(
+                &ctx.pending.deployments,
+                key.clone(),
+                deployment_version.clone(),
+                &written.resource_version,
+            );
+        }
+        written.outcome
+    });
+    let settled = decision.settle(outcome, gateway.resource_version().as_deref());
+
+    if let Some(patch) = &settled.status_patch {
+        let params = PatchParams {
+            field_manager: Some(write::FIELD_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        let gateways = Api::<Gateway>::namespaced(ctx.client.clone(), &namespace);
+        match gateways
+            .patch_status(&name, &params, &Patch::Merge(patch))
+            .await
+        {
+            Ok(written) => {
+                info!(gateway = %name, %namespace, "status written");
+                let after = written.resource_version().unwrap_or_default();
+                Pending::record(&ctx.pending.statuses, key.clone(), gateway_version, &after);
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                // The Gateway changed since the cache's copy: decide again with the newer
+                // object (the watch delivers it; its event also triggers a reconcile).
+                debug!(gateway = %name, %namespace, "status conflict, reconciling again");
+                return Ok(controller::Action::requeue(Duration::ZERO));
+            }
+            Err(error) => return Err(Error::StatusWrite(error)),
+        }
+    }
+
+    let reference = gateway.object_ref(&());
+    for event in &settled.events {
+        let event = events::to_runtime(event, action);
+        if let Err(error) = ctx.recorder.publish(&event, &reference).await {
+            // An Event is informational: its loss must not undo or repeat the reconcile.
+            warn!(gateway = %name, %namespace, reason = %event.reason, %error, "Event not recorded");
+        }
+    }
+    Ok(settled.requeue)
+}
+
+/// A reconcile that did not settle.
+fn error_policy(gateway: Arc<Gateway>, error: &Error, _: Arc<Context>) -> controller::Action {
+    warn!(gateway = %ObjectRef::from_obj(gateway.as_ref()), %error, "reconcile failed");
+    match error {
+        // The Gateway (or an object it names) must change first.
+        Error::Input(_) => controller::Action::await_change(),
+        _ => controller::Action::requeue(RETRY_AFTER),
+    }
+}
+
+/// A cached Deployment as the core's wire type (the whole JSON object).
+fn to_wire_deployment(deployment: &DynamicObject) -> Result<wire::Deployment, InputError> {
+    serde_json::to_value(deployment)
+        .and_then(serde_json::from_value)
+        .map_err(|e| InputError::Malformed {
+            object: "Deployment".into(),
+            why: e.to_string(),
+        })
+}
+
+/// The Gateways of this GatewayClass.
+fn gateways_of_class(gateways: &Store<Gateway>, class: &GatewayClass) -> Vec<ObjectRef<Gateway>> {
+    let name = class.name_any();
+    gateways
+        .state()
+        .into_iter()
+        .filter(|gateway| gateway.spec.gateway_class_name == name)
+        .map(|gateway| ObjectRef::from_obj(gateway.as_ref()))
+        .collect()
+}
+
+/// The Gateways whose `parametersRef` names this GatewayConfiguration.
+fn gateways_using(
+    gateways: &Store<Gateway>,
+    settings: &Settings,
+    conf: &GatewayConfiguration,
+) -> Vec<ObjectRef<Gateway>> {
+    let (namespace, name) = (conf.namespace(), conf.name_any());
+    gateways
+        .state()
+        .into_iter()
+        .filter(|gateway| gateway.namespace() == namespace)
+        .filter(|gateway| {
+            let infrastructure = gateway.spec.infrastructure.as_ref();
+            infrastructure
+                .and_then(|i| i.parameters_ref.as_ref())
+                .is_some_and(|p| {
+                    p.group == settings.parameters_group
+                        && p.kind == settings.parameters_kind
+                        && p.name == name
+                })
+        })
+        .map(|gateway| ObjectRef::from_obj(gateway.as_ref()))
+        .collect()
+}
+
+/// The Gateways a Deployment concerns: its controller, when that is a Gateway, and the
+/// Gateway whose LB Deployment name it has (a name collision).
+fn gateways_of_deployment(prefix: &str, deployment: &DynamicObject) -> Vec<ObjectRef<Gateway>> {
+    let Some(namespace) = deployment.namespace() else {
+        return Vec::new();
+    };
+    let mut out: Vec<ObjectRef<Gateway>> = deployment
+        .owner_references()
+        .iter()
+        .filter(|o| o.controller == Some(true) && o.kind == "Gateway")
+        .filter(|o| o.api_version.split('/').next() == Some(GATEWAY_GROUP))
+        .map(|o| ObjectRef::new(&o.name).within(&namespace))
+        .collect();
+    let name = deployment.name_any();
+    if let Some(gateway) = name.strip_prefix(prefix).filter(|g| !g.is_empty()) {
+        let named = ObjectRef::new(gateway).within(&namespace);
+        if !out.contains(&named) {
+            out.push(named);
+        }
+    }
+    out
+}
+
+/// A route's parent Gateways, with the Gateway API defaults applied.
+fn parents_of(route: &L34Route) -> Vec<ObjectRef<Gateway>> {
+    let own_namespace = route.namespace().unwrap_or_default();
+    route
+        .spec
+        .parent_refs
+        .iter()
+        .filter(|parent| parent.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP)
+        .filter(|parent| parent.kind.as_deref().unwrap_or("Gateway") == "Gateway")
+        .map(|parent| {
+            let namespace = parent.namespace.as_deref().unwrap_or(&own_namespace);
+            ObjectRef::new(&parent.name).within(namespace)
+        })
+        .collect()
+}
+
+/// Maps an L34Route event to the Gateways of its old and new `parentRefs`: the parents
+/// each route had at its last event are remembered (and forgotten once it is deleted).
+struct RouteParents {
+    routes: Store<L34Route>,
+    last: Mutex<HashMap<ObjectRef<L34Route>, Vec<ObjectRef<Gateway>>>>,
+}
+
+impl RouteParents {
+    fn new(routes: Store<L34Route>) -> Self {
+        Self {
+            routes,
+            last: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn wake(&self, route: &L34Route) -> Vec<ObjectRef<Gateway>> {
+        let key = ObjectRef::from_obj(route);
+        let mut parents = parents_of(route);
+        // A poisoned lock only means a panic elsewhere; the map is still usable.
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        // The reflector has applied the event: a route gone from the cache was deleted.
+        let old = if self.routes.get(&key).is_some() {
+            last.insert(key, parents.clone())
+        } else {
+            last.remove(&key)
+        };
+        for parent in old.into_iter().flatten() {
+            if !parents.contains(&parent) {
+                parents.push(parent);
+            }
+        }
+        parents
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment(value: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(value).expect("a Deployment")
+    }
+
+    #[test]
+    fn a_deployment_wakes_its_controller_and_the_gateway_of_its_name() {
+        let owned = deployment(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": { "name": "sllbr-a", "namespace": "ns", "ownerReferences": [
+                { "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "a", "uid": "u", "controller": true }
+            ] }
+        }));
+        assert_eq!(
+            gateways_of_deployment("sllbr-", &owned),
+            vec![ObjectRef::<Gateway>::new("a").within("ns")]
+        );
+        let foreign = deployment(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": { "name": "sllbr-b", "namespace": "ns", "ownerReferences": [
+                { "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "u", "controller": true }
+            ] }
+        }));
+        assert_eq!(
+            gateways_of_deployment("sllbr-", &foreign),
+            vec![ObjectRef::<Gateway>::new("b").within("ns")]
+        );
+        let other = deployment(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": { "name": "web", "namespace": "ns" }
+        }));
+        assert!(gateways_of_deployment("sllbr-", &other).is_empty());
+    }
+
+    #[test]
+    fn route_parents_default_group_kind_and_namespace() {
+        let route: L34Route = serde_json::from_value(serde_json::json!({
+            "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "L34Route",
+            "metadata": { "name": "r", "namespace": "ns" },
+            "spec": { "parentRefs": [
+                { "name": "a" },
+                { "name": "b", "namespace": "other" },
+                { "name": "c", "kind": "Service", "group": "" }
+            ], "destinationCIDRs": [], "protocols": ["TCP"], "priority": 1 }
+        }))
+        .expect("a route");
+        assert_eq!(
+            parents_of(&route),
+            vec![
+                ObjectRef::<Gateway>::new("a").within("ns"),
+                ObjectRef::<Gateway>::new("b").within("other")
+            ]
+        );
+    }
+
+    fn route(gateway: &str) -> L34Route {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "L34Route",
+            "metadata": { "name": "r", "namespace": "ns" },
+            "spec": { "parentRefs": [{ "name": gateway }], "destinationCIDRs": [],
+                      "protocols": ["TCP"], "priority": 1 }
+        }))
+        .expect("a route")
+    }
+
+    #[test]
+    fn a_moved_route_wakes_its_old_and_new_gateways_and_a_deleted_one_its_last() {
+        let (store, mut writer) = reflector::store::<L34Route>();
+        let parents = RouteParents::new(store);
+        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
+
+        writer.apply_watcher_event(&watcher::Event::Apply(route("a")));
+        assert_eq!(parents.wake(&route("a")), vec![gw("a")]);
+        writer.apply_watcher_event(&watcher::Event::Apply(route("b")));
+        assert_eq!(parents.wake(&route("b")), vec![gw("b"), gw("a")]);
+        // Once moved, the old parent is forgotten.
+        writer.apply_watcher_event(&watcher::Event::Apply(route("b")));
+        assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
+        writer.apply_watcher_event(&watcher::Event::Delete(route("b")));
+        assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
+        assert!(parents.last.lock().map(|m| m.is_empty()).unwrap_or(false));
+    }
+
+    #[test]
+    fn an_own_write_makes_the_cache_stale_until_it_shows_another_version() {
+        let pending = Pending::default();
+        let key = ObjectRef::<Gateway>::new("gw").within("ns");
+        let before = Some("1".to_owned());
+        // A no-op write (same version) is not recorded.
+        Pending::record(&pending.deployments, key.clone(), before.clone(), &before);
+        assert!(!Pending::stale(&pending.deployments, &key, &before));
+        Pending::record(
+            &pending.deployments,
+            key.clone(),
+            before.clone(),
+            &Some("2".into()),
+        );
+        assert!(Pending::stale(&pending.deployments, &key, &before));
+        assert!(Pending::stale(&pending.deployments, &key, &before));
+        assert!(!Pending::stale(
+            &pending.deployments,
+            &key,
+            &Some("2".into())
+        ));
+        // Forgotten once seen: the old version is no longer taken for stale.
+        assert!(!Pending::stale(&pending.deployments, &key, &before));
+        // A create: stale while the cache has no Deployment.
+        Pending::record(&pending.deployments, key.clone(), None, &Some("3".into()));
+        assert!(Pending::stale(&pending.deployments, &key, &None));
+        assert!(!Pending::stale(
+            &pending.deployments,
+            &key,
+            &Some("3".into())
+        ));
+    }
+}

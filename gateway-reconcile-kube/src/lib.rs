@@ -1,0 +1,25 @@
+//! The kube-rs half of `gateway-reconcile`: a production Gateway controller.
+//!
+//! The core crate (`gateway_reconcile`) decides; this crate does the I/O with the API
+//! server, once and tested on a real one:
+//!
+//! - [`controller`]: watches and caches (a reconcile reads nothing from the API server),
+//!   the reconcile, the status write with a `resourceVersion` precondition, Events;
+//! - [`write`](mod@write): the LB Deployment write (POST to create, PUT to update) and its answer as
+//!   the core's `WriteOutcome`, with why these verbs;
+//! - [`decide`]: every call into the core's decision API;
+//! - [`events`]: the core's Events as kube-runtime Events;
+//! - [`resources`]: typed GatewayConfiguration and L34Route;
+//! - [`options`]: loading the settings and template files of the binary.
+//!
+//! The binary `gateway-reconcile-controller` runs [`controller::run`]; the crate README
+//! says how to run it against a cluster and which RBAC it needs (`deploy/`).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod controller;
+pub mod decide;
+pub mod events;
+pub mod options;
+pub mod resources;
+pub mod write;

@@ -1,0 +1,258 @@
+//! Typed `meridio-2.nordix.org/v1alpha1` resources: GatewayConfiguration and L34Route, as
+//! the CRDs define them, with conversions to the core's wire types.
+//!
+//! The types hold every field of the CRDs (also those the core does not read, such as an
+//! L34Route's `backendRefs`), so reading, caching and logging them loses nothing. The
+//! conversions go through the Kubernetes wire JSON, as the core's own interop does, so a
+//! field means the same on both sides. The CRD manifests are maintained by hand (the
+//! schema, defaults and CEL rules of Meridio-2), so no schema is generated here.
+
+use std::collections::BTreeMap;
+
+use gateway_reconcile::{InputError, wire};
+use k8s_openapi::api::core::v1::{ContainerResizePolicy, ResourceRequirements};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use serde::{Deserialize, Serialize};
+
+/// `GatewayConfiguration.spec`: the LB's network attachments, internal subnets and scaling.
+#[derive(CustomResource, Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[kube(
+    group = "meridio-2.nordix.org",
+    version = "v1alpha1",
+    kind = "GatewayConfiguration",
+    namespaced,
+    status = "GatewayConfigurationStatus",
+    schema = "disabled"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayConfigurationSpec {
+    /// Secondary networks of the LB Pods.
+    #[serde(default)]
+    pub network_attachments: Vec<NetworkAttachment>,
+    /// Subnets towards the application Pods (one per IP family).
+    #[serde(default)]
+    pub internal_subnets: Vec<InternalSubnet>,
+    /// Replica count of the LB Deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub horizontal_scaling: Option<HorizontalScaling>,
+    /// Per-container resources of the LB Pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vertical_scaling: Option<VerticalScaling>,
+}
+
+/// A network attachment of the LB Pods.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkAttachment {
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Attachment type; only `NAD` is supported.
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    /// The NetworkAttachmentDefinition, for type `NAD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nad: Option<Nad>,
+}
+
+/// A NetworkAttachmentDefinition reference.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Nad {
+    /// Interface name in the Pod.
+    #[serde(default)]
+    pub interface: String,
+    /// NAD name.
+    #[serde(default)]
+    pub name: String,
+    /// NAD namespace.
+    #[serde(default)]
+    pub namespace: String,
+}
+
+/// An internal subnet.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InternalSubnet {
+    /// Attachment type; only `NAD` is supported.
+    #[serde(default)]
+    pub attachment_type: String,
+    /// The subnet, e.g. `169.254.100.0/24`.
+    #[serde(default)]
+    pub cidr: String,
+}
+
+/// `spec.horizontalScaling`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HorizontalScaling {
+    /// Replicas on create, or always when enforced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Whether `replicas` overrides an autoscaler.
+    #[serde(default)]
+    pub enforce_replicas: bool,
+}
+
+/// `spec.verticalScaling`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct VerticalScaling {
+    /// Per-container settings.
+    #[serde(default)]
+    pub containers: Vec<VerticalScalingContainer>,
+}
+
+/// Resources of one LB container.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerticalScalingContainer {
+    /// Container name in the template.
+    #[serde(default)]
+    pub name: String,
+    /// Requests, limits (and claims, which the core refuses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+    /// Whether the resources override what is running.
+    #[serde(default)]
+    pub enforce_resources: bool,
+    /// In-place resize policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resize_policy: Option<Vec<ContainerResizePolicy>>,
+}
+
+/// `GatewayConfiguration.status`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GatewayConfigurationStatus {
+    /// Conditions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// `L34Route.spec`: which Gateway it attaches to and which traffic it carries.
+#[derive(CustomResource, Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[kube(
+    group = "meridio-2.nordix.org",
+    version = "v1alpha1",
+    kind = "L34Route",
+    namespaced,
+    status = "L34RouteStatus",
+    schema = "disabled"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct L34RouteSpec {
+    /// The Gateways this route attaches to.
+    #[serde(default)]
+    pub parent_refs: Vec<ParentReference>,
+    /// The backends (a distribution group).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub backend_refs: Vec<BackendReference>,
+    /// Destination CIDRs; the IP of each becomes a Gateway address.
+    #[serde(default, rename = "destinationCIDRs")]
+    pub destination_cidrs: Vec<String>,
+    /// Source CIDRs.
+    #[serde(default, rename = "sourceCIDRs", skip_serializing_if = "Vec::is_empty")]
+    pub source_cidrs: Vec<String>,
+    /// Source ports or port ranges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_ports: Vec<String>,
+    /// Destination ports or port ranges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub destination_ports: Vec<String>,
+    /// Protocols (`TCP`, `UDP`, `SCTP`).
+    #[serde(default)]
+    pub protocols: Vec<String>,
+    /// Priority among routes.
+    #[serde(default)]
+    pub priority: i32,
+    /// Byte matches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub byte_matches: Vec<String>,
+    /// Fields of a newer CRD revision, kept as written.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// A Gateway API `ParentReference`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentReference {
+    /// API group; absent means `gateway.networking.k8s.io`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Kind; absent means `Gateway`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Namespace; absent means the route's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Name of the parent.
+    #[serde(default)]
+    pub name: String,
+    /// Listener name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section_name: Option<String>,
+    /// Listener port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<i32>,
+}
+
+/// A Gateway API `BackendRef`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackendReference {
+    /// API group (`""` is core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Name.
+    #[serde(default)]
+    pub name: String,
+    /// Namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<i32>,
+    /// Weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<i32>,
+}
+
+/// `L34Route.status`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct L34RouteStatus {
+    /// Per-parent status, as written by the route's controller.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// `value` through its Kubernetes JSON as the core's wire type `T`.
+fn via_json<T: serde::de::DeserializeOwned>(
+    object: &str,
+    value: &impl Serialize,
+) -> Result<T, InputError> {
+    serde_json::to_value(value)
+        .and_then(serde_json::from_value)
+        .map_err(|e| InputError::Malformed {
+            object: object.to_owned(),
+            why: e.to_string(),
+        })
+}
+
+impl TryFrom<&GatewayConfiguration> for wire::GatewayConfiguration {
+    type Error = InputError;
+
+    fn try_from(value: &GatewayConfiguration) -> Result<Self, Self::Error> {
+        via_json("GatewayConfiguration", value)
+    }
+}
+
+impl TryFrom<&L34Route> for wire::L34Route {
+    type Error = InputError;
+
+    fn try_from(value: &L34Route) -> Result<Self, Self::Error> {
+        via_json("L34Route", value)
+    }
+}

@@ -1,0 +1,999 @@
+//! End-to-end stories on a real kube-apiserver (`e2e/run.sh` runs them under the control
+//! plane with `--ignored`). Each story has its own namespace, GatewayClass and controller
+//! instance (watching that namespace only), running in-process as the user
+//! `gateway-reconcile-controller`, bound to `deploy/clusterrole.yaml` and nothing else.
+//! Every assertion reads the API server's objects or its audit log, where the controller's
+//! requests are told from the test's by `user.username`.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use gateway_reconcile::Settings;
+use gateway_reconcile_kube::controller;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use kube::runtime::events::Reporter;
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+
+const CONTROLLER_USER: &str = "gateway-reconcile-controller";
+const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
+const DOMAIN: &str = "meridio-2.nordix.org";
+const WAIT: Duration = Duration::from_secs(40);
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
+}
+
+fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+fn plural(kind: &str) -> String {
+    match kind {
+        "GatewayClass" => "gatewayclasses".into(),
+        "ValidatingAdmissionPolicy" => "validatingadmissionpolicies".into(),
+        "ValidatingAdmissionPolicyBinding" => "validatingadmissionpolicybindings".into(),
+        other => format!("{}s", other.to_lowercase()),
+    }
+}
+
+/// The API of `object`'s kind (namespaced when it has a namespace).
+fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
+    let api_version = object["apiVersion"].as_str().expect("apiVersion");
+    let kind = object["kind"].as_str().expect("kind");
+    let ar = resource(api_version, kind, &plural(kind));
+    match object["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+async fn create(client: &Client, object: Value) -> DynamicObject {
+    let api = api_for(client, &object);
+    let object: DynamicObject = serde_json::from_value(object).expect("object");
+    api.create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|e| panic!("create {}: {e}", object.name_any()))
+}
+
+async fn delete(client: &Client, object: &Value) {
+    let api = api_for(client, object);
+    let name = object["metadata"]["name"].as_str().expect("name");
+    api.delete(name, &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("delete {name}: {e}"));
+}
+
+/// One request of the controller, from the audit log.
+#[derive(Debug, Clone, PartialEq)]
+struct Request {
+    verb: String,
+    resource: String,
+    subresource: String,
+    name: String,
+    code: i64,
+}
+
+/// The controller's requests in `namespace` (or cluster-scoped ones with `None`), in order.
+fn controller_requests(namespace: &str) -> Vec<Request> {
+    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|e| e["user"]["username"] == CONTROLLER_USER)
+        .filter(|e| e["objectRef"]["namespace"] == namespace)
+        .map(|e| Request {
+            verb: e["verb"].as_str().unwrap_or_default().into(),
+            resource: e["objectRef"]["resource"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
+            subresource: e["objectRef"]["subresource"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
+            name: e["objectRef"]["name"].as_str().unwrap_or_default().into(),
+            code: e["responseStatus"]["code"].as_i64().unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn count(requests: &[Request], verb: &str, resource: &str, subresource: &str) -> usize {
+    requests
+        .iter()
+        .filter(|r| r.verb == verb && r.resource == resource && r.subresource == subresource)
+        .count()
+}
+
+/// Binds `deploy/clusterrole.yaml` to the controller's user (once per control plane).
+async fn bind_rbac(admin: &Client) {
+    let role: Value =
+        serde_yaml_ng::from_str(include_str!("../deploy/clusterrole.yaml")).expect("role");
+    let binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": { "name": "gateway-reconcile-controller-e2e" },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": role["metadata"]["name"] },
+        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }]
+    });
+    for object in [role, binding] {
+        let api = api_for(admin, &object);
+        let object: DynamicObject = serde_json::from_value(object).expect("rbac");
+        match api.create(&PostParams::default(), &object).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => panic!("RBAC: {e}"),
+        }
+    }
+}
+
+/// A story's world: its namespace, GatewayClass and controller.
+struct Story {
+    admin: Client,
+    ns: String,
+    class: String,
+    settings: Settings,
+    running: Option<(
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    )>,
+}
+
+impl Story {
+    async fn new(settings: Settings) -> Story {
+        let admin = Client::try_default().await.expect("admin client");
+        bind_rbac(&admin).await;
+        let ns = create(
+            &admin,
+            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "generateName": "e2e-" } }),
+        )
+        .await
+        .name_any();
+        let class = format!("class-{ns}");
+        create(
+            &admin,
+            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                    "metadata": { "name": class }, "spec": { "controllerName": CONTROLLER_NAME } }),
+        )
+        .await;
+        let mut story = Story {
+            admin,
+            ns,
+            class,
+            settings,
+            running: None,
+        };
+        story.start().await;
+        story
+    }
+
+    async fn start(&mut self) {
+        let kubeconfig = kube::config::Kubeconfig::read_from(env("E2E_CONTROLLER_KUBECONFIG"))
+            .expect("controller kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("controller config");
+        let client = Client::try_from(config).expect("controller client");
+        let config = controller::Config {
+            settings: self.settings.clone(),
+            template: gateway_reconcile::template::default_template(),
+            namespace: Some(self.ns.clone()),
+            reporter: Reporter {
+                controller: "gateway-reconcile-controller".into(),
+                instance: Some("e2e".into()),
+            },
+            concurrency: 4,
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(controller::run(client, config, async move {
+            let _ = stopped.await;
+        }));
+        self.running = Some((stop, task));
+    }
+
+    async fn stop(&mut self) {
+        if let Some((stop, task)) = self.running.take() {
+            let _ = stop.send(());
+            tokio::time::timeout(Duration::from_secs(30), task)
+                .await
+                .expect("the controller stops within 30 s")
+                .expect("the controller task");
+        }
+    }
+
+    fn api(&self, kind: &str) -> Api<DynamicObject> {
+        let (api_version, kind) = match kind {
+            "Gateway" => ("gateway.networking.k8s.io/v1", kind),
+            "GatewayConfiguration" | "L34Route" => ("meridio-2.nordix.org/v1alpha1", kind),
+            "Deployment" => ("apps/v1", kind),
+            other => panic!("no API for {other}"),
+        };
+        Api::namespaced_with(
+            self.admin.clone(),
+            &self.ns,
+            &resource(api_version, kind, &plural(kind)),
+        )
+    }
+
+    async fn configuration(&self, name: &str, replicas: i64) {
+        create(
+            &self.admin,
+            json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
+                    "metadata": { "name": name, "namespace": self.ns },
+                    "spec": {
+                        "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": self.ns, "interface": "eth1" } }],
+                        "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
+                        "horizontalScaling": { "replicas": replicas, "enforceReplicas": false } } }),
+        )
+        .await;
+    }
+
+    async fn gateway(&self, name: &str, configuration: &str) {
+        create(
+            &self.admin,
+            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                    "metadata": { "name": name, "namespace": self.ns },
+                    "spec": { "gatewayClassName": self.class,
+                              "listeners": [{ "name": "tcp", "port": 80, "protocol": "TCP" }],
+                              "infrastructure": { "parametersRef": {
+                                  "group": DOMAIN, "kind": "GatewayConfiguration", "name": configuration } } } }),
+        )
+        .await;
+    }
+
+    async fn get(&self, kind: &str, name: &str) -> Value {
+        let object = self
+            .api(kind)
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("get {kind} {name}: {e}"));
+        serde_json::to_value(object).expect("json")
+    }
+
+    async fn patch(&self, kind: &str, name: &str, patch: Value) -> Value {
+        let object = self
+            .api(kind)
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap_or_else(|e| panic!("patch {kind} {name}: {e}"));
+        serde_json::to_value(object).expect("json")
+    }
+
+    /// Polls the Gateway until `done` holds for its conditions (by type).
+    async fn wait_conditions(
+        &self,
+        gateway: &str,
+        what: &str,
+        done: impl Fn(&BTreeMap<String, Value>) -> bool,
+    ) -> BTreeMap<String, Value> {
+        let start = Instant::now();
+        loop {
+            let conditions = conditions(&self.get("Gateway", gateway).await);
+            if done(&conditions) {
+                return conditions;
+            }
+            if start.elapsed() > WAIT {
+                panic!(
+                    "Gateway {gateway}: {what} not reached in {WAIT:?}; conditions: {conditions:#?}"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        controller_requests(&self.ns)
+    }
+}
+
+fn conditions(gateway: &Value) -> BTreeMap<String, Value> {
+    gateway["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| (c["type"].as_str().unwrap_or_default().to_owned(), c.clone()))
+        .collect()
+}
+
+fn is(conditions: &BTreeMap<String, Value>, type_: &str, status: &str, reason: &str) -> bool {
+    conditions
+        .get(type_)
+        .is_some_and(|c| c["status"] == status && c["reason"] == reason)
+}
+
+fn applied() -> String {
+    format!("{DOMAIN}/ConfigurationApplied")
+}
+
+fn degraded() -> String {
+    format!("{DOMAIN}/Degraded")
+}
+
+fn healthy(c: &BTreeMap<String, Value>) -> bool {
+    is(c, "Accepted", "True", "Accepted")
+        && is(c, "Programmed", "True", "Programmed")
+        && is(c, &applied(), "True", "Applied")
+}
+
+/// Lets the controller act on what just happened, then returns its requests since `before`.
+async fn settle_and_collect(story: &Story, before: usize, quiet: Duration) -> Vec<Request> {
+    tokio::time::sleep(quiet).await;
+    story.requests().split_off(before)
+}
+
+fn settings() -> Settings {
+    Settings::default()
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn create_accepts_programs_and_renders() {
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    let c = story.wait_conditions("gw", "healthy", healthy).await;
+    assert_eq!(
+        c["Accepted"]["message"],
+        format!("Gateway accepted by {CONTROLLER_NAME}")
+    );
+    let message = c["Programmed"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("LB Deployment reconciled with GatewayConfiguration generation 1"),
+        "{message}"
+    );
+    let gateway = story.get("Gateway", "gw").await;
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    // As rendered: owner, labels, generation annotations, replicas, containers, NADs.
+    let owner = &deployment["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["kind"], "Gateway");
+    assert_eq!(owner["uid"], gateway["metadata"]["uid"]);
+    assert_eq!(owner["controller"], true);
+    assert_eq!(owner["blockOwnerDeletion"], true);
+    let labels = &deployment["metadata"]["labels"];
+    assert_eq!(labels["app"], "sllbr-gw");
+    assert_eq!(labels["gateway.networking.k8s.io/gateway-name"], "gw");
+    assert_eq!(
+        labels["app.kubernetes.io/managed-by"],
+        "gateway-controller.meridio-2.nordix.org"
+    );
+    let conf = story.get("GatewayConfiguration", "conf").await;
+    let annotations = &deployment["metadata"]["annotations"];
+    assert_eq!(
+        annotations[format!("{DOMAIN}/gatewayconfiguration-generation")],
+        "1"
+    );
+    assert_eq!(
+        annotations[format!("{DOMAIN}/gatewayconfiguration-uid")],
+        conf["metadata"]["uid"]
+    );
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    assert_eq!(
+        deployment["spec"]["selector"]["matchLabels"]["app"],
+        "sllbr-gw"
+    );
+    let pod = &deployment["spec"]["template"];
+    let names: Vec<&str> = pod["spec"]["containers"]
+        .as_array()
+        .expect("containers")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["loadbalancer", "router"]);
+    assert_eq!(pod["spec"]["serviceAccountName"], "stateless-load-balancer");
+    let networks: Value = serde_json::from_str(
+        pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
+            .as_str()
+            .expect("networks annotation"),
+    )
+    .expect("JSON list");
+    assert_eq!(
+        networks,
+        json!([{ "name": "vlan", "namespace": story.ns, "interface": "eth1" }])
+    );
+    assert_eq!(
+        pod["spec"]["readinessGates"],
+        json!([{ "conditionType": "meridio-2.nordix.org/ipv4-connectivity" }])
+    );
+    // Exactly one Deployment write, a POST; no GET or LIST from a reconcile.
+    let requests = settle_and_collect(&story, 0, Duration::from_secs(2)).await;
+    assert_eq!(
+        count(&requests, "create", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
+    assert!(count(&requests, "patch", "gateways", "status") >= 1);
+    assert!(
+        requests.iter().all(|r| r.verb != "get"),
+        "a reconcile read from the API: {requests:#?}"
+    );
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn configuration_edit_writes_once_and_names_the_generation() {
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
+    story
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "internalSubnets": [
+                { "attachmentType": "NAD", "cidr": "169.254.100.0/24" },
+                { "attachmentType": "NAD", "cidr": "fd00:100::/64" } ] } }),
+        )
+        .await;
+    let c = story
+        .wait_conditions("gw", "generation 2 applied", |c| {
+            healthy(c)
+                && c["Programmed"]["message"].as_str().is_some_and(|m| {
+                    m.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2")
+                })
+        })
+        .await;
+    assert!(!c.contains_key(&degraded()));
+    let requests = settle_and_collect(&story, before, Duration::from_secs(3)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "create", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["readinessGates"],
+        json!([{ "conditionType": "meridio-2.nordix.org/ipv4-connectivity" },
+               { "conditionType": "meridio-2.nordix.org/ipv6-connectivity" }])
+    );
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_foreign_sidecar_is_removed_once_and_foreign_labels_stay() {
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
+    // Another manager adds a container, an env var, a label and an annotation.
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    let mut containers = deployment["spec"]["template"]["spec"]["containers"].clone();
+    let list = containers.as_array_mut().expect("containers");
+    let mut env = list[0]["env"].as_array().cloned().unwrap_or_default();
+    env.push(json!({ "name": "FOREIGN", "value": "1" }));
+    list[0]["env"] = Value::Array(env);
+    list.push(json!({ "name": "sidecar", "image": "registry.example/sidecar:1" }));
+    let edited = story
+        .api("Deployment")
+        .patch(
+            "sllbr-gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({
+                "metadata": { "labels": { "team": "blue" }, "annotations": { "example.com/note": "kept" } },
+                "spec": { "template": { "spec": { "containers": containers } } } })),
+        )
+        .await
+        .expect("foreign edit");
+    let edited_generation = edited.metadata.generation.unwrap_or_default();
+    // The controller replaces it once: the sidecar and env var go, label and annotation stay.
+    let start = Instant::now();
+    let deployment = loop {
+        let d = story.get("Deployment", "sllbr-gw").await;
+        if d["metadata"]["generation"].as_i64().unwrap_or_default() > edited_generation {
+            break d;
+        }
+        assert!(start.elapsed() < WAIT, "the sidecar was never removed");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let names: Vec<&str> = deployment["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .expect("containers")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["loadbalancer", "router"]);
+    let env = deployment["spec"]["template"]["spec"]["containers"][0]["env"].to_string();
+    assert!(!env.contains("FOREIGN"), "{env}");
+    assert_eq!(deployment["metadata"]["labels"]["team"], "blue");
+    assert_eq!(
+        deployment["metadata"]["annotations"]["example.com/note"],
+        "kept"
+    );
+    // No write loop: exactly one update, then silence.
+    let requests = settle_and_collect(&story, before, Duration::from_secs(5)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "patch", "gateways", "status"),
+        0,
+        "{requests:#?}"
+    );
+    story.wait_conditions("gw", "healthy", healthy).await;
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn an_owned_field_edit_is_reverted_once() {
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
+    let original = story.get("Deployment", "sllbr-gw").await;
+    let image = original["spec"]["template"]["spec"]["containers"][0]["image"].clone();
+    let mut containers = original["spec"]["template"]["spec"]["containers"].clone();
+    containers[0]["image"] = json!("registry.example/hijacked:1");
+    story
+        .patch(
+            "Deployment",
+            "sllbr-gw",
+            json!({ "spec": { "template": { "spec": { "containers": containers } } } }),
+        )
+        .await;
+    let start = Instant::now();
+    loop {
+        let d = story.get("Deployment", "sllbr-gw").await;
+        if d["spec"]["template"]["spec"]["containers"][0]["image"] == image {
+            break;
+        }
+        assert!(start.elapsed() < WAIT, "the image was never reverted");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let requests = settle_and_collect(&story, before, Duration::from_secs(4)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    story.stop().await;
+}
+
+/// A TCP listener that accepts and never answers: a webhook pointing at it holds the API
+/// server's call until the webhook's timeout.
+async fn silent_listener() -> (u16, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("listener");
+    let port = listener.local_addr().expect("addr").port();
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (port, task)
+}
+
+fn webhook(story: &Story, name: &str, url: &str, failure_policy: &str) -> Value {
+    json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": { "name": name },
+            "webhooks": [{ "name": "hold.e2e.example", "failurePolicy": failure_policy, "sideEffects": "None",
+                "admissionReviewVersions": ["v1"], "timeoutSeconds": 2,
+                "clientConfig": { "url": url },
+                "rules": [{ "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["deployments"] }],
+                "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": story.ns } } }] })
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_foreign_condition_written_during_a_reconcile_survives() {
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    // Hold every Deployment update for 2 s (then let it through), so that the reconcile
+    // that follows the edit is still running when the foreign condition is written.
+    let (port, listener) = silent_listener().await;
+    let hook = webhook(
+        &story,
+        &format!("hold-{}", story.ns),
+        &format!("https://127.0.0.1:{port}/validate"),
+        "Ignore",
+    );
+    create(&story.admin, hook.clone()).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = story.requests().len();
+    story
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let gateway = story.get("Gateway", "gw").await;
+    let mut list = gateway["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    list.push(json!({ "type": "example.com/Audited", "status": "True", "reason": "Checked",
+                      "message": "written by another client", "lastTransitionTime": "2026-01-01T00:00:00Z",
+                      "observedGeneration": gateway["metadata"]["generation"] }));
+    story
+        .api("Gateway")
+        .patch_status(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({
+            "metadata": { "resourceVersion": gateway["metadata"]["resourceVersion"] },
+            "status": { "conditions": list } })),
+        )
+        .await
+        .expect("foreign condition");
+    let c = story
+        .wait_conditions("gw", "generation 2 applied", |c| {
+            healthy(c)
+                && c["Programmed"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("generation 2"))
+        })
+        .await;
+    let foreign = c
+        .get("example.com/Audited")
+        .unwrap_or_else(|| panic!("the foreign condition was lost: {c:#?}"));
+    assert_eq!(foreign["message"], "written by another client");
+    let requests = settle_and_collect(&story, before, Duration::from_secs(1)).await;
+    // The controller's first status write lost the race (409) and was made again.
+    let conflicts = requests
+        .iter()
+        .filter(|r| r.resource == "gateways" && r.subresource == "status" && r.code == 409)
+        .count();
+    assert!(conflicts >= 1, "no status conflict happened: {requests:#?}");
+    delete(&story.admin, &hook).await;
+    listener.abort();
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn fifty_gateways_converge_then_resyncs_make_no_request() {
+    let resync = Duration::from_secs(2);
+    let mut story = Story::new(Settings {
+        resync: Some(resync),
+        ..settings()
+    })
+    .await;
+    story.configuration("conf", 1).await;
+    for i in 0..50 {
+        story.gateway(&format!("gw-{i:02}"), "conf").await;
+    }
+    for i in 0..50 {
+        story
+            .wait_conditions(&format!("gw-{i:02}"), "healthy", healthy)
+            .await;
+    }
+    let settled = settle_and_collect(&story, 0, Duration::from_secs(3)).await;
+    assert_eq!(count(&settled, "create", "deployments", ""), 50);
+    // Three resync periods (and a margin): no write, no read.
+    let quiet =
+        settle_and_collect(&story, settled.len(), resync * 3 + Duration::from_secs(1)).await;
+    assert!(quiet.is_empty(), "requests in steady state: {quiet:#?}");
+    let cluster_reads: Vec<Request> = controller_requests("")
+        .into_iter()
+        .filter(|r| r.verb == "get")
+        .collect();
+    assert!(cluster_reads.is_empty(), "{cluster_reads:#?}");
+    story.stop().await;
+}
+
+/// A ValidatingAdmissionPolicy (and its binding) that refuses every Deployment update in
+/// the story's namespace with 422.
+fn refusing_policy(story: &Story) -> (Value, Value) {
+    let name = format!("refuse-{}", story.ns);
+    let policy = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": { "name": name },
+        "spec": { "failurePolicy": "Fail",
+            "matchConstraints": { "resourceRules": [{ "apiGroups": ["apps"], "apiVersions": ["v1"],
+                "operations": ["UPDATE"], "resources": ["deployments"] }] },
+            "validations": [{ "expression": "false", "message": "e2e: updates refused", "reason": "Invalid" }] } });
+    let binding = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": { "name": name },
+        "spec": { "policyName": name, "validationActions": ["Deny"],
+            "matchResources": { "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": story.ns } } } } });
+    (policy, binding)
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_rejected_update_is_degraded_at_once_and_recovers() {
+    let mut story = Story::new(Settings {
+        resync: Some(Duration::from_secs(2)),
+        ..settings()
+    })
+    .await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let (policy, binding) = refusing_policy(&story);
+    create(&story.admin, policy.clone()).await;
+    create(&story.admin, binding.clone()).await;
+    // A policy takes about a second to take effect after its binding.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = story.requests().len();
+    story
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
+        )
+        .await;
+    let c = story
+        .wait_conditions("gw", "ApplyRejected", |c| {
+            is(c, &applied(), "False", "ApplyRejected")
+        })
+        .await;
+    // Degraded in the same status write as the rejection.
+    assert!(is(&c, &degraded(), "True", "ApplyRejected"), "{c:#?}");
+    assert!(is(&c, "Programmed", "True", "Programmed"), "{c:#?}");
+    let message = c["Programmed"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("generation 2 not applied yet"),
+        "{message}"
+    );
+    let message = c[&applied()]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("e2e: updates refused"), "{message}");
+    let requests = story.requests().split_off(before);
+    let rejected = requests
+        .iter()
+        .filter(|r| r.verb == "update" && r.resource == "deployments" && r.code == 422)
+        .count();
+    assert!(rejected >= 1, "{requests:#?}");
+    // Events follow the status write that reports them.
+    let status = requests
+        .iter()
+        .position(|r| r.subresource == "status" && r.code == 200)
+        .expect("a status write");
+    let event = requests
+        .iter()
+        .position(|r| r.resource == "events" && r.verb == "create")
+        .expect("an Event");
+    assert!(status < event, "{requests:#?}");
+
+    delete(&story.admin, &binding).await;
+    delete(&story.admin, &policy).await;
+    let c = story
+        .wait_conditions("gw", "recovered", |c| {
+            healthy(c) && !c.contains_key(&degraded())
+        })
+        .await;
+    let message = c["Programmed"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2"),
+        "{message}"
+    );
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    story.stop().await;
+}
+
+/// A webhook that fails every Deployment update in the story's namespace: its URL is a
+/// closed port, with `failurePolicy: Fail` (500 InternalError).
+fn unreachable_webhook(story: &Story) -> Value {
+    webhook(
+        story,
+        &format!("down-{}", story.ns),
+        "https://127.0.0.1:1/validate",
+        "Fail",
+    )
+}
+
+/// Healthy, then a GatewayConfiguration edit whose update keeps failing until Degraded.
+async fn failing_until_degraded(degraded_after: Duration) -> (Story, Value, usize) {
+    let story = Story::new(Settings {
+        degraded_after,
+        ..settings()
+    })
+    .await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let hook = unreachable_webhook(&story);
+    create(&story.admin, hook.clone()).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = story.requests().len();
+    story
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
+        )
+        .await;
+    let c = story
+        .wait_conditions("gw", "ApplyFailed", |c| {
+            is(c, &applied(), "False", "ApplyFailed")
+        })
+        .await;
+    assert!(is(&c, "Programmed", "True", "Programmed"), "{c:#?}");
+    assert!(
+        !c.contains_key(&degraded()),
+        "Degraded before degradedAfter: {c:#?}"
+    );
+    let message = c[&applied()]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("failed calling webhook"), "{message}");
+    let c = story
+        .wait_conditions("gw", "Degraded", |c| {
+            is(c, &degraded(), "True", "ApplyFailing")
+        })
+        .await;
+    assert!(is(&c, &applied(), "False", "ApplyFailed"), "{c:#?}");
+    (story, hook, before)
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_failing_webhook_is_apply_failed_then_degraded_then_recovers() {
+    let (mut story, hook, before) = failing_until_degraded(Duration::from_secs(3)).await;
+    let requests = story.requests().split_off(before);
+    let failed = requests
+        .iter()
+        .filter(|r| r.verb == "update" && r.resource == "deployments" && r.code == 500)
+        .count();
+    assert!(failed >= 2, "retried with backoff: {requests:#?}");
+    delete(&story.admin, &hook).await;
+    story
+        .wait_conditions("gw", "recovered", |c| {
+            healthy(c) && !c.contains_key(&degraded())
+        })
+        .await;
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_restart_mid_failure_keeps_the_status_and_writes_nothing_more() {
+    let (mut story, hook, _) = failing_until_degraded(Duration::from_secs(3)).await;
+    story.stop().await;
+    let before_restart = conditions(&story.get("Gateway", "gw").await);
+    let count_before = story.requests().len();
+    story.start().await;
+    // Long enough for the new controller to sync, reconcile and retry a few times.
+    let requests = settle_and_collect(&story, count_before, Duration::from_secs(6)).await;
+    let after_restart = conditions(&story.get("Gateway", "gw").await);
+    assert_eq!(
+        before_restart, after_restart,
+        "the status changed on restart"
+    );
+    assert_eq!(
+        count(&requests, "patch", "gateways", "status"),
+        0,
+        "{requests:#?}"
+    );
+    assert!(
+        requests
+            .iter()
+            .filter(|r| matches!(r.verb.as_str(), "create" | "update" | "patch"))
+            .all(|r| r.resource == "deployments" && r.code == 500),
+        "a write other than a failing Deployment update: {requests:#?}"
+    );
+    delete(&story.admin, &hook).await;
+    story
+        .wait_conditions("gw", "recovered", |c| {
+            healthy(c) && !c.contains_key(&degraded())
+        })
+        .await;
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_foreign_deployment_of_the_lb_name_is_never_taken_and_its_removal_wakes_the_gateway() {
+    let mut story = Story::new(settings()).await;
+    let foreign = json!({ "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": { "name": "sllbr-gw", "namespace": story.ns, "labels": { "owner": "someone-else" } },
+        "spec": { "replicas": 1, "selector": { "matchLabels": { "app": "other" } },
+            "template": { "metadata": { "labels": { "app": "other" } },
+                "spec": { "containers": [{ "name": "web", "image": "registry.example/web:1" }] } } } });
+    create(&story.admin, foreign.clone()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    let c = story
+        .wait_conditions("gw", "name collision", |c| {
+            is(c, "Programmed", "False", "Invalid")
+        })
+        .await;
+    let message = c["Programmed"]["message"].as_str().unwrap_or_default();
+    assert_eq!(
+        message,
+        "deployment sllbr-gw exists but is not owned by gateway gw (owned by unknown, cannot proceed due to name collision)"
+    );
+    assert!(is(&c, &applied(), "False", "ApplyRejected"), "{c:#?}");
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(deployment["metadata"]["labels"]["owner"], "someone-else");
+    let requests = story.requests();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.resource != "deployments" || r.verb == "list"),
+        "the controller wrote the foreign Deployment: {requests:#?}"
+    );
+    // The foreign Deployment goes away: the Gateway is woken (no resync is set) and its own
+    // LB Deployment created.
+    delete(&story.admin, &foreign).await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(deployment["metadata"]["ownerReferences"][0]["name"], "gw");
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn an_autoscaler_keeps_replicas_unless_they_are_enforced() {
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    story.gateway("gw", "conf").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
+    // An autoscaler scales the LB Deployment: not drift, no write.
+    story
+        .patch(
+            "Deployment",
+            "sllbr-gw",
+            json!({ "spec": { "replicas": 5 } }),
+        )
+        .await;
+    let requests = settle_and_collect(&story, before, Duration::from_secs(3)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        story.get("Deployment", "sllbr-gw").await["spec"]["replicas"],
+        5
+    );
+    // enforceReplicas: the GatewayConfiguration's count wins, with one write.
+    let before = story.requests().len();
+    story
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 2, "enforceReplicas": true } } }),
+        )
+        .await;
+    story
+        .wait_conditions("gw", "generation 2 applied", |c| {
+            healthy(c)
+                && c["Programmed"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("generation 2"))
+        })
+        .await;
+    assert_eq!(
+        story.get("Deployment", "sllbr-gw").await["spec"]["replicas"],
+        2
+    );
+    let requests = settle_and_collect(&story, before, Duration::from_secs(2)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    story.stop().await;
+}
