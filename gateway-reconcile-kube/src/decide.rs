@@ -93,7 +93,7 @@ impl<'a> Decision<'a> {
 
 /// `patch` with `metadata.resourceVersion` set: a merge patch carrying a resourceVersion
 /// is applied only to that version of the object.
-fn with_precondition(mut patch: Value, resource_version: Option<&str>) -> Value {
+pub fn with_precondition(mut patch: Value, resource_version: Option<&str>) -> Value {
     if let (Some(version), Value::Object(body)) = (resource_version, &mut patch) {
         body.insert(
             "metadata".into(),
