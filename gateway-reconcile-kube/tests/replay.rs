@@ -48,17 +48,33 @@ async fn bind_rbac(admin: &Client) {
     use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
     let role: serde_json::Value =
         serde_yaml_ng::from_str(include_str!("../deploy/clusterrole.yaml")).expect("role");
-    let binding = serde_json::json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": { "name": "gateway-reconcile-controller-replay" },
-        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": role["metadata"]["name"] },
-        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                       "name": replay::backend::CONTROLLER_USER }]
+    // The replay reads with GETs where the controller reads its watch caches.
+    let gets = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": { "name": "gateway-reconcile-replay-get" },
+        "rules": [
+            { "apiGroups": ["gateway.networking.k8s.io"], "resources": ["gateways", "gatewayclasses"], "verbs": ["get"] },
+            { "apiGroups": ["meridio-2.nordix.org"], "resources": ["gatewayconfigurations"], "verbs": ["get"] },
+            { "apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"] }
+        ]
     });
+    let binding = |name: &str, role: &serde_json::Value| {
+        serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": { "name": name },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": role["metadata"]["name"] },
+            "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                           "name": replay::backend::CONTROLLER_USER }]
+        })
+    };
+    let role_binding = binding("gateway-reconcile-controller-replay", &role);
+    let gets_binding = binding("gateway-reconcile-replay-get", &gets);
     for (object, kind, plural) in [
         (role, "ClusterRole", "clusterroles"),
-        (binding, "ClusterRoleBinding", "clusterrolebindings"),
+        (role_binding, "ClusterRoleBinding", "clusterrolebindings"),
+        (gets, "ClusterRole", "clusterroles"),
+        (gets_binding, "ClusterRoleBinding", "clusterrolebindings"),
     ] {
         let ar = ApiResource::from_gvk_with_plural(
             &GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", kind),

@@ -302,7 +302,18 @@ impl Real {
             .and_then(Value::as_i64)
             .unwrap_or(1)
             .max(1);
-        let object = self.to_server(kind, object).await?;
+        let mut object = self.to_server(kind, object).await?;
+        let resource = resource_of(kind);
+        for (key, value) in [("apiVersion", resource.api_version), ("kind", resource.kind)] {
+            if object.get(key).is_none() {
+                object[key] = json!(value);
+            }
+        }
+        if str_at(&object, "/metadata/name").is_none() {
+            if let Ok(name) = self.name_of(kind) {
+                object["metadata"]["name"] = json!(name);
+            }
+        }
         let (object, status) = for_create(object);
         let api = self.api(
             &self.admin,
