@@ -116,7 +116,10 @@ fn every_scenario_on_the_real_server() {
         let text = std::fs::read_to_string(&path).expect("scenario");
         let scenario = Scenario::from_json(&text).expect("a well-formed scenario");
         assert!(scenario.run().passed(), "{name} fails on the simulator");
-        let mut backend = Real::new(world.rt.clone(), world.admin.clone(), world.controller.clone());
+        let raw: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let routes = raw["objects"]["routes"].as_array().cloned().unwrap_or_default();
+        let mut backend = Real::new(world.rt.clone(), world.admin.clone(), world.controller.clone())
+            .with_routes(routes);
         let report = scenario.run_on(&mut backend);
         backend.clean_up();
         if let Some(skip) = &report.skipped {

@@ -80,6 +80,9 @@ pub struct Real {
     configuration_name: Option<String>,
     pending: Option<Pending>,
     counts: WriteCounts,
+    /// The file's routes as written (the runner's are read into the core's type, which
+    /// keeps only what the core reads).
+    routes: Option<Vec<Value>>,
 }
 
 fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
@@ -165,7 +168,14 @@ impl Real {
             configuration_name: None,
             pending: None,
             counts: WriteCounts::default(),
+            routes: None,
         }
+    }
+
+    /// The file's `objects.routes` as written, created instead of the runner's copies.
+    pub fn with_routes(mut self, routes: Vec<Value>) -> Real {
+        self.routes = Some(routes);
+        self
     }
 
     /// The server's namespace of the Gateway.
@@ -419,9 +429,17 @@ impl Real {
             }
             self.create_object(Kind::Deployment, deployment).await?;
         }
-        for route in objects.routes {
-            let value = serde_json::to_value(&route).or_else(|e| failed(e))?;
-            self.create_object(Kind::Routes, value).await?;
+        let routes = match self.routes.take() {
+            Some(raw) => raw,
+            None => objects
+                .routes
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()
+                .or_else(|e| failed(e))?,
+        };
+        for route in routes {
+            self.create_object(Kind::Routes, route).await?;
         }
         Ok(())
     }
@@ -670,7 +688,14 @@ impl Real {
                 merge(&mut self.template, patch);
                 return Ok(());
             }
-            Kind::Routes => return Err(StepError::Skip("a patch of the route list is not reproduced yet".into())),
+            Kind::Routes => {
+                // A merge patch on a list replaces it.
+                self.delete_one(Kind::Routes).await?;
+                for route in patch.as_array().cloned().unwrap_or_default() {
+                    self.create_object(Kind::Routes, route).await?;
+                }
+                return Ok(());
+            }
             _ => {}
         }
         let admin = self.admin.clone();
