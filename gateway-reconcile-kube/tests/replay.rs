@@ -4,11 +4,12 @@
 
 mod replay {
     pub mod backend;
+    pub mod webhook;
 }
 
 use std::sync::Arc;
 
-use gateway_reconcile::sim::scenario::Scenario;
+use gateway_reconcile::sim::scenario::{Scenario, Verb};
 use kube::Client;
 use replay::backend::Real;
 
@@ -102,6 +103,20 @@ fn scenario_files() -> Vec<std::path::PathBuf> {
     files
 }
 
+/// Every condition message the scenario's expectations give exactly.
+fn exact_messages(scenario: &Scenario) -> Vec<String> {
+    scenario
+        .steps
+        .iter()
+        .filter_map(|step| match &step.verb {
+            Verb::Reconcile(expect) => Some(expect),
+            _ => None,
+        })
+        .flat_map(|expect| expect.conditions.iter())
+        .filter_map(|(_, condition)| condition.as_ref()?.message.clone())
+        .collect()
+}
+
 /// Scenarios whose real-server run differs from the simulator for a reason recorded in
 /// `e2e/README.md`; any other failure fails the test.
 const KNOWN_DIFFERENCES: &[&str] = &[];
@@ -119,7 +134,8 @@ fn every_scenario_on_the_real_server() {
         let raw: serde_json::Value = serde_json::from_str(&text).expect("JSON");
         let routes = raw["objects"]["routes"].as_array().cloned().unwrap_or_default();
         let mut backend = Real::new(world.rt.clone(), world.admin.clone(), world.controller.clone())
-            .with_routes(routes);
+            .with_routes(routes)
+            .with_exact_messages(exact_messages(&scenario));
         let report = scenario.run_on(&mut backend);
         backend.clean_up();
         if let Some(skip) = &report.skipped {
