@@ -41,7 +41,11 @@ fn world() -> World {
             .expect("controller config");
         (admin, Client::try_from(config).expect("controller client"))
     });
-    World { rt, admin, controller }
+    World {
+        rt,
+        admin,
+        controller,
+    }
 }
 
 /// Binds `deploy/clusterrole.yaml` to the controller's user.
@@ -127,15 +131,27 @@ fn every_scenario_on_the_real_server() {
     let world = world();
     let (mut passed, mut skipped, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for path in scenario_files() {
-        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        eprintln!("replay: {name}");
         let text = std::fs::read_to_string(&path).expect("scenario");
         let scenario = Scenario::from_json(&text).expect("a well-formed scenario");
         assert!(scenario.run().passed(), "{name} fails on the simulator");
         let raw: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-        let routes = raw["objects"]["routes"].as_array().cloned().unwrap_or_default();
-        let mut backend = Real::new(world.rt.clone(), world.admin.clone(), world.controller.clone())
-            .with_routes(routes)
-            .with_exact_messages(exact_messages(&scenario));
+        let routes = raw["objects"]["routes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut backend = Real::new(
+            world.rt.clone(),
+            world.admin.clone(),
+            world.controller.clone(),
+        )
+        .with_routes(routes)
+        .with_exact_messages(exact_messages(&scenario));
         let report = scenario.run_on(&mut backend);
         backend.clean_up();
         if let Some(skip) = &report.skipped {
@@ -146,7 +162,12 @@ fn every_scenario_on_the_real_server() {
             let what = report
                 .failures
                 .iter()
-                .map(|f| format!("step {} {}: expected {}, found {}", f.step, f.what, f.expected, f.actual))
+                .map(|f| {
+                    format!(
+                        "step {} {}: expected {}, found {}",
+                        f.step, f.what, f.expected, f.actual
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; ");
             failed.push((name, what));
@@ -173,5 +194,8 @@ fn every_scenario_on_the_real_server() {
         .iter()
         .filter(|(name, _)| !KNOWN_DIFFERENCES.contains(&name.as_str()))
         .collect();
-    assert!(unexpected.is_empty(), "failed on the real server: {unexpected:#?}");
+    assert!(
+        unexpected.is_empty(),
+        "failed on the real server: {unexpected:#?}"
+    );
 }
