@@ -236,7 +236,7 @@ impl Real {
     }
 
     /// The file's object as the server stores it: namespace and class name translated.
-    async fn to_server(&mut self, kind: Kind, mut object: Value) -> Step<Value> {
+    async fn server_form(&mut self, kind: Kind, mut object: Value) -> Step<Value> {
         if kind == Kind::GatewayClass {
             if let Some(name) = str_at(&object, "/metadata/name").map(str::to_owned) {
                 object["metadata"]["name"] = json!(self.class_on_server(&name));
@@ -248,16 +248,16 @@ impl Real {
             .unwrap_or_else(|| self.gateway_namespace.clone());
         let real = self.real_namespace(&ns).await?;
         object["metadata"]["namespace"] = json!(real);
-        if kind == Kind::Gateway {
-            if let Some(class) = str_at(&object, "/spec/gatewayClassName").map(str::to_owned) {
-                object["spec"]["gatewayClassName"] = json!(self.class_on_server(&class));
-            }
+        if kind == Kind::Gateway
+            && let Some(class) = str_at(&object, "/spec/gatewayClassName").map(str::to_owned)
+        {
+            object["spec"]["gatewayClassName"] = json!(self.class_on_server(&class));
         }
         Ok(object)
     }
 
     /// The server's object as the file names it.
-    fn from_server(&self, kind: Kind, mut object: Value) -> Value {
+    fn file_form(&self, kind: Kind, mut object: Value) -> Value {
         match kind {
             Kind::GatewayClass => {
                 if let Some(name) = str_at(&object, "/metadata/name").map(str::to_owned) {
@@ -265,10 +265,10 @@ impl Real {
                 }
             }
             _ => {
-                if let Some(ns) = str_at(&object, "/metadata/namespace").map(str::to_owned) {
-                    if let Some((file, _)) = self.namespaces.iter().find(|(_, real)| **real == ns) {
-                        object["metadata"]["namespace"] = json!(file);
-                    }
+                if let Some(ns) = str_at(&object, "/metadata/namespace").map(str::to_owned)
+                    && let Some((file, _)) = self.namespaces.iter().find(|(_, real)| **real == ns)
+                {
+                    object["metadata"]["namespace"] = json!(file);
                 }
                 if kind == Kind::Gateway {
                     object["metadata"]["uid"] = json!(self.gateway_uid);
@@ -310,7 +310,7 @@ impl Real {
         };
         let api = self.api(client, kind, self.namespace());
         match api.get_opt(&name).await {
-            Ok(found) => Ok(found.map(|o| self.from_server(kind, to_json(&o)))),
+            Ok(found) => Ok(found.map(|o| self.file_form(kind, to_json(&o)))),
             Err(e) => failed(format!("GET {kind}: {}", api_text(&e))),
         }
     }
@@ -323,7 +323,7 @@ impl Real {
             .and_then(Value::as_i64)
             .unwrap_or(1)
             .max(1);
-        let mut object = self.to_server(kind, object).await?;
+        let mut object = self.server_form(kind, object).await?;
         let resource = resource_of(kind);
         for (key, value) in [
             ("apiVersion", resource.api_version),
@@ -333,10 +333,10 @@ impl Real {
                 object[key] = json!(value);
             }
         }
-        if str_at(&object, "/metadata/name").is_none() {
-            if let Ok(name) = self.name_of(kind) {
-                object["metadata"]["name"] = json!(name);
-            }
+        if str_at(&object, "/metadata/name").is_none()
+            && let Ok(name) = self.name_of(kind)
+        {
+            object["metadata"]["name"] = json!(name);
         }
         let (object, status) = for_create(object);
         let api = self.api(&self.admin, kind, str_at(&object, "/metadata/namespace"));
@@ -366,11 +366,11 @@ impl Real {
             stored = api
                 .replace(&name, &PostParams::default(), &dynamic(next)?)
                 .await
-                .or_else(|e| {
-                    Err(StepError::Skip(format!(
+                .map_err(|e| {
+                    StepError::Skip(format!(
                         "cannot reach {kind} generation {generation}: {}",
                         api_text(&e)
-                    )))
+                    ))
                 })?;
         }
         if let Some(status) = status {
@@ -380,11 +380,11 @@ impl Real {
                 &Patch::Merge(json!({ "status": status })),
             )
             .await
-            .or_else(|e| {
-                Err(StepError::Skip(format!(
+            .map_err(|e| {
+                StepError::Skip(format!(
                     "the real server refuses the scenario's {kind} status: {}",
                     api_text(&e)
-                )))
+                ))
             })?;
         }
         Ok(())
@@ -420,7 +420,7 @@ impl Real {
         self.template = match objects.template {
             Some(t) => t,
             None => serde_json::to_value(gateway_reconcile::template::default_template())
-                .or_else(|e| failed(e))?,
+                .or_else(failed)?,
         };
         let gateway = objects.gateway;
         self.gateway_namespace = str_at(&gateway, "/metadata/namespace")
@@ -469,7 +469,7 @@ impl Real {
                 .iter()
                 .map(serde_json::to_value)
                 .collect::<Result<_, _>>()
-                .or_else(|e| failed(e))?,
+                .or_else(failed)?,
         };
         for route in routes {
             self.create_object(Kind::Routes, route).await?;
@@ -488,13 +488,13 @@ impl Real {
             str_at(&gateway_json, "/metadata/resourceVersion").map(str::to_owned);
         let typed_gateway: Gateway = serde_json::from_value(gateway_json.clone())
             .or_else(|e| failed(format!("Gateway: {e}")))?;
-        let gateway = wire::Gateway::try_from(&typed_gateway).or_else(|e| failed(e))?;
+        let gateway = wire::Gateway::try_from(&typed_gateway).or_else(failed)?;
         self.class_name = gateway.spec.gateway_class_name.clone();
         let class = match self.get(&controller, Kind::GatewayClass).await? {
             Some(v) => {
                 let typed: GatewayClass =
                     serde_json::from_value(v).or_else(|e| failed(format!("GatewayClass: {e}")))?;
-                Some(wire::GatewayClass::try_from(&typed).or_else(|e| failed(e))?)
+                Some(wire::GatewayClass::try_from(&typed).or_else(failed)?)
             }
             None => None,
         };
@@ -514,7 +514,7 @@ impl Real {
                 Some(v) => {
                     let typed: GatewayConfiguration = serde_json::from_value(v)
                         .or_else(|e| failed(format!("GatewayConfiguration: {e}")))?;
-                    Some(wire::GatewayConfiguration::try_from(&typed).or_else(|e| failed(e))?)
+                    Some(wire::GatewayConfiguration::try_from(&typed).or_else(failed)?)
                 }
                 None => None,
             }
@@ -536,9 +536,9 @@ impl Real {
                 .or_else(|e| failed(api_text(&e)))?;
             for route in list {
                 let typed: L34Route =
-                    serde_json::from_value(self.from_server(Kind::Routes, to_json(&route)))
+                    serde_json::from_value(self.file_form(Kind::Routes, to_json(&route)))
                         .or_else(|e| failed(format!("L34Route: {e}")))?;
-                routes.push(wire::L34Route::try_from(&typed).or_else(|e| failed(e))?);
+                routes.push(wire::L34Route::try_from(&typed).or_else(failed)?);
             }
         }
         let template: wire::Deployment = serde_json::from_value(self.template.clone())
@@ -653,10 +653,10 @@ impl Real {
         };
         let _ = outcome;
         pending.remaining = pending.remaining.saturating_sub(1);
-        if pending.remaining == 0 {
-            if let Some(pending) = self.pending.take() {
-                self.remove_admission(pending.admission).await?;
-            }
+        if pending.remaining == 0
+            && let Some(pending) = self.pending.take()
+        {
+            self.remove_admission(pending.admission).await?;
         }
         Ok(())
     }
@@ -812,10 +812,10 @@ impl Real {
         let Some(current) = self.get(&admin, kind).await? else {
             let mut object = json!({});
             merge(&mut object, patch);
-            if kind == Kind::Configuration {
-                if let Some(name) = str_at(&object, "/metadata/name") {
-                    self.configuration_name = Some(name.to_owned());
-                }
+            if kind == Kind::Configuration
+                && let Some(name) = str_at(&object, "/metadata/name")
+            {
+                self.configuration_name = Some(name.to_owned());
             }
             return self.create_object(kind, object).await;
         };
@@ -827,7 +827,7 @@ impl Real {
         };
         let mut after = current;
         merge(&mut after, patch);
-        let after = self.to_server(kind, after).await?;
+        let after = self.server_form(kind, after).await?;
         let mut body = patch.clone();
         let status = body.as_object_mut().and_then(|o| o.remove("status"));
         // The translated names (namespace, class) stay the server's.
@@ -848,11 +848,11 @@ impl Real {
         if body.as_object().is_some_and(|o| !o.is_empty()) {
             api.patch(&real_name, &PatchParams::default(), &Patch::Merge(&body))
                 .await
-                .or_else(|e| {
-                    Err(StepError::Skip(format!(
+                .map_err(|e| {
+                    StepError::Skip(format!(
                         "the real server refuses the patch of the {kind}: {}",
                         api_text(&e)
-                    )))
+                    ))
                 })?;
         }
         if let Some(status) = status {
@@ -862,11 +862,11 @@ impl Real {
                 &Patch::Merge(json!({ "status": status })),
             )
             .await
-            .or_else(|e| {
-                Err(StepError::Skip(format!(
+            .map_err(|e| {
+                StepError::Skip(format!(
                     "the real server refuses the patch of the {kind} status: {}",
                     api_text(&e)
-                )))
+                ))
             })?;
         }
         Ok(())
@@ -930,8 +930,8 @@ impl Real {
                 ..Objects::default()
             },
         )
-        .or_else(|e| failed(e))?;
-        cluster.rollout(state).or_else(|e| failed(e))?;
+        .or_else(failed)?;
+        cluster.rollout(state).or_else(failed)?;
         let status = cluster
             .deployment()
             .and_then(|d| d.get("status"))
