@@ -15,10 +15,11 @@ trap 'rm -f "$marker"' EXIT
 rc=0
 # The Go smoke tests, then the controller's stories (gateway-reconcile-kube/tests/e2e.rs,
 # ignored by a plain `cargo test`), built before the control plane starts.
-(cd .. && cargo test -p gateway-reconcile-kube --test e2e --no-run)
+(cd .. && cargo test -p gateway-reconcile-kube --test e2e --test replay --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     (cd controlplane && go test -count=1 -v ./...) &&
-    cd .. && cargo test -p gateway-reconcile-kube --test e2e -- --ignored --test-threads="${E2E_THREADS:-2}"' \
+    cd .. && cargo test -p gateway-reconcile-kube --test e2e -- --ignored --test-threads="${E2E_THREADS:-2}" &&
+    cargo test -p gateway-reconcile-kube --test replay -- --ignored --nocapture' \
   "$marker" || rc=$?
 
 # The control plane is gone: its directory removed, its API port closed.

@@ -1,0 +1,1070 @@
+//! The scenario runner's backend on a real API server (SPEC §7 steps, real verbs).
+//!
+//! Each scenario gets fresh namespaces (one per namespace the file names) and its
+//! GatewayClasses a per-scenario suffix: the server assigns what a scenario cannot choose,
+//! so the backend translates between the file's names and the server's. The core sees the
+//! file's names (namespace, class name, the Gateway's uid), so that the expectations stay
+//! comparable; the server stores its own.
+//!
+//! The reconcile runs as the controller's user (`E2E_CONTROLLER_KUBECONFIG`): real GETs,
+//! `plan` at the scenario clock, the write with the kube crate's `write::create` /
+//! `write::replace`, `settle`, the status merge patch with the kube crate's precondition.
+//! Everything else (objects, patches, rollouts, admission) is the admin's.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gateway_api::apis::standard::gatewayclasses::GatewayClass;
+use gateway_api::apis::standard::gateways::Gateway;
+use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
+use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
+use gateway_reconcile::{
+    DeploymentWrite, FailureClass, Plan, Settings, Snapshot, WriteOutcome, render, wire,
+};
+use gateway_reconcile_kube::resources::{GatewayConfiguration, L34Route};
+use gateway_reconcile_kube::write;
+use jiff::Timestamp;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+
+/// The controller's user name, as the audit log shows it.
+pub const CONTROLLER_USER: &str = "gateway-reconcile-controller";
+/// A label or annotation key the backend uses for its own bookkeeping.
+const MARKER: &str = "replay.e2e.example/marker";
+/// How long a ValidatingAdmissionPolicy or webhook takes to start or stop applying.
+const ADMISSION_SETTLE: Duration = Duration::from_millis(2500);
+
+type Step<T> = Result<T, StepError<String>>;
+
+fn failed<T>(what: impl std::fmt::Display) -> Step<T> {
+    Err(StepError::Failed(what.to_string()))
+}
+
+/// How the pending `failWrites` are made.
+#[derive(Debug)]
+enum Admission {
+    /// A ValidatingAdmissionPolicy and its binding (both named this).
+    Policy(String),
+    /// A ValidatingWebhookConfiguration (named this).
+    Webhook(String),
+    /// A concurrent update of the Deployment between plan and write.
+    Conflict,
+}
+
+#[derive(Debug)]
+struct Pending {
+    remaining: u32,
+    admission: Admission,
+}
+
+/// A scenario's world on the real server.
+pub struct Real {
+    rt: Arc<tokio::runtime::Runtime>,
+    admin: Client,
+    controller: Client,
+    settings: Settings,
+    template: Value,
+    /// The file's namespace → the server's.
+    namespaces: BTreeMap<String, String>,
+    /// Appended to cluster-scoped names (GatewayClasses, admission objects).
+    suffix: String,
+    gateway_namespace: String,
+    gateway_name: String,
+    gateway_uid: String,
+    class_name: String,
+    configuration_name: Option<String>,
+    pending: Option<Pending>,
+    counts: WriteCounts,
+    /// The file's routes as written (the runner's are read into the core's type, which
+    /// keeps only what the core reads).
+    routes: Option<Vec<Value>>,
+    /// Condition messages the scenario expects exactly.
+    exact_messages: Vec<String>,
+    /// The webhook serving the pending failures, if they are a webhook's.
+    webhook: Option<super::webhook::Webhook>,
+}
+
+fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+fn resource_of(kind: Kind) -> ApiResource {
+    match kind {
+        Kind::GatewayClass => ar(
+            "gateway.networking.k8s.io/v1",
+            "GatewayClass",
+            "gatewayclasses",
+        ),
+        Kind::Gateway => ar("gateway.networking.k8s.io/v1", "Gateway", "gateways"),
+        Kind::Configuration => ar(
+            "meridio-2.nordix.org/v1alpha1",
+            "GatewayConfiguration",
+            "gatewayconfigurations",
+        ),
+        Kind::Routes => ar("meridio-2.nordix.org/v1alpha1", "L34Route", "l34routes"),
+        Kind::Deployment | Kind::Template => ar("apps/v1", "Deployment", "deployments"),
+    }
+}
+
+fn str_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
+
+/// An API error's text, as a skip or failure reason gives it.
+fn api_text(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        other => other.to_string(),
+    }
+}
+
+/// The object as a create request takes it: no server-set metadata, no status.
+fn for_create(mut object: Value) -> (Value, Option<Value>) {
+    let status = object.as_object_mut().and_then(|o| o.remove("status"));
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        for key in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "managedFields",
+            "deletionTimestamp",
+        ] {
+            meta.remove(key);
+        }
+    }
+    (object, status)
+}
+
+fn dynamic(value: Value) -> Step<DynamicObject> {
+    serde_json::from_value(value).or_else(|e| failed(format!("object: {e}")))
+}
+
+fn to_json(object: &DynamicObject) -> Value {
+    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    value
+}
+
+impl Real {
+    /// A backend for one scenario; `admin` and `controller` are the two users' clients.
+    pub fn new(rt: Arc<tokio::runtime::Runtime>, admin: Client, controller: Client) -> Real {
+        Real {
+            rt,
+            admin,
+            controller,
+            settings: Settings::default(),
+            template: Value::Null,
+            namespaces: BTreeMap::new(),
+            suffix: String::new(),
+            gateway_namespace: String::new(),
+            gateway_name: String::new(),
+            gateway_uid: String::new(),
+            class_name: String::new(),
+            configuration_name: None,
+            pending: None,
+            counts: WriteCounts::default(),
+            routes: None,
+            exact_messages: Vec::new(),
+            webhook: None,
+        }
+    }
+
+    /// The file's `objects.routes` as written, created instead of the runner's copies.
+    pub fn with_routes(mut self, routes: Vec<Value>) -> Real {
+        self.routes = Some(routes);
+        self
+    }
+
+    /// The condition messages the scenario's expectations name exactly: a write failure
+    /// whose message is in one cannot be reproduced (admission prefixes the message).
+    pub fn with_exact_messages(mut self, messages: Vec<String>) -> Real {
+        self.exact_messages = messages;
+        self
+    }
+
+    /// The server's namespace of the Gateway.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespaces
+            .get(&self.gateway_namespace)
+            .map(String::as_str)
+    }
+
+    fn api(&self, client: &Client, kind: Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+        let ar = resource_of(kind);
+        match (kind, namespace) {
+            (Kind::GatewayClass, _) | (_, None) => Api::all_with(client.clone(), &ar),
+            (_, Some(ns)) => Api::namespaced_with(client.clone(), ns, &ar),
+        }
+    }
+
+    /// The server's namespace for the file's `namespace` (created at first use).
+    async fn real_namespace(&mut self, namespace: &str) -> Step<String> {
+        if let Some(real) = self.namespaces.get(namespace) {
+            return Ok(real.clone());
+        }
+        let api: Api<DynamicObject> =
+            Api::all_with(self.admin.clone(), &ar("v1", "Namespace", "namespaces"));
+        let created = api
+            .create(
+                &PostParams::default(),
+                &dynamic(json!({ "apiVersion": "v1", "kind": "Namespace",
+                                 "metadata": { "generateName": "replay-" } }))?,
+            )
+            .await
+            .or_else(|e| failed(format!("namespace: {}", api_text(&e))))?;
+        let real = created.name_any();
+        if self.suffix.is_empty() {
+            self.suffix = real.clone();
+        }
+        self.namespaces.insert(namespace.to_owned(), real.clone());
+        Ok(real)
+    }
+
+    fn class_on_server(&self, name: &str) -> String {
+        format!("{name}.{}", self.suffix)
+    }
+
+    fn class_in_file<'a>(&self, name: &'a str) -> &'a str {
+        name.strip_suffix(&format!(".{}", self.suffix))
+            .unwrap_or(name)
+    }
+
+    /// The file's object as the server stores it: namespace and class name translated.
+    async fn server_form(&mut self, kind: Kind, mut object: Value) -> Step<Value> {
+        if kind == Kind::GatewayClass {
+            if let Some(name) = str_at(&object, "/metadata/name").map(str::to_owned) {
+                object["metadata"]["name"] = json!(self.class_on_server(&name));
+            }
+            return Ok(object);
+        }
+        let ns = str_at(&object, "/metadata/namespace")
+            .map(str::to_owned)
+            .unwrap_or_else(|| self.gateway_namespace.clone());
+        let real = self.real_namespace(&ns).await?;
+        object["metadata"]["namespace"] = json!(real);
+        if kind == Kind::Gateway
+            && let Some(class) = str_at(&object, "/spec/gatewayClassName").map(str::to_owned)
+        {
+            object["spec"]["gatewayClassName"] = json!(self.class_on_server(&class));
+        }
+        Ok(object)
+    }
+
+    /// The server's object as the file names it.
+    fn file_form(&self, kind: Kind, mut object: Value) -> Value {
+        match kind {
+            Kind::GatewayClass => {
+                if let Some(name) = str_at(&object, "/metadata/name").map(str::to_owned) {
+                    object["metadata"]["name"] = json!(self.class_in_file(&name));
+                }
+            }
+            _ => {
+                if let Some(ns) = str_at(&object, "/metadata/namespace").map(str::to_owned)
+                    && let Some((file, _)) = self.namespaces.iter().find(|(_, real)| **real == ns)
+                {
+                    object["metadata"]["namespace"] = json!(file);
+                }
+                if kind == Kind::Gateway {
+                    object["metadata"]["uid"] = json!(self.gateway_uid);
+                    if let Some(class) =
+                        str_at(&object, "/spec/gatewayClassName").map(str::to_owned)
+                    {
+                        object["spec"]["gatewayClassName"] = json!(self.class_in_file(&class));
+                    }
+                }
+            }
+        }
+        object
+    }
+
+    fn name_of(&self, kind: Kind) -> Step<String> {
+        match kind {
+            Kind::Gateway => Ok(self.gateway_name.clone()),
+            Kind::Deployment => Ok(render::deployment_name(&self.settings, &self.gateway_name)),
+            Kind::Configuration => Ok(self.configuration_name().unwrap_or_default()),
+            Kind::GatewayClass => Ok(self.class_name.clone()),
+            Kind::Template | Kind::Routes => failed(format!("{kind} has no name")),
+        }
+    }
+
+    fn configuration_name(&self) -> Option<String> {
+        self.configuration_name.clone()
+    }
+
+    /// GET one object from the server (as the file names it), with `client`.
+    async fn get(&self, client: &Client, kind: Kind) -> Step<Option<Value>> {
+        let name = self.name_of(kind)?;
+        if name.is_empty() {
+            return Ok(None);
+        }
+        let name = if kind == Kind::GatewayClass {
+            self.class_on_server(&name)
+        } else {
+            name
+        };
+        let api = self.api(client, kind, self.namespace());
+        match api.get_opt(&name).await {
+            Ok(found) => Ok(found.map(|o| self.file_form(kind, to_json(&o)))),
+            Err(e) => failed(format!("GET {kind}: {}", api_text(&e))),
+        }
+    }
+
+    /// Creates `object`, with its `metadata.generation` reached by spec changes (the server
+    /// starts every object at 1), then its status.
+    async fn create_object(&mut self, kind: Kind, object: Value) -> Step<()> {
+        let generation = object
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1)
+            .max(1);
+        let mut object = self.server_form(kind, object).await?;
+        let resource = resource_of(kind);
+        for (key, value) in [
+            ("apiVersion", resource.api_version),
+            ("kind", resource.kind),
+        ] {
+            if object.get(key).is_none() {
+                object[key] = json!(value);
+            }
+        }
+        if str_at(&object, "/metadata/name").is_none()
+            && let Ok(name) = self.name_of(kind)
+        {
+            object["metadata"]["name"] = json!(name);
+        }
+        let (object, status) = for_create(object);
+        let api = self.api(&self.admin, kind, str_at(&object, "/metadata/namespace"));
+        let bumps = u32::try_from(generation - 1).unwrap_or(0);
+        let first = if bumps > 0 {
+            marked(kind, &object, 0)
+        } else {
+            object.clone()
+        };
+        let mut stored = match api.create(&PostParams::default(), &dynamic(first)?).await {
+            Ok(o) => o,
+            Err(e) => {
+                return Err(StepError::Skip(format!(
+                    "the real server refuses the scenario's {kind}: {}",
+                    api_text(&e)
+                )));
+            }
+        };
+        let name = stored.name_any();
+        for i in 1..=bumps {
+            let mut next = if i == bumps {
+                object.clone()
+            } else {
+                marked(kind, &object, i)
+            };
+            next["metadata"]["resourceVersion"] = json!(stored.resource_version());
+            stored = api
+                .replace(&name, &PostParams::default(), &dynamic(next)?)
+                .await
+                .map_err(|e| {
+                    StepError::Skip(format!(
+                        "cannot reach {kind} generation {generation}: {}",
+                        api_text(&e)
+                    ))
+                })?;
+        }
+        if let Some(status) = status {
+            api.patch_status(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": status })),
+            )
+            .await
+            .map_err(|e| {
+                StepError::Skip(format!(
+                    "the real server refuses the scenario's {kind} status: {}",
+                    api_text(&e)
+                ))
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// `object` with a spec change numbered `i`, for a generation bump.
+fn marked(kind: Kind, object: &Value, i: u32) -> Value {
+    let mut object = object.clone();
+    let mark = json!(format!("m{i}"));
+    match kind {
+        Kind::Gateway => {
+            object["spec"]["infrastructure"]["labels"][MARKER] = mark;
+        }
+        Kind::Configuration => {
+            let replicas = object
+                .pointer("/spec/horizontalScaling/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            object["spec"]["horizontalScaling"]["replicas"] =
+                json!(replicas + 1 + i64::from(i % 2));
+        }
+        Kind::GatewayClass => object["spec"]["description"] = mark,
+        // A Deployment's generation also goes up on an annotation change.
+        _ => object["metadata"]["annotations"][MARKER] = mark,
+    }
+    object
+}
+
+impl Real {
+    async fn create_all(&mut self, settings: &Settings, objects: Objects) -> Step<()> {
+        self.settings = settings.clone();
+        self.template = match objects.template {
+            Some(t) => t,
+            None => serde_json::to_value(gateway_reconcile::template::default_template())
+                .or_else(failed)?,
+        };
+        let gateway = objects.gateway;
+        self.gateway_namespace = str_at(&gateway, "/metadata/namespace")
+            .unwrap_or_default()
+            .into();
+        self.gateway_name = str_at(&gateway, "/metadata/name")
+            .unwrap_or_default()
+            .into();
+        self.gateway_uid = str_at(&gateway, "/metadata/uid").unwrap_or_default().into();
+        self.class_name = str_at(&gateway, "/spec/gatewayClassName")
+            .unwrap_or_default()
+            .into();
+        self.configuration_name = objects
+            .configuration
+            .as_ref()
+            .and_then(|c| str_at(c, "/metadata/name"))
+            .or_else(|| str_at(&gateway, "/spec/infrastructure/parametersRef/name"))
+            .map(str::to_owned);
+        self.real_namespace(&self.gateway_namespace.clone()).await?;
+        if let Some(class) = objects.gateway_class.filter(|v| !v.is_null()) {
+            if str_at(&class, "/metadata/name") != Some(self.class_name.as_str()) {
+                return Err(StepError::Skip(
+                    "the GatewayClass is not the Gateway's: the backend names only the Gateway's class".into(),
+                ));
+            }
+            self.create_object(Kind::GatewayClass, class).await?;
+        }
+        if let Some(conf) = objects.configuration.filter(|v| !v.is_null()) {
+            self.create_object(Kind::Configuration, conf).await?;
+        }
+        self.create_object(Kind::Gateway, gateway).await?;
+        if let Some(deployment) = objects.deployment.filter(|v| !v.is_null()) {
+            if str_at(&deployment, "/metadata/name")
+                != Some(self.name_of(Kind::Deployment)?.as_str())
+            {
+                return Err(StepError::Skip(
+                    "the Deployment does not have the LB Deployment's name".into(),
+                ));
+            }
+            self.create_object(Kind::Deployment, deployment).await?;
+        }
+        let routes = match self.routes.take() {
+            Some(raw) => raw,
+            None => objects
+                .routes
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()
+                .or_else(failed)?,
+        };
+        for route in routes {
+            self.create_object(Kind::Routes, route).await?;
+        }
+        Ok(())
+    }
+
+    /// The snapshot's objects, read with the controller's GETs and converted with the kube
+    /// crate's conversions.
+    async fn reconcile_at(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
+        let controller = self.controller.clone();
+        let Some(gateway_json) = self.get(&controller, Kind::Gateway).await? else {
+            return failed("the Gateway is gone");
+        };
+        let resource_version =
+            str_at(&gateway_json, "/metadata/resourceVersion").map(str::to_owned);
+        let typed_gateway: Gateway = serde_json::from_value(gateway_json.clone())
+            .or_else(|e| failed(format!("Gateway: {e}")))?;
+        let gateway = wire::Gateway::try_from(&typed_gateway).or_else(failed)?;
+        self.class_name = gateway.spec.gateway_class_name.clone();
+        let class = match self.get(&controller, Kind::GatewayClass).await? {
+            Some(v) => {
+                let typed: GatewayClass =
+                    serde_json::from_value(v).or_else(|e| failed(format!("GatewayClass: {e}")))?;
+                Some(wire::GatewayClass::try_from(&typed).or_else(failed)?)
+            }
+            None => None,
+        };
+        let reference = gateway_json
+            .pointer("/spec/infrastructure/parametersRef")
+            .cloned();
+        let ours = reference.as_ref().is_some_and(|p| {
+            str_at(p, "/group") == Some(self.settings.parameters_group.as_str())
+                && str_at(p, "/kind") == Some(self.settings.parameters_kind.as_str())
+        });
+        let configuration = if ours {
+            self.configuration_name = reference
+                .as_ref()
+                .and_then(|p| str_at(p, "/name"))
+                .map(str::to_owned);
+            match self.get(&controller, Kind::Configuration).await? {
+                Some(v) => {
+                    let typed: GatewayConfiguration = serde_json::from_value(v)
+                        .or_else(|e| failed(format!("GatewayConfiguration: {e}")))?;
+                    Some(wire::GatewayConfiguration::try_from(&typed).or_else(failed)?)
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
+        let observed = self.get(&controller, Kind::Deployment).await?;
+        let deployment: Option<wire::Deployment> = observed
+            .clone()
+            .map(serde_json::from_value)
+            .transpose()
+            .or_else(|e| failed(format!("Deployment: {e}")))?;
+        let mut routes = Vec::new();
+        for real in self.namespaces.values() {
+            let api = self.api(&controller, Kind::Routes, Some(real));
+            let list = api
+                .list(&Default::default())
+                .await
+                .or_else(|e| failed(api_text(&e)))?;
+            for route in list {
+                let typed: L34Route =
+                    serde_json::from_value(self.file_form(Kind::Routes, to_json(&route)))
+                        .or_else(|e| failed(format!("L34Route: {e}")))?;
+                routes.push(wire::L34Route::try_from(&typed).or_else(failed)?);
+            }
+        }
+        let template: wire::Deployment = serde_json::from_value(self.template.clone())
+            .or_else(|e| failed(format!("template: {e}")))?;
+
+        let settings = self.settings.clone();
+        let snapshot = Snapshot::new(&gateway, &template)
+            .with_gateway_class(class.as_ref())
+            .with_configuration(configuration.as_ref())
+            .with_deployment(deployment.as_ref())
+            .with_routes(&routes);
+        let plan = gateway_reconcile::plan(&settings, snapshot, now)
+            .or_else(|e| failed(format!("plan: {e}")))?;
+        let action = plan.write_kind();
+        let real_ns = self.namespace().unwrap_or_default().to_owned();
+        let api = self.api(&controller, Kind::Deployment, Some(&real_ns));
+        let on_server = |desired: &wire::Deployment| {
+            let mut object = desired.object.clone();
+            if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+                meta.insert("namespace".into(), json!(real_ns));
+            }
+            wire::Deployment::from_object(object)
+        };
+        let pending = match plan {
+            Plan::Write(pending) => Ok(pending),
+            Plan::Settled(settlement) => Err(settlement),
+        };
+        let (drift, outcome) = match pending.as_ref().map(|p| p.write()) {
+            Ok(DeploymentWrite::Create(desired)) => {
+                if matches!(
+                    self.pending.as_ref().map(|p| &p.admission),
+                    Some(Admission::Conflict)
+                ) {
+                    return Err(StepError::Skip("a create cannot meet a concurrent update: POST answers 409 AlreadyExists, never Conflict".into()));
+                }
+                (
+                    Vec::new(),
+                    Some(write::create(&api, &on_server(desired)).await.outcome),
+                )
+            }
+            Ok(DeploymentWrite::Update { desired, drift }) => {
+                if matches!(
+                    self.pending.as_ref().map(|p| &p.admission),
+                    Some(Admission::Conflict)
+                ) {
+                    // Another writer changes the Deployment between our read and our write.
+                    let admin = self.api(&self.admin, Kind::Deployment, Some(&real_ns));
+                    let name = self.name_of(Kind::Deployment)?;
+                    admin
+                        .patch(&name, &PatchParams::default(), &Patch::Merge(json!({ "metadata": { "labels": { MARKER: format!("{}", now.as_second()) } } })))
+                        .await
+                        .or_else(|e| failed(format!("concurrent update: {}", api_text(&e))))?;
+                }
+                (
+                    drift.clone(),
+                    Some(write::replace(&api, &on_server(desired)).await.outcome),
+                )
+            }
+            Err(_) => (Vec::new(), None),
+        };
+        if let Some(outcome) = &outcome {
+            self.counts.deployment_writes += 1;
+            if !matches!(outcome, WriteOutcome::Applied) {
+                self.failed_write(outcome).await?;
+            }
+        }
+        let settlement = match (pending, &outcome) {
+            (Ok(pending), Some(outcome)) => pending.settle(outcome.clone()),
+            (Err(settlement), _) => settlement,
+            (Ok(_), None) => unreachable!("a planned write always has an outcome here"),
+        };
+        let status_written = match settlement.status_patch() {
+            Some(patch) => {
+                // The core's precondition is the resourceVersion of the Gateway it was shown;
+                // the server's copy is the one to guard.
+                let mut patch = patch.into_body();
+                if let (Some(version), Value::Object(body)) = (&resource_version, &mut patch) {
+                    body.insert("metadata".into(), json!({ "resourceVersion": version }));
+                }
+                let params = PatchParams {
+                    field_manager: Some(write::FIELD_MANAGER.to_owned()),
+                    ..PatchParams::default()
+                };
+                let gateways = self.api(&controller, Kind::Gateway, Some(&real_ns));
+                gateways
+                    .patch_status(&self.gateway_name, &params, &Patch::Merge(&patch))
+                    .await
+                    .or_else(|e| failed(format!("status write: {}", api_text(&e))))?;
+                self.counts.status_writes += 1;
+                true
+            }
+            None => false,
+        };
+        let admin = self.admin.clone();
+        let after = self
+            .get(&admin, Kind::Gateway)
+            .await?
+            .unwrap_or(Value::Null);
+        let status: wire::GatewayStatus = after
+            .get("status")
+            .cloned()
+            .map(serde_json::from_value)
+            .transpose()
+            .or_else(|e| failed(format!("Gateway status: {e}")))?
+            .unwrap_or_default();
+        Ok(ReconcileRecord {
+            time: now,
+            action,
+            drift,
+            outcome,
+            status_written,
+            conditions: status.conditions,
+            addresses: status.addresses.into_iter().map(|a| a.value).collect(),
+            requeue: settlement.requeue,
+            events: settlement.events,
+            status_patch_problem: None,
+        })
+    }
+
+    /// Counts a failed write against the pending `failWrites`; removes the admission
+    /// object after the last.
+    async fn failed_write(&mut self, outcome: &WriteOutcome) -> Step<()> {
+        let Some(pending) = self.pending.as_mut() else {
+            return Ok(());
+        };
+        let _ = outcome;
+        pending.remaining = pending.remaining.saturating_sub(1);
+        if pending.remaining == 0
+            && let Some(pending) = self.pending.take()
+        {
+            self.remove_admission(pending.admission).await?;
+        }
+        Ok(())
+    }
+
+    async fn remove_admission(&mut self, admission: Admission) -> Step<()> {
+        let delete = |api: Api<DynamicObject>, name: String| async move {
+            match api.delete(&name, &DeleteParams::default()).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+                Err(e) => failed(format!("remove admission: {}", api_text(&e))),
+            }
+        };
+        match admission {
+            Admission::Conflict => return Ok(()),
+            Admission::Policy(name) => {
+                delete(
+                    Api::all_with(
+                        self.admin.clone(),
+                        &admission_ar("ValidatingAdmissionPolicyBinding"),
+                    ),
+                    name.clone(),
+                )
+                .await?;
+                delete(
+                    Api::all_with(
+                        self.admin.clone(),
+                        &admission_ar("ValidatingAdmissionPolicy"),
+                    ),
+                    name,
+                )
+                .await?;
+            }
+            Admission::Webhook(name) => {
+                self.webhook = None;
+                delete(
+                    Api::all_with(
+                        self.admin.clone(),
+                        &admission_ar("ValidatingWebhookConfiguration"),
+                    ),
+                    name,
+                )
+                .await?;
+            }
+        }
+        tokio::time::sleep(ADMISSION_SETTLE).await;
+        Ok(())
+    }
+
+    async fn fail(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {
+        if let Some(pending) = self.pending.take() {
+            self.remove_admission(pending.admission).await?;
+        }
+        let real_ns = self.namespace().unwrap_or_default().to_owned();
+        let name = format!("replay-{real_ns}");
+        let only_controller = json!([{ "name": "controller", "expression": format!("request.userInfo.username == '{CONTROLLER_USER}'") }]);
+        let rules = json!([{ "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["deployments"] }]);
+        let selector = json!({ "matchLabels": { "kubernetes.io/metadata.name": real_ns } });
+        if !outcome.message().is_empty()
+            && self
+                .exact_messages
+                .iter()
+                .any(|m| m.contains(outcome.message()))
+        {
+            return Err(StepError::Skip(format!(
+                "the scenario expects a message holding {:?} exactly; the real server prefixes an admission denial with the policy's or webhook's name",
+                outcome.message()
+            )));
+        }
+        let admission = match (outcome.class(), code_of(outcome)) {
+            (Some(FailureClass::Conflict), Some(409)) => Admission::Conflict,
+            (_, Some(422)) => {
+                let policy = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                    "metadata": { "name": name },
+                    "spec": { "failurePolicy": "Fail", "matchConstraints": { "resourceRules": rules },
+                        "matchConditions": only_controller,
+                        "validations": [{ "expression": "false", "message": outcome.message(), "reason": "Invalid" }] } });
+                let binding = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                    "metadata": { "name": name },
+                    "spec": { "policyName": name, "validationActions": ["Deny"],
+                        "matchResources": { "namespaceSelector": selector } } });
+                for object in [policy, binding] {
+                    let kind = str_at(&object, "/kind").unwrap_or_default().to_owned();
+                    Api::<DynamicObject>::all_with(self.admin.clone(), &admission_ar(&kind))
+                        .create(&PostParams::default(), &dynamic(object)?)
+                        .await
+                        .or_else(|e| failed(format!("{kind}: {}", api_text(&e))))?;
+                }
+                Admission::Policy(name)
+            }
+            (_, Some(code)) if std::env::var_os("REPLAY_WEBHOOK").is_none() => {
+                return Err(StepError::Skip(format!(
+                    "a {code} {} needs the webhook served on loopback, which is not finished (REPLAY_WEBHOOK=1 tries it; the run hung in it)",
+                    outcome_reason(outcome)
+                )));
+            }
+            (_, Some(code)) => {
+                let dir = std::env::var("E2E_DIR").or_else(|_| failed("E2E_DIR is not set"))?;
+                let served =
+                    super::webhook::deny(&dir, code, &outcome_reason(outcome), outcome.message())
+                        .await
+                        .or_else(|e| failed(format!("webhook: {e}")))?;
+                let ca = std::fs::read(format!("{dir}/ca.crt"))
+                    .or_else(|e| failed(format!("CA: {e}")))?;
+                let hook = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                    "metadata": { "name": name },
+                    "webhooks": [{ "name": "deny.replay.e2e.example", "failurePolicy": "Fail", "sideEffects": "None",
+                        "admissionReviewVersions": ["v1"], "timeoutSeconds": 5,
+                        "clientConfig": { "url": served.url, "caBundle": base64(&ca) },
+                        "rules": rules, "matchConditions": only_controller, "namespaceSelector": selector }] });
+                Api::<DynamicObject>::all_with(
+                    self.admin.clone(),
+                    &admission_ar("ValidatingWebhookConfiguration"),
+                )
+                .create(&PostParams::default(), &dynamic(hook)?)
+                .await
+                .or_else(|e| failed(format!("webhook: {}", api_text(&e))))?;
+                self.webhook = Some(served);
+                Admission::Webhook(name)
+            }
+            (_, None) => {
+                return Err(StepError::Skip(
+                    "a transport error (no HTTP status) cannot be made to come from the real server".into(),
+                ));
+            }
+        };
+        if !matches!(admission, Admission::Conflict) {
+            tokio::time::sleep(ADMISSION_SETTLE).await;
+        }
+        self.pending = Some(Pending {
+            remaining: count,
+            admission,
+        });
+        Ok(())
+    }
+
+    async fn patch_one(&mut self, kind: Kind, patch: &Value) -> Step<()> {
+        match kind {
+            Kind::Template => {
+                merge(&mut self.template, patch);
+                return Ok(());
+            }
+            Kind::Routes => {
+                // A merge patch on a list replaces it.
+                self.delete_one(Kind::Routes).await?;
+                for route in patch.as_array().cloned().unwrap_or_default() {
+                    self.create_object(Kind::Routes, route).await?;
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        let admin = self.admin.clone();
+        let Some(current) = self.get(&admin, kind).await? else {
+            let mut object = json!({});
+            merge(&mut object, patch);
+            if kind == Kind::Configuration
+                && let Some(name) = str_at(&object, "/metadata/name")
+            {
+                self.configuration_name = Some(name.to_owned());
+            }
+            return self.create_object(kind, object).await;
+        };
+        let name = self.name_of(kind)?;
+        let real_name = if kind == Kind::GatewayClass {
+            self.class_on_server(&name)
+        } else {
+            name
+        };
+        let mut after = current;
+        merge(&mut after, patch);
+        let after = self.server_form(kind, after).await?;
+        let mut body = patch.clone();
+        let status = body.as_object_mut().and_then(|o| o.remove("status"));
+        // The translated names (namespace, class) stay the server's.
+        if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("namespace");
+            meta.remove("uid");
+            if kind == Kind::GatewayClass {
+                meta.remove("name");
+            }
+        }
+        if kind == Kind::Gateway && body.pointer("/spec/gatewayClassName").is_some() {
+            body["spec"]["gatewayClassName"] = after["spec"]["gatewayClassName"].clone();
+            self.class_name = str_at(patch, "/spec/gatewayClassName")
+                .unwrap_or_default()
+                .to_owned();
+        }
+        let api = self.api(&admin, kind, self.namespace());
+        if body.as_object().is_some_and(|o| !o.is_empty()) {
+            api.patch(&real_name, &PatchParams::default(), &Patch::Merge(&body))
+                .await
+                .map_err(|e| {
+                    StepError::Skip(format!(
+                        "the real server refuses the patch of the {kind}: {}",
+                        api_text(&e)
+                    ))
+                })?;
+        }
+        if let Some(status) = status {
+            api.patch_status(
+                &real_name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": status })),
+            )
+            .await
+            .map_err(|e| {
+                StepError::Skip(format!(
+                    "the real server refuses the patch of the {kind} status: {}",
+                    api_text(&e)
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    async fn delete_one(&mut self, kind: Kind) -> Step<()> {
+        let admin = self.admin.clone();
+        let real_ns = self.namespace().unwrap_or_default().to_owned();
+        match kind {
+            Kind::Template => return failed("cannot delete the template"),
+            Kind::Routes => {
+                let api = self.api(&admin, Kind::Routes, Some(&real_ns));
+                api.delete_collection(&DeleteParams::default(), &Default::default())
+                    .await
+                    .or_else(|e| failed(api_text(&e)))?;
+                return Ok(());
+            }
+            Kind::Gateway => {
+                // Held by a finalizer, as a controller's would hold it.
+                let api = self.api(&admin, kind, Some(&real_ns));
+                api.patch(
+                    &self.gateway_name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({ "metadata": { "finalizers": [MARKER] } })),
+                )
+                .await
+                .or_else(|e| failed(api_text(&e)))?;
+            }
+            _ => {}
+        }
+        let name = self.name_of(kind)?;
+        let real_name = if kind == Kind::GatewayClass {
+            self.class_on_server(&name)
+        } else {
+            name
+        };
+        let api = self.api(&admin, kind, Some(&real_ns));
+        match api.delete(&real_name, &DeleteParams::default()).await {
+            Ok(_) => Ok(()),
+            Err(e) => failed(format!("delete {kind}: {}", api_text(&e))),
+        }
+    }
+
+    async fn rollout_at(&mut self, state: RolloutState, now: Timestamp) -> Step<()> {
+        let admin = self.admin.clone();
+        let Some(deployment) = self.get(&admin, Kind::Deployment).await? else {
+            return failed("cannot roll out: there is no deployment");
+        };
+        let gateway = self
+            .get(&admin, Kind::Gateway)
+            .await?
+            .unwrap_or(Value::Null);
+        // The simulator's crude Deployment controller computes the status; the server
+        // stores it through the status subresource.
+        let mut cluster = Cluster::new(
+            self.settings.clone(),
+            now,
+            Objects {
+                gateway,
+                deployment: Some(deployment),
+                ..Objects::default()
+            },
+        )
+        .or_else(failed)?;
+        cluster.rollout(state).or_else(failed)?;
+        let status = cluster
+            .deployment()
+            .and_then(|d| d.get("status"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let api = self.api(&admin, Kind::Deployment, self.namespace());
+        api.patch_status(
+            &self.name_of(Kind::Deployment)?,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await
+        .or_else(|e| failed(format!("rollout: {}", api_text(&e))))?;
+        Ok(())
+    }
+
+    /// Removes what the scenario left at cluster scope (namespaces stay: they never finish
+    /// deleting here).
+    pub fn clean_up(&mut self) {
+        let rt = self.rt.clone();
+        rt.block_on(async {
+            if let Some(pending) = self.pending.take() {
+                let _ = self.remove_admission(pending.admission).await;
+            }
+        });
+    }
+}
+
+fn admission_ar(kind: &str) -> ApiResource {
+    let plural = match kind {
+        "ValidatingAdmissionPolicy" => "validatingadmissionpolicies",
+        "ValidatingAdmissionPolicyBinding" => "validatingadmissionpolicybindings",
+        _ => "validatingwebhookconfigurations",
+    };
+    ar("admissionregistration.k8s.io/v1", kind, plural)
+}
+
+fn code_of(outcome: &WriteOutcome) -> Option<u16> {
+    match outcome {
+        WriteOutcome::Api(e) => Some(e.code),
+        _ => None,
+    }
+}
+
+fn outcome_reason(outcome: &WriteOutcome) -> String {
+    match outcome {
+        WriteOutcome::Api(e) => e.reason.clone(),
+        _ => String::new(),
+    }
+}
+
+fn merge(target: &mut Value, patch: &Value) {
+    gateway_reconcile::sim::merge_patch::apply(target, patch);
+}
+
+impl Backend for Real {
+    type Error = String;
+
+    fn create(&mut self, settings: &Settings, objects: Objects, _now: Timestamp) -> Step<()> {
+        let rt = self.rt.clone();
+        rt.block_on(self.create_all(settings, objects))
+    }
+
+    fn reconcile(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
+        let rt = self.rt.clone();
+        rt.block_on(self.reconcile_at(now))
+    }
+
+    fn patch(&mut self, kind: Kind, patch: &Value, _now: Timestamp) -> Step<()> {
+        let rt = self.rt.clone();
+        rt.block_on(self.patch_one(kind, patch))
+    }
+
+    fn delete(&mut self, kind: Kind, _now: Timestamp) -> Step<()> {
+        let rt = self.rt.clone();
+        rt.block_on(self.delete_one(kind))
+    }
+
+    fn rollout(&mut self, state: RolloutState, now: Timestamp) -> Step<()> {
+        let rt = self.rt.clone();
+        rt.block_on(self.rollout_at(state, now))
+    }
+
+    fn fail_writes(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {
+        let rt = self.rt.clone();
+        rt.block_on(self.fail(count, outcome))
+    }
+
+    fn read(&self, kind: Kind) -> Step<Option<Value>> {
+        if kind == Kind::Template {
+            return Ok(Some(self.template.clone()));
+        }
+        self.rt.block_on(self.get(&self.admin, kind))
+    }
+
+    fn write_counts(&self) -> WriteCounts {
+        self.counts
+    }
+}
+
+/// Standard base64 with padding (for `caBundle`).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
