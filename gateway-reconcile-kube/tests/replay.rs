@@ -199,3 +199,171 @@ fn every_scenario_on_the_real_server() {
         "failed on the real server: {unexpected:#?}"
     );
 }
+
+/// The controller user's writes in `namespace`, from the audit log: (Deployment writes,
+/// Gateway status writes), rejected ones included.
+fn audited_writes(namespace: &str) -> (usize, usize) {
+    // The audit backend writes in blocking mode; a moment covers the file system.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
+    let mut counts = (0, 0);
+    for entry in log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|e| e["user"]["username"] == replay::backend::CONTROLLER_USER)
+        .filter(|e| e["objectRef"]["namespace"] == namespace)
+        .filter(|e| matches!(e["verb"].as_str(), Some("create" | "update" | "patch")))
+    {
+        let subresource = entry["objectRef"]["subresource"].as_str().unwrap_or("");
+        match (entry["objectRef"]["resource"].as_str(), subresource) {
+            (Some("deployments"), "") => counts.0 += 1,
+            (Some("gateways"), "status") => counts.1 += 1,
+            _ => {}
+        }
+    }
+    counts
+}
+
+/// API write counts on the real server, from its audit log: after convergence, 10
+/// reconciles make no write; one GatewayConfiguration edit makes exactly one Deployment write
+/// and one status write; 20 reconciles through a transient failure (an unreachable webhook
+/// with `failurePolicy: Fail`, a 500 on every update) make at most 3 status writes.
+#[test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+fn write_counts_from_the_audit_log() {
+    use gateway_reconcile::sim::cluster::{Kind, RolloutState};
+    use gateway_reconcile::sim::scenario::Backend;
+    use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+
+    let world = world();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/scenarios/steady-state.json");
+    let text = std::fs::read_to_string(path).expect("scenario");
+    let scenario = Scenario::from_json(&text).expect("a well-formed scenario");
+    let raw: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let routes = raw["objects"]["routes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut backend = Real::new(
+        world.rt.clone(),
+        world.admin.clone(),
+        world.controller.clone(),
+    )
+    .with_routes(routes);
+    let mut now = scenario.now;
+    let tick = jiff::SignedDuration::from_secs(30);
+    let reconcile = |backend: &mut Real, now: jiff::Timestamp| {
+        backend
+            .reconcile(now)
+            .unwrap_or_else(|e| panic!("reconcile: {e}"))
+    };
+
+    backend
+        .create(&scenario.settings, scenario.objects.clone(), now)
+        .unwrap_or_else(|e| panic!("create: {e}"));
+    let namespace = backend
+        .namespace()
+        .expect("the Gateway's namespace")
+        .to_owned();
+    // Converge: reconcile, complete the rollout, reconcile until nothing is written.
+    reconcile(&mut backend, now);
+    backend
+        .rollout(RolloutState::Complete, now)
+        .unwrap_or_else(|e| panic!("rollout: {e}"));
+    for _ in 0..3 {
+        now = now.checked_add(tick).expect("time");
+        reconcile(&mut backend, now);
+    }
+
+    let converged = audited_writes(&namespace);
+    for _ in 0..10 {
+        now = now.checked_add(tick).expect("time");
+        reconcile(&mut backend, now);
+    }
+    assert_eq!(
+        audited_writes(&namespace),
+        converged,
+        "10 converged reconciles wrote"
+    );
+
+    backend
+        .patch(
+            Kind::Configuration,
+            &serde_json::json!({ "spec": { "horizontalScaling": { "replicas": 3 } } }),
+            now,
+        )
+        .unwrap_or_else(|e| panic!("edit: {e}"));
+    for _ in 0..5 {
+        now = now.checked_add(tick).expect("time");
+        reconcile(&mut backend, now);
+    }
+    let edited = audited_writes(&namespace);
+    assert_eq!(
+        (edited.0 - converged.0, edited.1 - converged.1),
+        (1, 1),
+        "one GatewayConfiguration edit: (Deployment writes, status writes)"
+    );
+
+    // A transient failure: every update of the LB Deployment answered 500 by admission.
+    let hooks: Api<DynamicObject> = Api::all_with(
+        world.admin.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingWebhookConfiguration",
+            ),
+            "validatingwebhookconfigurations",
+        ),
+    );
+    let hook_name = format!("down-{namespace}");
+    let hook: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": { "name": hook_name },
+        "webhooks": [{ "name": "down.e2e.example", "failurePolicy": "Fail", "sideEffects": "None",
+            "admissionReviewVersions": ["v1"], "timeoutSeconds": 2,
+            "clientConfig": { "url": "https://127.0.0.1:1/validate" },
+            "rules": [{ "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                        "resources": ["deployments"] }],
+            "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": namespace } } }]
+    }))
+    .expect("webhook");
+    world
+        .rt
+        .block_on(hooks.create(&PostParams::default(), &hook))
+        .expect("webhook created");
+    // Admission picks the webhook up within a moment.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    backend
+        .patch(
+            Kind::Configuration,
+            &serde_json::json!({ "spec": { "horizontalScaling": { "replicas": 4 } } }),
+            now,
+        )
+        .unwrap_or_else(|e| panic!("edit: {e}"));
+    let mut failed = 0;
+    for _ in 0..20 {
+        now = now.checked_add(tick).expect("time");
+        let record = reconcile(&mut backend, now);
+        if record
+            .outcome
+            .as_ref()
+            .is_some_and(|o| o.class() == Some(gateway_reconcile::FailureClass::Transient))
+        {
+            failed += 1;
+        }
+    }
+    let failing = audited_writes(&namespace);
+    world
+        .rt
+        .block_on(hooks.delete(&hook_name, &DeleteParams::default()))
+        .expect("webhook deleted");
+    backend.clean_up();
+    assert_eq!(failed, 20, "every update failed transiently");
+    let status_writes = failing.1 - edited.1;
+    assert!(
+        (1..=3).contains(&status_writes),
+        "20 reconciles through a transient failure made {status_writes} status writes"
+    );
+}
