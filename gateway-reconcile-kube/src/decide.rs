@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use gateway_reconcile::{
-    DeploymentWrite, InputError, Plan, Requeue, Settings, Settlement, Snapshot, events::Event, plan,
-};
+/// The core's protocol types the caller matches on: a plan to write or settled, the write.
+pub use gateway_reconcile::{DeploymentWrite, Plan};
+use gateway_reconcile::{InputError, Requeue, Settings, Settlement, Snapshot, events::Event, plan};
 use kube::runtime::controller;
 use serde_json::Value;
 
