@@ -107,6 +107,25 @@ fn scenario_files() -> Vec<std::path::PathBuf> {
     files
 }
 
+/// The scenario file at `path`, and a real backend that creates its routes as the file
+/// writes them.
+fn load(world: &World, path: &std::path::Path) -> (Scenario, Real) {
+    let text = std::fs::read_to_string(path).expect("scenario");
+    let scenario = Scenario::from_json(&text).expect("a well-formed scenario");
+    let raw: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let routes = raw["objects"]["routes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let backend = Real::new(
+        world.rt.clone(),
+        world.admin.clone(),
+        world.controller.clone(),
+    )
+    .with_routes(routes);
+    (scenario, backend)
+}
+
 /// Every condition message the scenario's expectations give exactly.
 fn exact_messages(scenario: &Scenario) -> Vec<String> {
     scenario
@@ -137,21 +156,9 @@ fn every_scenario_on_the_real_server() {
             .to_string_lossy()
             .into_owned();
         eprintln!("replay: {name}");
-        let text = std::fs::read_to_string(&path).expect("scenario");
-        let scenario = Scenario::from_json(&text).expect("a well-formed scenario");
+        let (scenario, backend) = load(&world, &path);
         assert!(scenario.run().passed(), "{name} fails on the simulator");
-        let raw: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-        let routes = raw["objects"]["routes"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let mut backend = Real::new(
-            world.rt.clone(),
-            world.admin.clone(),
-            world.controller.clone(),
-        )
-        .with_routes(routes)
-        .with_exact_messages(exact_messages(&scenario));
+        let mut backend = backend.with_exact_messages(exact_messages(&scenario));
         let report = scenario.run_on(&mut backend);
         backend.clean_up();
         if let Some(skip) = &report.skipped {
@@ -238,19 +245,7 @@ fn write_counts_from_the_audit_log() {
     let world = world();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/scenarios/steady-state.json");
-    let text = std::fs::read_to_string(path).expect("scenario");
-    let scenario = Scenario::from_json(&text).expect("a well-formed scenario");
-    let raw: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-    let routes = raw["objects"]["routes"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let mut backend = Real::new(
-        world.rt.clone(),
-        world.admin.clone(),
-        world.controller.clone(),
-    )
-    .with_routes(routes);
+    let (scenario, mut backend) = load(&world, &path);
     let mut now = scenario.now;
     let tick = jiff::SignedDuration::from_secs(30);
     let reconcile = |backend: &mut Real, now: jiff::Timestamp| {
