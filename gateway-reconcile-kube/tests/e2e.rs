@@ -261,6 +261,14 @@ impl Story {
         serde_json::to_value(object).expect("json")
     }
 
+    /// The story's usual start: GatewayConfiguration `conf` (2 replicas), Gateway `gw` on it,
+    /// and the controller's first reconciles done (Accepted, Programmed, Applied).
+    async fn healthy_gateway(&self) {
+        self.configuration("conf", 2).await;
+        self.gateway("gw", "conf").await;
+        self.wait_conditions("gw", "healthy", healthy).await;
+    }
+
     /// Polls the Gateway until `done` holds for its conditions (by type).
     async fn wait_conditions(
         &self,
@@ -431,9 +439,7 @@ async fn create_accepts_programs_and_renders() {
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn configuration_edit_writes_once_and_names_the_generation() {
     let mut story = Story::new(settings()).await;
-    story.configuration("conf", 2).await;
-    story.gateway("gw", "conf").await;
-    story.wait_conditions("gw", "healthy", healthy).await;
+    story.healthy_gateway().await;
     let before = settle_and_collect(&story, 0, Duration::from_secs(1))
         .await
         .len();
@@ -479,9 +485,7 @@ async fn configuration_edit_writes_once_and_names_the_generation() {
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_foreign_sidecar_is_removed_once_and_foreign_labels_stay() {
     let mut story = Story::new(settings()).await;
-    story.configuration("conf", 2).await;
-    story.gateway("gw", "conf").await;
-    story.wait_conditions("gw", "healthy", healthy).await;
+    story.healthy_gateway().await;
     let before = settle_and_collect(&story, 0, Duration::from_secs(1))
         .await
         .len();
@@ -549,9 +553,7 @@ async fn a_foreign_sidecar_is_removed_once_and_foreign_labels_stay() {
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn an_owned_field_edit_is_reverted_once() {
     let mut story = Story::new(settings()).await;
-    story.configuration("conf", 2).await;
-    story.gateway("gw", "conf").await;
-    story.wait_conditions("gw", "healthy", healthy).await;
+    story.healthy_gateway().await;
     let before = settle_and_collect(&story, 0, Duration::from_secs(1))
         .await
         .len();
@@ -614,9 +616,7 @@ fn webhook(story: &Story, name: &str, url: &str, failure_policy: &str) -> Value 
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_foreign_condition_written_during_a_reconcile_survives() {
     let mut story = Story::new(settings()).await;
-    story.configuration("conf", 2).await;
-    story.gateway("gw", "conf").await;
-    story.wait_conditions("gw", "healthy", healthy).await;
+    story.healthy_gateway().await;
     // Hold every Deployment update for 2 s (then let it through), so that the reconcile
     // that follows the edit is still running when the foreign condition is written.
     let (port, listener) = silent_listener().await;
@@ -744,9 +744,7 @@ async fn a_rejected_update_is_degraded_at_once_and_recovers() {
         ..settings()
     })
     .await;
-    story.configuration("conf", 2).await;
-    story.gateway("gw", "conf").await;
-    story.wait_conditions("gw", "healthy", healthy).await;
+    story.healthy_gateway().await;
     let (policy, binding) = refusing_policy(&story);
     create(&story.admin, policy.clone()).await;
     create(&story.admin, binding.clone()).await;
@@ -827,9 +825,7 @@ async fn failing_until_degraded(degraded_after: Duration) -> (Story, Value, usiz
         ..settings()
     })
     .await;
-    story.configuration("conf", 2).await;
-    story.gateway("gw", "conf").await;
-    story.wait_conditions("gw", "healthy", healthy).await;
+    story.healthy_gateway().await;
     let hook = unreachable_webhook(&story);
     create(&story.admin, hook.clone()).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -962,9 +958,7 @@ async fn a_foreign_deployment_of_the_lb_name_is_never_taken_and_its_removal_wake
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn an_autoscaler_keeps_replicas_unless_they_are_enforced() {
     let mut story = Story::new(settings()).await;
-    story.configuration("conf", 2).await;
-    story.gateway("gw", "conf").await;
-    story.wait_conditions("gw", "healthy", healthy).await;
+    story.healthy_gateway().await;
     let before = settle_and_collect(&story, 0, Duration::from_secs(1))
         .await
         .len();
@@ -1029,9 +1023,7 @@ async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_neve
     use gateway_reconcile_kube::write;
 
     let mut story = Story::new(settings()).await;
-    story.configuration("conf", 2).await;
-    story.gateway("gw", "conf").await;
-    story.wait_conditions("gw", "healthy", healthy).await;
+    story.healthy_gateway().await;
     // From here on nothing but the test writes: the controller is stopped before `other`
     // exists, so it never creates `other`'s Deployment.
     story.stop().await;
