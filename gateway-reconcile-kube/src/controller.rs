@@ -35,7 +35,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::{Future, StreamExt};
+use futures::future::{BoxFuture, Shared};
+use futures::{Future, FutureExt, Stream, StreamExt};
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_reconcile::{InputError, Settings, render, wire};
@@ -103,18 +104,43 @@ struct Stores {
 }
 
 impl Stores {
-    async fn ready(&self) -> Result<(), Error> {
-        let closed = |_| Error::CacheClosed;
-        self.gateways.wait_until_ready().await.map_err(closed)?;
-        self.classes.wait_until_ready().await.map_err(closed)?;
-        self.configurations
-            .wait_until_ready()
-            .await
-            .map_err(closed)?;
-        self.routes.wait_until_ready().await.map_err(closed)?;
-        self.deployments.wait_until_ready().await.map_err(closed)
+    /// Resolves once every cache has its initial list (`false`: a cache's writer is gone).
+    ///
+    /// One future, shared by every reconcile: kube-runtime's `Store::wait_until_ready`
+    /// keeps a single waker per store (a oneshot receiver), so of several tasks waiting on
+    /// one store only the last to poll is woken when it becomes ready; the others would
+    /// wait forever, each holding a concurrency slot and its Gateway (whose later triggers
+    /// are held behind the stuck reconcile). Here only the shared future waits on the
+    /// stores, and [`Shared`] wakes every task waiting on it.
+    fn ready(&self) -> Ready {
+        let stores = self.clone();
+        async move {
+            let waits = [
+                ("Gateway", stores.gateways.wait_until_ready().boxed()),
+                ("GatewayClass", stores.classes.wait_until_ready().boxed()),
+                (
+                    "GatewayConfiguration",
+                    stores.configurations.wait_until_ready().boxed(),
+                ),
+                ("L34Route", stores.routes.wait_until_ready().boxed()),
+                ("Deployment", stores.deployments.wait_until_ready().boxed()),
+            ];
+            for (kind, wait) in waits {
+                if wait.await.is_err() {
+                    return false;
+                }
+                debug!(kind, "cache ready");
+            }
+            debug!("every cache ready: reconciles start");
+            true
+        }
+        .boxed()
+        .shared()
     }
 }
+
+/// See [`Stores::ready`].
+type Ready = Shared<BoxFuture<'static, bool>>;
 
 /// Own writes the caches have not seen yet, by Gateway: the `resourceVersion` the object
 /// had before the write (`None`: the Deployment did not exist). While a cache still shows
@@ -165,6 +191,8 @@ const AWAIT_OWN_WRITE: Duration = Duration::from_secs(1);
 
 /// What a reconcile needs besides the Gateway.
 struct Context {
+    /// Every cache has its initial list.
+    ready: Ready,
     pending: Pending,
     client: Client,
     config: Config,
@@ -201,22 +229,31 @@ pub async fn run(
     let watch = watcher::Config::default();
 
     let (classes, writer) = reflector::store::<GatewayClass>();
-    let class_events = watcher(Api::<GatewayClass>::all(client.clone()), watch.clone())
-        .default_backoff()
-        .reflect(writer)
-        .touched_objects();
+    let class_events = settled(
+        watcher(Api::<GatewayClass>::all(client.clone()), watch.clone())
+            .default_backoff()
+            .reflect(writer),
+        classes.clone(),
+        Deletions::Pass,
+    );
 
     let (configurations, writer) = reflector::store::<GatewayConfiguration>();
-    let configuration_events = watcher(scoped(&client, ns), watch.clone())
-        .default_backoff()
-        .reflect(writer)
-        .touched_objects();
+    let configuration_events = settled(
+        watcher(scoped(&client, ns), watch.clone())
+            .default_backoff()
+            .reflect(writer),
+        configurations.clone(),
+        Deletions::Pass,
+    );
 
     let (routes, writer) = reflector::store::<L34Route>();
-    let route_events = watcher(scoped(&client, ns), watch.clone())
-        .default_backoff()
-        .reflect(writer)
-        .touched_objects();
+    let route_events = settled(
+        watcher(scoped(&client, ns), watch.clone())
+            .default_backoff()
+            .reflect(writer),
+        routes.clone(),
+        Deletions::Pass,
+    );
 
     let resource = deployment_resource();
     let writer = reflector::store::Writer::new(resource.clone());
@@ -225,15 +262,26 @@ pub async fn run(
         Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource),
         None => Api::<DynamicObject>::all_with(client.clone(), &resource),
     };
-    let deployment_events = watcher(deployment_api, watch.clone())
-        .default_backoff()
-        .modify(|d| d.metadata.managed_fields = None)
-        .reflect(writer)
-        .touched_objects();
+    let deployment_events = settled(
+        watcher(deployment_api, watch.clone())
+            .default_backoff()
+            .modify(|d| d.metadata.managed_fields = None)
+            .reflect(writer),
+        deployments.clone(),
+        Deletions::Pass,
+    );
 
-    let controller = Controller::new(scoped::<Gateway>(&client, ns), watch)
+    let (gateways, writer) = reflector::store::<Gateway>();
+    let gateway_events = settled(
+        watcher(scoped::<Gateway>(&client, ns), watch)
+            .default_backoff()
+            .reflect(writer),
+        gateways.clone(),
+        // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
+        Deletions::Drop,
+    );
+    let controller = Controller::for_stream(gateway_events, gateways.clone())
         .with_config(controller::Config::default().concurrency(config.concurrency));
-    let gateways = controller.store();
     let stores = Stores {
         gateways: gateways.clone(),
         classes,
@@ -242,6 +290,7 @@ pub async fn run(
         deployments,
     };
     let context = Arc::new(Context {
+        ready: stores.ready(),
         pending: Pending::default(),
         recorder: Recorder::new(client.clone(), config.reporter.clone()),
         client,
@@ -279,13 +328,85 @@ pub async fn run(
         .await;
 }
 
+/// Whether [`settled`] passes deleted objects on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Deletions {
+    /// Deletions are triggers (the mapper wakes the Gateways the object concerned).
+    Pass,
+    /// Deletions are not (the watch of the reconciled kind itself).
+    Drop,
+}
+
+/// The objects a watch touched, for the triggers, each passed on once the cache shows it.
+///
+/// kube-runtime's `touched_objects` passes a (re)list's objects on as they arrive, but the
+/// reflector swaps a list into the cache only at its end (`InitDone`): a reconcile
+/// triggered by a listed object could read the cache from before the list (a Gateway
+/// created meanwhile is missing, a moved route still names its old parent, a route looks
+/// deleted), and nothing triggers it again. And an object deleted while the watch was down
+/// is simply absent from the relist: no event, nobody woken. Here a list's objects are held
+/// until its end, then passed on, followed by the objects the cache had before the relist
+/// and the list no longer has (with [`Deletions::Pass`], as deletions are).
+fn settled<K>(
+    events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+    store: Store<K>,
+    deletions: Deletions,
+) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    let key = |o: &K| (o.meta().namespace.clone(), o.meta().name.clone());
+    // While a list is in progress: the cache's objects before it, and the listed ones.
+    let mut listing: Option<(Vec<Arc<K>>, Vec<K>)> = None;
+    events.flat_map(move |event| {
+        let out: Vec<Result<K, watcher::Error>> = match event {
+            Err(error) => vec![Err(error)],
+            Ok(watcher::Event::Apply(object)) => vec![Ok(object)],
+            Ok(watcher::Event::Delete(object)) => match deletions {
+                Deletions::Pass => vec![Ok(object)],
+                Deletions::Drop => Vec::new(),
+            },
+            Ok(watcher::Event::Init) => {
+                // The reflector has not touched the cache yet: it still shows the old list.
+                listing = Some((store.state(), Vec::new()));
+                Vec::new()
+            }
+            Ok(watcher::Event::InitApply(object)) => match &mut listing {
+                Some((_, listed)) => {
+                    listed.push(object);
+                    Vec::new()
+                }
+                None => vec![Ok(object)],
+            },
+            Ok(watcher::Event::InitDone) => match listing.take() {
+                Some((before, listed)) => {
+                    let kept: std::collections::HashSet<_> = listed.iter().map(key).collect();
+                    let gone = before
+                        .into_iter()
+                        .filter(|o| deletions == Deletions::Pass && !kept.contains(&key(o)))
+                        .map(|o| o.as_ref().clone());
+                    let kind = std::any::type_name::<K>().rsplit("::").next();
+                    debug!(kind, listed = listed.len(), "watch listed");
+                    listed.into_iter().chain(gone).map(Ok).collect()
+                }
+                None => Vec::new(),
+            },
+        };
+        futures::stream::iter(out)
+    })
+}
+
 /// One reconcile of one Gateway: read the caches, decide, write, settle, record.
 async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controller::Action, Error> {
-    ctx.stores.ready().await?;
+    if !ctx.ready.clone().await {
+        return Err(Error::CacheClosed);
+    }
     let Some(namespace) = gateway.namespace() else {
         return Ok(controller::Action::await_change());
     };
     let name = gateway.name_any();
+    debug!(gateway = %name, %namespace, "reconciling");
     let settings = &ctx.config.settings;
     let key = ObjectRef::from_obj(gateway.as_ref());
     let gateway_version = gateway.resource_version().unwrap_or_default();
@@ -644,6 +765,148 @@ mod tests {
         writer.apply_watcher_event(&watcher::Event::Delete(route("b")));
         assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
         assert!(parents.last.lock().map(|m| m.is_empty()).unwrap_or(false));
+    }
+
+    fn named_route(name: &str, gateway: &str) -> L34Route {
+        let mut route = route(gateway);
+        route.metadata.name = Some(name.into());
+        route
+    }
+
+    /// Runs watch events through the reflector and [`settled`], and for each object passed
+    /// on: its name, and whether the cache already showed that version of it.
+    async fn settle_events(
+        events: Vec<watcher::Event<L34Route>>,
+        store: &Store<L34Route>,
+        writer: reflector::store::Writer<L34Route>,
+    ) -> Vec<(String, bool)> {
+        let events = futures::stream::iter(events.into_iter().map(Ok));
+        settled(events.reflect(writer), store.clone(), Deletions::Pass)
+            .map(|route| {
+                let route = route.expect("no error");
+                let cached = store.get(&ObjectRef::from_obj(&route));
+                let shown = cached.is_some_and(|c| c.spec.parent_refs == route.spec.parent_refs);
+                (route.name_any(), shown)
+            })
+            .collect()
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_relist_passes_its_objects_on_once_cached_and_the_ones_it_lost() {
+        let (store, mut writer) = reflector::store::<L34Route>();
+        for event in [
+            watcher::Event::Init,
+            watcher::Event::InitApply(named_route("kept", "a")),
+            watcher::Event::InitApply(named_route("lost", "a")),
+            watcher::Event::InitDone,
+        ] {
+            writer.apply_watcher_event(&event);
+        }
+        // The watch restarts: `kept` moved to b and `lost` was deleted meanwhile.
+        let passed = settle_events(
+            vec![
+                watcher::Event::Init,
+                watcher::Event::InitApply(named_route("kept", "b")),
+                watcher::Event::InitDone,
+                watcher::Event::Apply(named_route("kept", "c")),
+            ],
+            &store,
+            writer,
+        )
+        .await;
+        assert_eq!(
+            passed,
+            vec![
+                ("kept".to_owned(), true),
+                // Passed on as a deletion: gone from the cache.
+                ("lost".to_owned(), false),
+                ("kept".to_owned(), true),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_route_listed_at_start_then_moved_wakes_its_old_gateway() {
+        let (store, writer) = reflector::store::<L34Route>();
+        let parents = RouteParents::new(store.clone());
+        let events = futures::stream::iter(
+            [
+                watcher::Event::Init,
+                watcher::Event::InitApply(route("a")),
+                watcher::Event::InitDone,
+                watcher::Event::Apply(route("b")),
+            ]
+            .map(Ok),
+        );
+        let woken: Vec<Vec<ObjectRef<Gateway>>> =
+            settled(events.reflect(writer), store, Deletions::Pass)
+                .map(|route| parents.wake(&route.expect("no error")))
+                .collect()
+                .await;
+        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
+        assert_eq!(woken, vec![vec![gw("a")], vec![gw("b"), gw("a")]]);
+    }
+
+    /// A waker that records whether it was woken.
+    struct Flag(std::sync::atomic::AtomicBool);
+
+    impl futures::task::ArcWake for Flag {
+        fn wake_by_ref(flag: &Arc<Self>) {
+            flag.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn every_reconcile_waiting_for_the_caches_is_woken_when_they_are_ready() {
+        use std::task::{Context as TaskContext, Poll};
+
+        let (gateways, mut gateway_writer) = reflector::store::<Gateway>();
+        let (classes, mut class_writer) = reflector::store::<GatewayClass>();
+        let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
+        let (routes, mut route_writer) = reflector::store::<L34Route>();
+        let mut deployment_writer = reflector::store::Writer::new(deployment_resource());
+        let stores = Stores {
+            gateways,
+            classes,
+            configurations,
+            routes,
+            deployments: deployment_writer.as_reader(),
+        };
+        // The Gateway cache is ready first (kube-runtime holds every reconcile until then).
+        gateway_writer.apply_watcher_event(&watcher::Event::Init);
+        gateway_writer.apply_watcher_event(&watcher::Event::InitDone);
+
+        // Four reconciles (four tasks, four wakers) wait for the other caches.
+        let ready = stores.ready();
+        let mut waiting: Vec<(Arc<Flag>, Ready)> = (0..4)
+            .map(|_| (Arc::new(Flag(false.into())), ready.clone()))
+            .collect();
+        for (flag, wait) in &mut waiting {
+            let waker = futures::task::waker(flag.clone());
+            assert_eq!(
+                wait.poll_unpin(&mut TaskContext::from_waker(&waker)),
+                Poll::Pending
+            );
+        }
+
+        class_writer.apply_watcher_event(&watcher::Event::Init);
+        class_writer.apply_watcher_event(&watcher::Event::InitDone);
+        configuration_writer.apply_watcher_event(&watcher::Event::Init);
+        configuration_writer.apply_watcher_event(&watcher::Event::InitDone);
+        route_writer.apply_watcher_event(&watcher::Event::Init);
+        route_writer.apply_watcher_event(&watcher::Event::InitDone);
+        deployment_writer.apply_watcher_event(&watcher::Event::Init);
+        deployment_writer.apply_watcher_event(&watcher::Event::InitDone);
+
+        // Every waiting task is woken (a task never woken would wait forever), and ready.
+        for (i, (flag, wait)) in waiting.iter_mut().enumerate() {
+            let woken = flag.0.load(std::sync::atomic::Ordering::SeqCst);
+            let waker = futures::task::waker(flag.clone());
+            let poll = wait.poll_unpin(&mut TaskContext::from_waker(&waker));
+            assert!(woken, "waiting reconcile {i} was never woken");
+            assert_eq!(poll, Poll::Ready(true), "waiting reconcile {i}");
+        }
     }
 
     #[test]

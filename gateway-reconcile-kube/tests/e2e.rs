@@ -143,6 +143,11 @@ struct Story {
 
 impl Story {
     async fn new(settings: Settings) -> Story {
+        // The controller's log, filtered by RUST_LOG (e.g. `gateway_reconcile_kube=debug`).
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
         let admin = Client::try_default().await.expect("admin client");
         bind_rbac(&admin).await;
         let ns = create(
@@ -693,13 +698,13 @@ async fn fifty_gateways_converge_then_resyncs_make_no_request() {
     for i in 0..50 {
         story.gateway(&format!("gw-{i:02}"), "conf").await;
     }
-    // Converging is the claim here, not a speed. Alone this takes under 3 s, but two runs of
-    // the whole suite out of six saw the first Gateway untouched after 40 s (an unexplained
-    // stall, under investigation); the bound outlasts a watch's 290 s timeout, and the time
-    // taken is printed.
+    // Converging is the claim here, not a speed: alone this takes under 3 s. The bound is
+    // tight enough to catch the stall once seen in two suite runs out of six (the first
+    // Gateways never reconciled: reconciles waiting for the caches were never woken), and
+    // the time taken is printed.
     let start = Instant::now();
     for i in 0..50 {
-        let left = Duration::from_secs(320).saturating_sub(start.elapsed());
+        let left = Duration::from_secs(60).saturating_sub(start.elapsed());
         story
             .wait_conditions_within(&format!("gw-{i:02}"), "healthy", healthy, left)
             .await;
