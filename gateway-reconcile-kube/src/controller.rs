@@ -5,7 +5,12 @@
 //! One watch per resource feeds both a reflector cache and the controller's triggers:
 //! Gateways (the controller's own cache), GatewayClasses, GatewayConfigurations, L34Routes
 //! and Deployments. A reconcile reads only these caches: a steady-state reconcile makes no
-//! API request at all. The first reconciles wait until every cache has its initial list.
+//! API request at all. The first reconciles wait until every cache has its initial list
+//! (one shared future, see `Stores::ready`), and a list reaches the triggers only once it
+//! is in the cache (see `settled`). Gateways and GatewayClasses are read as
+//! [`crate::resources::Gateway`] and [`crate::resources::GatewayClass`], whose status is
+//! raw JSON: a condition time past year 9999, which the API server accepts and
+//! k8s-openapi's `Time` cannot hold, would otherwise fail every list of that kind.
 //!
 //! Triggers, besides a Gateway's own changes:
 //!
@@ -37,8 +42,6 @@ use std::time::Duration;
 
 use futures::future::{BoxFuture, Shared};
 use futures::{Future, FutureExt, Stream, StreamExt};
-use gateway_api::apis::standard::gatewayclasses::GatewayClass;
-use gateway_api::apis::standard::gateways::Gateway;
 use gateway_reconcile::{InputError, Settings, render, wire};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
@@ -51,7 +54,7 @@ use tracing::{debug, info, warn};
 
 use crate::decide;
 use crate::events;
-use crate::resources::{GatewayConfiguration, L34Route};
+use crate::resources::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use crate::write;
 use gateway_reconcile::{DeploymentWrite, Plan};
 

@@ -1,5 +1,21 @@
 //! Typed `meridio-2.nordix.org/v1alpha1` resources: GatewayConfiguration and L34Route, as
-//! the CRDs define them, with conversions to the core's wire types.
+//! the CRDs define them; the Gateway API's Gateway and GatewayClass as the controller reads
+//! them; with conversions to the core's wire types.
+//!
+//! # Times the typed client cannot read
+//!
+//! The API server accepts a condition's `lastTransitionTime` that is any RFC 3339
+//! date-time with a four-digit year, up to `9999-12-31T23:59:59Z` (and offsets such as
+//! `9999-12-31T23:59:59-01:00`, past year 9999 in UTC), but k8s-openapi's `Condition`
+//! reads it as a jiff `Timestamp`, which ends at `9999-12-30T22:00:00Z`: such an object
+//! fails to deserialize, and so does every list and watch page that holds it. With
+//! gateway-api's types, whoever may write one Gateway's (or GatewayClass's, or
+//! GatewayConfiguration's) status could stop the controller's cache of that kind, for
+//! every object. So the statuses are read here without a typed time: [`Gateway`] and
+//! [`GatewayClass`] keep gateway-api's spec and hold their status as raw JSON, and the
+//! conditions of a GatewayConfiguration are the core's [`wire::Condition`] (the time as
+//! written). The core treats such a time as SPEC section 6 says (it counts as now, is
+//! kept while the condition does not change, and replaced when it does).
 //!
 //! The types hold every field of the CRDs (also those the core does not read, such as an
 //! L34Route's `backendRefs`), so reading, caching and logging them loses nothing. The
@@ -11,8 +27,13 @@ use std::collections::BTreeMap;
 
 use gateway_reconcile::{InputError, wire};
 use k8s_openapi::api::core::v1::{ContainerResizePolicy, ResourceRequirements};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::CustomResource;
+use std::borrow::Cow;
+
+use gateway_api::apis::standard::gatewayclasses::GatewayClassSpec;
+use gateway_api::apis::standard::gateways::GatewaySpec;
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::{CustomResource, Resource};
 use serde::{Deserialize, Serialize};
 
 /// `GatewayConfiguration.spec`: the LB's network attachments, internal subnets and scaling.
@@ -123,9 +144,9 @@ pub struct VerticalScalingContainer {
 /// `GatewayConfiguration.status`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GatewayConfigurationStatus {
-    /// Conditions.
+    /// Conditions (`lastTransitionTime` as written: see the module's documentation).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
+    pub conditions: Vec<wire::Condition>,
 }
 
 /// `L34Route.spec`: which Gateway it attaches to and which traffic it carries.
@@ -226,6 +247,115 @@ pub struct L34RouteStatus {
     /// Per-parent status, as written by the route's controller.
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_json::Value>,
+}
+
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+const GATEWAY_VERSION: &str = "v1";
+
+/// A `gateway.networking.k8s.io/v1` Gateway as the controller reads it: gateway-api's
+/// spec, the status as raw JSON (see the module's documentation for why).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Gateway {
+    /// Object metadata.
+    pub metadata: ObjectMeta,
+    /// gateway-api's typed spec.
+    pub spec: GatewaySpec,
+    /// The status, as the API server holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
+}
+
+/// A `gateway.networking.k8s.io/v1` GatewayClass as the controller reads it:
+/// gateway-api's spec, the status as raw JSON (see the module's documentation for why).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GatewayClass {
+    /// Object metadata.
+    pub metadata: ObjectMeta,
+    /// gateway-api's typed spec.
+    pub spec: GatewayClassSpec,
+    /// The status, as the API server holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
+}
+
+impl Resource for Gateway {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Gateway".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        GATEWAY_GROUP.into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        GATEWAY_VERSION.into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "gateways".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl Resource for GatewayClass {
+    type DynamicType = ();
+    type Scope = k8s_openapi::ClusterResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "GatewayClass".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        GATEWAY_GROUP.into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        GATEWAY_VERSION.into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "gatewayclasses".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The object's Kubernetes JSON, `apiVersion` and `kind` included.
+fn with_type<K: Resource<DynamicType = ()> + Serialize>(
+    object: &K,
+) -> Result<serde_json::Value, InputError> {
+    let mut json = serde_json::to_value(object).map_err(|e| InputError::Malformed {
+        object: K::kind(&()).into_owned(),
+        why: e.to_string(),
+    })?;
+    if let serde_json::Value::Object(fields) = &mut json {
+        fields.insert("apiVersion".into(), K::api_version(&()).into_owned().into());
+        fields.insert("kind".into(), K::kind(&()).into_owned().into());
+    }
+    Ok(json)
+}
+
+impl TryFrom<&Gateway> for wire::Gateway {
+    type Error = InputError;
+
+    /// Every condition time is kept as written: the core reads it (SPEC section 6).
+    fn try_from(value: &Gateway) -> Result<Self, Self::Error> {
+        via_json("Gateway", &with_type(value)?)
+    }
+}
+
+impl TryFrom<&GatewayClass> for wire::GatewayClass {
+    type Error = InputError;
+
+    fn try_from(value: &GatewayClass) -> Result<Self, Self::Error> {
+        via_json("GatewayClass", &with_type(value)?)
+    }
 }
 
 /// `value` through its Kubernetes JSON as the core's wire type `T`.

@@ -1140,3 +1140,140 @@ async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_neve
     assert!(after["metadata"]["ownerReferences"].is_null(), "{after:#}");
     assert_eq!(after["metadata"]["labels"]["owner"], "someone-else");
 }
+
+/// A condition time the API server accepts (RFC 3339, four-digit year) and k8s-openapi's
+/// `Time` cannot hold (jiff's `Timestamp` ends at 9999-12-30T22:00:00Z).
+const PAST_9999: &str = "9999-12-31T23:59:59Z";
+
+/// An admin's status write: the Gateway's ConfigurationApplied turned False at [`PAST_9999`]
+/// (the other conditions as they are). Returns the status as the server stored it.
+async fn write_time_past_9999(story: &Story, gateway: &str) -> Value {
+    let object = story.get("Gateway", gateway).await;
+    let mut list = object["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    list.retain(|c| c["type"] != applied());
+    list.push(
+        json!({ "type": applied(), "status": "False", "reason": "ApplyFailed",
+                      "message": "written by an admin", "lastTransitionTime": PAST_9999,
+                      "observedGeneration": object["metadata"]["generation"] }),
+    );
+    let written = story
+        .api("Gateway")
+        .patch_status(
+            gateway,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "status": { "conditions": list } })),
+        )
+        .await
+        .expect("the API server accepts a time past 9999-12-30T22:00:00Z");
+    serde_json::to_value(written).expect("json")["status"].clone()
+}
+
+/// Every condition of the Gateway has a time jiff can hold.
+fn valid_times(c: &BTreeMap<String, Value>) -> bool {
+    c.values().all(|c| {
+        c["lastTransitionTime"]
+            .as_str()
+            .is_some_and(|t| t.parse::<jiff::Timestamp>().is_ok())
+    })
+}
+
+/// Healthy again after the admin's write: ConfigurationApplied True with a valid time.
+fn recovered_with_valid_times(c: &BTreeMap<String, Value>) -> bool {
+    healthy(c) && valid_times(c)
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_status_time_past_year_9999_neither_blinds_the_controller_nor_stays() {
+    use gateway_api::apis::standard::gateways::Gateway as TypedGateway;
+
+    let mut story = Story::new(settings()).await;
+    story.healthy_gateway().await;
+    story.gateway("neighbour", "conf").await;
+    story.wait_conditions("neighbour", "healthy", healthy).await;
+
+    // While the controller runs (its Gateway watch sees the write).
+    let status = write_time_past_9999(&story, "gw").await;
+    let stored = conditions(&json!({ "status": status }));
+    assert_eq!(
+        stored[&applied()]["lastTransitionTime"],
+        PAST_9999,
+        "stored as written"
+    );
+    story.gateway("late", "conf").await;
+    story.wait_conditions("late", "healthy", healthy).await;
+    let start = Instant::now();
+    story
+        .wait_conditions("gw", "healthy with valid times", recovered_with_valid_times)
+        .await;
+    eprintln!(
+        "running controller: gw recovered after {:?}",
+        start.elapsed()
+    );
+
+    // Across a restart (the controller's first list holds the Gateway).
+    story.stop().await;
+    write_time_past_9999(&story, "gw").await;
+    // The same time in the GatewayClass's and the GatewayConfiguration's status: each of
+    // their caches must fill too before any Gateway is reconciled.
+    let foreign = json!({ "status": { "conditions": [{ "type": "example.com/Checked",
+        "status": "True", "reason": "Checked", "message": "written by an admin",
+        "lastTransitionTime": PAST_9999 }] } });
+    let class_api = api_for(
+        &story.admin,
+        &json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                 "metadata": { "name": story.class } }),
+    );
+    class_api
+        .patch_status(
+            &story.class,
+            &PatchParams::default(),
+            &Patch::Merge(&foreign),
+        )
+        .await
+        .expect("GatewayClass status");
+    story
+        .api("GatewayConfiguration")
+        .patch_status("conf", &PatchParams::default(), &Patch::Merge(&foreign))
+        .await
+        .expect("GatewayConfiguration status");
+    let typed = Api::<TypedGateway>::namespaced(story.admin.clone(), &story.ns);
+    let get = typed
+        .get("gw")
+        .await
+        .expect_err("gateway-api's Gateway cannot read it");
+    eprintln!("typed get: {get}");
+    let list = typed
+        .list(&Default::default())
+        .await
+        .expect_err("nor a list that holds it");
+    eprintln!("typed list: {list}");
+    story.start().await;
+    story
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
+        )
+        .await;
+    let generation_2 = |c: &BTreeMap<String, Value>| {
+        recovered_with_valid_times(c)
+            && c["Programmed"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("generation 2"))
+    };
+    let start = Instant::now();
+    for gateway in ["gw", "neighbour", "late"] {
+        story
+            .wait_conditions(gateway, "generation 2 applied, valid times", generation_2)
+            .await;
+    }
+    eprintln!(
+        "restarted controller: all converged after {:?}",
+        start.elapsed()
+    );
+    story.stop().await;
+}
