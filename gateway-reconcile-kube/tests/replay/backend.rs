@@ -15,14 +15,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gateway_api::apis::standard::gatewayclasses::GatewayClass;
-use gateway_api::apis::standard::gateways::Gateway;
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::{
     DeploymentWrite, FailureClass, Plan, Settings, Snapshot, WriteOutcome, render, wire,
 };
-use gateway_reconcile_kube::resources::{GatewayConfiguration, L34Route};
+use gateway_reconcile_kube::resources::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile_kube::write;
 use jiff::Timestamp;
 use kube::api::{
