@@ -25,6 +25,15 @@ use serde_json::Value;
 /// seconds (each `failWrites` waits about a second for admission to start and to stop
 /// applying); 60 s leaves room for a loaded machine and still ends a stuck run.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(60);
+/// [`SCENARIO_TIMEOUT`], or `REPLAY_SCENARIO_TIMEOUT` seconds when set (to see the bound
+/// act: a few seconds make the files with `failWrites` run out of time).
+fn scenario_timeout() -> Duration {
+    std::env::var("REPLAY_SCENARIO_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(SCENARIO_TIMEOUT, Duration::from_secs)
+}
+
 /// How long one API request may take (the clients' read timeout), so that no request can
 /// hold a scenario: far below [`SCENARIO_TIMEOUT`].
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -47,30 +56,75 @@ fn world() -> World {
             .build()
             .expect("runtime"),
     );
-    // Both clients without kube's default retry layer, which retries a 429, 503 or 504 up
-    // to 15 times with a backoff of 5 ms doubling up to 1000 s: a write the scenario makes
-    // fail with a 503 would be sent 16 times over several minutes (what made the replay
-    // hang), where the scenario means one write and the core's own answer to it.
-    let configure = |mut config: kube::Config| {
-        config.default_retry = false;
+    // The controller's client without kube's default retry layer, which retries a 429, 503
+    // or 504 up to 15 times with a backoff of 5 ms doubling up to 1000 s: a write the
+    // scenario makes fail with a 503 was sent 16 times over several minutes (what made the
+    // replay hang), where the scenario means one write and the core's own answer to it.
+    // The admin's requests keep it (admission never concerns them). Both read with a
+    // timeout, so that no request can hold a scenario.
+    let configure = |mut config: kube::Config, retry: bool| {
+        config.default_retry = retry;
         config.read_timeout = Some(REQUEST_TIMEOUT);
         config.write_timeout = Some(REQUEST_TIMEOUT);
         Client::try_from(config).expect("client")
     };
     let (admin, controller) = rt.block_on(async {
-        let admin = configure(kube::Config::infer().await.expect("admin config"));
+        let admin = configure(kube::Config::infer().await.expect("admin config"), true);
         bind_rbac(&admin).await;
         let kubeconfig = kube::config::Kubeconfig::read_from(env("E2E_CONTROLLER_KUBECONFIG"))
             .expect("controller kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await
             .expect("controller config");
-        (admin, configure(config))
+        let controller = configure(config, false);
+        await_storage(&controller).await;
+        (admin, controller)
     });
     World {
         rt,
         admin,
         controller,
+    }
+}
+
+/// Waits until the controller can list what it reads: right after the CRDs are
+/// established, the API server answers 429 `storage is (re)initializing` for a moment,
+/// which kube's default retry hid and the controller's client, without it, would report
+/// as a write failure the scenario did not ask for.
+async fn await_storage(controller: &Client) {
+    use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+    let resources = [
+        ("gateway.networking.k8s.io", "v1", "Gateway", "gateways"),
+        (
+            "gateway.networking.k8s.io",
+            "v1",
+            "GatewayClass",
+            "gatewayclasses",
+        ),
+        (
+            "meridio-2.nordix.org",
+            "v1alpha1",
+            "GatewayConfiguration",
+            "gatewayconfigurations",
+        ),
+        ("meridio-2.nordix.org", "v1alpha1", "L34Route", "l34routes"),
+        ("apps", "v1", "Deployment", "deployments"),
+    ];
+    let start = std::time::Instant::now();
+    for (group, version, kind, plural) in resources {
+        let ar =
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        let api: Api<DynamicObject> = Api::all_with(controller.clone(), &ar);
+        loop {
+            match api.list(&ListParams::default().limit(1)).await {
+                Ok(_) => break,
+                Err(e) if start.elapsed() < SCENARIO_TIMEOUT => {
+                    eprintln!("replay: waiting to list {plural}: {e}");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => panic!("the controller cannot list {plural}: {e}"),
+            }
+        }
     }
 }
 
@@ -287,7 +341,7 @@ impl<B: Backend> Backend for Tracked<B> {
     }
 }
 
-/// Runs `scenario` on `backend` in a thread of its own, for at most [`SCENARIO_TIMEOUT`]:
+/// Runs `scenario` on `backend` in a thread of its own, for at most [`scenario_timeout`]:
 /// the report, or where the run was when the time was up. The backend cleans up after
 /// itself; on a timeout it is cancelled (its next operation fails at once) and the
 /// scenarios' admission objects are removed here.
@@ -302,7 +356,8 @@ fn run_bounded(world: &World, scenario: Scenario, backend: Real) -> Result<Repor
         backend.clean_up();
         let _ = send.send(report);
     });
-    match receive.recv_timeout(SCENARIO_TIMEOUT) {
+    let timeout = scenario_timeout();
+    match receive.recv_timeout(timeout) {
         Ok(report) => Ok(report),
         Err(_) => {
             cancel.store(true, Ordering::Relaxed);
@@ -313,7 +368,7 @@ fn run_bounded(world: &World, scenario: Scenario, backend: Real) -> Result<Repor
             let at = progress.lock().map(|p| p.clone()).unwrap_or_default();
             Err(format!(
                 "no end within {} s: stopped in {at}{}",
-                SCENARIO_TIMEOUT.as_secs(),
+                timeout.as_secs(),
                 cleaned
                     .err()
                     .map(|e| format!(" (clean-up: {e})"))
