@@ -206,18 +206,26 @@ fn load(world: &World, path: &std::path::Path) -> (Scenario, Real) {
     (scenario, backend)
 }
 
-/// Every condition message the scenario's expectations give exactly.
-fn exact_messages(scenario: &Scenario) -> Vec<String> {
-    scenario
-        .steps
-        .iter()
-        .filter_map(|step| match &step.verb {
-            Verb::Reconcile(expect) => Some(expect),
-            _ => None,
-        })
-        .flat_map(|expect| expect.conditions.iter())
-        .filter_map(|(_, condition)| condition.as_ref()?.message.clone())
-        .collect()
+/// Every condition message the scenario's expectations give exactly, with the number of
+/// `failWrites` steps before the expectation (a failure can only show in the messages
+/// expected after it).
+fn exact_messages(scenario: &Scenario) -> Vec<(u32, String)> {
+    let mut failures = 0;
+    let mut messages = Vec::new();
+    for step in &scenario.steps {
+        match &step.verb {
+            Verb::FailWrites { .. } => failures += 1,
+            Verb::Reconcile(expect) => messages.extend(
+                expect
+                    .conditions
+                    .iter()
+                    .filter_map(|(_, condition)| condition.as_ref()?.message.clone())
+                    .map(|message| (failures, message)),
+            ),
+            _ => {}
+        }
+    }
+    messages
 }
 
 /// Scenarios whose real-server run differs from the simulator for a reason recorded in

@@ -92,8 +92,11 @@ pub struct Real {
     /// The file's routes as written (the runner's are read into the core's type, which
     /// keeps only what the core reads).
     routes: Option<Vec<Value>>,
-    /// Condition messages the scenario expects exactly.
-    exact_messages: Vec<String>,
+    /// Condition messages the scenario expects exactly, each with the number of
+    /// `failWrites` steps before it.
+    exact_messages: Vec<(u32, String)>,
+    /// The `failWrites` steps so far.
+    fail_steps: u32,
     /// The webhook serving the pending failures, if they are a webhook's.
     webhook: Option<super::webhook::Webhook>,
     /// The server's uid → the file's, for objects other than the Gateway whose file gives a
@@ -188,6 +191,7 @@ impl Real {
             counts: WriteCounts::default(),
             routes: None,
             exact_messages: Vec::new(),
+            fail_steps: 0,
             webhook: None,
             uids: BTreeMap::new(),
             cancelled: Arc::new(AtomicBool::new(false)),
@@ -213,10 +217,11 @@ impl Real {
         self
     }
 
-    /// The condition messages the scenario's expectations name exactly: a write failure
-    /// whose message is in one, and whose message on the real server differs (admission
-    /// prefixes it), cannot be reproduced.
-    pub fn with_exact_messages(mut self, messages: Vec<String>) -> Real {
+    /// The condition messages the scenario's expectations name exactly, each with the
+    /// number of `failWrites` steps before it: a write failure whose message is in one
+    /// expected after it, and whose message on the real server differs (admission prefixes
+    /// it), cannot be reproduced.
+    pub fn with_exact_messages(mut self, messages: Vec<(u32, String)>) -> Real {
         self.exact_messages = messages;
         self
     }
@@ -834,16 +839,22 @@ impl Real {
         format!("replay-{}", self.namespace().unwrap_or_default())
     }
 
-    /// Skips the scenario when an expected exact condition message holds the failure's
-    /// text and the real server's message for it (`real`) differs: that expectation could
-    /// not match. `messageContains` expectations are not concerned (the failure's text is a
+    /// Skips the scenario when an exact condition message expected after the current
+    /// `failWrites` step holds the failure's text and the real server's message for it
+    /// (`real`) differs: that expectation could not match. `messageContains` expectations are not concerned (the failure's text is a
     /// part of the real message).
     fn check_text(&self, outcome: &WriteOutcome, real: &str) -> Step<()> {
         let text = outcome.message();
         if text.is_empty() || real == text {
             return Ok(());
         }
-        match self.exact_messages.iter().find(|m| m.contains(text)) {
+        match self
+            .exact_messages
+            .iter()
+            .filter(|(after, _)| *after >= self.fail_steps)
+            .map(|(_, message)| message)
+            .find(|m| m.contains(text))
+        {
             Some(expected) => Err(StepError::Skip(format!(
                 "the scenario expects the exact condition message {expected:?}, which holds the failure's text; the real server's text differs: {real:?}"
             ))),
@@ -944,6 +955,7 @@ impl Real {
     /// real concurrent update between plan and write (a create's, which no concurrent
     /// update gives, through the webhook); any other code through the webhook.
     async fn fail(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {
+        self.fail_steps += 1;
         if let Some(pending) = self.pending.take() {
             self.remove_admission(pending.admission).await?;
         }
