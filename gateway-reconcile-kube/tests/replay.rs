@@ -242,6 +242,8 @@ struct Tracked<B> {
     /// The current step (0: the objects) and the operations of it seen so far.
     at: (usize, usize),
     progress: Arc<Mutex<String>>,
+    /// The step of every operation but `create` and `read`, in order.
+    history: Vec<usize>,
 }
 
 impl<B> Tracked<B> {
@@ -263,6 +265,7 @@ impl<B> Tracked<B> {
             steps,
             at: (0, 0),
             progress,
+            history: Vec::new(),
         }
     }
 
@@ -285,6 +288,7 @@ impl<B> Tracked<B> {
                 None => (step, seen),
             }
         };
+        self.history.push(self.at.0);
         if let Ok(mut progress) = self.progress.lock() {
             *progress = format!("step {} ({verb})", self.at.0);
         }
@@ -346,6 +350,41 @@ impl<B: Backend> Backend for Tracked<B> {
 
     fn write_counts(&self) -> WriteCounts {
         self.inner.write_counts()
+    }
+}
+
+/// The step a timed-out scenario is reported in: every operation of every file, run on
+/// the simulator, is attributed to its own step (a patch step's objects to that step).
+#[test]
+fn each_operation_is_attributed_to_its_step() {
+    use gateway_reconcile::sim::cluster::Cluster;
+    for path in scenario_files() {
+        let text = std::fs::read_to_string(&path).expect("scenario");
+        let scenario = Scenario::from_json(&text).expect("a well-formed scenario");
+        let expected: Vec<usize> = scenario
+            .steps
+            .iter()
+            .enumerate()
+            .flat_map(|(i, step)| {
+                let calls = match &step.verb {
+                    Verb::Advance(_) => 0,
+                    Verb::Patch(patches) => patches.len(),
+                    _ => 1,
+                };
+                std::iter::repeat_n(i + 1, calls)
+            })
+            .collect();
+        let progress = Arc::new(Mutex::new(String::new()));
+        let mut cluster = Cluster::default();
+        let mut tracked = Tracked::new(&mut cluster, &scenario, progress.clone());
+        let report = scenario.run_on(&mut tracked);
+        assert!(report.passed(), "{}", path.display());
+        assert_eq!(tracked.history, expected, "{}", path.display());
+        let last = expected.last().copied().unwrap_or(0);
+        if last > 0 {
+            let shown = progress.lock().map(|p| p.clone()).unwrap_or_default();
+            assert!(shown.starts_with(&format!("step {last} (")), "{shown}");
+        }
     }
 }
 

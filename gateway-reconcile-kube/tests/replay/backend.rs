@@ -3,7 +3,8 @@
 //! Each scenario gets fresh namespaces (one per namespace the file names) and its
 //! GatewayClasses a per-scenario suffix: the server assigns what a scenario cannot choose,
 //! so the backend translates between the file's names and the server's. The core sees the
-//! file's names (namespace, class name, the Gateway's uid), so that the expectations stay
+//! file's names and uids (namespace, class name, the Gateway's uid, the uid a file gives
+//! another object such as its GatewayConfiguration), so that the expectations stay
 //! comparable; the server stores its own.
 //!
 //! The reconcile runs as the controller's user (`E2E_CONTROLLER_KUBECONFIG`): real GETs,
@@ -534,7 +535,7 @@ impl Real {
             str_at(&gateway_json, "/metadata/resourceVersion").map(str::to_owned);
         if let Some(time) = unreadable_time(&gateway_json) {
             return Err(StepError::Skip(format!(
-                "the real server stores the Gateway condition lastTransitionTime {time:?} (RFC 3339, as its schema asks), but the kube crate's Gateway type (k8s-openapi's Time, a jiff Timestamp, up to 9999-12-30T22:00:00Z) cannot read it: the controller never shows such a Gateway to the core"
+                "the real server stores the Gateway condition lastTransitionTime {time:?} (RFC 3339, as its schema asks), but the kube crate's Gateway type (k8s-openapi's Time, a jiff Timestamp, up to 9999-12-30T22:00:00Z) cannot read it: the controller's watch of Gateways fails to decode such an object, so the core never sees it"
             )));
         }
         let typed_gateway: Gateway = serde_json::from_value(gateway_json.clone())
