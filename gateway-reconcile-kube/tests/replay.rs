@@ -7,11 +7,36 @@ mod replay {
     pub mod webhook;
 }
 
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use gateway_reconcile::sim::scenario::{Scenario, Verb};
+use gateway_reconcile::Settings;
+use gateway_reconcile::WriteOutcome;
+use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileRecord, RolloutState};
+use gateway_reconcile::sim::scenario::{Backend, Report, Scenario, StepError, Verb, WriteCounts};
+use jiff::Timestamp;
 use kube::Client;
 use replay::backend::Real;
+use serde_json::Value;
+
+/// How long one scenario file may take on the real server before it is reported as failed
+/// (with the step it was in) and the run goes on with the next file. A file takes a few
+/// seconds (each `failWrites` waits about a second for admission to start and to stop
+/// applying); 60 s leaves room for a loaded machine and still ends a stuck run.
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(60);
+/// [`SCENARIO_TIMEOUT`], or `REPLAY_SCENARIO_TIMEOUT` seconds when set (to see the bound
+/// act: a few seconds make the files with `failWrites` run out of time).
+fn scenario_timeout() -> Duration {
+    std::env::var("REPLAY_SCENARIO_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(SCENARIO_TIMEOUT, Duration::from_secs)
+}
+
+/// How long one API request may take (the clients' read timeout), so that no request can
+/// hold a scenario: far below [`SCENARIO_TIMEOUT`].
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
@@ -31,20 +56,75 @@ fn world() -> World {
             .build()
             .expect("runtime"),
     );
+    // The controller's client without kube's default retry layer, which retries a 429, 503
+    // or 504 up to 15 times with a backoff of 5 ms doubling up to 1000 s: a write the
+    // scenario makes fail with a 503 was sent 16 times over several minutes (what made the
+    // replay hang), where the scenario means one write and the core's own answer to it.
+    // The admin's requests keep it (admission never concerns them). Both read with a
+    // timeout, so that no request can hold a scenario.
+    let configure = |mut config: kube::Config, retry: bool| {
+        config.default_retry = retry;
+        config.read_timeout = Some(REQUEST_TIMEOUT);
+        config.write_timeout = Some(REQUEST_TIMEOUT);
+        Client::try_from(config).expect("client")
+    };
     let (admin, controller) = rt.block_on(async {
-        let admin = Client::try_default().await.expect("admin client");
+        let admin = configure(kube::Config::infer().await.expect("admin config"), true);
         bind_rbac(&admin).await;
         let kubeconfig = kube::config::Kubeconfig::read_from(env("E2E_CONTROLLER_KUBECONFIG"))
             .expect("controller kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await
             .expect("controller config");
-        (admin, Client::try_from(config).expect("controller client"))
+        let controller = configure(config, false);
+        await_storage(&controller).await;
+        (admin, controller)
     });
     World {
         rt,
         admin,
         controller,
+    }
+}
+
+/// Waits until the controller can list what it reads: right after the CRDs are
+/// established, the API server answers 429 `storage is (re)initializing` for a moment,
+/// which kube's default retry hid and the controller's client, without it, would report
+/// as a write failure the scenario did not ask for.
+async fn await_storage(controller: &Client) {
+    use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+    let resources = [
+        ("gateway.networking.k8s.io", "v1", "Gateway", "gateways"),
+        (
+            "gateway.networking.k8s.io",
+            "v1",
+            "GatewayClass",
+            "gatewayclasses",
+        ),
+        (
+            "meridio-2.nordix.org",
+            "v1alpha1",
+            "GatewayConfiguration",
+            "gatewayconfigurations",
+        ),
+        ("meridio-2.nordix.org", "v1alpha1", "L34Route", "l34routes"),
+        ("apps", "v1", "Deployment", "deployments"),
+    ];
+    let start = std::time::Instant::now();
+    for (group, version, kind, plural) in resources {
+        let ar =
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        let api: Api<DynamicObject> = Api::all_with(controller.clone(), &ar);
+        loop {
+            match api.list(&ListParams::default().limit(1)).await {
+                Ok(_) => break,
+                Err(e) if start.elapsed() < SCENARIO_TIMEOUT => {
+                    eprintln!("replay: waiting to list {plural}: {e}");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => panic!("the controller cannot list {plural}: {e}"),
+            }
+        }
     }
 }
 
@@ -126,23 +206,224 @@ fn load(world: &World, path: &std::path::Path) -> (Scenario, Real) {
     (scenario, backend)
 }
 
-/// Every condition message the scenario's expectations give exactly.
-fn exact_messages(scenario: &Scenario) -> Vec<String> {
-    scenario
-        .steps
-        .iter()
-        .filter_map(|step| match &step.verb {
-            Verb::Reconcile(expect) => Some(expect),
-            _ => None,
-        })
-        .flat_map(|expect| expect.conditions.iter())
-        .filter_map(|(_, condition)| condition.as_ref()?.message.clone())
-        .collect()
+/// Every condition message the scenario's expectations give exactly, with the number of
+/// `failWrites` steps before the expectation (a failure can only show in the messages
+/// expected after it).
+fn exact_messages(scenario: &Scenario) -> Vec<(u32, String)> {
+    let mut failures = 0;
+    let mut messages = Vec::new();
+    for step in &scenario.steps {
+        match &step.verb {
+            Verb::FailWrites { .. } => failures += 1,
+            Verb::Reconcile(expect) => messages.extend(
+                expect
+                    .conditions
+                    .iter()
+                    .filter_map(|(_, condition)| condition.as_ref()?.message.clone())
+                    .map(|message| (failures, message)),
+            ),
+            _ => {}
+        }
+    }
+    messages
 }
 
 /// Scenarios whose real-server run differs from the simulator for a reason recorded in
 /// `e2e/README.md`; any other failure fails the test.
 const KNOWN_DIFFERENCES: &[&str] = &[];
+
+/// A backend that keeps, for whoever watches the run, the step its current operation
+/// belongs to: the runner calls the backend once per step (a reconcile also reads the
+/// Deployment, a patch step once per object), in the order of the steps.
+struct Tracked<B> {
+    inner: B,
+    /// Each step's verb and how many backend operations it makes (0 for `advance`).
+    steps: Vec<(&'static str, usize)>,
+    /// The current step (0: the objects) and the operations of it seen so far.
+    at: (usize, usize),
+    progress: Arc<Mutex<String>>,
+    /// The step of every operation but `create` and `read`, in order.
+    history: Vec<usize>,
+}
+
+impl<B> Tracked<B> {
+    fn new(inner: B, scenario: &Scenario, progress: Arc<Mutex<String>>) -> Self {
+        let steps = scenario
+            .steps
+            .iter()
+            .map(|step| {
+                let calls = match &step.verb {
+                    Verb::Advance(_) => 0,
+                    Verb::Patch(patches) => patches.len(),
+                    _ => 1,
+                };
+                (step.verb.name(), calls)
+            })
+            .collect();
+        Tracked {
+            inner,
+            steps,
+            at: (0, 0),
+            progress,
+            history: Vec::new(),
+        }
+    }
+
+    /// Notes an operation of `verb`: the current step's next one, or the next step of
+    /// that verb.
+    fn enter(&mut self, verb: &str) {
+        let (step, seen) = self.at;
+        let current = step
+            .checked_sub(1)
+            .and_then(|i| self.steps.get(i))
+            .is_some_and(|(name, calls)| *name == verb && seen < *calls);
+        self.at = if current {
+            (step, seen + 1)
+        } else {
+            match self.steps[step.min(self.steps.len())..]
+                .iter()
+                .position(|(name, calls)| *name == verb && *calls > 0)
+            {
+                Some(i) => (step + i + 1, 1),
+                None => (step, seen),
+            }
+        };
+        self.history.push(self.at.0);
+        if let Ok(mut progress) = self.progress.lock() {
+            *progress = format!("step {} ({verb})", self.at.0);
+        }
+    }
+}
+
+impl<B: Backend> Backend for Tracked<B> {
+    type Error = B::Error;
+
+    fn create(
+        &mut self,
+        settings: &Settings,
+        objects: Objects,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        if let Ok(mut progress) = self.progress.lock() {
+            *progress = "step 0 (objects)".into();
+        }
+        self.inner.create(settings, objects, now)
+    }
+
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<B::Error>> {
+        self.enter("reconcile");
+        self.inner.reconcile(now)
+    }
+
+    fn patch(
+        &mut self,
+        kind: Kind,
+        patch: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter("patch");
+        self.inner.patch(kind, patch, now)
+    }
+
+    fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        self.enter("delete");
+        self.inner.delete(kind, now)
+    }
+
+    fn rollout(&mut self, state: RolloutState, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        self.enter("rollout");
+        self.inner.rollout(state, now)
+    }
+
+    fn fail_writes(
+        &mut self,
+        count: u32,
+        outcome: &WriteOutcome,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter("failWrites");
+        self.inner.fail_writes(count, outcome)
+    }
+
+    fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {
+        self.inner.read(kind)
+    }
+
+    fn write_counts(&self) -> WriteCounts {
+        self.inner.write_counts()
+    }
+}
+
+/// The step a timed-out scenario is reported in: every operation of every file, run on
+/// the simulator, is attributed to its own step (a patch step's objects to that step).
+#[test]
+fn each_operation_is_attributed_to_its_step() {
+    use gateway_reconcile::sim::cluster::Cluster;
+    for path in scenario_files() {
+        let text = std::fs::read_to_string(&path).expect("scenario");
+        let scenario = Scenario::from_json(&text).expect("a well-formed scenario");
+        let expected: Vec<usize> = scenario
+            .steps
+            .iter()
+            .enumerate()
+            .flat_map(|(i, step)| {
+                let calls = match &step.verb {
+                    Verb::Advance(_) => 0,
+                    Verb::Patch(patches) => patches.len(),
+                    _ => 1,
+                };
+                std::iter::repeat_n(i + 1, calls)
+            })
+            .collect();
+        let progress = Arc::new(Mutex::new(String::new()));
+        let mut cluster = Cluster::default();
+        let mut tracked = Tracked::new(&mut cluster, &scenario, progress.clone());
+        let report = scenario.run_on(&mut tracked);
+        assert!(report.passed(), "{}", path.display());
+        assert_eq!(tracked.history, expected, "{}", path.display());
+        let last = expected.last().copied().unwrap_or(0);
+        if last > 0 {
+            let shown = progress.lock().map(|p| p.clone()).unwrap_or_default();
+            assert!(shown.starts_with(&format!("step {last} (")), "{shown}");
+        }
+    }
+}
+
+/// Runs `scenario` on `backend` in a thread of its own, for at most [`scenario_timeout`]:
+/// the report, or where the run was when the time was up. The backend cleans up after
+/// itself; on a timeout it is cancelled (its next operation fails at once) and the
+/// scenarios' admission objects are removed here.
+fn run_bounded(world: &World, scenario: Scenario, backend: Real) -> Result<Report, String> {
+    let progress = Arc::new(Mutex::new("before the objects".to_owned()));
+    let cancel = backend.cancel_flag();
+    let (send, receive) = std::sync::mpsc::channel();
+    let watched = progress.clone();
+    std::thread::spawn(move || {
+        let mut backend = backend;
+        let report = scenario.run_on(Tracked::new(&mut backend, &scenario, watched));
+        backend.clean_up();
+        let _ = send.send(report);
+    });
+    let timeout = scenario_timeout();
+    match receive.recv_timeout(timeout) {
+        Ok(report) => Ok(report),
+        Err(_) => {
+            cancel.store(true, Ordering::Relaxed);
+            let cleaned = world.rt.block_on(replay::backend::remove_admission_objects(
+                &world.admin,
+                "replay-",
+            ));
+            let at = progress.lock().map(|p| p.clone()).unwrap_or_default();
+            Err(format!(
+                "no end within {} s: stopped in {at}{}",
+                timeout.as_secs(),
+                cleaned
+                    .err()
+                    .map(|e| format!(" (clean-up: {e})"))
+                    .unwrap_or_default()
+            ))
+        }
+    }
+}
 
 #[test]
 #[ignore = "needs a control plane: e2e/run.sh"]
@@ -158,9 +439,14 @@ fn every_scenario_on_the_real_server() {
         eprintln!("replay: {name}");
         let (scenario, backend) = load(&world, &path);
         assert!(scenario.run().passed(), "{name} fails on the simulator");
-        let mut backend = backend.with_exact_messages(exact_messages(&scenario));
-        let report = scenario.run_on(&mut backend);
-        backend.clean_up();
+        let backend = backend.with_exact_messages(exact_messages(&scenario));
+        let report = match run_bounded(&world, scenario, backend) {
+            Ok(report) => report,
+            Err(timed_out) => {
+                failed.push((name, timed_out));
+                continue;
+            }
+        };
         if let Some(skip) = &report.skipped {
             skipped.push((name, format!("step {}: {}", skip.step, skip.why)));
         } else if report.failures.is_empty() {

@@ -3,7 +3,8 @@
 //! Each scenario gets fresh namespaces (one per namespace the file names) and its
 //! GatewayClasses a per-scenario suffix: the server assigns what a scenario cannot choose,
 //! so the backend translates between the file's names and the server's. The core sees the
-//! file's names (namespace, class name, the Gateway's uid), so that the expectations stay
+//! file's names and uids (namespace, class name, the Gateway's uid, the uid a file gives
+//! another object such as its GatewayConfiguration), so that the expectations stay
 //! comparable; the server stores its own.
 //!
 //! The reconcile runs as the controller's user (`E2E_CONTROLLER_KUBECONFIG`): real GETs,
@@ -13,7 +14,8 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
@@ -33,8 +35,15 @@ use serde_json::{Value, json};
 pub const CONTROLLER_USER: &str = "gateway-reconcile-controller";
 /// A label or annotation key the backend uses for its own bookkeeping.
 const MARKER: &str = "replay.e2e.example/marker";
-/// How long a ValidatingAdmissionPolicy or webhook takes to start or stop applying.
-const ADMISSION_SETTLE: Duration = Duration::from_millis(2500);
+/// How long a ValidatingAdmissionPolicy or webhook may take to start or stop applying (it
+/// takes about a second): the backend probes until it does, and fails the step after this.
+const ADMISSION_TIMEOUT: Duration = Duration::from_secs(30);
+/// The pause between two probes of admission.
+const PROBE_INTERVAL: Duration = Duration::from_millis(200);
+/// The name of the webhook serving write failures, as the API server quotes it.
+const WEBHOOK_NAME: &str = "deny.replay.e2e.example";
+/// The name of the throwaway Deployment the admission probes create with `dryRun`.
+const PROBE_NAME: &str = "replay-admission-probe";
 
 type Step<T> = Result<T, StepError<String>>;
 
@@ -57,6 +66,8 @@ enum Admission {
 struct Pending {
     remaining: u32,
     admission: Admission,
+    /// The failure the scenario asked for.
+    outcome: WriteOutcome,
 }
 
 /// A scenario's world on the real server.
@@ -80,10 +91,18 @@ pub struct Real {
     /// The file's routes as written (the runner's are read into the core's type, which
     /// keeps only what the core reads).
     routes: Option<Vec<Value>>,
-    /// Condition messages the scenario expects exactly.
-    exact_messages: Vec<String>,
+    /// Condition messages the scenario expects exactly, each with the number of
+    /// `failWrites` steps before it.
+    exact_messages: Vec<(u32, String)>,
+    /// The `failWrites` steps so far.
+    fail_steps: u32,
     /// The webhook serving the pending failures, if they are a webhook's.
     webhook: Option<super::webhook::Webhook>,
+    /// The server's uid → the file's, for objects other than the Gateway whose file gives a
+    /// uid (a GatewayConfiguration's uid goes into the Deployment's annotation).
+    uids: BTreeMap<String, String>,
+    /// Set when the runner gave up on the scenario: every later operation fails at once.
+    cancelled: Arc<AtomicBool>,
 }
 
 fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
@@ -171,8 +190,24 @@ impl Real {
             counts: WriteCounts::default(),
             routes: None,
             exact_messages: Vec::new(),
+            fail_steps: 0,
             webhook: None,
+            uids: BTreeMap::new(),
+            cancelled: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// The flag that cancels this backend: once set, every operation fails at once (the
+    /// runner sets it when the scenario ran out of time).
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancelled.clone()
+    }
+
+    fn check_cancelled(&self) -> Step<()> {
+        if self.cancelled.load(Ordering::Relaxed) {
+            return failed("cancelled: the scenario ran out of time");
+        }
+        Ok(())
     }
 
     /// The file's `objects.routes` as written, created instead of the runner's copies.
@@ -181,9 +216,11 @@ impl Real {
         self
     }
 
-    /// The condition messages the scenario's expectations name exactly: a write failure
-    /// whose message is in one cannot be reproduced (admission prefixes the message).
-    pub fn with_exact_messages(mut self, messages: Vec<String>) -> Real {
+    /// The condition messages the scenario's expectations name exactly, each with the
+    /// number of `failWrites` steps before it: a write failure whose message is in one
+    /// expected after it, and whose message on the real server differs (admission prefixes
+    /// it), cannot be reproduced.
+    pub fn with_exact_messages(mut self, messages: Vec<(u32, String)>) -> Real {
         self.exact_messages = messages;
         self
     }
@@ -270,6 +307,10 @@ impl Real {
                 {
                     object["metadata"]["namespace"] = json!(file);
                 }
+                if let Some(file) = str_at(&object, "/metadata/uid").and_then(|u| self.uids.get(u))
+                {
+                    object["metadata"]["uid"] = json!(file);
+                }
                 if kind == Kind::Gateway {
                     object["metadata"]["uid"] = json!(self.gateway_uid);
                     if let Some(class) =
@@ -323,6 +364,7 @@ impl Real {
             .and_then(Value::as_i64)
             .unwrap_or(1)
             .max(1);
+        let file_uid = str_at(&object, "/metadata/uid").map(str::to_owned);
         let mut object = self.server_form(kind, object).await?;
         let resource = resource_of(kind);
         for (key, value) in [
@@ -356,6 +398,9 @@ impl Real {
             }
         };
         let name = stored.name_any();
+        if let (Some(file), Some(server), false) = (file_uid, stored.uid(), kind == Kind::Gateway) {
+            self.uids.insert(server, file);
+        }
         for i in 1..=bumps {
             let mut next = if i == bumps {
                 object.clone()
@@ -486,6 +531,11 @@ impl Real {
         };
         let resource_version =
             str_at(&gateway_json, "/metadata/resourceVersion").map(str::to_owned);
+        if let Some(time) = unreadable_time(&gateway_json) {
+            return Err(StepError::Skip(format!(
+                "the real server stores the Gateway condition lastTransitionTime {time:?} (RFC 3339, as its schema asks), but the kube crate's Gateway type (k8s-openapi's Time, a jiff Timestamp, up to 9999-12-30T22:00:00Z) cannot read it: the controller's watch of Gateways fails to decode such an object, so the core never sees it"
+            )));
+        }
         let typed_gateway: Gateway = serde_json::from_value(gateway_json.clone())
             .or_else(|e| failed(format!("Gateway: {e}")))?;
         let gateway = wire::Gateway::try_from(&typed_gateway).or_else(failed)?;
@@ -568,11 +618,20 @@ impl Real {
         };
         let (drift, outcome) = match pending.as_ref().map(|p| p.write()) {
             Ok(DeploymentWrite::Create(desired)) => {
-                if matches!(
-                    self.pending.as_ref().map(|p| &p.admission),
-                    Some(Admission::Conflict)
-                ) {
-                    return Err(StepError::Skip("a create cannot meet a concurrent update: POST answers 409 AlreadyExists, never Conflict".into()));
+                // No concurrent update makes a create fail with Conflict: the webhook
+                // answers it instead, from now on.
+                if let Some(Pending {
+                    admission: Admission::Conflict,
+                    outcome,
+                    ..
+                }) = &self.pending
+                {
+                    let outcome = outcome.clone();
+                    self.check_text(&outcome, &Self::webhook_text(outcome.message()))?;
+                    let admission = self.install_webhook(&outcome).await?;
+                    if let Some(pending) = self.pending.as_mut() {
+                        pending.admission = admission;
+                    }
                 }
                 (
                     Vec::new(),
@@ -602,7 +661,7 @@ impl Real {
         if let Some(outcome) = &outcome {
             self.counts.deployment_writes += 1;
             if !matches!(outcome, WriteOutcome::Applied) {
-                self.failed_write(outcome).await?;
+                self.failed_write().await?;
             }
         }
         let settlement = match (pending, &outcome) {
@@ -660,11 +719,10 @@ impl Real {
 
     /// Counts a failed write against the pending `failWrites`; removes the admission
     /// object after the last.
-    async fn failed_write(&mut self, outcome: &WriteOutcome) -> Step<()> {
+    async fn failed_write(&mut self) -> Step<()> {
         let Some(pending) = self.pending.as_mut() else {
             return Ok(());
         };
-        let _ = outcome;
         pending.remaining = pending.remaining.saturating_sub(1);
         if pending.remaining == 0
             && let Some(pending) = self.pending.take()
@@ -674,6 +732,7 @@ impl Real {
         Ok(())
     }
 
+    /// Removes an admission object and waits until the controller's writes pass again.
     async fn remove_admission(&mut self, admission: Admission) -> Step<()> {
         let delete = |api: Api<DynamicObject>, name: String| async move {
             match api.delete(&name, &DeleteParams::default()).await {
@@ -703,7 +762,6 @@ impl Real {
                 .await?;
             }
             Admission::Webhook(name) => {
-                self.webhook = None;
                 delete(
                     Api::all_with(
                         self.admin.clone(),
@@ -714,93 +772,215 @@ impl Real {
                 .await?;
             }
         }
-        tokio::time::sleep(ADMISSION_SETTLE).await;
-        Ok(())
+        // The webhook keeps answering until the API server stops calling it.
+        let waited = self.await_admission(false).await;
+        self.webhook = None;
+        waited
     }
 
+    /// Whether the scenario's admission denies a Deployment write of the controller now:
+    /// a `dryRun` create of a throwaway Deployment in the Gateway's namespace, as the
+    /// controller (admission runs on dry runs; nothing is stored).
+    async fn denied_now(&self) -> Step<bool> {
+        let api = self.api(&self.controller, Kind::Deployment, self.namespace());
+        let probe = dynamic(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": { "name": PROBE_NAME },
+            "spec": { "selector": { "matchLabels": { "app": PROBE_NAME } },
+                "template": { "metadata": { "labels": { "app": PROBE_NAME } },
+                    "spec": { "containers": [{ "name": "probe", "image": "probe" }] } } }
+        }))?;
+        let params = PostParams {
+            dry_run: true,
+            field_manager: None,
+        };
+        match api.create(&params, &probe).await {
+            Ok(_) => Ok(false),
+            Err(kube::Error::Api(s))
+                if s.message.contains(WEBHOOK_NAME)
+                    || s.message.contains(&format!(
+                        "ValidatingAdmissionPolicy '{}'",
+                        self.admission_name()
+                    )) =>
+            {
+                Ok(true)
+            }
+            Err(e) => failed(format!("admission probe: {}", api_text(&e))),
+        }
+    }
+
+    /// Waits until the scenario's admission denies (`true`) or passes (`false`) the
+    /// controller's Deployment writes: a policy or webhook configuration takes about a
+    /// second to start or stop applying.
+    async fn await_admission(&self, denying: bool) -> Step<()> {
+        let start = Instant::now();
+        loop {
+            if self.denied_now().await? == denying {
+                return Ok(());
+            }
+            if start.elapsed() > ADMISSION_TIMEOUT {
+                return failed(format!(
+                    "admission did not {} within {} s",
+                    if denying {
+                        "start denying"
+                    } else {
+                        "stop denying"
+                    },
+                    ADMISSION_TIMEOUT.as_secs()
+                ));
+            }
+            tokio::time::sleep(PROBE_INTERVAL).await;
+        }
+    }
+
+    /// The name of the scenario's admission objects (cluster-scoped).
+    fn admission_name(&self) -> String {
+        format!("replay-{}", self.namespace().unwrap_or_default())
+    }
+
+    /// Skips the scenario when an exact condition message expected after the current
+    /// `failWrites` step holds the failure's text and the real server's message for it
+    /// (`real`) differs: that expectation could not match. `messageContains` expectations are not concerned (the failure's text is a
+    /// part of the real message).
+    fn check_text(&self, outcome: &WriteOutcome, real: &str) -> Step<()> {
+        let text = outcome.message();
+        if text.is_empty() || real == text {
+            return Ok(());
+        }
+        match self
+            .exact_messages
+            .iter()
+            .filter(|(after, _)| *after >= self.fail_steps)
+            .map(|(_, message)| message)
+            .find(|m| m.contains(text))
+        {
+            Some(expected) => Err(StepError::Skip(format!(
+                "the scenario expects the exact condition message {expected:?}, which holds the failure's text; the real server's text differs: {real:?}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The message the API server gives for a denial by the scenario's policy.
+    fn policy_text(&self, message: &str) -> Step<String> {
+        let name = self.admission_name();
+        Ok(format!(
+            "deployments.apps {:?} is forbidden: ValidatingAdmissionPolicy '{name}' with binding '{name}' denied request: {message}",
+            self.name_of(Kind::Deployment)?
+        ))
+    }
+
+    /// The message the API server gives for a 409 `Conflict` of a stale update.
+    fn conflict_text(&self) -> Step<String> {
+        Ok(format!(
+            "Operation cannot be fulfilled on deployments.apps {:?}: the object has been modified; please apply your changes to the latest version and try again",
+            self.name_of(Kind::Deployment)?
+        ))
+    }
+
+    fn webhook_text(message: &str) -> String {
+        format!("admission webhook \"{WEBHOOK_NAME}\" denied the request: {message}")
+    }
+
+    /// A ValidatingAdmissionPolicy (and binding) denying the controller's Deployment
+    /// writes in the Gateway's namespace with 422 `Invalid` and the outcome's message.
+    async fn install_policy(&mut self, outcome: &WriteOutcome) -> Step<Admission> {
+        let (name, rules, only_controller, selector) = self.admission_scope();
+        let policy = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": { "name": name },
+            "spec": { "failurePolicy": "Fail", "matchConstraints": { "resourceRules": rules },
+                "matchConditions": only_controller,
+                "validations": [{ "expression": "false", "message": outcome.message(), "reason": "Invalid" }] } });
+        let binding = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": { "name": name },
+            "spec": { "policyName": name, "validationActions": ["Deny"],
+                "matchResources": { "namespaceSelector": selector } } });
+        for object in [policy, binding] {
+            let kind = str_at(&object, "/kind").unwrap_or_default().to_owned();
+            Api::<DynamicObject>::all_with(self.admin.clone(), &admission_ar(&kind))
+                .create(&PostParams::default(), &dynamic(object)?)
+                .await
+                .or_else(|e| failed(format!("{kind}: {}", api_text(&e))))?;
+        }
+        let admission = Admission::Policy(name);
+        self.await_admission(true).await?;
+        Ok(admission)
+    }
+
+    /// A webhook served on loopback denying the controller's Deployment writes in the
+    /// Gateway's namespace with the outcome's code, reason and message
+    /// (`failurePolicy: Fail`, so a webhook that cannot be called fails the write too).
+    async fn install_webhook(&mut self, outcome: &WriteOutcome) -> Step<Admission> {
+        let code = code_of(outcome).unwrap_or(500);
+        let (name, rules, only_controller, selector) = self.admission_scope();
+        let dir = std::env::var("E2E_DIR").or_else(|_| failed("E2E_DIR is not set"))?;
+        let served = super::webhook::deny(&dir, code, &outcome_reason(outcome), outcome.message())
+            .await
+            .or_else(|e| failed(format!("webhook: {e}")))?;
+        let ca = std::fs::read(format!("{dir}/ca.crt")).or_else(|e| failed(format!("CA: {e}")))?;
+        let hook = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": { "name": name },
+            "webhooks": [{ "name": WEBHOOK_NAME, "failurePolicy": "Fail", "sideEffects": "None",
+                "admissionReviewVersions": ["v1"], "timeoutSeconds": super::webhook::REQUEST_TIMEOUT.as_secs(),
+                "clientConfig": { "url": served.url, "caBundle": base64(&ca) },
+                "rules": rules, "matchConditions": only_controller, "namespaceSelector": selector }] });
+        self.webhook = Some(served);
+        Api::<DynamicObject>::all_with(
+            self.admin.clone(),
+            &admission_ar("ValidatingWebhookConfiguration"),
+        )
+        .create(&PostParams::default(), &dynamic(hook)?)
+        .await
+        .or_else(|e| failed(format!("webhook: {}", api_text(&e))))?;
+        let admission = Admission::Webhook(name);
+        self.await_admission(true).await?;
+        Ok(admission)
+    }
+
+    /// What the admission objects match: the controller's creates and updates of
+    /// Deployments (not their status) in the Gateway's namespace, nothing of the admin's.
+    fn admission_scope(&self) -> (String, Value, Value, Value) {
+        let real_ns = self.namespace().unwrap_or_default().to_owned();
+        (
+            self.admission_name(),
+            json!([{ "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["deployments"] }]),
+            json!([{ "name": "controller", "expression": format!("request.userInfo.username == '{CONTROLLER_USER}'") }]),
+            json!({ "matchLabels": { "kubernetes.io/metadata.name": real_ns } }),
+        )
+    }
+
+    /// Makes the next `count` Deployment writes of the controller fail with `outcome`:
+    /// a 422 through a ValidatingAdmissionPolicy; an update's 409 `Conflict` through a
+    /// real concurrent update between plan and write (a create's, which no concurrent
+    /// update gives, through the webhook); any other code through the webhook.
     async fn fail(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {
+        self.fail_steps += 1;
         if let Some(pending) = self.pending.take() {
             self.remove_admission(pending.admission).await?;
         }
-        let real_ns = self.namespace().unwrap_or_default().to_owned();
-        let name = format!("replay-{real_ns}");
-        let only_controller = json!([{ "name": "controller", "expression": format!("request.userInfo.username == '{CONTROLLER_USER}'") }]);
-        let rules = json!([{ "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["deployments"] }]);
-        let selector = json!({ "matchLabels": { "kubernetes.io/metadata.name": real_ns } });
-        if !outcome.message().is_empty()
-            && self
-                .exact_messages
-                .iter()
-                .any(|m| m.contains(outcome.message()))
-        {
-            return Err(StepError::Skip(format!(
-                "the scenario expects a message holding {:?} exactly; the real server prefixes an admission denial with the policy's or webhook's name",
-                outcome.message()
-            )));
-        }
         let admission = match (outcome.class(), code_of(outcome)) {
-            (Some(FailureClass::Conflict), Some(409)) => Admission::Conflict,
+            (Some(FailureClass::Conflict), Some(409)) => {
+                self.check_text(outcome, &self.conflict_text()?)?;
+                Admission::Conflict
+            }
             (_, Some(422)) => {
-                let policy = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-                    "metadata": { "name": name },
-                    "spec": { "failurePolicy": "Fail", "matchConstraints": { "resourceRules": rules },
-                        "matchConditions": only_controller,
-                        "validations": [{ "expression": "false", "message": outcome.message(), "reason": "Invalid" }] } });
-                let binding = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-                    "metadata": { "name": name },
-                    "spec": { "policyName": name, "validationActions": ["Deny"],
-                        "matchResources": { "namespaceSelector": selector } } });
-                for object in [policy, binding] {
-                    let kind = str_at(&object, "/kind").unwrap_or_default().to_owned();
-                    Api::<DynamicObject>::all_with(self.admin.clone(), &admission_ar(&kind))
-                        .create(&PostParams::default(), &dynamic(object)?)
-                        .await
-                        .or_else(|e| failed(format!("{kind}: {}", api_text(&e))))?;
-                }
-                Admission::Policy(name)
+                self.check_text(outcome, &self.policy_text(outcome.message())?)?;
+                self.install_policy(outcome).await?
             }
-            (_, Some(code)) if std::env::var_os("REPLAY_WEBHOOK").is_none() => {
-                return Err(StepError::Skip(format!(
-                    "a {code} {} needs the webhook served on loopback, which is not finished (REPLAY_WEBHOOK=1 tries it; the run hung in it)",
-                    outcome_reason(outcome)
-                )));
-            }
-            (_, Some(code)) => {
-                let dir = std::env::var("E2E_DIR").or_else(|_| failed("E2E_DIR is not set"))?;
-                let served =
-                    super::webhook::deny(&dir, code, &outcome_reason(outcome), outcome.message())
-                        .await
-                        .or_else(|e| failed(format!("webhook: {e}")))?;
-                let ca = std::fs::read(format!("{dir}/ca.crt"))
-                    .or_else(|e| failed(format!("CA: {e}")))?;
-                let hook = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-                    "metadata": { "name": name },
-                    "webhooks": [{ "name": "deny.replay.e2e.example", "failurePolicy": "Fail", "sideEffects": "None",
-                        "admissionReviewVersions": ["v1"], "timeoutSeconds": 5,
-                        "clientConfig": { "url": served.url, "caBundle": base64(&ca) },
-                        "rules": rules, "matchConditions": only_controller, "namespaceSelector": selector }] });
-                Api::<DynamicObject>::all_with(
-                    self.admin.clone(),
-                    &admission_ar("ValidatingWebhookConfiguration"),
-                )
-                .create(&PostParams::default(), &dynamic(hook)?)
-                .await
-                .or_else(|e| failed(format!("webhook: {}", api_text(&e))))?;
-                self.webhook = Some(served);
-                Admission::Webhook(name)
+            (_, Some(_)) => {
+                self.check_text(outcome, &Self::webhook_text(outcome.message()))?;
+                self.install_webhook(outcome).await?
             }
             (_, None) => {
                 return Err(StepError::Skip(
-                    "a transport error (no HTTP status) cannot be made to come from the real server".into(),
+                    "a transport error (no HTTP status) cannot come from admission, which always answers with one; and the kube client's own connection errors do not have the scenario's text (Go's `dial tcp ...`)".into(),
                 ));
             }
         };
-        if !matches!(admission, Admission::Conflict) {
-            tokio::time::sleep(ADMISSION_SETTLE).await;
-        }
         self.pending = Some(Pending {
             remaining: count,
             admission,
+            outcome: outcome.clone(),
         });
         Ok(())
     }
@@ -969,8 +1149,48 @@ impl Real {
             if let Some(pending) = self.pending.take() {
                 let _ = self.remove_admission(pending.admission).await;
             }
+            // Also what a step that failed half-way left behind.
+            let _ = remove_admission_objects(&self.admin, &self.admission_name()).await;
         });
+        self.webhook = None;
     }
+}
+
+/// Deletes the ValidatingAdmissionPolicies, bindings and webhook configurations whose
+/// names start with `prefix` (`replay-`: every scenario's; one scenario's name: its own).
+pub async fn remove_admission_objects(admin: &Client, prefix: &str) -> Result<(), String> {
+    for kind in [
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingWebhookConfiguration",
+    ] {
+        let api: Api<DynamicObject> = Api::all_with(admin.clone(), &admission_ar(kind));
+        let list = api
+            .list(&Default::default())
+            .await
+            .map_err(|e| format!("{kind}: {}", api_text(&e)))?;
+        for object in list {
+            let name = object.name_any();
+            if name.starts_with(prefix) {
+                match api.delete(&name, &DeleteParams::default()).await {
+                    Ok(_) | Err(kube::Error::Api(_)) => {}
+                    Err(e) => return Err(format!("{kind} {name}: {e}")),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A condition `lastTransitionTime` of `gateway` that k8s-openapi's `Time` cannot read.
+fn unreadable_time(gateway: &Value) -> Option<String> {
+    gateway
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .filter_map(|c| c.get("lastTransitionTime")?.as_str())
+        .find(|t| t.parse::<Timestamp>().is_err())
+        .map(str::to_owned)
 }
 
 fn admission_ar(kind: &str) -> ApiResource {
@@ -1004,36 +1224,43 @@ impl Backend for Real {
     type Error = String;
 
     fn create(&mut self, settings: &Settings, objects: Objects, _now: Timestamp) -> Step<()> {
+        self.check_cancelled()?;
         let rt = self.rt.clone();
         rt.block_on(self.create_all(settings, objects))
     }
 
     fn reconcile(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
+        self.check_cancelled()?;
         let rt = self.rt.clone();
         rt.block_on(self.reconcile_at(now))
     }
 
     fn patch(&mut self, kind: Kind, patch: &Value, _now: Timestamp) -> Step<()> {
+        self.check_cancelled()?;
         let rt = self.rt.clone();
         rt.block_on(self.patch_one(kind, patch))
     }
 
     fn delete(&mut self, kind: Kind, _now: Timestamp) -> Step<()> {
+        self.check_cancelled()?;
         let rt = self.rt.clone();
         rt.block_on(self.delete_one(kind))
     }
 
     fn rollout(&mut self, state: RolloutState, now: Timestamp) -> Step<()> {
+        self.check_cancelled()?;
         let rt = self.rt.clone();
         rt.block_on(self.rollout_at(state, now))
     }
 
     fn fail_writes(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {
+        self.check_cancelled()?;
         let rt = self.rt.clone();
         rt.block_on(self.fail(count, outcome))
     }
 
     fn read(&self, kind: Kind) -> Step<Option<Value>> {
+        self.check_cancelled()?;
         if kind == Kind::Template {
             return Ok(Some(self.template.clone()));
         }

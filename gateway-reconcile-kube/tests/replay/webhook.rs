@@ -3,7 +3,11 @@
 //! 5xx Deployment write failures come from the real API server.
 //!
 //! It serves with the API server's own certificate (issued for 127.0.0.1 by the control
-//! plane's CA), so the webhook's `caBundle` is that CA.
+//! plane's CA), so the webhook's `caBundle` is that CA. HTTP/1.1 only (ALPN `http/1.1`: the
+//! API server's client would otherwise be free to try h2, which this server does not
+//! speak). Every request is read and answered within [`REQUEST_TIMEOUT`], so a stalled
+//! connection ends instead of holding a task; dropping the [`Webhook`] ends the listener
+//! and every connection.
 
 use std::sync::Arc;
 
@@ -11,6 +15,10 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// How long one request may take to arrive in full once its first byte came, and its
+/// answer to be written (the API server gives the webhook `timeoutSeconds`, 5).
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A running webhook; stops when dropped.
 pub struct Webhook {
@@ -32,7 +40,7 @@ pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<W
         .map_err(|e| format!("serving certificate: {e}"))?;
     let key = PrivateKeyDer::from_pem_file(format!("{dir}/apiserver.key"))
         .map_err(|e| format!("serving key: {e}"))?;
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
@@ -40,6 +48,7 @@ pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<W
     .with_no_client_auth()
     .with_single_cert(certs, key)
     .map_err(|e| format!("TLS: {e}"))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -47,23 +56,33 @@ pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<W
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let status = json!({ "code": code, "reason": reason, "message": message });
     let task = tokio::spawn(async move {
+        // Dropped with the listener's task: aborts every connection.
+        let mut connections = tokio::task::JoinSet::new();
         while let Ok((socket, _)) = listener.accept().await {
             let acceptor = acceptor.clone();
             let status = status.clone();
-            tokio::spawn(async move {
-                if let Ok(mut tls) = acceptor.accept(socket).await {
-                    while let Some(request) = read_request(&mut tls).await {
-                        let body = review(&request, &status).to_string();
-                        let response = format!(
-                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                            body.len()
-                        );
-                        if tls.write_all(response.as_bytes()).await.is_err() {
-                            break;
-                        }
+            connections.spawn(async move {
+                let Ok(Ok(mut tls)) =
+                    tokio::time::timeout(REQUEST_TIMEOUT, acceptor.accept(socket)).await
+                else {
+                    return;
+                };
+                while let Some(request) = read_request(&mut tls).await {
+                    let body = review(&request, &status).to_string();
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let written =
+                        tokio::time::timeout(REQUEST_TIMEOUT, tls.write_all(response.as_bytes()))
+                            .await;
+                    if !matches!(written, Ok(Ok(()))) {
+                        break;
                     }
                 }
             });
+            // Reap the connections that ended.
+            while connections.try_join_next().is_some() {}
         }
     });
     Ok(Webhook {
@@ -80,9 +99,24 @@ fn review(request: &Value, status: &Value) -> Value {
     })
 }
 
-/// One HTTP/1.1 request's JSON body (`None` at the end of the connection).
+/// One HTTP/1.1 request's JSON body (`None` at the end of the connection, or when the
+/// request does not arrive in full within [`REQUEST_TIMEOUT`] of its first byte). An idle
+/// kept-alive connection waits for its next request without a bound.
 async fn read_request<S: AsyncReadExt + Unpin>(stream: &mut S) -> Option<Value> {
-    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let n = stream.read(&mut chunk).await.ok()?;
+    if n == 0 {
+        return None;
+    }
+    let mut buffer = chunk[..n].to_vec();
+    tokio::time::timeout(REQUEST_TIMEOUT, read_rest(stream, &mut buffer))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Reads the rest of the request whose first bytes are in `buffer`; its body as JSON.
+async fn read_rest<S: AsyncReadExt + Unpin>(stream: &mut S, buffer: &mut Vec<u8>) -> Option<Value> {
     let mut chunk = [0u8; 8192];
     let header_end = loop {
         if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
