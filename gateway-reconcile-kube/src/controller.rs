@@ -220,8 +220,34 @@ where
     }
 }
 
+/// The client [`run`] is meant for: `config` with kube-rs's default retry turned off.
+///
+/// kube-rs retries a 429, 503 or 504 answer by default, up to 15 times with a backoff
+/// doubling from 5 ms, inside the request. A Deployment write the API server keeps
+/// refusing with a 503 (an admission webhook that is down, an overloaded server) would
+/// reach the core only minutes later, all the while holding the Gateway's reconcile, and
+/// the Gateway's status would say nothing: on a real kube-apiserver one such write was
+/// sent 16 times over five minutes. Without the retry, each failed write reaches the core
+/// at once and gets the core's answer: `ApplyFailed`, its own backoff, `Degraded` after
+/// `degradedAfter`. The watches need no retry of their own: a refused list or watch is
+/// retried with the watcher's backoff.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = gateway_reconcile_kube::controller::client(kube::Config::infer().await?)?;
+/// # let _ = client;
+/// # Ok(())
+/// # }
+/// ```
+pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
+    config.default_retry = false;
+    Client::try_from(config)
+}
+
 /// Runs the controller until `shutdown` completes (then finishes the reconciles in
 /// flight and returns).
+///
+/// Give it a client built by [`client`], so that a refused write reaches the core at once.
 pub async fn run(
     client: Client,
     config: Config,

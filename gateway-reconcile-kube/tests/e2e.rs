@@ -22,6 +22,10 @@ const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
 const DOMAIN: &str = "meridio-2.nordix.org";
 const WAIT: Duration = Duration::from_secs(40);
 
+/// A validating webhook the tests serve on loopback (shared with the scenario replay).
+#[path = "replay/webhook.rs"]
+mod served_webhook;
+
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
 }
@@ -198,7 +202,7 @@ impl Story {
     }
 
     fn start_with(&mut self, config: kube::Config) {
-        let client = Client::try_from(config).expect("controller client");
+        let client = controller::client(config).expect("controller client");
         let config = controller::Config {
             settings: self.settings.clone(),
             template: gateway_reconcile::template::default_template(),
@@ -892,6 +896,118 @@ async fn a_failing_webhook_is_apply_failed_then_degraded_then_recovers() {
         .count();
     assert!(failed >= 2, "retried with backoff: {requests:#?}");
     delete(&story.admin, &hook).await;
+    story
+        .wait_conditions("gw", "recovered", |c| {
+            healthy(c) && !c.contains_key(&degraded())
+        })
+        .await;
+    story.stop().await;
+}
+
+/// A 503 on the LB Deployment's update (an admission webhook answering "unavailable")
+/// reaches the core with the first failed request: the status says `ApplyFailed` within
+/// seconds, after one update request. kube-rs's default client retry would send that
+/// update 16 times over minutes before the core heard of it (`controller::client` turns
+/// the retry off).
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_write_refused_with_503_is_reported_at_once_and_never_retried_by_the_client() {
+    const DOWN: &str = "the LB admission service is down";
+    let mut story = Story::new(settings()).await;
+    story.healthy_gateway().await;
+    let dir = env("E2E_DIR");
+    let served = served_webhook::deny(&dir, 503, "ServiceUnavailable", DOWN)
+        .await
+        .expect("webhook");
+    let mut hook = webhook(
+        &story,
+        &format!("unavailable-{}", story.ns),
+        &served.url,
+        "Fail",
+    );
+    hook["webhooks"][0]["clientConfig"]["caBundle"] =
+        json!(served_webhook::ca_bundle(&dir).expect("CA"));
+    hook["webhooks"][0]["timeoutSeconds"] = json!(served_webhook::REQUEST_TIMEOUT.as_secs());
+    create(&story.admin, hook.clone()).await;
+
+    // The webhook applies once a dry-run update is refused with its 503 (a probe client
+    // without retry: the admin's would retry the 503 itself).
+    let probe = controller::client(kube::Config::infer().await.expect("admin config"))
+        .expect("probe client");
+    let deployments: Api<DynamicObject> = Api::namespaced_with(
+        probe,
+        &story.ns,
+        &resource("apps/v1", "Deployment", "deployments"),
+    );
+    let dry_run = PatchParams {
+        dry_run: true,
+        ..PatchParams::default()
+    };
+    let start = Instant::now();
+    loop {
+        let label = json!({ "metadata": { "labels": { "probe": "1" } } });
+        match deployments
+            .patch("sllbr-gw", &dry_run, &Patch::Merge(&label))
+            .await
+        {
+            Err(kube::Error::Api(status)) if status.code == 503 => break,
+            other => assert!(
+                start.elapsed() < WAIT,
+                "the webhook did not apply in {WAIT:?}: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let before = story.requests().len();
+    let edited = Instant::now();
+    story
+        .patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
+        )
+        .await;
+    let c = story
+        .wait_conditions_within(
+            "gw",
+            "ApplyFailed",
+            |c| is(c, &applied(), "False", "ApplyFailed"),
+            Duration::from_secs(20),
+        )
+        .await;
+    println!("ApplyFailed {:?} after the edit", edited.elapsed());
+    let message = c[&applied()]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(DOWN), "{message}");
+    assert!(is(&c, "Programmed", "True", "Programmed"), "{c:#?}");
+
+    // In the audit log: the update requests before the status write that reported them.
+    let start = Instant::now();
+    let updates = loop {
+        let requests = story.requests().split_off(before);
+        if let Some(at) = requests.iter().position(|r| {
+            r.verb == "patch" && r.resource == "gateways" && r.subresource == "status"
+        }) {
+            break requests[..at].to_vec();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "no status write in the audit log: {requests:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let refused = count(&updates, "update", "deployments", "");
+    assert_eq!(refused, 1, "one update, then the status: {updates:#?}");
+    assert!(
+        updates
+            .iter()
+            .filter(|r| r.verb == "update")
+            .all(|r| r.code == 503),
+        "{updates:#?}"
+    );
+
+    delete(&story.admin, &hook).await;
+    drop(served);
     story
         .wait_conditions("gw", "recovered", |c| {
             healthy(c) && !c.contains_key(&degraded())

@@ -94,7 +94,7 @@ async fn client(args: &Args) -> Result<kube::Client, String> {
         }
         None => kube::Config::infer().await.map_err(|e| e.to_string())?,
     };
-    kube::Client::try_from(config).map_err(|e| e.to_string())
+    gateway_reconcile_kube::controller::client(config).map_err(|e| e.to_string())
 }
 
 async fn run(args: Args) -> Result<(), String> {

@@ -912,12 +912,12 @@ impl Real {
         let served = super::webhook::deny(&dir, code, &outcome_reason(outcome), outcome.message())
             .await
             .or_else(|e| failed(format!("webhook: {e}")))?;
-        let ca = std::fs::read(format!("{dir}/ca.crt")).or_else(|e| failed(format!("CA: {e}")))?;
+        let ca_bundle = super::webhook::ca_bundle(&dir).or_else(failed)?;
         let hook = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
             "metadata": { "name": name },
             "webhooks": [{ "name": WEBHOOK_NAME, "failurePolicy": "Fail", "sideEffects": "None",
                 "admissionReviewVersions": ["v1"], "timeoutSeconds": super::webhook::REQUEST_TIMEOUT.as_secs(),
-                "clientConfig": { "url": served.url, "caBundle": base64(&ca) },
+                "clientConfig": { "url": served.url, "caBundle": ca_bundle },
                 "rules": rules, "matchConditions": only_controller, "namespaceSelector": selector }] });
         self.webhook = Some(served);
         Api::<DynamicObject>::all_with(
@@ -1254,26 +1254,4 @@ impl Backend for Real {
     fn write_counts(&self) -> WriteCounts {
         self.counts
     }
-}
-
-/// Standard base64 with padding (for `caBundle`).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }

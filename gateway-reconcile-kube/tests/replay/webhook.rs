@@ -91,6 +91,13 @@ pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<W
     })
 }
 
+/// The control plane's CA (`ca.crt` in `dir`), base64-encoded: the `caBundle` of a
+/// webhook that [`deny`] serves.
+pub fn ca_bundle(dir: &str) -> Result<String, String> {
+    let ca = std::fs::read(format!("{dir}/ca.crt")).map_err(|e| format!("CA: {e}"))?;
+    Ok(base64(&ca))
+}
+
 /// The AdmissionReview answer: denied, with the status given.
 fn review(request: &Value, status: &Value) -> Value {
     json!({
@@ -142,4 +149,26 @@ async fn read_rest<S: AsyncReadExt + Unpin>(stream: &mut S, buffer: &mut Vec<u8>
         buffer.extend_from_slice(&chunk[..n]);
     }
     serde_json::from_slice(&buffer[header_end..header_end + length]).ok()
+}
+
+/// Standard base64 with padding (for `caBundle`).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
