@@ -288,6 +288,17 @@ impl Story {
         serde_json::to_value(object).expect("json")
     }
 
+    /// Edits GatewayConfiguration `conf` to enforce `replicas`: the usual edit that the
+    /// controller must carry to the LB Deployment with one update.
+    async fn enforce_replicas(&self, replicas: i64) {
+        self.patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": replicas, "enforceReplicas": true } } }),
+        )
+        .await;
+    }
+
     /// The story's usual start: GatewayConfiguration `conf` (2 replicas), Gateway `gw` on it,
     /// and the controller's first reconciles done (Accepted, Programmed, Applied).
     async fn healthy_gateway(&self) {
@@ -656,13 +667,7 @@ async fn a_foreign_condition_written_during_a_reconcile_survives() {
     create(&story.admin, hook.clone()).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = story.requests().len();
-    story
-        .patch(
-            "GatewayConfiguration",
-            "conf",
-            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
-        )
-        .await;
+    story.enforce_replicas(3).await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     let gateway = story.get("Gateway", "gw").await;
     let mut list = gateway["status"]["conditions"]
@@ -778,13 +783,7 @@ async fn a_rejected_update_is_degraded_at_once_and_recovers() {
     // A policy takes about a second to take effect after its binding.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = story.requests().len();
-    story
-        .patch(
-            "GatewayConfiguration",
-            "conf",
-            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
-        )
-        .await;
+    story.enforce_replicas(3).await;
     let c = story
         .wait_conditions("gw", "ApplyRejected", |c| {
             is(c, &applied(), "False", "ApplyRejected")
@@ -857,13 +856,7 @@ async fn failing_until_degraded(degraded_after: Duration) -> (Story, Value, usiz
     create(&story.admin, hook.clone()).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let before = story.requests().len();
-    story
-        .patch(
-            "GatewayConfiguration",
-            "conf",
-            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
-        )
-        .await;
+    story.enforce_replicas(3).await;
     let c = story
         .wait_conditions("gw", "ApplyFailed", |c| {
             is(c, &applied(), "False", "ApplyFailed")
@@ -961,13 +954,7 @@ async fn a_write_refused_with_503_is_reported_at_once_and_never_retried_by_the_c
 
     let before = story.requests().len();
     let edited = Instant::now();
-    story
-        .patch(
-            "GatewayConfiguration",
-            "conf",
-            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
-        )
-        .await;
+    story.enforce_replicas(3).await;
     let c = story
         .wait_conditions_within(
             "gw",
@@ -1121,13 +1108,7 @@ async fn an_autoscaler_keeps_replicas_unless_they_are_enforced() {
     );
     // enforceReplicas: the GatewayConfiguration's count wins, with one write.
     let before = story.requests().len();
-    story
-        .patch(
-            "GatewayConfiguration",
-            "conf",
-            json!({ "spec": { "horizontalScaling": { "replicas": 2, "enforceReplicas": true } } }),
-        )
-        .await;
+    story.enforce_replicas(2).await;
     story
         .wait_conditions("gw", "generation 2 applied", |c| {
             healthy(c)
@@ -1386,13 +1367,7 @@ async fn a_status_time_past_year_9999_neither_blinds_the_controller_nor_stays() 
         .expect_err("nor a list that holds it");
     eprintln!("typed list: {list}");
     story.start().await;
-    story
-        .patch(
-            "GatewayConfiguration",
-            "conf",
-            json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
-        )
-        .await;
+    story.enforce_replicas(3).await;
     let generation_2 = |c: &BTreeMap<String, Value>| {
         recovered_with_valid_times(c)
             && c["Programmed"]["message"]
