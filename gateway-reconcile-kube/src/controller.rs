@@ -220,17 +220,27 @@ where
     }
 }
 
-/// The client [`run`] is meant for: `config` with kube-rs's default retry turned off.
+/// How many times the controller's client repeats a request the API server answered with
+/// 429, 503 or 504, before the answer reaches the caller (see [`client`]).
+pub const CLIENT_RETRIES: u32 = 3;
+
+/// The first wait before such a repeat; each next one doubles (with jitter), so the three
+/// take well under a second in all.
+pub const CLIENT_RETRY_DELAY: Duration = Duration::from_millis(50);
+
+/// The client [`run`] is meant for: `config` with a short retry budget instead of
+/// kube-rs's default one. Call it inside a Tokio runtime (the retry needs a buffer task).
 ///
-/// kube-rs retries a 429, 503 or 504 answer by default, up to 15 times with a backoff
+/// kube-rs retries a 429, 503 or 504 answer by default up to 15 times, with a backoff
 /// doubling from 5 ms, inside the request. A Deployment write the API server keeps
 /// refusing with a 503 (an admission webhook that is down, an overloaded server) would
 /// reach the core only minutes later, all the while holding the Gateway's reconcile, and
 /// the Gateway's status would say nothing: on a real kube-apiserver one such write was
-/// sent 16 times over five minutes. Without the retry, each failed write reaches the core
-/// at once and gets the core's answer: `ApplyFailed`, its own backoff, `Degraded` after
-/// `degradedAfter`. The watches need no retry of their own: a refused list or watch is
-/// retried with the watcher's backoff.
+/// sent 16 times over five minutes. Here such an answer is repeated [`CLIENT_RETRIES`]
+/// times from [`CLIENT_RETRY_DELAY`] on: a passing blip (a 429 from API Priority and
+/// Fairness) is absorbed without a status write, and a lasting failure reaches the core
+/// within a second and gets the core's answer: `ApplyFailed`, its own backoff, `Degraded`
+/// after `degradedAfter`. A refused list or watch is retried with the watcher's backoff.
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -240,8 +250,22 @@ where
 /// # }
 /// ```
 pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
+    use kube::client::ClientBuilder;
+    use kube::client::retry::RetryPolicy;
     config.default_retry = false;
-    Client::try_from(config)
+    let policy = RetryPolicy::new(
+        CLIENT_RETRY_DELAY,
+        CLIENT_RETRY_DELAY * 8,
+        CLIENT_RETRIES,
+        // A `Retry-After` could stretch the wait past the budget: ignored.
+        false,
+    )
+    .map_err(|e| kube::Error::Service(e.into()))?;
+    Ok(ClientBuilder::try_from(config)?
+        // `Retry` needs a service it can clone; kube's boxed stack is not.
+        .with_layer(&tower::buffer::BufferLayer::new(1024))
+        .with_layer(&tower::retry::RetryLayer::new(policy))
+        .build())
 }
 
 /// Runs the controller until `shutdown` completes (then finishes the reconciles in
