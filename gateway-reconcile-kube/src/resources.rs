@@ -23,15 +23,14 @@
 //! field means the same on both sides. The CRD manifests are maintained by hand (the
 //! schema, defaults and CEL rules of Meridio-2), so no schema is generated here.
 
-use std::collections::BTreeMap;
-
-use gateway_reconcile::{InputError, wire};
-use k8s_openapi::api::core::v1::{ContainerResizePolicy, ResourceRequirements};
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use gateway_api::apis::standard::gatewayclasses::GatewayClassSpec;
 use gateway_api::apis::standard::gateways::GatewaySpec;
+use gateway_reconcile::{InputError, wire};
 use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::core::v1::{ContainerResizePolicy, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{CustomResource, Resource};
 use serde::{Deserialize, Serialize};
