@@ -4,12 +4,14 @@
 //! server, once and tested on a real one:
 //!
 //! - [`controller`]: watches and caches (a reconcile reads nothing from the API server),
-//!   the reconcile, the status write with a `resourceVersion` precondition, Events;
+//!   the reconcile, the status write with a `resourceVersion` precondition, Events, and the
+//!   client it is meant for ([`controller::client`], a short retry budget);
 //! - [`write`](mod@write): the LB Deployment write (POST to create, PUT to update) and its answer as
 //!   the core's `WriteOutcome`, with why these verbs;
 //! - [`decide`]: every call into the core's decision API;
 //! - [`events`]: the core's Events as kube-runtime Events;
-//! - [`resources`]: typed GatewayConfiguration and L34Route;
+//! - [`resources`]: typed GatewayConfiguration and L34Route, and the Gateway and
+//!   GatewayClass as the controller reads them (status as raw JSON);
 //! - [`options`]: loading the settings and template files of the binary.
 //!
 //! The binary `gateway-reconcile-controller` runs [`controller::run`]; the crate README
