@@ -924,7 +924,8 @@ async fn a_write_refused_with_503_reaches_the_status_within_seconds() {
     create(&story.admin, hook.clone()).await;
 
     // The webhook applies once a dry-run update is refused with its 503 (a probe client
-    // without retry: the admin's would retry the 503 itself).
+    // with the controller's short retry budget: the admin's default one would retry the
+    // 503 for minutes).
     let probe = controller::client(kube::Config::infer().await.expect("admin config"))
         .expect("probe client");
     let deployments: Api<DynamicObject> = Api::namespaced_with(
