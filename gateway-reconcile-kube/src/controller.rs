@@ -738,6 +738,83 @@ impl RouteParents {
 mod tests {
     use super::*;
 
+    /// A plain-HTTP server on loopback that answers every request with `code` and counts
+    /// the requests: a stand-in API server for the client's retry budget.
+    async fn answering(code: u16) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("listener");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let requests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = requests.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    let mut buffer = [0u8; 4096];
+                    // A GET has no body: each read that ends its headers is one request.
+                    let mut seen = Vec::new();
+                    while let Ok(n) = socket.read(&mut buffer).await {
+                        if n == 0 {
+                            return;
+                        }
+                        seen.extend_from_slice(&buffer[..n]);
+                        while let Some(at) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                            seen.drain(..at + 4);
+                            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            let body = format!(
+                                r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"down","reason":"ServiceUnavailable","code":{code}}}"#
+                            );
+                            let answer = format!(
+                                "HTTP/1.1 {code} Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                                body.len()
+                            );
+                            if socket.write_all(answer.as_bytes()).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        (url, requests)
+    }
+
+    #[tokio::test]
+    async fn the_client_repeats_a_503_three_times_then_answers() {
+        let (url, requests) = answering(503).await;
+        let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
+        let api: Api<Deployment> = Api::namespaced(client, "red");
+        let started = std::time::Instant::now();
+        let answer = api.get("sllbr-gw").await;
+        let took = started.elapsed();
+        assert!(
+            matches!(&answer, Err(kube::Error::Api(s)) if s.code == 503),
+            "{answer:?}"
+        );
+        assert_eq!(
+            requests.load(std::sync::atomic::Ordering::SeqCst),
+            1 + CLIENT_RETRIES as usize
+        );
+        // The budget's waits add up to well under a second (kube-rs's default: minutes);
+        // the bound leaves room for a loaded machine.
+        assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn the_client_does_not_repeat_other_failures() {
+        let (url, requests) = answering(500).await;
+        let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
+        let api: Api<Deployment> = Api::namespaced(client, "red");
+        let answer = api.get("sllbr-gw").await;
+        assert!(
+            matches!(&answer, Err(kube::Error::Api(s)) if s.code == 500),
+            "{answer:?}"
+        );
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
     fn deployment(value: serde_json::Value) -> DynamicObject {
         serde_json::from_value(value).expect("a Deployment")
     }
