@@ -299,6 +299,15 @@ impl Story {
         .await;
     }
 
+    /// Waits until `gw` is healthy again with no Degraded, once what failed its writes
+    /// is gone; the conditions then.
+    async fn recovered(&self) -> BTreeMap<String, Value> {
+        self.wait_conditions("gw", "recovered", |c| {
+            healthy(c) && !c.contains_key(&degraded())
+        })
+        .await
+    }
+
     /// The story's usual start: GatewayConfiguration `conf` (2 replicas), Gateway `gw` on it,
     /// and the controller's first reconciles done (Accepted, Programmed, Applied).
     async fn healthy_gateway(&self) {
@@ -818,11 +827,7 @@ async fn a_rejected_update_is_degraded_at_once_and_recovers() {
 
     delete(&story.admin, &binding).await;
     delete(&story.admin, &policy).await;
-    let c = story
-        .wait_conditions("gw", "recovered", |c| {
-            healthy(c) && !c.contains_key(&degraded())
-        })
-        .await;
+    let c = story.recovered().await;
     let message = c["Programmed"]["message"].as_str().unwrap_or_default();
     assert!(
         message.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2"),
@@ -889,11 +894,7 @@ async fn a_failing_webhook_is_apply_failed_then_degraded_then_recovers() {
         .count();
     assert!(failed >= 2, "retried with backoff: {requests:#?}");
     delete(&story.admin, &hook).await;
-    story
-        .wait_conditions("gw", "recovered", |c| {
-            healthy(c) && !c.contains_key(&degraded())
-        })
-        .await;
+    story.recovered().await;
     story.stop().await;
 }
 
@@ -1000,11 +1001,7 @@ async fn a_write_refused_with_503_reaches_the_status_within_seconds() {
 
     delete(&story.admin, &hook).await;
     drop(served);
-    story
-        .wait_conditions("gw", "recovered", |c| {
-            healthy(c) && !c.contains_key(&degraded())
-        })
-        .await;
+    story.recovered().await;
     story.stop().await;
 }
 
@@ -1036,11 +1033,7 @@ async fn a_restart_mid_failure_keeps_the_status_and_writes_nothing_more() {
         "a write other than a failing Deployment update: {requests:#?}"
     );
     delete(&story.admin, &hook).await;
-    story
-        .wait_conditions("gw", "recovered", |c| {
-            healthy(c) && !c.contains_key(&degraded())
-        })
-        .await;
+    story.recovered().await;
     story.stop().await;
 }
 
