@@ -47,12 +47,41 @@ impl Cluster {
     pub fn reconcile(&mut self) -> Result<ReconcileRecord, ClusterError> {
         // The plan borrows the routes while the writes change the cluster: lend them out.
         let routes = std::mem::take(&mut self.routes);
-        let record = self.reconcile_with(&routes);
+        let record = self.reconcile_lending(&routes);
         self.routes = routes;
         record
     }
 
-    fn reconcile_with(&mut self, routes: &[L34Route]) -> Result<ReconcileRecord, ClusterError> {
+    /// Lends out the template and the stored Deployment too, rather than copy them for the
+    /// snapshot: they can be large.
+    fn reconcile_lending(&mut self, routes: &[L34Route]) -> Result<ReconcileRecord, ClusterError> {
+        let template = lend(&mut self.template, Kind::Template)?;
+        let stored = match self.deployment.take() {
+            None => None,
+            Some(mut value) => match lend(&mut value, Kind::Deployment) {
+                Ok(stored) => Some(stored),
+                Err(e) => {
+                    self.deployment = Some(value);
+                    self.template = Value::Object(template.object);
+                    return Err(e);
+                }
+            },
+        };
+        let record = self.reconcile_with(routes, &template, stored.as_ref());
+        self.template = Value::Object(template.object);
+        // A write that went through stored its Deployment; otherwise the lent one comes back.
+        if self.deployment.is_none() {
+            self.deployment = stored.map(|d| Value::Object(d.object));
+        }
+        record
+    }
+
+    fn reconcile_with(
+        &mut self,
+        routes: &[L34Route],
+        template: &Deployment,
+        deployment: Option<&Deployment>,
+    ) -> Result<ReconcileRecord, ClusterError> {
         let settings = self.settings.clone();
         let gateway: Gateway = typed(Kind::Gateway, &self.gateway)?;
         let gateway_class: Option<GatewayClass> = self
@@ -65,17 +94,11 @@ impl Cluster {
             .as_ref()
             .map(|v| typed(Kind::Configuration, v))
             .transpose()?;
-        let deployment: Option<Deployment> = self
-            .deployment
-            .as_ref()
-            .map(|v| typed(Kind::Deployment, v))
-            .transpose()?;
-        let template: Deployment = typed(Kind::Template, &self.template)?;
 
-        let snapshot = Snapshot::new(&gateway, &template)
+        let snapshot = Snapshot::new(&gateway, template)
             .with_gateway_class(gateway_class.as_ref())
             .with_configuration(configuration.as_ref())
-            .with_deployment(deployment.as_ref())
+            .with_deployment(deployment)
             .with_routes(routes);
         let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
         let action = plan.write_kind();
@@ -83,11 +106,12 @@ impl Cluster {
             Plan::Write(pending) => {
                 let (drift, outcome) = match pending.write() {
                     DeploymentWrite::Create(desired) => {
-                        (Vec::new(), self.create_deployment(desired))
+                        (Vec::new(), self.create_deployment_over(desired, deployment))
                     }
-                    DeploymentWrite::Update { desired, drift } => {
-                        (drift.clone(), self.update_deployment(desired))
-                    }
+                    DeploymentWrite::Update { desired, drift } => (
+                        drift.clone(),
+                        self.update_deployment_over(desired, deployment),
+                    ),
                 };
                 let settlement = pending.settle(outcome.clone());
                 (drift, Some(outcome), settlement)
@@ -157,6 +181,22 @@ impl Cluster {
                 "status_patch() applied to the Gateway gives status {got}, the settlement says {}",
                 serde_json::to_value(status).unwrap_or_default()
             )),
+        }
+    }
+}
+
+/// Takes a Deployment-shaped object out of its slot without copying it; a value that is not
+/// an object stays where it is, and is an error.
+fn lend(slot: &mut Value, kind: Kind) -> Result<Deployment, ClusterError> {
+    match std::mem::take(slot) {
+        Value::Object(object) => Ok(Deployment::from_object(object)),
+        other => {
+            let error = typed::<Deployment>(kind, &other).err();
+            *slot = other;
+            Err(error.unwrap_or(ClusterError::Malformed {
+                kind,
+                why: "must be a JSON object".into(),
+            }))
         }
     }
 }

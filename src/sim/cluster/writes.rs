@@ -2,10 +2,11 @@
 //! the `resourceVersion` precondition, defaulting, refusals and injected failures), merge
 //! patches, deletes and Gateway status writes.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::store::{check, metadata, typed};
 use super::{Cluster, ClusterError, Kind, format_time};
+use crate::json;
 use crate::outcome::WriteOutcome;
 use crate::sim::{api_validation, merge_patch};
 use crate::wire::{Deployment, GatewayStatus};
@@ -48,7 +49,11 @@ impl Cluster {
                 }
                 match &before {
                     None => self.fill_bookkeeping(&mut after),
-                    Some(before) => self.update_bookkeeping(kind, before, &mut after),
+                    Some(before) => {
+                        let empty = Map::new();
+                        let before = before.as_object().unwrap_or(&empty);
+                        self.update_bookkeeping(kind, before, &mut after);
+                    }
                 }
                 self.set(kind, after);
             }
@@ -117,7 +122,43 @@ impl Cluster {
             .filter(|f| !matches!(f, WriteOutcome::Applied))
     }
 
+    /// A create, with the stored Deployment lent out (see [`Cluster::lending_deployment`]).
+    #[cfg(test)]
     pub(super) fn create_deployment(&mut self, desired: &Deployment) -> WriteOutcome {
+        self.lending_deployment(|c, stored| c.create_deployment_over(desired, stored))
+    }
+
+    /// An update, with the stored Deployment lent out.
+    #[cfg(test)]
+    pub(super) fn update_deployment(&mut self, desired: &Deployment) -> WriteOutcome {
+        self.lending_deployment(|c, stored| c.update_deployment_over(desired, stored))
+    }
+
+    /// Runs a write with the stored Deployment taken out of its slot, as the reconcile
+    /// driver runs it; the write's result replaces it, or it comes back.
+    #[cfg(test)]
+    fn lending_deployment(
+        &mut self,
+        write: impl FnOnce(&mut Self, Option<&Deployment>) -> WriteOutcome,
+    ) -> WriteOutcome {
+        let stored = self.deployment.take().map(|v| match v {
+            Value::Object(object) => Deployment::from_object(object),
+            _ => Deployment::default(),
+        });
+        let outcome = write(self, stored.as_ref());
+        if self.deployment.is_none() {
+            self.deployment = stored.map(|d| Value::Object(d.object));
+        }
+        outcome
+    }
+
+    /// Creates the Deployment; `stored` is the one the server holds, taken out of its slot
+    /// by the caller (the slot is empty: a create that goes through fills it).
+    pub(super) fn create_deployment_over(
+        &mut self,
+        desired: &Deployment,
+        stored: Option<&Deployment>,
+    ) -> WriteOutcome {
         self.deployment_writes += 1;
         if let Some(failure) = self.take_failure() {
             return failure;
@@ -125,7 +166,7 @@ impl Cluster {
         if let Some(refused) = api_validation::refusal(desired) {
             return refused;
         }
-        if self.deployment.is_some() {
+        if stored.is_some() {
             return WriteOutcome::from_parts(
                 Some(409),
                 "AlreadyExists",
@@ -152,29 +193,30 @@ impl Cluster {
         WriteOutcome::Applied
     }
 
-    pub(super) fn update_deployment(&mut self, desired: &Deployment) -> WriteOutcome {
+    /// Updates the Deployment; `stored` as for [`Cluster::create_deployment_over`] (read in
+    /// place, not copied: it can be large).
+    pub(super) fn update_deployment_over(
+        &mut self,
+        desired: &Deployment,
+        stored: Option<&Deployment>,
+    ) -> WriteOutcome {
         self.deployment_writes += 1;
         if let Some(failure) = self.take_failure() {
             return failure;
         }
         let name = desired.name().unwrap_or("").to_owned();
-        let Some(stored) = self.deployment.clone() else {
+        let Some(stored) = stored else {
             return WriteOutcome::from_parts(
                 Some(404),
                 "NotFound",
                 &format!("deployments.apps {name:?} not found"),
             );
         };
-        let rv = |v: &Value| {
-            v.pointer("/metadata/resourceVersion")
+        fn rv(d: &Deployment) -> Option<&str> {
+            d.get(&["metadata", "resourceVersion"])
                 .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        if desired
-            .get(&["metadata", "resourceVersion"])
-            .and_then(Value::as_str)
-            != rv(&stored).as_deref()
-        {
+        }
+        if rv(desired) != rv(stored) {
             return WriteOutcome::from_parts(
                 Some(409),
                 "Conflict",
@@ -191,21 +233,21 @@ impl Cluster {
         let mut object = Value::Object(desired.object.clone());
         if let Some(map) = object.as_object_mut() {
             // An update of the main resource never changes status.
-            match stored.get("status") {
+            match stored.get(&["status"]) {
                 Some(status) => map.insert("status".into(), status.clone()),
                 None => map.remove("status"),
             };
         }
         if let Some(meta) = metadata(&mut object) {
             for key in ["uid", "creationTimestamp"] {
-                match stored.pointer(&format!("/metadata/{key}")) {
+                match stored.get(&["metadata", key]) {
                     Some(v) => meta.insert(key.into(), v.clone()),
                     None => meta.remove(key),
                 };
             }
         }
         let mut object = self.defaulted(object);
-        self.update_bookkeeping(Kind::Deployment, &stored, &mut object);
+        self.update_bookkeeping(Kind::Deployment, &stored.object, &mut object);
         self.deployment = Some(object);
         self.applied_deployment_writes += 1;
         WriteOutcome::Applied
@@ -244,16 +286,21 @@ impl Cluster {
 
     /// Update bookkeeping: new resourceVersion; generation bumped when spec changed;
     /// identity fields the client cannot change.
-    pub(super) fn update_bookkeeping(&mut self, kind: Kind, before: &Value, after: &mut Value) {
-        let generation = before
-            .pointer("/metadata/generation")
+    pub(super) fn update_bookkeeping(
+        &mut self,
+        kind: Kind,
+        before: &Map<String, Value>,
+        after: &mut Value,
+    ) {
+        let generation = json::get(before, &["metadata", "generation"])
             .and_then(Value::as_i64)
             .unwrap_or(1);
         // As the real API server: a Deployment's generation also moves with its annotations
         // (apps/v1 PrepareForUpdate); other objects' with their spec only.
-        let annotations = |v: &Value| v.pointer("/metadata/annotations").cloned();
         let changed = before.get("spec") != after.get("spec")
-            || (kind == Kind::Deployment && annotations(before) != annotations(after));
+            || (kind == Kind::Deployment
+                && json::get(before, &["metadata", "annotations"])
+                    != after.pointer("/metadata/annotations"));
         let rv = self.next_revision();
         if let Some(meta) = metadata(after) {
             meta.insert(
@@ -262,7 +309,7 @@ impl Cluster {
             );
             meta.insert("resourceVersion".into(), Value::String(rv));
             for key in ["uid", "creationTimestamp"] {
-                if let Some(v) = before.pointer(&format!("/metadata/{key}")) {
+                if let Some(v) = json::get(before, &["metadata", key]) {
                     meta.insert(key.into(), v.clone());
                 }
             }

@@ -579,7 +579,8 @@ fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
         key: "objects".into(),
         context: "the scenario".into(),
     })?;
-    let mut wrapped = serde_json::json!({ "objects": value });
+    // Built by hand: `json!` would serialize `value`, a copy of every object.
+    let mut wrapped = Value::Object(Map::from_iter([("objects".to_owned(), value)]));
     let file: Wrapped =
         serde_path_to_error::deserialize(&wrapped).map_err(|e| from_serde(&e, &[]))?;
     let routes = file.objects.0.routes;

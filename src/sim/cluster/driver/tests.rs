@@ -61,3 +61,39 @@ fn failed_writes_are_counted_and_leave_the_deployment_alone() {
     assert_eq!(c.deployment_writes(), 4);
     assert_eq!(c.applied_deployment_writes(), 2);
 }
+
+#[test]
+fn a_reconcile_refused_by_the_crate_leaves_the_template_and_deployment_in_place() {
+    // The driver lends the template and the stored Deployment to the plan: an error must
+    // give them back.
+    let mut c = meridio();
+    c.patch(
+        Kind::Deployment,
+        &json!({"metadata": {"name": "not-the-lb", "namespace": "red"}, "spec": {"replicas": 1}}),
+    )
+    .unwrap();
+    let (template, deployment) = (c.template().clone(), c.deployment().cloned());
+    let refused = c.reconcile().unwrap_err();
+    assert!(
+        matches!(refused, ClusterError::Input(_)),
+        "{refused:?} is the crate's refusal"
+    );
+    assert_eq!(c.template(), &template);
+    assert_eq!(c.deployment().cloned(), deployment);
+    assert_eq!(c.deployment_writes(), 0);
+}
+
+#[test]
+fn a_reconcile_gives_the_template_back_and_keeps_the_deployment_it_wrote() {
+    let mut c = meridio();
+    let template = c.template().clone();
+    assert_eq!(c.reconcile().unwrap().outcome, Some(WriteOutcome::Applied));
+    assert_eq!(c.template(), &template);
+    let written = c.deployment().cloned().unwrap();
+    assert_eq!(written["metadata"]["name"], "sllbr-gw");
+    // Steady state: the stored Deployment is lent to the plan and comes back unchanged.
+    let r = c.reconcile().unwrap();
+    assert_eq!(r.action, WriteKind::None);
+    assert_eq!(c.deployment(), Some(&written));
+    assert_eq!(c.template(), &template);
+}
