@@ -938,21 +938,21 @@ async fn a_write_refused_with_503_reaches_the_status_within_seconds() {
         dry_run: true,
         ..PatchParams::default()
     };
-    let start = Instant::now();
-    loop {
-        let label = json!({ "metadata": { "labels": { "probe": "1" } } });
-        match deployments
-            .patch("sllbr-gw", &dry_run, &Patch::Merge(&label))
-            .await
-        {
-            Err(kube::Error::Api(status)) if status.code == 503 => break,
-            other => assert!(
-                start.elapsed() < WAIT,
-                "the webhook did not apply in {WAIT:?}: {other:?}"
-            ),
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let label = json!({ "metadata": { "labels": { "probe": "1" } } });
+    let mut last = None;
+    served_webhook::until_admission(
+        "refuse a dry-run update with the webhook's 503",
+        async || {
+            let answer = deployments
+                .patch("sllbr-gw", &dry_run, &Patch::Merge(&label))
+                .await;
+            let refused = matches!(&answer, Err(kube::Error::Api(status)) if status.code == 503);
+            last = Some(answer.map(|_| "accepted"));
+            Ok(refused)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}; last answer: {last:?}"));
 
     let before = story.requests().len();
     let edited = Instant::now();

@@ -526,7 +526,11 @@ fn audited_writes(namespace: &str) -> (usize, usize) {
 fn write_counts_from_the_audit_log() {
     use gateway_reconcile::sim::cluster::{Kind, RolloutState};
     use gateway_reconcile::sim::scenario::Backend;
-    use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+    use kube::ResourceExt;
+    use kube::api::{
+        Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+        PatchParams, PostParams,
+    };
 
     let world = world();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -614,8 +618,45 @@ fn write_counts_from_the_audit_log() {
         .rt
         .block_on(hooks.create(&PostParams::default(), &hook))
         .expect("webhook created");
-    // Admission picks the webhook up within a moment.
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    // The webhook applies once a dry-run update of the LB Deployment fails calling it (the
+    // admin's requests match it too; a dry run leaves no controller line in the audit log).
+    let deployments: Api<DynamicObject> = Api::namespaced_with(
+        world.admin.clone(),
+        &namespace,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apps", "v1", "Deployment"),
+            "deployments",
+        ),
+    );
+    let lb = world
+        .rt
+        .block_on(deployments.list(&ListParams::default()))
+        .expect("Deployments")
+        .items;
+    let [lb] = lb.as_slice() else {
+        panic!("{} Deployments, not the LB's alone", lb.len())
+    };
+    let label = serde_json::json!({ "metadata": { "labels": { "probe": "1" } } });
+    let dry_run = PatchParams {
+        dry_run: true,
+        ..PatchParams::default()
+    };
+    let mut last = None;
+    world
+        .rt
+        .block_on(replay::webhook::until_admission(
+            "fail an update calling the unreachable webhook",
+            async || {
+                let answer = deployments
+                    .patch(&lb.name_any(), &dry_run, &Patch::Merge(&label))
+                    .await;
+                let refused = matches!(&answer, Err(kube::Error::Api(status))
+                    if status.message.contains("failed calling webhook \"down.e2e.example\""));
+                last = Some(answer.map(|_| "accepted"));
+                Ok(refused)
+            },
+        ))
+        .unwrap_or_else(|e| panic!("{e}; last answer: {last:?}"));
     backend
         .patch(
             Kind::Configuration,

@@ -15,7 +15,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
@@ -35,11 +34,6 @@ use serde_json::{Value, json};
 pub const CONTROLLER_USER: &str = "gateway-reconcile-controller";
 /// A label or annotation key the backend uses for its own bookkeeping.
 const MARKER: &str = "replay.e2e.example/marker";
-/// How long a ValidatingAdmissionPolicy or webhook may take to start or stop applying (it
-/// takes about a second): the backend probes until it does, and fails the step after this.
-const ADMISSION_TIMEOUT: Duration = Duration::from_secs(30);
-/// The pause between two probes of admission.
-const PROBE_INTERVAL: Duration = Duration::from_millis(200);
 /// The name of the webhook serving write failures, as the API server quotes it.
 const WEBHOOK_NAME: &str = "deny.replay.e2e.example";
 /// The name of the throwaway Deployment the admission probes create with `dryRun`.
@@ -808,24 +802,17 @@ impl Real {
     /// controller's Deployment writes: a policy or webhook configuration takes about a
     /// second to start or stop applying.
     async fn await_admission(&self, denying: bool) -> Step<()> {
-        let start = Instant::now();
-        loop {
-            if self.denied_now().await? == denying {
-                return Ok(());
-            }
-            if start.elapsed() > ADMISSION_TIMEOUT {
-                return failed(format!(
-                    "admission did not {} within {} s",
-                    if denying {
-                        "start denying"
-                    } else {
-                        "stop denying"
-                    },
-                    ADMISSION_TIMEOUT.as_secs()
-                ));
-            }
-            tokio::time::sleep(PROBE_INTERVAL).await;
-        }
+        let what = if denying {
+            "start denying"
+        } else {
+            "stop denying"
+        };
+        super::webhook::until_admission(what, async || {
+            let denied = self.denied_now().await.map_err(|e| e.to_string())?;
+            Ok(denied == denying)
+        })
+        .await
+        .or_else(failed)
     }
 
     /// The name of the scenario's admission objects (cluster-scoped).

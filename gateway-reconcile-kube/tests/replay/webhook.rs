@@ -8,6 +8,9 @@
 //! speak). Every request is read and answered within [`REQUEST_TIMEOUT`], so a stalled
 //! connection ends instead of holding a task; dropping the [`Webhook`] ends the listener
 //! and every connection.
+//!
+//! [`until_admission`] waits until admission (this webhook or any other admission object)
+//! is seen to act on writes, or to stop acting.
 
 use std::sync::Arc;
 
@@ -19,6 +22,36 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// How long one request may take to arrive in full once its first byte came, and its
 /// answer to be written (the API server gives the webhook `timeoutSeconds`, 5).
 pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long admission may take to start or stop acting after its webhook configuration or
+/// policy is created or deleted. It takes about a second (the API server loads admission
+/// objects asynchronously); 30 s leaves room for a loaded machine.
+const ADMISSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Waits until `probe` sees admission do what the caller waits for (`Ok(true)`): the probe
+/// is a `dryRun` write (admission runs on dry runs; nothing is stored) that tells whether
+/// the webhook or policy refused it, or, once removed, let it through. A probe rather than a
+/// fixed sleep: the delay varies with the machine's load. Probes every 200 ms; an `Err` of
+/// the probe ends the wait with it; past [`ADMISSION_TIMEOUT`], an error saying that
+/// admission did not `what`.
+pub async fn until_admission(
+    what: &str,
+    mut probe: impl AsyncFnMut() -> Result<bool, String>,
+) -> Result<(), String> {
+    let start = std::time::Instant::now();
+    loop {
+        if probe().await? {
+            return Ok(());
+        }
+        if start.elapsed() > ADMISSION_TIMEOUT {
+            return Err(format!(
+                "admission did not {what} within {} s",
+                ADMISSION_TIMEOUT.as_secs()
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
 
 /// A running webhook; stops when dropped.
 pub struct Webhook {
