@@ -659,6 +659,44 @@ fn webhook(story: &Story, name: &str, url: &str, failure_policy: &str) -> Value 
                 "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": story.ns } } }] })
 }
 
+/// Waits until admission gives a dry-run update of the story's LB Deployment (a label;
+/// admission runs on dry runs, nothing is stored) the answer `expected` looks for, given
+/// that answer and how long it took: how a story sees a webhook or policy it just created
+/// take effect (not at once, and later on a loaded machine), instead of sleeping. The probe
+/// client has the controller's short retry budget: the admin's default one would retry a
+/// 503 for minutes.
+async fn until_dry_run_update(
+    story: &Story,
+    what: &str,
+    expected: impl Fn(&Result<DynamicObject, kube::Error>, Duration) -> bool,
+) {
+    let probe = controller::client(kube::Config::infer().await.expect("admin config"))
+        .expect("probe client");
+    let deployments: Api<DynamicObject> = Api::namespaced_with(
+        probe,
+        &story.ns,
+        &resource("apps/v1", "Deployment", "deployments"),
+    );
+    let dry_run = PatchParams {
+        dry_run: true,
+        ..PatchParams::default()
+    };
+    let label = json!({ "metadata": { "labels": { "probe": "1" } } });
+    let mut last = None;
+    served_webhook::until_admission(what, async || {
+        let sent = Instant::now();
+        let answer = deployments
+            .patch("sllbr-gw", &dry_run, &Patch::Merge(&label))
+            .await;
+        let took = sent.elapsed();
+        let done = expected(&answer, took);
+        last = Some((answer.map(|_| "accepted"), took));
+        Ok(done)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}; last answer: {last:?}"));
+}
+
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_foreign_condition_written_during_a_reconcile_survives() {
@@ -674,7 +712,13 @@ async fn a_foreign_condition_written_during_a_reconcile_survives() {
         "Ignore",
     );
     create(&story.admin, hook.clone()).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // In effect once a dry-run update is held for the webhook's timeout, then let through.
+    until_dry_run_update(
+        &story,
+        "hold a dry-run update for the webhook's 2 s timeout",
+        |answer, took| answer.is_ok() && took >= Duration::from_secs(2),
+    )
+    .await;
     let before = story.requests().len();
     story.enforce_replicas(3).await;
     tokio::time::sleep(Duration::from_millis(700)).await;
@@ -789,8 +833,15 @@ async fn a_rejected_update_is_degraded_at_once_and_recovers() {
     let (policy, binding) = refusing_policy(&story);
     create(&story.admin, policy.clone()).await;
     create(&story.admin, binding.clone()).await;
-    // A policy takes about a second to take effect after its binding.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    until_dry_run_update(
+        &story,
+        "refuse a dry-run update with the policy's 422",
+        |answer, _| {
+            matches!(answer, Err(kube::Error::Api(s))
+                if s.code == 422 && s.message.contains("e2e: updates refused"))
+        },
+    )
+    .await;
     let before = story.requests().len();
     story.enforce_replicas(3).await;
     let c = story
@@ -859,7 +910,15 @@ async fn failing_until_degraded(degraded_after: Duration) -> (Story, Value, usiz
     story.healthy_gateway().await;
     let hook = unreachable_webhook(&story);
     create(&story.admin, hook.clone()).await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    until_dry_run_update(
+        &story,
+        "fail a dry-run update calling the unreachable webhook",
+        |answer, _| {
+            matches!(answer, Err(kube::Error::Api(s))
+                if s.code == 500 && s.message.contains("failed calling webhook \"hold.e2e.example\""))
+        },
+    )
+    .await;
     let before = story.requests().len();
     story.enforce_replicas(3).await;
     let c = story
@@ -924,35 +983,12 @@ async fn a_write_refused_with_503_reaches_the_status_within_seconds() {
     hook["webhooks"][0]["timeoutSeconds"] = json!(served_webhook::REQUEST_TIMEOUT.as_secs());
     create(&story.admin, hook.clone()).await;
 
-    // The webhook applies once a dry-run update is refused with its 503 (a probe client
-    // with the controller's short retry budget: the admin's default one would retry the
-    // 503 for minutes).
-    let probe = controller::client(kube::Config::infer().await.expect("admin config"))
-        .expect("probe client");
-    let deployments: Api<DynamicObject> = Api::namespaced_with(
-        probe,
-        &story.ns,
-        &resource("apps/v1", "Deployment", "deployments"),
-    );
-    let dry_run = PatchParams {
-        dry_run: true,
-        ..PatchParams::default()
-    };
-    let label = json!({ "metadata": { "labels": { "probe": "1" } } });
-    let mut last = None;
-    served_webhook::until_admission(
+    until_dry_run_update(
+        &story,
         "refuse a dry-run update with the webhook's 503",
-        async || {
-            let answer = deployments
-                .patch("sllbr-gw", &dry_run, &Patch::Merge(&label))
-                .await;
-            let refused = matches!(&answer, Err(kube::Error::Api(status)) if status.code == 503);
-            last = Some(answer.map(|_| "accepted"));
-            Ok(refused)
-        },
+        |answer, _| matches!(answer, Err(kube::Error::Api(s)) if s.code == 503),
     )
-    .await
-    .unwrap_or_else(|e| panic!("{e}; last answer: {last:?}"));
+    .await;
 
     let before = story.requests().len();
     let edited = Instant::now();
