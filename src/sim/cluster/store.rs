@@ -89,6 +89,20 @@ impl Cluster {
         }
     }
 
+    /// Takes an API object out of its slot (the Gateway's is left `null` until [`set`]
+    /// fills it again); `None` for the template and the routes, which are not API objects.
+    ///
+    /// [`set`]: Cluster::set
+    pub(super) fn take(&mut self, kind: Kind) -> Option<Value> {
+        match kind {
+            Kind::GatewayClass => self.gateway_class.take(),
+            Kind::Gateway => Some(std::mem::take(&mut self.gateway)),
+            Kind::Configuration => self.configuration.take(),
+            Kind::Deployment => self.deployment.take(),
+            Kind::Template | Kind::Routes => None,
+        }
+    }
+
     /// Stores an API object (the Gateway, or one of the optional ones).
     pub(super) fn set(&mut self, kind: Kind, value: Value) {
         match kind {

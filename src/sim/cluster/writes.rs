@@ -40,14 +40,15 @@ impl Cluster {
             // A merge patch that is a list replaces the list; one that is not cannot apply.
             Kind::Routes => self.routes = typed(kind, patch)?,
             _ => {
-                let before = self.stored(kind).cloned();
-                let mut after = before.clone().unwrap_or_else(|| json!({}));
+                let mut after = self.stored(kind).cloned().unwrap_or_else(|| json!({}));
                 merge_patch::apply(&mut after, patch);
                 check(kind, Some(&after))?;
                 if kind == Kind::Deployment {
                     after = self.defaulted(after);
                 }
-                match &before {
+                // Nothing fails from here: the stored object is taken out, not copied, for
+                // the bookkeeping, and replaced.
+                match self.take(kind) {
                     None => self.fill_bookkeeping(&mut after),
                     Some(before) => {
                         let empty = Map::new();
