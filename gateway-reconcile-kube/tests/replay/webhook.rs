@@ -24,8 +24,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long admission may take to start or stop acting after its webhook configuration or
-/// policy is created or deleted. It takes about a second (the API server loads admission
-/// objects asynchronously); 30 s leaves room for a loaded machine.
+/// policy is created or deleted. The API server loads admission objects asynchronously,
+/// usually within a second (sometimes within milliseconds); 30 s leaves room for a loaded
+/// machine.
 const ADMISSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Waits until `probe` sees admission do what the caller waits for (`Ok(true)`): the probe
