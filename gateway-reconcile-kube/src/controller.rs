@@ -616,12 +616,15 @@ fn error_policy(gateway: Arc<Gateway>, error: &Error, _: Arc<Context>) -> contro
 
 /// A cached Deployment as the core's wire type (the whole JSON object).
 fn to_wire_deployment(deployment: &DynamicObject) -> Result<wire::Deployment, InputError> {
-    serde_json::to_value(deployment)
-        .and_then(serde_json::from_value)
-        .map_err(|e| InputError::Malformed {
-            object: "Deployment".into(),
-            why: e.to_string(),
-        })
+    let malformed = |why: String| InputError::Malformed {
+        object: "Deployment".into(),
+        why,
+    };
+    // The object is taken as it serializes, not read again through serde: one copy.
+    match serde_json::to_value(deployment).map_err(|e| malformed(e.to_string()))? {
+        serde_json::Value::Object(object) => Ok(wire::Deployment::from_object(object)),
+        _ => Err(malformed("not a JSON object".into())),
+    }
 }
 
 /// The Gateways of this GatewayClass.
@@ -737,6 +740,26 @@ impl RouteParents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cached_deployment_becomes_the_whole_wire_object() {
+        let cached: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "sllbr-gw", "namespace": "red", "resourceVersion": "7"},
+            "spec": {"replicas": 2, "futureField": {"kept": true}},
+            "status": {"observedGeneration": 1}
+        }))
+        .expect("object");
+        let wire = to_wire_deployment(&cached).expect("wire");
+        assert_eq!(
+            serde_json::Value::Object(wire.object),
+            serde_json::to_value(&cached).expect("json")
+        );
+        assert_eq!(
+            to_wire_deployment(&cached).expect("wire").name(),
+            Some("sllbr-gw")
+        );
+    }
 
     /// A plain-HTTP server on loopback that answers every request with `code` and counts
     /// the requests: a stand-in API server for the client's retry budget.
