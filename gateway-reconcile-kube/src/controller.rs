@@ -281,30 +281,19 @@ pub async fn run(
     let ns = namespace.as_deref();
     let watch = watcher::Config::default();
 
-    let (classes, writer) = reflector::store::<GatewayClass>();
-    let class_events = settled(
-        watcher(Api::<GatewayClass>::all(client.clone()), watch.clone())
-            .default_backoff()
-            .reflect(writer),
-        classes.clone(),
+    let (classes, class_events) = cached(
+        Api::<GatewayClass>::all(client.clone()),
+        watch.clone(),
         Deletions::Pass,
     );
-
-    let (configurations, writer) = reflector::store::<GatewayConfiguration>();
-    let configuration_events = settled(
-        watcher(scoped(&client, ns), watch.clone())
-            .default_backoff()
-            .reflect(writer),
-        configurations.clone(),
+    let (configurations, configuration_events) = cached(
+        scoped::<GatewayConfiguration>(&client, ns),
+        watch.clone(),
         Deletions::Pass,
     );
-
-    let (routes, writer) = reflector::store::<L34Route>();
-    let route_events = settled(
-        watcher(scoped(&client, ns), watch.clone())
-            .default_backoff()
-            .reflect(writer),
-        routes.clone(),
+    let (routes, route_events) = cached(
+        scoped::<L34Route>(&client, ns),
+        watch.clone(),
         Deletions::Pass,
     );
 
@@ -324,15 +313,8 @@ pub async fn run(
         Deletions::Pass,
     );
 
-    let (gateways, writer) = reflector::store::<Gateway>();
-    let gateway_events = settled(
-        watcher(scoped::<Gateway>(&client, ns), watch)
-            .default_backoff()
-            .reflect(writer),
-        gateways.clone(),
-        // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
-        Deletions::Drop,
-    );
+    // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
+    let (gateways, gateway_events) = cached(scoped::<Gateway>(&client, ns), watch, Deletions::Drop);
     let controller = Controller::for_stream(gateway_events, gateways.clone())
         .with_config(controller::Config::default().concurrency(config.concurrency));
     let stores = Stores {
@@ -381,6 +363,34 @@ pub async fn run(
         .await;
 }
 
+/// A watch of `api` filling a new cache: the cache, and the objects the watch touched, each
+/// once the cache shows it (see [`settled`]).
+fn cached<K>(
+    api: Api<K>,
+    watch: watcher::Config,
+    deletions: Deletions,
+) -> (
+    Store<K>,
+    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store::<K>();
+    let events = settled(
+        watcher(api, watch).default_backoff().reflect(writer),
+        store.clone(),
+        deletions,
+    );
+    (store, events)
+}
+
 /// Whether [`settled`] passes deleted objects on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Deletions {
@@ -421,8 +431,13 @@ where
                 Deletions::Drop => Vec::new(),
             },
             Ok(watcher::Event::Init) => {
-                // The reflector has not touched the cache yet: it still shows the old list.
-                listing = Some((store.state(), Vec::new()));
+                // The reflector has not touched the cache yet: it still shows the old list,
+                // whose objects the new one lacks are deletions (when they are passed on).
+                let before = match deletions {
+                    Deletions::Pass => store.state(),
+                    Deletions::Drop => Vec::new(),
+                };
+                listing = Some((before, Vec::new()));
                 Vec::new()
             }
             Ok(watcher::Event::InitApply(object)) => match &mut listing {
@@ -437,7 +452,7 @@ where
                     let kept: std::collections::HashSet<_> = listed.iter().map(key).collect();
                     let gone = before
                         .into_iter()
-                        .filter(|o| deletions == Deletions::Pass && !kept.contains(&key(o)))
+                        .filter(|o| !kept.contains(&key(o)))
                         .map(|o| o.as_ref().clone());
                     let kind = std::any::type_name::<K>().rsplit("::").next();
                     debug!(kind, listed = listed.len(), "watch listed");

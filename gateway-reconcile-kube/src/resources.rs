@@ -325,14 +325,19 @@ impl Resource for GatewayClass {
     }
 }
 
+/// The object's JSON.
+fn json_of(object: &str, value: &impl Serialize) -> Result<serde_json::Value, InputError> {
+    serde_json::to_value(value).map_err(|e| InputError::Malformed {
+        object: object.to_owned(),
+        why: e.to_string(),
+    })
+}
+
 /// The object's Kubernetes JSON, `apiVersion` and `kind` included.
 fn with_type<K: Resource<DynamicType = ()> + Serialize>(
     object: &K,
 ) -> Result<serde_json::Value, InputError> {
-    let mut json = serde_json::to_value(object).map_err(|e| InputError::Malformed {
-        object: K::kind(&()).into_owned(),
-        why: e.to_string(),
-    })?;
+    let mut json = json_of(&K::kind(&()), object)?;
     if let serde_json::Value::Object(fields) = &mut json {
         fields.insert("apiVersion".into(), K::api_version(&()).into_owned().into());
         fields.insert("kind".into(), K::kind(&()).into_owned().into());
@@ -340,12 +345,23 @@ fn with_type<K: Resource<DynamicType = ()> + Serialize>(
     Ok(json)
 }
 
+/// An object's JSON read as the core's wire type `T`.
+fn read_as<T: serde::de::DeserializeOwned>(
+    object: &str,
+    json: serde_json::Value,
+) -> Result<T, InputError> {
+    serde_json::from_value(json).map_err(|e| InputError::Malformed {
+        object: object.to_owned(),
+        why: e.to_string(),
+    })
+}
+
 impl TryFrom<&Gateway> for wire::Gateway {
     type Error = InputError;
 
     /// Every condition time is kept as written: the core reads it (SPEC section 6).
     fn try_from(value: &Gateway) -> Result<Self, Self::Error> {
-        via_json("Gateway", &with_type(value)?)
+        read_as("Gateway", with_type(value)?)
     }
 }
 
@@ -353,21 +369,16 @@ impl TryFrom<&GatewayClass> for wire::GatewayClass {
     type Error = InputError;
 
     fn try_from(value: &GatewayClass) -> Result<Self, Self::Error> {
-        via_json("GatewayClass", &with_type(value)?)
+        read_as("GatewayClass", with_type(value)?)
     }
 }
 
-/// `value` through its Kubernetes JSON as the core's wire type `T`.
+/// `value` through its JSON as the core's wire type `T`.
 fn via_json<T: serde::de::DeserializeOwned>(
     object: &str,
     value: &impl Serialize,
 ) -> Result<T, InputError> {
-    serde_json::to_value(value)
-        .and_then(serde_json::from_value)
-        .map_err(|e| InputError::Malformed {
-            object: object.to_owned(),
-            why: e.to_string(),
-        })
+    read_as(object, json_of(object, value)?)
 }
 
 impl TryFrom<&GatewayConfiguration> for wire::GatewayConfiguration {

@@ -668,10 +668,9 @@ fn webhook(story: &Story, name: &str, url: &str, failure_policy: &str) -> Value 
 
 /// Waits until admission gives a dry-run update of the story's LB Deployment (a label;
 /// admission runs on dry runs, nothing is stored) the answer `expected` looks for: how a
-/// story sees a webhook or policy it just created
-/// take effect (not at once, and later on a loaded machine), instead of sleeping. The probe
-/// client has the controller's short retry budget: the admin's default one would retry a
-/// 503 for minutes.
+/// story sees a webhook or policy it just created take effect (not at once, and later on a
+/// loaded machine), instead of sleeping. The probe client has the controller's short retry
+/// budget: the admin's default one would retry a 503 for minutes.
 async fn until_dry_run_update(
     story: &Story,
     what: &str,

@@ -22,8 +22,8 @@ use serde_json::Value;
 
 /// How long one scenario file may take on the real server before it is reported as failed
 /// (with the step it was in) and the run goes on with the next file. A file takes a few
-/// seconds (each `failWrites` waits about a second for admission to start and to stop
-/// applying); 60 s leaves room for a loaded machine and still ends a stuck run.
+/// seconds (each `failWrites` waits for admission to start and to stop applying); 60 s
+/// leaves room for a loaded machine and still ends a stuck run.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(60);
 /// [`SCENARIO_TIMEOUT`], or `REPLAY_SCENARIO_TIMEOUT` seconds when set (to see the bound
 /// act: a few seconds make the files with `failWrites` run out of time).
@@ -233,8 +233,8 @@ fn exact_messages(scenario: &Scenario) -> Vec<(u32, String)> {
 const KNOWN_DIFFERENCES: &[&str] = &[];
 
 /// A backend that keeps, for whoever watches the run, the step its current operation
-/// belongs to: the runner calls the backend once per step (a reconcile also reads the
-/// Deployment, a patch step once per object), in the order of the steps.
+/// belongs to: the runner calls the backend once per step (a patch step once per object;
+/// reads, which a reconcile step may add, are not counted), in the order of the steps.
 struct Tracked<B> {
     inner: B,
     /// Each step's verb and how many backend operations it makes (0 for `advance`).
@@ -246,19 +246,22 @@ struct Tracked<B> {
     history: Vec<usize>,
 }
 
+/// How many tracked backend operations a step makes: none for `advance`, one per object
+/// for `patch`, one otherwise.
+fn operations(verb: &Verb) -> usize {
+    match verb {
+        Verb::Advance(_) => 0,
+        Verb::Patch(patches) => patches.len(),
+        _ => 1,
+    }
+}
+
 impl<B> Tracked<B> {
     fn new(inner: B, scenario: &Scenario, progress: Arc<Mutex<String>>) -> Self {
         let steps = scenario
             .steps
             .iter()
-            .map(|step| {
-                let calls = match &step.verb {
-                    Verb::Advance(_) => 0,
-                    Verb::Patch(patches) => patches.len(),
-                    _ => 1,
-                };
-                (step.verb.name(), calls)
-            })
+            .map(|step| (step.verb.name(), operations(&step.verb)))
             .collect();
         Tracked {
             inner,
@@ -365,14 +368,7 @@ fn each_operation_is_attributed_to_its_step() {
             .steps
             .iter()
             .enumerate()
-            .flat_map(|(i, step)| {
-                let calls = match &step.verb {
-                    Verb::Advance(_) => 0,
-                    Verb::Patch(patches) => patches.len(),
-                    _ => 1,
-                };
-                std::iter::repeat_n(i + 1, calls)
-            })
+            .flat_map(|(i, step)| std::iter::repeat_n(i + 1, operations(&step.verb)))
             .collect();
         let progress = Arc::new(Mutex::new(String::new()));
         let mut cluster = Cluster::default();

@@ -799,8 +799,8 @@ impl Real {
     }
 
     /// Waits until the scenario's admission denies (`true`) or passes (`false`) the
-    /// controller's Deployment writes: a policy or webhook configuration takes about a
-    /// second to start or stop applying.
+    /// controller's Deployment writes: a policy or webhook configuration starts and stops
+    /// applying some time after it is created or deleted.
     async fn await_admission(&self, denying: bool) -> Step<()> {
         let what = if denying {
             "start denying"
@@ -822,8 +822,8 @@ impl Real {
 
     /// Skips the scenario when an exact condition message expected after the current
     /// `failWrites` step holds the failure's text and the real server's message for it
-    /// (`real`) differs: that expectation could not match. `messageContains` expectations are not concerned (the failure's text is a
-    /// part of the real message).
+    /// (`real`) differs: that expectation could not match. `messageContains` expectations
+    /// are not concerned (the failure's text is a part of the real message).
     fn check_text(&self, outcome: &WriteOutcome, real: &str) -> Step<()> {
         let text = outcome.message();
         if text.is_empty() || real == text {
@@ -878,11 +878,7 @@ impl Real {
             "spec": { "policyName": name, "validationActions": ["Deny"],
                 "matchResources": { "namespaceSelector": selector } } });
         for object in [policy, binding] {
-            let kind = str_at(&object, "/kind").unwrap_or_default().to_owned();
-            Api::<DynamicObject>::all_with(self.admin.clone(), &admission_ar(&kind))
-                .create(&PostParams::default(), &dynamic(object)?)
-                .await
-                .or_else(|e| failed(format!("{kind}: {}", api_text(&e))))?;
+            self.create_admission(object).await?;
         }
         let admission = Admission::Policy(name);
         self.await_admission(true).await?;
@@ -907,16 +903,20 @@ impl Real {
                 "clientConfig": { "url": served.url, "caBundle": ca_bundle },
                 "rules": rules, "matchConditions": only_controller, "namespaceSelector": selector }] });
         self.webhook = Some(served);
-        Api::<DynamicObject>::all_with(
-            self.admin.clone(),
-            &admission_ar("ValidatingWebhookConfiguration"),
-        )
-        .create(&PostParams::default(), &dynamic(hook)?)
-        .await
-        .or_else(|e| failed(format!("webhook: {}", api_text(&e))))?;
+        self.create_admission(hook).await?;
         let admission = Admission::Webhook(name);
         self.await_admission(true).await?;
         Ok(admission)
+    }
+
+    /// Creates one admission object (cluster-scoped) as the admin.
+    async fn create_admission(&self, object: Value) -> Step<()> {
+        let kind = str_at(&object, "/kind").unwrap_or_default().to_owned();
+        Api::<DynamicObject>::all_with(self.admin.clone(), &admission_ar(&kind))
+            .create(&PostParams::default(), &dynamic(object)?)
+            .await
+            .map(drop)
+            .or_else(|e| failed(format!("{kind}: {}", api_text(&e))))
     }
 
     /// What the admission objects match: the controller's creates and updates of
