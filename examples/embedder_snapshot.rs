@@ -66,8 +66,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (write, settlement) =
         match gateway_reconcile::plan(cluster.settings(), snapshot, cluster.now())? {
             Plan::Write(pending) => {
-                let write = pending.write().clone();
-                (Some(write), pending.settle(WriteOutcome::Applied))
+                let (write, awaiting) = pending.into_write();
+                (Some(write), awaiting.settle(WriteOutcome::Applied))
             }
             Plan::Settled(settlement) => (None, settlement),
         };

@@ -183,7 +183,8 @@ pub mod wire;
 pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};
 pub use reconcile::{
-    DeploymentWrite, PendingWrite, Plan, Requeue, Settlement, StatusPatch, WriteKind, plan,
+    AwaitingOutcome, DeploymentWrite, PendingWrite, Plan, Requeue, Settlement, StatusPatch,
+    WriteKind, plan,
 };
 pub use settings::{Label, Settings, format_duration, parse_duration};
 pub use snapshot::Snapshot;

@@ -253,16 +253,17 @@ fn plan(args: &[String]) -> Result<(), String> {
         .with_routes(&routes);
     let plan = gateway_reconcile::plan(&settings, snapshot, now).map_err(|e| e.to_string())?;
     let action = plan.write_kind().as_str();
-    let desired = plan.write().map(|w| w.desired().clone());
-    let drift = plan.write().map(|w| w.drift().to_vec()).unwrap_or_default();
-    let assumed = desired.is_some() && outcome.is_none();
-    let (used, settlement) = match plan {
+    let assumed = plan.write().is_some() && outcome.is_none();
+    let (write, used, settlement) = match plan {
         Plan::Write(pending) => {
+            let (write, awaiting) = pending.into_write();
             let used = outcome.unwrap_or(WriteOutcome::Applied);
-            (Some(used.clone()), pending.settle(used))
+            (Some(write), Some(used.clone()), awaiting.settle(used))
         }
-        Plan::Settled(settlement) => (None, settlement),
+        Plan::Settled(settlement) => (None, None, settlement),
     };
+    let desired = write.as_ref().map(|w| w.desired());
+    let drift = write.as_ref().map(|w| w.drift()).unwrap_or_default();
     let requeue = match settlement.requeue {
         Requeue::AwaitChange => "none".to_owned(),
         Requeue::Immediately => "immediately".to_owned(),

@@ -70,7 +70,7 @@ fn a_settlement_renders_with_its_action_and_drift() {
     let Plan::Write(pending) = plan(cluster.settings(), snapshot, cluster.now()).unwrap() else {
         panic!("a drifted Deployment is written");
     };
-    let write = pending.write().clone();
-    let settlement = pending.settle(strategies::failure(0));
+    let (write, awaiting) = pending.into_write();
+    let settlement = awaiting.settle(strategies::failure(0));
     insta::assert_snapshot!(render::settlement(Some(&write), &settlement));
 }

@@ -113,14 +113,31 @@ proptest! {
             ..Settings::default()
         };
 
-        let snapshot = Snapshot::new(&w.gateway, &w.template)
-            .with_gateway_class(w.class.as_ref())
-            .with_configuration(w.configuration.as_ref())
-            .with_deployment(w.deployment.as_ref());
-        let p = plan(&w.settings, snapshot, now).expect("valid settings plan");
+        let planned = || {
+            let snapshot = Snapshot::new(&w.gateway, &w.template)
+                .with_gateway_class(w.class.as_ref())
+                .with_configuration(w.configuration.as_ref())
+                .with_deployment(w.deployment.as_ref());
+            plan(&w.settings, snapshot, now).expect("valid settings plan")
+        };
         // `None`: only a plan with nothing to write is settled.
-        let settlement = match (p, outcome) {
-            (Plan::Write(pending), Some(outcome)) => pending.settle(outcome),
+        let settlement = match (planned(), outcome) {
+            (Plan::Write(pending), Some(outcome)) => {
+                // Taking the write out and settling what awaits its outcome is the same
+                // settlement as settling the pending write.
+                let Plan::Write(again) = planned() else {
+                    return Err(TestCaseError::fail("a second plan of one snapshot differs"));
+                };
+                let kind = pending.write().kind();
+                let expected = pending.write().clone();
+                let (write, awaiting) = again.into_write();
+                prop_assert_eq!(&write, &expected);
+                prop_assert_eq!(awaiting.kind(), kind);
+                let taken = awaiting.settle(outcome.clone());
+                let settlement = pending.settle(outcome);
+                prop_assert_eq!(&taken, &settlement);
+                settlement
+            }
             (Plan::Settled(settlement), _) => settlement,
             _ => return Ok(()),
         };

@@ -556,8 +556,10 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
     );
     let (settled, action): (decide::Settled, &str) = match plan {
         Plan::Write(pending) => {
-            let write = pending.write();
-            let verb = decide::verb(write);
+            // The write is taken out by value: the desired Deployment becomes the request
+            // body without a copy.
+            let (write, awaiting) = pending.into_write();
+            let verb = decide::verb(&write);
             let written = match write {
                 DeploymentWrite::Create(desired) => {
                     let written = write::create(&api, desired).await;
@@ -578,7 +580,7 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
                     &written.resource_version,
                 );
             }
-            (pending.settle(written.outcome).into(), verb)
+            (awaiting.settle(written.outcome).into(), verb)
         }
         Plan::Settled(settlement) => (settlement.into(), "Reconcile"),
     };

@@ -66,19 +66,21 @@ impl Written {
     }
 }
 
-/// POSTs `desired`; fails with `AlreadyExists` on any Deployment of that name.
-pub async fn create(api: &Api<DynamicObject>, desired: &wire::Deployment) -> Written {
+/// POSTs `desired`; fails with `AlreadyExists` on any Deployment of that name. Takes it by
+/// value: it becomes the request body without a copy.
+pub async fn create(api: &Api<DynamicObject>, desired: wire::Deployment) -> Written {
     match body(desired, false) {
         Ok(body) => Written::from(api.create(&params(), &body).await),
         Err(outcome) => Written::refused(outcome),
     }
 }
 
-/// PUTs `desired`, with the observed `resourceVersion` as precondition.
-pub async fn replace(api: &Api<DynamicObject>, desired: &wire::Deployment) -> Written {
-    let name = desired.name().unwrap_or_default();
+/// PUTs `desired`, with the observed `resourceVersion` as precondition. Takes it by value,
+/// as [`create`] does.
+pub async fn replace(api: &Api<DynamicObject>, desired: wire::Deployment) -> Written {
+    let name = desired.name().unwrap_or_default().to_owned();
     match body(desired, true) {
-        Ok(body) => Written::from(api.replace(name, &params(), &body).await),
+        Ok(body) => Written::from(api.replace(&name, &params(), &body).await),
         Err(outcome) => Written::refused(outcome),
     }
 }
@@ -92,8 +94,8 @@ fn params() -> PostParams {
 
 /// The request body: the desired object without status and managedFields; on create also
 /// without the server-set metadata a template could carry.
-fn body(desired: &wire::Deployment, update: bool) -> Result<DynamicObject, WriteOutcome> {
-    let mut object = desired.object.clone();
+fn body(desired: wire::Deployment, update: bool) -> Result<DynamicObject, WriteOutcome> {
+    let mut object = desired.object;
     object.remove("status");
     if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
         metadata.remove("managedFields");
@@ -190,12 +192,13 @@ mod tests {
             .cloned()
             .unwrap_or_default(),
         );
-        let update = serde_json::to_value(body(&desired, true).expect("body")).expect("json");
+        let update =
+            serde_json::to_value(body(desired.clone(), true).expect("body")).expect("json");
         assert_eq!(update["metadata"]["resourceVersion"], "5");
         assert_eq!(update["metadata"]["uid"], "u");
         assert!(update.get("status").is_none());
         assert!(update["metadata"].get("managedFields").is_none());
-        let create = serde_json::to_value(body(&desired, false).expect("body")).expect("json");
+        let create = serde_json::to_value(body(desired, false).expect("body")).expect("json");
         assert!(create["metadata"].get("resourceVersion").is_none());
         assert!(create["metadata"].get("uid").is_none());
         assert_eq!(create["spec"]["replicas"], 1);

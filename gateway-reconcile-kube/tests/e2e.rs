@@ -1236,7 +1236,7 @@ async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_neve
             json!({ "metadata": { "annotations": { "example.com/meanwhile": "yes" } } }),
         )
         .await;
-    let written = write::replace(&story.api("Deployment"), desired).await;
+    let written = write::replace(&story.api("Deployment"), desired.clone()).await;
     assert_eq!(
         written.outcome.class(),
         Some(FailureClass::Conflict),
@@ -1277,7 +1277,7 @@ async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_neve
                     "spec": { "containers": [{ "name": "web", "image": "registry.example/web:1" }] } } } }),
     )
     .await;
-    let written = write::create(&story.api("Deployment"), desired).await;
+    let written = write::create(&story.api("Deployment"), desired.clone()).await;
     assert_eq!(
         written.outcome.class(),
         Some(FailureClass::AlreadyExists),

@@ -5,7 +5,9 @@
 //! clock: the caller passes the objects it saw and the time, performs the one write the plan
 //! asks for, and hands back what happened. The types carry the protocol: a [`Plan`] either
 //! needs a write ([`Plan::Write`], settled by value with that write's outcome, exactly once)
-//! or is settled already ([`Plan::Settled`]).
+//! or is settled already ([`Plan::Settled`]). A caller that sends the desired Deployment by
+//! value takes the write out with [`PendingWrite::into_write`] and settles the
+//! [`AwaitingOutcome`] it returns instead: a Deployment can be large, and it is not copied.
 //!
 //! ```
 //! use gateway_reconcile::{
@@ -76,6 +78,6 @@ mod situation;
 mod table;
 mod write;
 
-pub use plan::{PendingWrite, Plan, plan};
+pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};
 pub use settlement::{Requeue, Settlement, StatusPatch};
 pub use write::{DeploymentWrite, WriteKind};

@@ -71,7 +71,56 @@ impl<'a> PendingWrite<'a> {
     /// Settles the write with what happened to it (SPEC §6). Takes the plan by value: a
     /// write is settled exactly once.
     pub fn settle(self, outcome: WriteOutcome) -> Settlement {
-        self.planned.settle(Some((&self.write, &outcome)))
+        self.planned.settle(Some((self.write.kind(), &outcome)))
+    }
+
+    /// Takes the write out, to perform it by value, and what settles it.
+    ///
+    /// A caller that turns the desired Deployment into its request body (or stores it)
+    /// takes it here rather than copy it from [`PendingWrite::write`]: a Deployment can be
+    /// large, and the copy would double what the reconcile holds.
+    ///
+    /// ```
+    /// # use gateway_reconcile::{DeploymentWrite, PendingWrite, Settlement, WriteOutcome};
+    /// fn perform(pending: PendingWrite<'_>) -> Settlement {
+    ///     let (write, awaiting) = pending.into_write();
+    ///     let outcome = match write {
+    ///         // client.create(desired.object), client.replace(desired.object)
+    ///         DeploymentWrite::Create(_desired) => WriteOutcome::Applied,
+    ///         DeploymentWrite::Update { desired: _, drift: _ } => WriteOutcome::Applied,
+    ///     };
+    ///     awaiting.settle(outcome)
+    /// }
+    /// ```
+    pub fn into_write(self) -> (DeploymentWrite, AwaitingOutcome<'a>) {
+        let kind = self.write.kind();
+        (
+            self.write,
+            AwaitingOutcome {
+                planned: self.planned,
+                kind,
+            },
+        )
+    }
+}
+
+/// A write taken out of its plan ([`PendingWrite::into_write`]), waiting for its outcome.
+#[must_use = "settle it with the outcome of the write"]
+#[derive(Debug)]
+pub struct AwaitingOutcome<'a> {
+    planned: Planned<'a>,
+    kind: WriteKind,
+}
+
+impl AwaitingOutcome<'_> {
+    /// What the write was: [`WriteKind::Create`] or [`WriteKind::Update`].
+    pub fn kind(&self) -> WriteKind {
+        self.kind
+    }
+
+    /// Settles the write with what happened to it, as [`PendingWrite::settle`] does.
+    pub fn settle(self, outcome: WriteOutcome) -> Settlement {
+        self.planned.settle(Some((self.kind, &outcome)))
     }
 }
 

@@ -9,7 +9,7 @@ use super::plan::Planned;
 use super::settlement::{Requeue, Settlement};
 use super::situation::Situation;
 use super::table::{Row, Verdict};
-use super::write::DeploymentWrite;
+use super::write::WriteKind;
 use crate::conditions::{self, ACCEPTED, PROGRAMMED, TransitionTime, status};
 use crate::events;
 use crate::outcome::WriteOutcome;
@@ -22,7 +22,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5 * 60);
 impl Planned<'_> {
     /// The settlement: the write and its outcome, when one was planned, classified into a
     /// situation whose row the table gives, merged into the observed status.
-    pub(super) fn settle(&self, written: Option<(&DeploymentWrite, &WriteOutcome)>) -> Settlement {
+    pub(super) fn settle(&self, written: Option<(WriteKind, &WriteOutcome)>) -> Settlement {
         let situation = Situation::classify(&self.decision, written);
         let msg = written.map_or("", |(_, outcome)| outcome.message());
         match self.verdict(situation, msg) {

@@ -2,7 +2,7 @@
 //! the class of its outcome. The table maps each situation to its SPEC §6 row.
 
 use super::plan::{Accepted, Decision};
-use super::write::{DeploymentWrite, WriteKind};
+use super::write::WriteKind;
 use crate::outcome::{FailureClass, WriteOutcome};
 use crate::validate::Invalid;
 
@@ -42,7 +42,7 @@ impl<'p, 'a> Situation<'p, 'a> {
     /// Classifies a decision and, when a write was planned, the write and its outcome.
     pub(super) fn classify(
         decision: &'p Decision<'a>,
-        written: Option<(&DeploymentWrite, &WriteOutcome)>,
+        written: Option<(WriteKind, &WriteOutcome)>,
     ) -> Situation<'p, 'a> {
         match decision {
             Decision::Deleted => Situation::Deleted,
@@ -55,19 +55,12 @@ impl<'p, 'a> Situation<'p, 'a> {
                     // A collision plans no write.
                     (Some(owner), _) => LbDeployment::NameCollision(owner),
                     (None, None) => LbDeployment::AsDesired(WriteKind::None),
-                    (None, Some((write, outcome))) => match (write, outcome.class()) {
-                        (DeploymentWrite::Create(_), None) => {
-                            LbDeployment::AsDesired(WriteKind::Create)
-                        }
-                        (DeploymentWrite::Update { .. }, None) => {
-                            LbDeployment::AsDesired(WriteKind::Update)
-                        }
-                        (DeploymentWrite::Create(_), Some(class)) => {
-                            LbDeployment::CreateFailed(class)
-                        }
-                        (DeploymentWrite::Update { .. }, Some(class)) => {
-                            LbDeployment::UpdateFailed(class)
-                        }
+                    (None, Some((kind, outcome))) => match (kind, outcome.class()) {
+                        // No write was made: nothing failed.
+                        (WriteKind::None, _) => LbDeployment::AsDesired(WriteKind::None),
+                        (kind, None) => LbDeployment::AsDesired(kind),
+                        (WriteKind::Create, Some(class)) => LbDeployment::CreateFailed(class),
+                        (WriteKind::Update, Some(class)) => LbDeployment::UpdateFailed(class),
                     },
                 };
                 Situation::Accepted(a, lb)

@@ -44,7 +44,10 @@ fn condition(out: &mut String, c: &Condition) {
 /// let settings = Settings::default();
 /// let planned = plan(&settings, Snapshot::new(&gateway, &template), now).unwrap();
 /// let (write, settlement) = match planned {
-///     Plan::Write(pending) => { let w = pending.write().clone(); (Some(w), pending.settle(WriteOutcome::Applied)) }
+///     Plan::Write(pending) => {
+///         let (write, awaiting) = pending.into_write();
+///         (Some(write), awaiting.settle(WriteOutcome::Applied))
+///     }
 ///     Plan::Settled(settlement) => (None, settlement),
 /// };
 /// let text = render::settlement(write.as_ref(), &settlement);

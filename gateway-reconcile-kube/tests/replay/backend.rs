@@ -624,7 +624,7 @@ impl Real {
                 }
                 (
                     Vec::new(),
-                    Some(write::create(&api, &on_server(desired)).await.outcome),
+                    Some(write::create(&api, on_server(desired)).await.outcome),
                 )
             }
             Ok(DeploymentWrite::Update { desired, drift }) => {
@@ -642,7 +642,7 @@ impl Real {
                 }
                 (
                     drift.clone(),
-                    Some(write::replace(&api, &on_server(desired)).await.outcome),
+                    Some(write::replace(&api, on_server(desired)).await.outcome),
                 )
             }
             Err(_) => (Vec::new(), None),

@@ -104,16 +104,18 @@ impl Cluster {
         let action = plan.write_kind();
         let (drift, outcome, settlement) = match plan {
             Plan::Write(pending) => {
-                let (drift, outcome) = match pending.write() {
+                // The desired Deployment goes to the server by value, as a request body
+                // would: the server stores it rather than a copy.
+                let (write, awaiting) = pending.into_write();
+                let (drift, outcome) = match write {
                     DeploymentWrite::Create(desired) => {
                         (Vec::new(), self.create_deployment_over(desired, deployment))
                     }
-                    DeploymentWrite::Update { desired, drift } => (
-                        drift.clone(),
-                        self.update_deployment_over(desired, deployment),
-                    ),
+                    DeploymentWrite::Update { desired, drift } => {
+                        (drift, self.update_deployment_over(desired, deployment))
+                    }
                 };
-                let settlement = pending.settle(outcome.clone());
+                let settlement = awaiting.settle(outcome.clone());
                 (drift, Some(outcome), settlement)
             }
             Plan::Settled(settlement) => (Vec::new(), None, settlement),

@@ -125,13 +125,13 @@ impl Cluster {
 
     /// A create, with the stored Deployment lent out (see [`Cluster::lending_deployment`]).
     #[cfg(test)]
-    pub(super) fn create_deployment(&mut self, desired: &Deployment) -> WriteOutcome {
+    pub(super) fn create_deployment(&mut self, desired: Deployment) -> WriteOutcome {
         self.lending_deployment(|c, stored| c.create_deployment_over(desired, stored))
     }
 
     /// An update, with the stored Deployment lent out.
     #[cfg(test)]
-    pub(super) fn update_deployment(&mut self, desired: &Deployment) -> WriteOutcome {
+    pub(super) fn update_deployment(&mut self, desired: Deployment) -> WriteOutcome {
         self.lending_deployment(|c, stored| c.update_deployment_over(desired, stored))
     }
 
@@ -157,14 +157,14 @@ impl Cluster {
     /// by the caller (the slot is empty: a create that goes through fills it).
     pub(super) fn create_deployment_over(
         &mut self,
-        desired: &Deployment,
+        desired: Deployment,
         stored: Option<&Deployment>,
     ) -> WriteOutcome {
         self.deployment_writes += 1;
         if let Some(failure) = self.take_failure() {
             return failure;
         }
-        if let Some(refused) = api_validation::refusal(desired) {
+        if let Some(refused) = api_validation::refusal(&desired) {
             return refused;
         }
         if stored.is_some() {
@@ -177,7 +177,7 @@ impl Cluster {
                 ),
             );
         }
-        let mut object = Value::Object(desired.object.clone());
+        let mut object = Value::Object(desired.object);
         if let Some(map) = object.as_object_mut() {
             // The server ignores a status sent with a create.
             map.remove("status");
@@ -198,7 +198,7 @@ impl Cluster {
     /// place, not copied: it can be large).
     pub(super) fn update_deployment_over(
         &mut self,
-        desired: &Deployment,
+        desired: Deployment,
         stored: Option<&Deployment>,
     ) -> WriteOutcome {
         self.deployment_writes += 1;
@@ -217,7 +217,7 @@ impl Cluster {
             d.get(&["metadata", "resourceVersion"])
                 .and_then(Value::as_str)
         }
-        if rv(desired) != rv(stored) {
+        if rv(&desired) != rv(stored) {
             return WriteOutcome::from_parts(
                 Some(409),
                 "Conflict",
@@ -228,10 +228,10 @@ impl Cluster {
             );
         }
         // Validation comes after the resourceVersion precondition, as in the real server.
-        if let Some(refused) = api_validation::refusal(desired) {
+        if let Some(refused) = api_validation::refusal(&desired) {
             return refused;
         }
-        let mut object = Value::Object(desired.object.clone());
+        let mut object = Value::Object(desired.object);
         if let Some(map) = object.as_object_mut() {
             // An update of the main resource never changes status.
             match stored.get(&["status"]) {

@@ -164,12 +164,12 @@ fn create_sets_server_fields_and_failures_come_first() {
     let mut c = cluster(None);
     let e503 = WriteOutcome::from_parts(Some(503), "ServiceUnavailable", "etcd");
     c.fail_writes(2, e503.clone());
-    assert_eq!(c.create_deployment(&desired("sllbr-gw")), e503);
-    assert_eq!(c.create_deployment(&desired("sllbr-gw")), e503);
+    assert_eq!(c.create_deployment(desired("sllbr-gw")), e503);
+    assert_eq!(c.create_deployment(desired("sllbr-gw")), e503);
     assert!(c.deployment().is_none());
     assert_eq!(c.pending_failures(), 0);
     assert_eq!(
-        c.create_deployment(&desired("sllbr-gw")),
+        c.create_deployment(desired("sllbr-gw")),
         WriteOutcome::Applied
     );
     let d = c.deployment().unwrap().clone();
@@ -179,7 +179,7 @@ fn create_sets_server_fields_and_failures_come_first() {
     assert_eq!(d["metadata"]["creationTimestamp"], "2026-01-01T00:00:00Z");
     assert!(d.get("status").is_none(), "status of a create is ignored");
     assert_eq!(d["spec"]["revisionHistoryLimit"], 10);
-    let again = c.create_deployment(&desired("sllbr-gw"));
+    let again = c.create_deployment(desired("sllbr-gw"));
     assert_eq!(again.class(), Some(crate::FailureClass::AlreadyExists));
     assert_eq!(c.deployment_writes(), 4);
     assert_eq!(c.applied_deployment_writes(), 1);
@@ -189,7 +189,7 @@ fn create_sets_server_fields_and_failures_come_first() {
 fn update_honours_resource_version_and_keeps_status() {
     let mut c = cluster(Some(lb("77")));
     let stale = desired("sllbr-gw");
-    let conflict = c.update_deployment(&stale);
+    let conflict = c.update_deployment(stale);
     assert_eq!(conflict.class(), Some(crate::FailureClass::Conflict));
     assert!(conflict.message().contains("the object has been modified"));
     assert_eq!(c.deployment(), Some(&lb("77")));
@@ -197,7 +197,7 @@ fn update_honours_resource_version_and_keeps_status() {
     let mut same_spec = Deployment::from_object(lb("77").as_object().unwrap().clone());
     same_spec.object.remove("status");
     // Defaulting adds revisionHistoryLimit: spec differs from the undefaulted original.
-    assert_eq!(c.update_deployment(&same_spec), WriteOutcome::Applied);
+    assert_eq!(c.update_deployment(same_spec), WriteOutcome::Applied);
     let d = c.deployment().unwrap().clone();
     assert_eq!(generation(&d), 5);
     assert_eq!(d["status"], json!({"observedGeneration": 4}));
@@ -208,7 +208,7 @@ fn update_honours_resource_version_and_keeps_status() {
     again
         .object
         .insert("status".into(), json!({"observedGeneration": 99}));
-    assert_eq!(c.update_deployment(&again), WriteOutcome::Applied);
+    assert_eq!(c.update_deployment(again.clone()), WriteOutcome::Applied);
     let d2 = c.deployment().unwrap();
     assert_eq!(generation(d2), 5, "same spec: no generation bump");
     assert_ne!(rv(d2), rv(&d));
@@ -218,7 +218,7 @@ fn update_honours_resource_version_and_keeps_status() {
     );
 
     c.delete(Kind::Deployment).unwrap();
-    let gone = c.update_deployment(&again);
+    let gone = c.update_deployment(again);
     assert_eq!(gone.class(), Some(crate::FailureClass::NotFound));
 }
 
@@ -227,8 +227,8 @@ fn clearing_failures_and_applied_outcomes_let_writes_through() {
     let mut c = cluster(None);
     c.fail_writes(3, WriteOutcome::from_parts(None, "", "connection refused"));
     c.fail_writes(0, WriteOutcome::Applied);
-    assert_eq!(c.create_deployment(&desired("d")), WriteOutcome::Applied);
+    assert_eq!(c.create_deployment(desired("d")), WriteOutcome::Applied);
     let mut c = cluster(None);
     c.fail_writes(1, WriteOutcome::Applied);
-    assert_eq!(c.create_deployment(&desired("d")), WriteOutcome::Applied);
+    assert_eq!(c.create_deployment(desired("d")), WriteOutcome::Applied);
 }
