@@ -19,7 +19,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
 use gateway_reconcile::sim::scenario::Scenario;
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use gateway_reconcile::wire::tree;
 
 /// Counts the bytes live, and the most live since the last [`Counting::reset`].
 struct Counting;
@@ -67,64 +67,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// A JSON tree without spare capacity: what a compact Deployment could cost.
-#[allow(dead_code)] // Built to be counted, never read.
-enum Compact {
-    Null,
-    Bool(bool),
-    Number(serde_json::Number),
-    String(Box<str>),
-    Array(Box<[Compact]>),
-    Object(Box<[(Box<str>, Compact)]>),
-}
-
-impl<'de> Deserialize<'de> for Compact {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Compact;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("JSON")
-            }
-            fn visit_unit<E>(self) -> Result<Compact, E> {
-                Ok(Compact::Null)
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Compact, E> {
-                Ok(Compact::Bool(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Compact, E> {
-                Ok(Compact::Number(v.into()))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Compact, E> {
-                Ok(Compact::Number(v.into()))
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Compact, E> {
-                serde_json::Number::from_f64(v)
-                    .map(Compact::Number)
-                    .ok_or_else(|| E::custom("not a JSON number"))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Compact, E> {
-                Ok(Compact::String(v.into()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Compact, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Compact::Array(items.into_boxed_slice()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Compact, A::Error> {
-                let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, Compact>()? {
-                    entries.push((key.into_boxed_str(), value));
-                }
-                Ok(Compact::Object(entries.into_boxed_slice()))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 /// The objects every input shares (class, Gateway, GatewayConfiguration), then `extra`.
 /// Written as text: building a `Value` first would be the peak being measured.
 fn scenario(extra: &str) -> String {
@@ -159,10 +101,26 @@ fn with_containers(n: usize) -> String {
     let containers: Vec<String> = (0..n)
         .map(|i| format!(r#"{{"name": "c{i}", "image": "registry.example/lb:1.0"}}"#))
         .collect();
+    template_of(&containers.join(",\n"))
+}
+
+/// The same containers as a person or a formatter writes them, one key per line, indented
+/// (about the 77 bytes per container of the hostile-input report's 7.7 MB file).
+fn with_indented_containers(n: usize) -> String {
+    let containers: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                "            {{\n              \"name\": \"c{i}\",\n              \"image\": \"registry.example/lb:1.0\"\n            }}"
+            )
+        })
+        .collect();
+    template_of(&containers.join(",\n"))
+}
+
+fn template_of(containers: &str) -> String {
     scenario(&format!(
         r#""template": {{"apiVersion": "apps/v1", "kind": "Deployment", "spec": {{"template": {{"spec": {{"containers": [
-{}]}}}}}}}}"#,
-        containers.join(",\n")
+{containers}]}}}}}}}}"#
     ))
 }
 
@@ -174,44 +132,43 @@ fn peak() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// The environment variable that makes this binary run one case and print its peak.
+/// The environment variables that make this binary run one case and print its peak: the
+/// case, and the file that holds its input.
 const CASE: &str = "GATEWAY_RECONCILE_MEMORY_CASE";
+const INPUT: &str = "GATEWAY_RECONCILE_MEMORY_INPUT";
 
-/// One case in this (fresh) process: the input size and the peak resident memory.
-fn measure(case: &str) {
-    let (name, n) = case.split_once(':').unwrap();
-    let n: usize = n.parse().unwrap();
-    let text = match name {
-        "routes" => with_routes(n),
-        _ => with_containers(n),
-    };
+/// One case in this (fresh) process, as the command line runs a scenario file: read the
+/// file, parse it, drop the text, run the scenario. Prints the input size, the resident
+/// peak and the counted peaks.
+fn measure(path: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let size = text.len();
     let start = Counting::reset();
     let scenario = Scenario::from_json(&text).unwrap();
     let read = Counting::peak_since(start);
+    drop(text);
     let start = Counting::reset();
     let report = scenario.into_report();
     let reconcile = Counting::peak_since(start);
-    assert!(report.passed(), "{case}");
+    assert!(report.passed(), "{path}");
     drop(report);
     // The resident peak is taken before the two parses below, which are counted only.
     let resident = peak().unwrap_or(0);
+    let text = std::fs::read_to_string(path).unwrap();
     let start = Counting::reset();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
     let as_value = Counting::peak_since(start);
     drop(value);
     let start = Counting::reset();
-    let compact: Compact = serde_json::from_str(&text).unwrap();
-    let as_compact = Counting::peak_since(start);
-    drop(compact);
-    println!(
-        "{} {resident} {read} {reconcile} {as_value} {as_compact}",
-        text.len()
-    );
+    let tree: tree::Value = serde_json::from_str(&text).unwrap();
+    let as_tree = Counting::peak_since(start);
+    drop(tree);
+    println!("{size} {resident} {read} {reconcile} {as_value} {as_tree}");
 }
 
 fn main() {
-    if let Ok(case) = std::env::var(CASE) {
-        return measure(&case);
+    if let (Ok(_), Ok(path)) = (std::env::var(CASE), std::env::var(INPUT)) {
+        return measure(&path);
     }
     // `cargo test --all-targets` runs benches without `--bench`: skip the measurement there.
     if peak().is_none() || !std::env::args().any(|a| a == "--bench") {
@@ -219,14 +176,27 @@ fn main() {
     }
     let exe = std::env::current_exe().unwrap();
     println!(
-        "input                elements      bytes    peak RSS  ratio   counted, x input: read reconcile  as Value  compact"
+        "input                elements      bytes    peak RSS  ratio   counted, x input: read reconcile  as Value  as tree"
     );
+    let dir = std::env::temp_dir();
     for n in [1_000, 10_000, 100_000] {
-        for name in ["routes", "containers"] {
+        for name in ["routes", "containers", "containers-indented"] {
+            let text = match name {
+                "routes" => with_routes(n),
+                "containers" => with_containers(n),
+                _ => with_indented_containers(n),
+            };
+            let input = dir.join(format!(
+                "gateway-reconcile-memory-{}-{name}-{n}.json",
+                std::process::id()
+            ));
+            std::fs::write(&input, text).unwrap();
             let out = std::process::Command::new(&exe)
                 .env(CASE, format!("{name}:{n}"))
-                .output()
-                .unwrap();
+                .env(INPUT, &input)
+                .output();
+            let _ = std::fs::remove_file(&input);
+            let out = out.unwrap();
             assert!(
                 out.status.success(),
                 "{}",
@@ -239,7 +209,7 @@ fn main() {
             let mut next = || fields.next().unwrap_or(0);
             let (size, used) = (next().max(1), next());
             let times = |bytes: u64| bytes as f64 / size as f64;
-            let (read, reconcile, as_value, compact) = (next(), next(), next(), next());
+            let (read, reconcile, as_value, as_tree) = (next(), next(), next(), next());
             println!(
                 "{:<19} {:>9}  {:>9}  {:>10}  {:>4.1}x  {:>26.1}x {:>8.1}x {:>8.1}x {:>7.1}x",
                 name,
@@ -250,7 +220,7 @@ fn main() {
                 times(read),
                 times(reconcile),
                 times(as_value),
-                times(compact),
+                times(as_tree),
             );
         }
     }

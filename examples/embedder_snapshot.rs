@@ -42,12 +42,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // One settlement of the embedder's own loop, rendered the same way.
     let cluster = run.cluster();
     let gateway = serde_json::from_value(cluster.gateway().clone())?;
-    let template = serde_json::from_value(cluster.template().clone())?;
-    let deployment: Option<gateway_reconcile::wire::Deployment> = cluster
-        .deployment()
-        .cloned()
-        .map(serde_json::from_value)
-        .transpose()?;
+    let template = cluster.template();
+    let deployment = cluster.deployment();
     let class: Option<gateway_reconcile::wire::GatewayClass> = cluster
         .gateway_class()
         .cloned()
@@ -58,10 +54,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .cloned()
         .map(serde_json::from_value)
         .transpose()?;
-    let snapshot = gateway_reconcile::Snapshot::new(&gateway, &template)
+    let snapshot = gateway_reconcile::Snapshot::new(&gateway, template)
         .with_gateway_class(class.as_ref())
         .with_configuration(configuration.as_ref())
-        .with_deployment(deployment.as_ref())
+        .with_deployment(deployment)
         .with_routes(cluster.routes());
     let (write, settlement) =
         match gateway_reconcile::plan(cluster.settings(), snapshot, cluster.now())? {

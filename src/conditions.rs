@@ -111,10 +111,16 @@ impl ConditionTypes {
                 why: not_a_subdomain(domain),
             });
         }
-        Ok(ConditionTypes {
+        Ok(ConditionTypes::of_valid(settings))
+    }
+
+    /// The types for settings already validated ([`Settings::validate`] checks the domain).
+    pub(crate) fn of_valid(settings: &Settings) -> Self {
+        let domain = settings.condition_domain.as_str();
+        ConditionTypes {
             configuration_applied: format!("{domain}/{CONFIGURATION_APPLIED}"),
             degraded: format!("{domain}/{DEGRADED}"),
-        })
+        }
     }
 
     /// True for the four types the crate owns.

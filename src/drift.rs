@@ -77,7 +77,7 @@
 //! until a rule changes one, its containers the template's with the few fields the rules
 //! change laid over them. A steady-state reconcile copies nothing the rules leave alone.
 
-use serde_json::{Map, Number, Value};
+use crate::wire::tree::{Map, Number, Value};
 
 use crate::json::Overlay;
 use crate::nad::NETWORKS_ANNOTATION;
@@ -201,8 +201,9 @@ impl Enforcement {
 /// })).unwrap();
 /// assert!(drift(&desired, &observed, &Enforcement::default()).is_empty());
 ///
-/// let mut changed = observed.clone();
-/// changed.object["spec"]["template"]["spec"]["containers"][0]["image"] = "router:2".into();
+/// let mut json = observed.to_json();
+/// json["spec"]["template"]["spec"]["containers"][0]["image"] = "router:2".into();
+/// let changed: Deployment = serde_json::from_value(json).unwrap();
 /// assert_eq!(
 ///     drift(&desired, &changed, &Enforcement::default()),
 ///     ["spec.template.spec.containers[router].image"]
@@ -222,7 +223,7 @@ pub fn drift(
     walker.owned(&|field| get(d, field.path()), o, enforcement);
     let containers = get(d, Field::Containers.path())
         .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+        .unwrap_or_default();
     let by_name = ByName::new(containers, enforcement.resources.len());
     walker.enforced_resources(o, enforcement, &|name| {
         Some(by_name.get(name)?.as_object()?.get("resources"))
@@ -533,12 +534,12 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn object(&mut self, dm: &'a Map<String, Value>, om: &'a Map<String, Value>) {
+    fn object(&mut self, dm: &'a Map, om: &'a Map) {
         if self.in_env_entry() {
             // The value source is compared exactly: a `value` or `valueFrom` only the
             // observed entry has is drift (the other way round, the walk below finds it).
             for key in ["value", "valueFrom"] {
-                let set = |m: &Map<String, Value>| m.get(key).is_some_and(|v| !is_empty(v));
+                let set = |m: &Map| m.get(key).is_some_and(|v| !is_empty(v));
                 if set(om) && !set(dm) {
                     self.at(Seg::Key(key), Self::report);
                 }
@@ -556,7 +557,7 @@ impl<'a> Walker<'a> {
     /// observed object, as the walk of a desired object made of such values finds it: a
     /// non-object on the way in the observed one is drift there, and a key the walk skips
     /// is skipped where the observed parent is an object.
-    fn leaf(&mut self, path: &'a [&'a str], dv: &'a Value, o: &'a Map<String, Value>) {
+    fn leaf(&mut self, path: &'a [&'a str], dv: &'a Value, o: &'a Map) {
         let Some((last, parents)) = path.split_last() else {
             return;
         };
@@ -564,7 +565,7 @@ impl<'a> Walker<'a> {
         let mut parent = Some(o);
         for key in parents {
             self.path.push(Seg::Key(key));
-            match parent.and_then(|m| m.get(*key)).filter(|v| !v.is_null()) {
+            match parent.and_then(|m| m.get(key)).filter(|v| !v.is_null()) {
                 None => parent = None,
                 Some(Value::Object(m)) => parent = Some(m),
                 Some(_) => {
@@ -576,7 +577,7 @@ impl<'a> Walker<'a> {
         }
         if parent.is_none() || !self.skipped(last) {
             self.at(Seg::Key(last), |w| {
-                w.value(dv, parent.and_then(|m| m.get(*last)))
+                w.value(dv, parent.and_then(|m| m.get(last)))
             });
         }
         self.path.truncate(depth);
@@ -603,9 +604,19 @@ impl<'a> Walker<'a> {
     }
 
     fn list<D: Elem<'a>>(&mut self, dl: &'a [D], ol: &'a [Value]) {
-        let keyed = self
-            .merge_key()
-            .and_then(|field| Some((keys(dl, field)?, keys(ol, field)?)));
+        let field = self.merge_key();
+        if let Some(field) = field {
+            if let Some(pairs) = aligned(dl, ol, field) {
+                // The usual steady state: the live list is the desired one written back, in
+                // its order. Pairing by position is then what pairing by key would give, and
+                // needs no sorted copies of the keys.
+                for (key, (dv, ov)) in pairs {
+                    self.at(Seg::Elem(key), |w| dv.compare(w, Some(ov)));
+                }
+                return;
+            }
+        }
+        let keyed = field.and_then(|field| Some((keys(dl, field)?, keys(ol, field)?)));
         if let Some((dk, ok)) = keyed {
             self.keyed(dl, ol, &dk, &ok);
             return;
@@ -665,12 +676,7 @@ impl<'a> Walker<'a> {
 
     /// The owned fields compared apart, as [`Field::compare`] declares, but the enforced
     /// resources.
-    fn owned(
-        &mut self,
-        d: Desired<'a, '_>,
-        o: &'a Map<String, Value>,
-        enforcement: &'a Enforcement,
-    ) {
+    fn owned(&mut self, d: Desired<'a, '_>, o: &'a Map, enforcement: &'a Enforcement) {
         for field in Field::ALL {
             let path = field.path();
             match field.compare() {
@@ -720,14 +726,14 @@ impl<'a> Walker<'a> {
     /// The exact comparison of the enforced containers' requests and limits.
     fn enforced_resources(
         &mut self,
-        o: &'a Map<String, Value>,
+        o: &'a Map,
         enforcement: &'a Enforcement,
         desired_resources: DesiredResources<'a, '_>,
     ) {
         let containers = Field::Containers.path();
         let oc = get(o, containers)
             .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
+            .unwrap_or_default();
         let observed = ByName::new(oc, enforcement.resources.len());
         for name in &enforcement.resources {
             let oc = observed.get(name).and_then(Value::as_object);
@@ -784,14 +790,8 @@ impl<'a> Walker<'a> {
     }
 
     /// Exact comparison of two quantity maps: the same names, equal values.
-    fn exact_quantities(
-        &mut self,
-        d: Option<&'a Map<String, Value>>,
-        o: Option<&'a Map<String, Value>>,
-    ) {
-        let present = |m: Option<&'a Map<String, Value>>| {
-            m.into_iter().flatten().filter(|(_, v)| !v.is_null())
-        };
+    fn exact_quantities(&mut self, d: Option<&'a Map>, o: Option<&'a Map>) {
+        let present = |m: Option<&'a Map>| m.into_iter().flatten().filter(|(_, v)| !v.is_null());
         for (k, dv) in present(d) {
             match o.and_then(|o| o.get(k)).filter(|v| !v.is_null()) {
                 Some(ov) if self.scalar_equal_quantity(dv, ov) => {}
@@ -851,6 +851,29 @@ fn is_empty(v: &Value) -> bool {
 }
 
 /// `(key, index)` of every element, sorted; `None` if an element has no string key.
+/// The pairs of two keyed lists whose elements have the same keys at the same positions
+/// (`None` otherwise): the pairing [`Walker::keyed`] would make, since within a group of equal
+/// keys it pairs by position too.
+fn aligned<'a, D: Elem<'a>>(
+    dl: &'a [D],
+    ol: &'a [Value],
+    field: &'static str,
+) -> Option<impl Iterator<Item = (&'a str, (&'a D, &'a Value))>> {
+    let same = dl.len() == ol.len()
+        && dl
+            .iter()
+            .zip(ol)
+            .all(|(d, o)| match (d.key(field), o.key(field)) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            });
+    same.then(|| {
+        dl.iter()
+            .zip(ol)
+            .filter_map(move |(d, o)| Some((d.key(field)?, (d, o))))
+    })
+}
+
 fn keys<'a, D: Elem<'a>>(list: &'a [D], field: &str) -> Option<Vec<(&'a str, usize)>> {
     let mut keys = list
         .iter()
@@ -861,15 +884,15 @@ fn keys<'a, D: Elem<'a>>(list: &'a [D], field: &str) -> Option<Vec<(&'a str, usi
     Some(keys)
 }
 
-fn get<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
+fn get<'a>(map: &'a Map, path: &[&str]) -> Option<&'a Value> {
     crate::json::get(map, path)
 }
 
-fn object<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Map<String, Value>> {
+fn object<'a>(map: &'a Map, path: &[&str]) -> Option<&'a Map> {
     get(map, path)?.as_object()
 }
 
-fn has(map: Option<&Map<String, Value>>, key: &str) -> bool {
+fn has(map: Option<&Map>, key: &str) -> bool {
     map.and_then(|m| m.get(key)).is_some_and(|v| !v.is_null())
 }
 

@@ -4,30 +4,27 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use crate::wire::tree::{Map, Value};
 
 /// The value at `path` (object keys), if every step is an object.
-pub(crate) fn get<'a>(object: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
+pub(crate) fn get<'a>(object: &'a Map, path: &[&str]) -> Option<&'a Value> {
     let (last, init) = path.split_last()?;
     let mut cur = object;
     for key in init {
-        cur = cur.get(*key)?.as_object()?;
+        cur = cur.get(key)?.as_object()?;
     }
-    cur.get(*last)
+    cur.get(last)
 }
 
 /// The object at `path`, created (or replacing a non-object) where missing.
-pub(crate) fn object_mut<'a>(
-    object: &'a mut Map<String, Value>,
-    path: &[&str],
-) -> &'a mut Map<String, Value> {
+pub(crate) fn object_mut<'a>(object: &'a mut Map, path: &[&str]) -> &'a mut Map {
     let mut cur = object;
     for key in path {
         // Look up before inserting: `entry` would allocate the key even when it exists.
-        if !matches!(cur.get(*key), Some(Value::Object(_))) {
-            cur.insert((*key).to_owned(), Value::Object(Map::new()));
+        if !matches!(cur.get(key), Some(Value::Object(_))) {
+            cur.insert(*key, Value::Object(Map::new()));
         }
-        cur = match cur.get_mut(*key) {
+        cur = match cur.get_mut(key) {
             Some(Value::Object(map)) => map,
             _ => unreachable!("an object was just put at the key"),
         };
@@ -36,7 +33,7 @@ pub(crate) fn object_mut<'a>(
 }
 
 /// `value` as an object, made an empty one first if it is not.
-pub(crate) fn make_object(value: &mut Value) -> &mut Map<String, Value> {
+pub(crate) fn make_object(value: &mut Value) -> &mut Map {
     if !value.is_object() {
         *value = Value::Object(Map::new());
     }
@@ -47,22 +44,22 @@ pub(crate) fn make_object(value: &mut Value) -> &mut Map<String, Value> {
 }
 
 /// Sets `map[key]` to `value`, reusing the key where there is one (no allocation for it).
-pub(crate) fn put(map: &mut Map<String, Value>, key: &str, value: Value) {
+pub(crate) fn put(map: &mut Map, key: &str, value: Value) {
     match map.get_mut(key) {
         Some(slot) => *slot = value,
         None => {
-            map.insert(key.to_owned(), value);
+            map.insert(key, value);
         }
     }
 }
 
 /// Sets `map[key]` to the string `value`, built only when the map does not hold it already.
-pub(crate) fn set_str(map: &mut Map<String, Value>, key: &str, value: &str) {
+pub(crate) fn set_str(map: &mut Map, key: &str, value: &str) {
     match map.get_mut(key) {
         Some(Value::String(s)) if s == value => {}
         Some(slot) => *slot = Value::from(value),
         None => {
-            map.insert(key.to_owned(), Value::from(value));
+            map.insert(key, Value::from(value));
         }
     }
 }
@@ -73,7 +70,7 @@ pub(crate) fn string_map(value: Option<&Value>) -> BTreeMap<String, String> {
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .filter_map(|(k, v)| Some((k.to_owned(), v.as_str()?.to_owned())))
                 .collect()
         })
         .unwrap_or_default()
@@ -122,8 +119,7 @@ impl<'a> Overlay<'a> {
             .as_object()
             .into_iter()
             .flatten()
-            .filter(move |(k, _)| !replaced(k))
-            .map(|(k, v)| (k.as_str(), v));
+            .filter(move |(k, _)| !replaced(k));
         let fields = self.base.is_object().then_some(&self.fields);
         let fields = fields
             .into_iter()
@@ -138,14 +134,14 @@ impl<'a> Overlay<'a> {
             return self.base.clone();
         };
         let replaced = |key: &str| self.fields.iter().any(|(k, _)| *k == key);
-        let mut map: Map<String, Value> = base
+        let mut map: Map = base
             .iter()
             .filter(|(k, _)| !replaced(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k, v.clone()))
             .collect();
         for (key, field) in self.fields {
             if let Some(value) = field {
-                map.insert(key.to_owned(), value.into_owned());
+                map.insert(key, value.into_owned());
             }
         }
         Value::Object(map)
@@ -229,7 +225,7 @@ impl<'l, 'a> LeafObject<'l, 'a> {
     }
 
     /// The object, owned from here on.
-    fn map(&mut self) -> &mut Map<String, Value> {
+    fn map(&mut self) -> &mut Map {
         let leaf = self
             .0
             .get_or_insert_with(|| Cow::Owned(Value::Object(Map::new())));

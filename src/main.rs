@@ -160,6 +160,8 @@ fn simulate(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The text is not needed once read: a large file is not held through the run.
+    drop(text);
     let report = scenario.into_report();
     out(&report.to_string());
     if report.passed() {

@@ -97,13 +97,22 @@ pub fn merge(
     template: &[NetworkSelection],
     configuration: &[NetworkSelection],
 ) -> Vec<NetworkSelection> {
+    merge_owned(template, configuration.to_vec())
+}
+
+/// [`merge`], taking the GatewayConfiguration's selections by value (moved, not copied).
+pub(crate) fn merge_owned(
+    template: &[NetworkSelection],
+    configuration: Vec<NetworkSelection>,
+) -> Vec<NetworkSelection> {
     let overridden: BTreeSet<&NetworkSelection> = configuration.iter().collect();
-    template
+    let mut merged: Vec<NetworkSelection> = template
         .iter()
         .filter(|s| !overridden.contains(s))
-        .chain(configuration)
         .cloned()
-        .collect()
+        .collect();
+    merged.extend(configuration);
+    merged
 }
 
 /// The annotation value: a JSON list of `{"name","namespace","interface"}`.

@@ -1,6 +1,6 @@
 //! What the observed Deployment's status says about its rollout.
 
-use serde_json::Value;
+use crate::wire::tree::Value;
 
 use crate::wire::Deployment;
 

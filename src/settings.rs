@@ -236,28 +236,42 @@ fn is_controller_name(s: &str) -> bool {
 
 /// RFC 1123 subdomain, as Kubernetes checks object names.
 pub(crate) fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
-}
-
-/// RFC 1123 label: lowercase letters, digits and `-`, alphanumeric at both ends, ≤ 63.
-fn is_dns_label(s: &str) -> bool {
+    // One pass over the bytes (every reconcile checks the settings' domains): a label is
+    // alphanumeric at both ends, so a '.' or '-' must follow an alphanumeric byte and a
+    // '.' or the end must not follow a '-'.
     let b = s.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(f), Some(l)) => {
-            b.len() <= 63
-                && (f.is_ascii_lowercase() || f.is_ascii_digit())
-                && (l.is_ascii_lowercase() || l.is_ascii_digit())
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        }
-        _ => false,
+    if b.is_empty() || b.len() > 253 {
+        return false;
     }
+    let mut label = 0usize;
+    let mut prev = b'.';
+    for &c in b {
+        match c {
+            b'.' if label == 0 || prev == b'-' => return false,
+            b'.' => label = 0,
+            b'-' if label == 0 => return false,
+            b'a'..=b'z' | b'0'..=b'9' | b'-' => {
+                label += 1;
+                if label > 63 {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+        prev = c;
+    }
+    label > 0 && prev != b'-'
 }
 
 /// The start of a DNS label: empty, or alphanumeric first, then letters, digits and `-`,
 /// leaving room for at least one character of the Gateway name.
 fn is_dns_label_prefix(s: &str) -> bool {
-    s.len() <= 62 && (s.is_empty() || is_dns_label(&format!("{s}x")))
+    let b = s.as_bytes();
+    b.len() <= 62
+        && b.first()
+            .is_none_or(|f| f.is_ascii_lowercase() || f.is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 /// Gateway API's `Kind`: `^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$`, ≤ 63.

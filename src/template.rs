@@ -15,7 +15,7 @@
 //! share a node; the anti-affinity `values` and the `MERIDIO_GATEWAY_NAME` values are left
 //! empty here for rendering to fill.
 
-use serde_json::{Value, json};
+use crate::wire::tree::{Value, tree_json as json};
 
 use crate::InputError;
 use crate::wire::Deployment;
@@ -160,7 +160,7 @@ fn kind_of(value: &Value) -> &'static str {
 mod tests {
     use super::*;
 
-    fn containers(t: &Deployment) -> &Vec<Value> {
+    fn containers(t: &Deployment) -> &[Value] {
         t.get(&["spec", "template", "spec", "containers"])
             .and_then(Value::as_array)
             .unwrap()

@@ -65,6 +65,7 @@ use crate::names;
 use crate::quantity::Quantity;
 use crate::render::deployment_name;
 use crate::settings::Settings;
+use crate::wire::tree;
 use crate::wire::{
     Deployment, Gateway, GatewayConfiguration, InternalSubnet, NetworkAttachment,
     ParametersReference, VerticalScaling,
@@ -494,10 +495,23 @@ enum QuantityCheck {
 
 /// A request or limit: a quantity (a string, or a JSON number as its text), not negative.
 fn quantity(value: &Value) -> QuantityCheck {
-    let parsed = match value {
-        Value::String(text) => text.parse::<Quantity>().ok(),
-        Value::Number(n) => n.to_string().parse::<Quantity>().ok(),
+    quantity_of(value.as_str(), value.as_number())
+}
+
+/// [`quantity`] for a template's value.
+fn tree_quantity(value: &tree::Value) -> QuantityCheck {
+    let number = match value {
+        tree::Value::Number(n) => Some(n),
         _ => None,
+    };
+    quantity_of(value.as_str(), number)
+}
+
+fn quantity_of(text: Option<&str>, number: Option<&serde_json::Number>) -> QuantityCheck {
+    let parsed = match (text, number) {
+        (Some(text), _) => text.parse::<Quantity>().ok(),
+        (None, Some(n)) => n.to_string().parse::<Quantity>().ok(),
+        (None, None) => None,
     };
     match parsed {
         None => QuantityCheck::Malformed,
@@ -620,7 +634,7 @@ fn merged_networks(
             "annotations",
             NETWORKS_ANNOTATION,
         ])
-        .and_then(Value::as_str)
+        .and_then(tree::Value::as_str)
         .map(|text| nad::parse_annotation(text, namespace))
         .unwrap_or_default();
     // check_attachments has passed: every attachment is a NAD with a name and an interface.
@@ -639,7 +653,7 @@ fn merged_networks(
             interface: n.interface.clone(),
         })
         .collect();
-    let merged = nad::merge(&from_template, &from_configuration);
+    let merged = nad::merge_owned(&from_template, from_configuration);
     let mut interfaces = BTreeSet::new();
     if let Some(dup) = merged
         .iter()
@@ -660,8 +674,8 @@ fn check_template(template: &Deployment) -> Result<(), String> {
     let pod_spec = object_field(pod, "spec", "spec.template.spec")?;
     const CONTAINERS: &str = "spec.template.spec.containers";
     let containers = match pod_spec.get("containers") {
-        None | Some(Value::Null) => return Err(format!("{CONTAINERS} is missing")),
-        Some(Value::Array(list)) => list,
+        None | Some(tree::Value::Null) => return Err(format!("{CONTAINERS} is missing")),
+        Some(tree::Value::Array(list)) => list,
         Some(_) => return Err(format!("{CONTAINERS} is not a list")),
     };
     if containers.is_empty() {
@@ -674,7 +688,7 @@ fn check_template(template: &Deployment) -> Result<(), String> {
             .ok_or_else(|| format!("{CONTAINERS}[{i}] is not an object"))?;
         let name = container
             .get("name")
-            .and_then(Value::as_str)
+            .and_then(tree::Value::as_str)
             .filter(|n| !n.is_empty())
             .ok_or_else(|| format!("{CONTAINERS}[{i}] has no name"))?;
         if !names.insert(name) {
@@ -699,13 +713,13 @@ fn check_template_values(template: &Deployment) -> Result<(), String> {
     for list in ["initContainers", "containers"] {
         let items = template.get(&["spec", "template", "spec", list]);
         for (i, container) in items
-            .and_then(Value::as_array)
+            .and_then(tree::Value::as_array)
             .into_iter()
             .flatten()
             .enumerate()
         {
             // Built only for a failure: a long template must not cost a string per container.
-            let at = || match container.get("name").and_then(Value::as_str) {
+            let at = || match container.get("name").and_then(tree::Value::as_str) {
                 Some(name) => format!("spec.template.spec.{list}[{}]", cut(name)),
                 None => format!("spec.template.spec.{list}[{i}]"),
             };
@@ -713,9 +727,9 @@ fn check_template_values(template: &Deployment) -> Result<(), String> {
                 let values = container
                     .get("resources")
                     .and_then(|r| r.get(part))
-                    .and_then(Value::as_object);
+                    .and_then(tree::Value::as_object);
                 for (resource, value) in values.into_iter().flatten() {
-                    let what = match quantity(value) {
+                    let what = match tree_quantity(value) {
                         QuantityCheck::Valid => continue,
                         QuantityCheck::Malformed => "invalid quantity",
                         QuantityCheck::Negative => "negative quantity",
@@ -740,7 +754,7 @@ fn check_template_values(template: &Deployment) -> Result<(), String> {
             &["spec", "template", "metadata", "labels"],
         ),
     ] {
-        let labels = template.get(path).and_then(Value::as_object);
+        let labels = template.get(path).and_then(tree::Value::as_object);
         for (key, value) in labels.into_iter().flatten() {
             let text = value.as_str().unwrap_or_default();
             if let Some(why) = names::label_value_error(text) {
@@ -761,14 +775,10 @@ fn cut(text: &str) -> String {
 }
 
 /// The object under `key`, or why not (`PATH is missing` / `PATH is not an object`).
-fn object_field<'m>(
-    map: &'m Map<String, Value>,
-    key: &str,
-    path: &str,
-) -> Result<&'m Map<String, Value>, String> {
+fn object_field<'m>(map: &'m tree::Map, key: &str, path: &str) -> Result<&'m tree::Map, String> {
     match map.get(key) {
-        None | Some(Value::Null) => Err(format!("{path} is missing")),
-        Some(Value::Object(inner)) => Ok(inner),
+        None | Some(tree::Value::Null) => Err(format!("{path} is missing")),
+        Some(tree::Value::Object(inner)) => Ok(inner),
         Some(_) => Err(format!("{path} is not an object")),
     }
 }

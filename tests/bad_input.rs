@@ -132,7 +132,7 @@ fn b09_absurd_generations_are_carried_exactly() {
 #[test]
 fn b10_deployment_in_another_namespace() {
     let mut w = World::healthy();
-    w.deployment.as_mut().unwrap().object["metadata"]["namespace"] = json!("elsewhere");
+    w.deployment.as_mut().unwrap().object["metadata"]["namespace"] = "elsewhere".into();
     assert_eq!(
         plan_error(&w),
         "Deployment \"elsewhere/sllbr-gw\" is not the LB Deployment \"ns/sllbr-gw\" of this Gateway"
@@ -142,7 +142,7 @@ fn b10_deployment_in_another_namespace() {
 #[test]
 fn b11_deployment_with_another_name() {
     let mut w = World::healthy();
-    w.deployment.as_mut().unwrap().object["metadata"]["name"] = json!("sllbr-other");
+    w.deployment.as_mut().unwrap().object["metadata"]["name"] = "sllbr-other".into();
     assert_eq!(
         plan_error(&w),
         "Deployment \"ns/sllbr-other\" is not the LB Deployment \"ns/sllbr-gw\" of this Gateway"
@@ -414,7 +414,7 @@ fn b30_invalid_owned_transition_time_is_repaired() {
 fn b31_generation_annotation_that_is_not_a_number() {
     let mut w = World::healthy();
     w.deployment.as_mut().unwrap().object["metadata"]["annotations"]["meridio-2.nordix.org/gatewayconfiguration-generation"] =
-        json!("seven");
+        "seven".into();
     let step = w.reconcile(at(5), |_| api_error(503, "ServiceUnavailable", "down"));
     assert_eq!(step.action, "Update");
     assert!(

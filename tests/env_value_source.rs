@@ -33,7 +33,7 @@ fn created() -> Cluster {
             json!({"metadata": {"name": "conf", "namespace": "red", "generation": 1},
             "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}}),
         ),
-        template: Some(template),
+        template: Some(serde_json::from_value(template).unwrap()),
         ..Objects::default()
     };
     let now = "2026-01-01T00:00:00Z".parse().unwrap();
@@ -51,7 +51,7 @@ fn edit_env(
     edit: impl FnOnce(&mut serde_json::Map<String, Value>),
 ) {
     let mut containers =
-        cluster.deployment().unwrap()["spec"]["template"]["spec"]["containers"].clone();
+        Value::from(&cluster.deployment().unwrap()["spec"]["template"]["spec"]["containers"]);
     let env = containers[1]["env"].as_array_mut().unwrap();
     let entry = env.iter_mut().find(|e| e["name"] == name).unwrap();
     edit(entry.as_object_mut().unwrap());
@@ -63,6 +63,7 @@ fn router_env(cluster: &Cluster, name: &str) -> Value {
     let env = cluster
         .deployment()
         .unwrap()
+        .to_json()
         .pointer(ROUTER_ENV)
         .unwrap()
         .clone();

@@ -59,13 +59,12 @@ fn a_settlement_renders_with_its_action_and_drift() {
         serde_json::from_value(cluster.gateway_class().unwrap().clone()).unwrap();
     let configuration: GatewayConfiguration =
         serde_json::from_value(cluster.configuration().unwrap().clone()).unwrap();
-    let deployment: Deployment =
-        serde_json::from_value(cluster.deployment().unwrap().clone()).unwrap();
-    let template: Deployment = serde_json::from_value(cluster.template().clone()).unwrap();
-    let snapshot = Snapshot::new(&gateway, &template)
+    let deployment: &Deployment = cluster.deployment().unwrap();
+    let template: &Deployment = cluster.template();
+    let snapshot = Snapshot::new(&gateway, template)
         .with_gateway_class(Some(&class))
         .with_configuration(Some(&configuration))
-        .with_deployment(Some(&deployment))
+        .with_deployment(Some(deployment))
         .with_routes(cluster.routes());
     let Plan::Write(pending) = plan(cluster.settings(), snapshot, cluster.now()).unwrap() else {
         panic!("a drifted Deployment is written");

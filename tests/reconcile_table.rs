@@ -387,7 +387,7 @@ const SPEC_6: &[Entry] = &[
             let mut w = World::healthy();
             w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([
                 {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "other", "uid": "x", "controller": true}
-            ]);
+            ]).into();
             w
         },
         reconcile: |w| w.reconcile(at(5), no_write),
@@ -545,7 +545,8 @@ fn the_create_backoff_grows_with_the_time_applied_has_been_false() {
 #[test]
 fn a_collision_with_no_controller_names_unknown() {
     let mut w = World::healthy();
-    w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([]);
+    w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] =
+        serde_json::json!([]).into();
     w.reconcile(at(6), no_write);
     assert!(
         w.condition("Programmed")
@@ -739,7 +740,8 @@ fn resync_replaces_every_none_requeue_of_an_accepted_or_invalid_gateway() {
     assert_eq!(step.settlement.requeue, resync, "rejected update");
     // Name collision.
     let mut w = with_resync(World::healthy());
-    w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] = serde_json::json!([]);
+    w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] =
+        serde_json::json!([]).into();
     let step = w.reconcile(at(5), |_| None);
     assert_eq!(step.settlement.requeue, resync, "collision");
     // Invalid parameters.

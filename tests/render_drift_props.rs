@@ -104,10 +104,10 @@ fn action(
 /// What the API server returns after storing `d`.
 fn stored(mut d: Deployment) -> Deployment {
     apply_server_defaults(&mut d);
-    d.object["metadata"]["uid"] = json!("dep-uid");
-    d.object["metadata"]["resourceVersion"] = json!("42");
-    d.object["metadata"]["generation"] = json!(1);
-    d.object["metadata"]["creationTimestamp"] = json!("2026-01-01T00:00:00Z");
+    d.object["metadata"]["uid"] = "dep-uid".into();
+    d.object["metadata"]["resourceVersion"] = "42".into();
+    d.object["metadata"]["generation"] = 1.into();
+    d.object["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z".into();
     d
 }
 
@@ -131,7 +131,7 @@ proptest! {
         };
         // Rendering over the object as rendered (no server in between) finds nothing to do.
         let mut raw = desired.clone();
-        raw.object["metadata"]["uid"] = json!("dep-uid");
+        raw.object["metadata"]["uid"] = "dep-uid".into();
         let again = action(&gw, &conf, &template, Some(&raw));
         prop_assert!(again.is_none(), "{:?}", again);
         let observed = stored(desired);

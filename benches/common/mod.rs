@@ -4,11 +4,12 @@
 #![allow(dead_code)]
 
 use gateway_reconcile::sim::defaulting::apply_server_defaults;
+use gateway_reconcile::wire::tree::Value as Tree;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{
     DeploymentWrite, Plan, Settings, Settlement, Snapshot, WriteOutcome, plan, template,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 pub struct Inputs {
     pub class: GatewayClass,
@@ -102,12 +103,12 @@ pub fn realistic_with(template: Deployment) -> Inputs {
         };
         let s = p.settle(WriteOutcome::Applied);
         apply_server_defaults(&mut d);
-        d.object["metadata"]["uid"] = json!("dep-uid");
-        d.object["metadata"]["generation"] = json!(1);
+        d.object["metadata"]["uid"] = Tree::from("dep-uid");
+        d.object["metadata"]["generation"] = Tree::from(1);
         d.object.insert(
-            "status".into(),
-            json!({"observedGeneration": 1, "replicas": 2,
-            "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}),
+            "status",
+            Tree::from(json!({"observedGeneration": 1, "replicas": 2,
+            "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2})),
         );
         (d, s.status.unwrap())
     };
@@ -198,19 +199,22 @@ pub fn reconcile(settings: &Settings, i: &Inputs, outcome: Option<&WriteOutcome>
 pub fn scaled_template(k: usize) -> Deployment {
     let mut t = template::default_template();
     let spec = &mut t.object["spec"]["template"]["spec"];
-    let originals = spec["containers"].as_array().unwrap().clone();
-    let volumes = spec["volumes"].as_array().unwrap().clone();
+    let originals = spec["containers"].as_array().unwrap().to_vec();
+    let volumes = spec["volumes"].as_array().unwrap().to_vec();
     let mut containers = Vec::new();
     for i in 0..k {
         for c in &originals {
             let mut c = c.clone();
             if i == 0 {
-                let env = c["env"].as_array_mut().unwrap();
+                let mut env = c["env"].as_array().unwrap().to_vec();
                 for j in 1..k {
-                    env.push(json!({"name": format!("EXTRA_{j}"), "value": format!("v{j}")}));
+                    env.push(Tree::from(
+                        json!({"name": format!("EXTRA_{j}"), "value": format!("v{j}")}),
+                    ));
                 }
+                c["env"] = Tree::from(env);
             } else {
-                c["name"] = json!(format!("{}-{i}", c["name"].as_str().unwrap()));
+                c["name"] = Tree::from(format!("{}-{i}", c["name"].as_str().unwrap()));
             }
             containers.push(c);
         }
@@ -220,13 +224,13 @@ pub fn scaled_template(k: usize) -> Deployment {
         for v in &volumes {
             let mut v = v.clone();
             if i > 0 {
-                v["name"] = json!(format!("{}-{i}", v["name"].as_str().unwrap()));
+                v["name"] = Tree::from(format!("{}-{i}", v["name"].as_str().unwrap()));
             }
             all_volumes.push(v);
         }
     }
-    spec["containers"] = Value::Array(containers);
-    spec["volumes"] = Value::Array(all_volumes);
+    spec["containers"] = Tree::from(containers);
+    spec["volumes"] = Tree::from(all_volumes);
     t
 }
 
@@ -236,7 +240,7 @@ pub fn elements(t: &Deployment) -> usize {
     let containers = spec["containers"].as_array().unwrap();
     let env: usize = containers
         .iter()
-        .map(|c| c["env"].as_array().map_or(0, Vec::len))
+        .map(|c| c["env"].as_array().map_or(0, <[Tree]>::len))
         .sum();
     containers.len() + env + spec["volumes"].as_array().unwrap().len()
 }

@@ -69,10 +69,9 @@ fn build(input: &Input) -> Option<(Gateway, GatewayConfiguration, Deployment)> {
     let mut template = template::default_template();
     if let Some(env) = template.object.get_mut("spec")
         .and_then(|s| s.pointer_mut("/template/spec/containers/0/env"))
-        .and_then(Value::as_array_mut)
     {
         for (name, value) in input.extra_env.iter().take(4) {
-            env.push(json!({"name": name, "value": value}));
+            env.push(json!({"name": name, "value": value}).into());
         }
     }
     Some((gateway, configuration, template))
@@ -93,7 +92,7 @@ fuzz_target!(|input: Input| {
     let Some(DeploymentWrite::Create(stored)) = first.write() else { return };
     let mut stored = stored.clone();
     apply_server_defaults(&mut stored);
-    stored.object["metadata"]["uid"] = json!("dep-uid");
+    stored.object["metadata"]["uid"] = "dep-uid".into();
     let snapshot = snapshot.with_deployment(Some(&stored));
     let second = plan(&settings, snapshot, now).expect("the created Deployment is ours");
     if let Some(DeploymentWrite::Update { drift, .. }) = second.write() {

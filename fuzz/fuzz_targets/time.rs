@@ -121,12 +121,12 @@ fuzz_target!(|input: Input| {
         let Some(DeploymentWrite::Create(d)) = p.write() else { return None };
         let mut d = d.clone();
         d.object["metadata"]["annotations"]["meridio-2.nordix.org/gatewayconfiguration-generation"] =
-            json!(g.to_string());
-        d.object["metadata"]["generation"] = json!(1);
+            g.to_string().into();
+        d.object["metadata"]["generation"] = 1.into();
         if input.stalled {
-            d.object.insert("status".into(), json!({"observedGeneration": 1, "conditions": [{
+            d.object.insert("status", json!({"observedGeneration": 1, "conditions": [{
                 "type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
-                "lastTransitionTime": now.to_string()}]}));
+                "lastTransitionTime": now.to_string()}]}).into());
         }
         Some::<Deployment>(d)
     });

@@ -637,11 +637,10 @@ fn to_wire_deployment(deployment: &DynamicObject) -> Result<wire::Deployment, In
         object: "Deployment".into(),
         why,
     };
-    // The object is taken as it serializes, not read again through serde: one copy.
-    match serde_json::to_value(deployment).map_err(|e| malformed(e.to_string()))? {
-        serde_json::Value::Object(object) => Ok(wire::Deployment::from_object(object)),
-        _ => Err(malformed("not a JSON object".into())),
-    }
+    // Through its text, not a `serde_json::Value`: the text and the compact tree cost about a
+    // third of what one `Value` of a large Deployment does.
+    let text = serde_json::to_vec(deployment).map_err(|e| malformed(e.to_string()))?;
+    serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))
 }
 
 /// The Gateways of this GatewayClass.
@@ -768,10 +767,7 @@ mod tests {
         }))
         .expect("object");
         let wire = to_wire_deployment(&cached).expect("wire");
-        assert_eq!(
-            serde_json::Value::Object(wire.object),
-            serde_json::to_value(&cached).expect("json")
-        );
+        assert_eq!(wire.to_json(), serde_json::to_value(&cached).expect("json"));
         assert_eq!(
             to_wire_deployment(&cached).expect("wire").name(),
             Some("sllbr-gw")

@@ -97,7 +97,7 @@ fn params() -> PostParams {
 fn body(desired: wire::Deployment, update: bool) -> Result<DynamicObject, WriteOutcome> {
     let mut object = desired.object;
     object.remove("status");
-    if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
+    if let Some(wire::tree::Value::Object(metadata)) = object.get_mut("metadata") {
         metadata.remove("managedFields");
         if !update {
             for key in ["resourceVersion", "uid", "creationTimestamp", "generation"] {
@@ -105,7 +105,7 @@ fn body(desired: wire::Deployment, update: bool) -> Result<DynamicObject, WriteO
             }
         }
     }
-    serde_json::from_value(Value::Object(object)).map_err(|e| {
+    serde_json::from_value(Value::Object(object.into())).map_err(|e| {
         // The core renders well-formed objects; a body that is not one is refused like
         // an invalid object, never sent.
         WriteOutcome::from_parts(Some(422), "Invalid", &format!("LB Deployment body: {e}"))

@@ -1,7 +1,7 @@
 use super::*;
 use crate::sim::defaulting::apply_server_defaults;
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 const GEN: &str = "meridio-2.nordix.org/gatewayconfiguration-generation";
 const ROUTER: &str = "spec.template.spec.containers[router]";
@@ -991,7 +991,7 @@ proptest! {
             0..4,
         ),
     ) {
-        let d = Deployment::from_object(root.into_iter().collect());
+        let d = Deployment::from_object(root.into_iter().collect::<Map<String, Value>>());
         for e in [Enforcement::default(), all_enforced()] {
             prop_assert_eq!(drift(&d, &d, &e), Vec::<String>::new());
         }
@@ -1005,6 +1005,52 @@ proptest! {
         for e in [Enforcement::default(), all_enforced()] {
             prop_assert_eq!(drift(&desired, &desired, &e), Vec::<String>::new());
             prop_assert_eq!(drift(&desired, &observed, &e), Vec::<String>::new());
+        }
+    }
+}
+
+proptest! {
+    /// Keyed lists already in the same order are paired by position, others by sorting
+    /// their keys: reversing the observed containers and each one's env (names unique)
+    /// takes the sorted path, and must find the same drift as the positional one.
+    #[test]
+    fn aligned_keyed_lists_drift_as_sorted_ones_do(
+        images in prop::collection::vec(prop::sample::select(vec!["a:1", "a:2"]), 1..5),
+        values in prop::collection::vec(prop::sample::select(vec!["x", "y"]), 0..4),
+        observed_images in prop::collection::vec(prop::sample::select(vec!["a:1", "a:2"]), 1..5),
+        observed_values in prop::collection::vec(prop::sample::select(vec!["x", "y"]), 0..4),
+    ) {
+        let containers = |images: &[&str], values: &[&str]| -> Vec<Value> {
+            images
+                .iter()
+                .enumerate()
+                .map(|(i, image)| {
+                    let env: Vec<Value> = values
+                        .iter()
+                        .enumerate()
+                        .map(|(j, v)| json!({ "name": format!("E{j}"), "value": v }))
+                        .collect();
+                    json!({ "name": format!("c{i}"), "image": image, "env": env })
+                })
+                .collect()
+        };
+        let deployment = |containers: Vec<Value>| {
+            json!({ "spec": { "template": { "spec": { "containers": containers } } } })
+        };
+        let desired = deployment(containers(&images, &values));
+        let observed = containers(&observed_images, &observed_values);
+        let mut reversed = observed.clone();
+        reversed.reverse();
+        for c in &mut reversed {
+            c["env"].as_array_mut().unwrap().reverse();
+        }
+        for e in [Enforcement::default(), all_enforced()] {
+            let in_order = drift_of(&desired, &deployment(observed.clone()), &e);
+            let out_of_order = drift_of(&desired, &deployment(reversed.clone()), &e);
+            prop_assert_eq!(&in_order, &out_of_order);
+            if images == observed_images && values == observed_values {
+                prop_assert_eq!(in_order, Vec::<String>::new());
+            }
         }
     }
 }

@@ -193,7 +193,7 @@ pub fn plan<'a>(
     now: Timestamp,
 ) -> Result<Plan<'a>, InputError> {
     settings.validate()?;
-    let types = ConditionTypes::new(settings)?;
+    let types = ConditionTypes::of_valid(settings);
     let gateway = snapshot.gateway;
     let id = GatewayId::of(gateway)?;
     let conditions = &gateway.status.conditions;
@@ -346,21 +346,24 @@ fn applied_false_since(
 
 fn configuration_generation(configuration: &GatewayConfiguration) -> Result<i64, InputError> {
     let meta = &configuration.metadata;
-    let object = format!(
-        "GatewayConfiguration {:?}",
+    // Named only on the error path: the usual reconcile builds no string here.
+    let object = || {
         format!(
-            "{}/{}",
-            meta.namespace.as_deref().unwrap_or(""),
-            meta.name.as_deref().unwrap_or("")
+            "GatewayConfiguration {:?}",
+            format!(
+                "{}/{}",
+                meta.namespace.as_deref().unwrap_or(""),
+                meta.name.as_deref().unwrap_or("")
+            )
         )
-    );
+    };
     match meta.generation {
         None => Err(InputError::MissingField {
-            object,
+            object: object(),
             field: "metadata.generation",
         }),
         Some(g) if g < 0 => Err(InputError::NegativeGeneration {
-            object,
+            object: object(),
             field: "metadata.generation",
             value: g,
         }),

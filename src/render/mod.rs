@@ -93,7 +93,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use crate::wire::tree::{Map, Value, tree_json as json};
 
 use crate::json::{self, Leaf, LeafObject, Overlay};
 
@@ -406,8 +406,8 @@ fn template_pod_field<'a>(template: &'a Deployment, key: &str) -> Option<&'a Val
 /// rules render. On update (`observed`), each container keeps the observed `resources` and
 /// `resizePolicy` of the container of its name.
 fn render_lists<'a>(
-    template: &'a Map<String, Value>,
-    observed: Option<&'a Map<String, Value>>,
+    template: &'a Map,
+    observed: Option<&'a Map>,
     configuration: &GatewayConfigurationSpec,
     gateway_name: &str,
 ) -> [PodList<'a>; 3] {
@@ -439,7 +439,7 @@ fn render_lists<'a>(
             return PodList::Template(value);
         };
         // Index the observed containers once: a long list must not cost n².
-        let mut previous: BTreeMap<&str, &Map<String, Value>> = BTreeMap::new();
+        let mut previous: BTreeMap<&str, &Map> = BTreeMap::new();
         let observed_list = observed_pod
             .and_then(|o| o.get(list))
             .and_then(Value::as_array);
@@ -475,7 +475,7 @@ fn render_lists<'a>(
 fn render_container<'a>(
     container: &'a Value,
     router_list: bool,
-    previous: Option<&'a Map<String, Value>>,
+    previous: Option<&'a Map>,
     scaling: Option<&VerticalScalingContainer>,
     gateway_name: &str,
 ) -> Overlay<'a> {
@@ -538,13 +538,11 @@ fn set_controller_reference(leaf: &mut Leaf<'_>, gateway_name: &str, uid: &str) 
     if references_in_place(leaf.as_deref(), gateway_name, uid) {
         return;
     }
-    let refs = leaf.get_or_insert_with(|| Cow::Owned(Value::Array(Vec::new())));
-    let refs = refs.to_mut();
-    if !refs.is_array() {
-        *refs = Value::Array(Vec::new());
-    }
-    let Value::Array(refs) = refs else {
-        return;
+    let refs = leaf.get_or_insert_with(|| Cow::Owned(Value::Array(Box::default())));
+    let slot = refs.to_mut();
+    let mut refs = match slot.take() {
+        Value::Array(refs) => refs.into_vec(),
+        _ => Vec::new(),
     };
     let mut placed = false;
     refs.retain_mut(|r| {
@@ -564,6 +562,7 @@ fn set_controller_reference(leaf: &mut Leaf<'_>, gateway_name: &str, uid: &str) 
     if !placed {
         refs.push(controller_reference(gateway_name, uid));
     }
+    *slot = Value::from(refs);
 }
 
 /// Whether [`set_controller_reference`] would leave `refs` as they are: the first controller
@@ -673,7 +672,7 @@ fn set_anti_affinity(terms: &mut Leaf<'_>, name: &str) {
     let is_set = |e: &Value| {
         e.get("values")
             .and_then(Value::as_array)
-            .is_some_and(|l| matches!(l.as_slice(), [only] if only == name))
+            .is_some_and(|l| matches!(l, [only] if only == name))
     };
     let pending = |terms: &Value| app_expressions(terms).any(|e| !is_set(e));
     if !terms.as_deref().is_some_and(pending) {
@@ -694,7 +693,7 @@ fn set_anti_affinity(terms: &mut Leaf<'_>, name: &str) {
         };
         for expression in expressions.iter_mut().filter_map(Value::as_object_mut) {
             if expression.get("key").and_then(Value::as_str) == Some(APP_LABEL) {
-                expression.insert("values".into(), json!([name]));
+                expression.insert("values", json!([name]));
             }
         }
     }
@@ -715,7 +714,7 @@ fn term_renders_to(template: &Value, observed: &Value, name: &str) -> bool {
     let (Some(t), Some(o)) = (template.as_object(), observed.as_object()) else {
         return template == observed;
     };
-    let expressions = |m: &Map<String, Value>| {
+    let expressions = |m: &Map| {
         m.get("labelSelector")
             .and_then(Value::as_object)
             .and_then(|s| s.get("matchExpressions"))
@@ -725,7 +724,7 @@ fn term_renders_to(template: &Value, observed: &Value, name: &str) -> bool {
     if expressions(t).is_none() {
         return template == observed;
     }
-    let same_keys = |a: &Map<String, Value>, b: &Map<String, Value>, except: &str| {
+    let same_keys = |a: &Map, b: &Map, except: &str| {
         a.len() == b.len()
             && a.iter()
                 .all(|(k, v)| k == except || b.get(k).is_some_and(|w| w == v))
@@ -765,7 +764,7 @@ fn expression_renders_to(template: &Value, observed: &Value, name: &str) -> bool
     let values_ok = o
         .get("values")
         .and_then(Value::as_array)
-        .is_some_and(|l| matches!(l.as_slice(), [only] if only == name));
+        .is_some_and(|l| matches!(l, [only] if only == name));
     let extra = usize::from(!t.contains_key("values"));
     values_ok
         && o.len() == t.len() + extra
@@ -790,7 +789,7 @@ fn app_expressions(terms: &Value) -> impl Iterator<Item = &Value> {
 /// that is `env` as it is.
 fn rendered_env(env: Option<&Value>, router: bool, gateway_name: &str) -> Option<Value> {
     let mut rendered = match env {
-        Some(Value::Array(list)) => list.clone(),
+        Some(Value::Array(list)) => list.to_vec(),
         _ if router => Vec::new(),
         _ => return None,
     };
@@ -813,7 +812,7 @@ fn rendered_env(env: Option<&Value>, router: bool, gateway_name: &str) -> Option
             }
         }
     }
-    let rendered = Value::Array(rendered);
+    let rendered = Value::from(rendered);
     (env != Some(&rendered)).then_some(rendered)
 }
 
@@ -831,12 +830,12 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
     let wanted = [("requests", part("requests")), ("limits", part("limits"))];
     let current = container.get("resources").and_then(Value::as_object);
     let unchanged = current
-        .is_some_and(|r| !r.is_empty() && wanted.iter().all(|(key, want)| r.get(*key) == *want));
+        .is_some_and(|r| !r.is_empty() && wanted.iter().all(|(key, want)| same(r.get(key), *want)));
     if !unchanged {
         let mut resources = current.cloned().unwrap_or_default();
         for (key, want) in wanted {
             match want {
-                Some(v) => json::put(&mut resources, key, v.clone()),
+                Some(v) => json::put(&mut resources, key, Value::from(v)),
                 None => drop(resources.remove(key)),
             }
         }
@@ -845,29 +844,40 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
     }
     match entry.resize_policy.as_ref().filter(|p| !p.is_empty()) {
         Some(policy) => {
-            if container.get("resizePolicy").and_then(Value::as_array) != Some(policy) {
-                container.set(
-                    "resizePolicy",
-                    Some(Cow::Owned(Value::Array(policy.clone()))),
-                );
+            let current = container.get("resizePolicy").and_then(Value::as_array);
+            let unchanged = current.is_some_and(|c| {
+                c.len() == policy.len() && c.iter().zip(policy).all(|(c, p)| c == p)
+            });
+            if !unchanged {
+                let policy = policy.iter().map(Value::from).collect();
+                container.set("resizePolicy", Some(Cow::Owned(policy)));
             }
         }
         None => container.set("resizePolicy", None),
     }
 }
 
-fn name_of(object: &Map<String, Value>) -> Option<&str> {
+/// Whether a Deployment's value is the configuration's (both absent, or equal).
+fn same(value: Option<&Value>, wanted: Option<&serde_json::Value>) -> bool {
+    match (value, wanted) {
+        (Some(value), Some(wanted)) => value == wanted,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+fn name_of(object: &Map) -> Option<&str> {
     object.get("name").and_then(Value::as_str)
 }
 
 /// The value at `path` (object keys), mutably, if every step is an object.
-fn get_mut<'a>(object: &'a mut Map<String, Value>, path: &[&str]) -> Option<&'a mut Value> {
+fn get_mut<'a>(object: &'a mut Map, path: &[&str]) -> Option<&'a mut Value> {
     let (last, init) = path.split_last()?;
     let mut cur = object;
     for key in init {
-        cur = cur.get_mut(*key)?.as_object_mut()?;
+        cur = cur.get_mut(key)?.as_object_mut()?;
     }
-    cur.get_mut(*last)
+    cur.get_mut(last)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use crate::wire::tree::{Map, Value};
 
 use super::fields::{Field, POD_SPEC, is_rule_pod_field};
 use crate::json::{self, Leaf, Overlay};
@@ -25,7 +25,7 @@ pub(crate) struct Leaves<'a>(pub(super) [Leaf<'a>; Field::ALL.len()]);
 
 impl<'a> Leaves<'a> {
     /// The values of `object` at the owned fields but the template lists, borrowed.
-    pub(super) fn of(object: &'a Map<String, Value>) -> Self {
+    pub(super) fn of(object: &'a Map) -> Self {
         Leaves(Field::ALL.map(|field| {
             if field.is_template_list() {
                 return None;
@@ -54,12 +54,12 @@ impl<'a> Leaves<'a> {
     }
 
     /// Moves the values into `object`, making the objects on the way.
-    pub(super) fn put(self, object: &mut Map<String, Value>) {
+    pub(super) fn put(self, object: &mut Map) {
         for (field, leaf) in Field::ALL.into_iter().zip(self.0) {
             let (Some((last, parent)), Some(value)) = (field.path().split_last(), leaf) else {
                 continue;
             };
-            json::object_mut(object, parent).insert((*last).to_owned(), value.into_owned());
+            json::object_mut(object, parent).insert(*last, value.into_owned());
         }
     }
 }
@@ -77,7 +77,7 @@ pub(crate) struct Owned<'a> {
     /// field the template does not set stays as observed). Its `affinity` holds the
     /// template's required anti-affinity terms unrendered: the rendered ones are a leaf
     /// ([`Field::AntiAffinity`]), put over it.
-    pub(super) pod: Option<&'a Map<String, Value>>,
+    pub(super) pod: Option<&'a Map>,
 }
 
 /// One list of the pod spec as a render takes it from the template.
@@ -109,7 +109,6 @@ impl<'a> Owned<'a> {
             .into_iter()
             .flatten()
             .filter(|(k, v)| !v.is_null() && !is_rule_pod_field(k))
-            .map(|(k, v)| (k.as_str(), v))
     }
 }
 
@@ -122,10 +121,8 @@ pub(crate) fn complete(base: &Deployment, owned: Owned<'_>) -> Deployment {
     let mut object = clone_except(&base.object, &paths, 0);
     let mut fields = owned.pod_fields().peekable();
     if fields.peek().is_some() {
-        let pod = json::object_mut(&mut object, &POD_SPEC);
-        for (key, value) in fields {
-            pod.insert(key.to_owned(), value.clone());
-        }
+        // One merge: a template's pod spec can have many fields.
+        json::object_mut(&mut object, &POD_SPEC).extend(fields.map(|(k, v)| (k, v.clone())));
     }
     // After the template's `affinity`: the rendered anti-affinity terms go into it.
     owned.leaves.put(&mut object);
@@ -134,7 +131,7 @@ pub(crate) fn complete(base: &Deployment, owned: Owned<'_>) -> Deployment {
 }
 
 /// Puts the rendered pod spec lists in place (an absent one stays absent).
-fn put_lists(object: &mut Map<String, Value>, lists: [PodList<'_>; 3]) {
+fn put_lists(object: &mut Map, lists: [PodList<'_>; 3]) {
     for (field, rendered) in Field::TEMPLATE_LISTS.into_iter().zip(lists) {
         let (Some(list), value) = (field.pod_key(), rendered) else {
             continue;
@@ -146,19 +143,19 @@ fn put_lists(object: &mut Map<String, Value>, lists: [PodList<'_>; 3]) {
                 Value::Array(containers.into_iter().map(Overlay::into_value).collect())
             }
         };
-        json::object_mut(object, &POD_SPEC).insert(list.to_owned(), value);
+        json::object_mut(object, &POD_SPEC).insert(list, value);
     }
 }
 
 /// A deep copy of `map` without the values at `paths` (object keys, their first `depth`
 /// keys leading to `map`).
-fn clone_except(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Map<String, Value> {
+fn clone_except(map: &Map, paths: &[&[&str]], depth: usize) -> Map {
     map.iter()
         .filter_map(|(k, v)| {
             let below: Vec<&[&str]> = paths
                 .iter()
                 .copied()
-                .filter(|p| p.get(depth) == Some(&k.as_str()))
+                .filter(|p| p.get(depth) == Some(&k))
                 .collect();
             if below.iter().any(|p| p.len() == depth + 1) {
                 return None;
@@ -169,7 +166,7 @@ fn clone_except(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Ma
                 }
                 _ => v.clone(),
             };
-            Some((k.clone(), v))
+            Some((k, v))
         })
         .collect()
 }
@@ -177,7 +174,7 @@ fn clone_except(map: &Map<String, Value>, paths: &[&[&str]], depth: usize) -> Ma
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::wire::tree::tree_json as json;
 
     #[test]
     fn leaves_borrow_the_values_present_and_nothing_else() {

@@ -2,8 +2,8 @@
 //! part ([`drift_owned`]) finds what the generic walk ([`drift`]) finds in the whole
 //! Deployment, over generated observed Deployments edited in owned and foreign fields alike.
 
+use crate::wire::tree::{Value, tree_json as json};
 use proptest::prelude::*;
-use serde_json::{Value, json};
 
 use super::{complete, render, render_owned};
 use crate::drift::{Enforcement, drift, drift_owned};
@@ -16,7 +16,7 @@ use crate::validate::Validated;
 use crate::wire::{Deployment, Gateway, GatewayConfiguration};
 
 fn gateway() -> Gateway {
-    serde_json::from_value(json!({
+    serde_json::from_value(serde_json::json!({
         "metadata": { "name": "gw", "namespace": "red", "uid": "uid-1", "generation": 4 },
         "spec": { "gatewayClassName": "meridio", "infrastructure": {
             "labels": { "team": "blue" }, "annotations": { "note": "n" },
@@ -67,7 +67,7 @@ fn template(variant: u8) -> Deployment {
 }
 
 fn configuration(generation: i64, replicas: i32, enforce: (bool, bool)) -> GatewayConfiguration {
-    serde_json::from_value(json!({
+    serde_json::from_value(serde_json::json!({
         "metadata": { "name": "cfg", "namespace": "red", "generation": generation },
         "spec": {
             "horizontalScaling": { "replicas": replicas, "enforceReplicas": enforce.0 },
@@ -174,7 +174,7 @@ fn edit() -> impl Strategy<Value = Edit> {
     ]
 }
 
-fn containers(v: &mut Value) -> Option<&mut Vec<Value>> {
+fn containers(v: &mut Value) -> Option<&mut [Value]> {
     v.pointer_mut("/spec/template/spec/containers")?
         .as_array_mut()
 }
@@ -185,14 +185,14 @@ fn edited(mut v: Value, edits: &[Edit]) -> Deployment {
             Edit::Set(path, value) => {
                 let (last, parent) = path.split_last().unwrap();
                 if let Value::Object(root) = &mut v {
-                    json::object_mut(root, parent).insert((*last).to_owned(), value.clone());
+                    json::object_mut(root, parent).insert(*last, value.clone());
                 }
             }
             Edit::Remove(path) => {
                 let (last, parent) = path.split_last().unwrap();
                 let pointer: String = parent.iter().map(|p| format!("/{p}")).collect();
                 if let Some(Value::Object(m)) = v.pointer_mut(&pointer) {
-                    m.remove(*last);
+                    m.remove(last);
                 }
             }
             Edit::ReverseContainers => {
@@ -202,15 +202,17 @@ fn edited(mut v: Value, edits: &[Edit]) -> Deployment {
             }
             Edit::ContainerField(i, field, value) => {
                 if let Some(Value::Object(c)) = containers(&mut v).and_then(|c| c.get_mut(*i)) {
-                    c.insert((*field).to_owned(), value.clone());
+                    c.insert(*field, value.clone());
                 }
             }
             Edit::DropEnv(i) => {
-                if let Some(Value::Array(env)) = containers(&mut v)
+                if let Some(env @ Value::Array(_)) = containers(&mut v)
                     .and_then(|c| c.get_mut(*i))
                     .and_then(|c| c.get_mut("env"))
                 {
-                    env.pop();
+                    let mut list = env.as_array().unwrap_or_default().to_vec();
+                    list.pop();
+                    *env = Value::from(list);
                 }
             }
         }

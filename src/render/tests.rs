@@ -5,7 +5,7 @@ use crate::template::default_template;
 use crate::wire::GatewayConfiguration;
 
 fn gateway() -> Gateway {
-    serde_json::from_value(json!({
+    serde_json::from_value(serde_json::json!({
         "metadata": { "name": "gw", "namespace": "red", "uid": "uid-1", "generation": 4 },
         "spec": {
             "gatewayClassName": "meridio",
@@ -22,7 +22,7 @@ fn gateway() -> Gateway {
 }
 
 fn configuration(spec: Value) -> GatewayConfiguration {
-    serde_json::from_value(json!({
+    serde_json::from_value(serde_json::json!({
         "metadata": { "name": "cfg", "namespace": "red", "generation": 7 },
         "spec": spec
     }))
@@ -103,9 +103,12 @@ fn env<'a>(c: &'a Value, name: &str) -> &'a Value {
 
 /// An observed Deployment: one the crate rendered earlier, then edited by others.
 fn observed(cfg: &GatewayConfiguration, edit: impl FnOnce(&mut Value)) -> Deployment {
-    let mut v = serde_json::to_value(create(cfg)).unwrap();
+    let mut v = Value::Object(create(cfg).object);
     edit(&mut v);
-    serde_json::from_value(v).unwrap()
+    match v {
+        Value::Object(object) => Deployment::from_object(object),
+        other => panic!("an edit made the Deployment {other}"),
+    }
 }
 
 #[test]
@@ -281,10 +284,7 @@ fn update_puts_the_template_containers_and_volumes_in_place() {
     let obs = observed(&cfg, |v| {
         let spec = &mut v["spec"]["template"]["spec"];
         spec["containers"][0]["image"] = json!("old:1");
-        spec["containers"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!({ "name": "stale", "image": "x" }));
+        spec["containers"].push(json!({ "name": "stale", "image": "x" }));
         spec["initContainers"] = json!([{ "name": "init-old", "image": "y" }]);
         spec["volumes"] = json!([{ "name": "stale", "emptyDir": {} }]);
         spec["nodeSelector"] = json!({ "zone": "a" });
@@ -613,8 +613,6 @@ fn required_anti_affinity_app_values_name_the_deployment() {
     let mut template = default_template();
     let anti = &mut template.object["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"];
     anti["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"]["matchExpressions"]
-        .as_array_mut()
-        .unwrap()
         .push(json!({ "key": "tier", "operator": "In", "values": ["lb"] }));
     let preferred = json!([{ "weight": 1, "podAffinityTerm": {
         "labelSelector": { "matchExpressions": [{ "key": "app", "operator": "In", "values": [] }] },

@@ -178,3 +178,66 @@ fn durations_parse_like_the_scenario_files_write_them() {
         Ok(Duration::from_secs(5400))
     );
 }
+
+/// The definition [`is_dns_subdomain`] implements in one pass: labels split at '.'.
+fn is_dns_subdomain_by_labels(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// RFC 1123 label: lowercase letters, digits and `-`, alphanumeric at both ends, ≤ 63.
+fn is_dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) => {
+            b.len() <= 63
+                && (f.is_ascii_lowercase() || f.is_ascii_digit())
+                && (l.is_ascii_lowercase() || l.is_ascii_digit())
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn dns_subdomain_table() {
+    for (s, want) in [
+        ("meridio-2.nordix.org", true),
+        ("a", true),
+        ("0-a.b9", true),
+        ("", false),
+        (".a", false),
+        ("a.", false),
+        ("a..b", false),
+        ("-a", false),
+        ("a-", false),
+        ("a-.b", false),
+        ("a.-b", false),
+        ("A.b", false),
+        ("a_b", false),
+    ] {
+        assert_eq!(is_dns_subdomain(s), want, "{s:?}");
+    }
+    let label = "a".repeat(63);
+    assert!(is_dns_subdomain(&label));
+    assert!(!is_dns_subdomain(&format!("{label}a")));
+    let long = [label.as_str(); 4].join(".");
+    assert_eq!(long.len(), 255);
+    assert!(!is_dns_subdomain(&long));
+    assert!(is_dns_subdomain(&long[..253]));
+}
+
+proptest::proptest! {
+    #[test]
+    fn dns_subdomain_agrees_with_the_label_definition(s in "[a-z0-9.\\-A_]{0,70}|([a-z0-9-]{0,64}\\.){0,5}[a-z0-9-]{0,64}") {
+        proptest::prop_assert_eq!(is_dns_subdomain(&s), is_dns_subdomain_by_labels(&s));
+    }
+
+    #[test]
+    fn dns_label_prefix_is_a_label_once_a_character_follows(s in "[a-z0-9\\-A.]{0,64}") {
+        proptest::prop_assert_eq!(
+            is_dns_label_prefix(&s),
+            s.len() <= 62 && (s.is_empty() || is_dns_label(&format!("{s}x")))
+        );
+    }
+}

@@ -17,7 +17,7 @@
 //! Scenario `patch` steps are the test author's edits, not the crate's writes: they are not
 //! checked.
 
-use serde_json::{Map, Value};
+use crate::wire::tree::{Map, Value};
 
 use crate::names;
 use crate::outcome::WriteOutcome;
@@ -61,7 +61,7 @@ pub fn refusal(deployment: &Deployment) -> Option<WriteOutcome> {
                 .and_then(Value::as_object);
             for (resource, value) in values.into_iter().flatten() {
                 let text = match value {
-                    Value::String(s) => s.clone(),
+                    Value::String(s) => s.to_string(),
                     Value::Number(n) => n.to_string(),
                     _ => String::new(),
                 };

@@ -43,7 +43,7 @@
 //! write before defaulting: [`crate::sim::api_validation`]). Applying the defaults twice
 //! changes nothing.
 
-use serde_json::{Map, Value, json};
+use crate::wire::tree::{Map, Value};
 
 use crate::quantity::Quantity;
 use crate::wire::Deployment;
@@ -60,7 +60,7 @@ use crate::wire::Deployment;
 ///     ] } } }
 /// })).unwrap();
 /// apply_server_defaults(&mut d);
-/// assert_eq!(d.get(&["spec", "revisionHistoryLimit"]), Some(&serde_json::json!(10)));
+/// assert_eq!(d["spec"]["revisionHistoryLimit"].as_i64(), Some(10));
 /// let container = &d.get(&["spec", "template", "spec", "containers"]).unwrap()[0];
 /// assert_eq!(container["imagePullPolicy"], "IfNotPresent");
 /// assert_eq!(container["resources"]["limits"]["cpu"], "500m");
@@ -69,12 +69,16 @@ pub fn apply_server_defaults(deployment: &mut Deployment) {
     let root = &mut deployment.object;
     let metadata = object_at(root, "metadata");
     let annotations = object_at(metadata, "annotations");
-    default(annotations, "deployment.kubernetes.io/revision", json!("1"));
+    default(
+        annotations,
+        "deployment.kubernetes.io/revision",
+        Value::from("1"),
+    );
 
     let spec = object_at(root, "spec");
-    default(spec, "replicas", json!(1));
-    default(spec, "revisionHistoryLimit", json!(10));
-    default(spec, "progressDeadlineSeconds", json!(600));
+    default(spec, "replicas", Value::from(1));
+    default(spec, "revisionHistoryLimit", Value::from(10));
+    default(spec, "progressDeadlineSeconds", Value::from(600));
     strategy(object_at(spec, "strategy"));
 
     let template = object_at(spec, "template");
@@ -84,11 +88,11 @@ pub fn apply_server_defaults(deployment: &mut Deployment) {
         Value::Null,
     );
     let pod = object_at(template, "spec");
-    default(pod, "dnsPolicy", json!("ClusterFirst"));
-    default(pod, "restartPolicy", json!("Always"));
-    default(pod, "schedulerName", json!("default-scheduler"));
-    default(pod, "terminationGracePeriodSeconds", json!(30));
-    default(pod, "securityContext", json!({}));
+    default(pod, "dnsPolicy", Value::from("ClusterFirst"));
+    default(pod, "restartPolicy", Value::from("Always"));
+    default(pod, "schedulerName", Value::from("default-scheduler"));
+    default(pod, "terminationGracePeriodSeconds", Value::from(30));
+    default(pod, "securityContext", Value::Object(Map::new()));
     for list in ["containers", "initContainers", "ephemeralContainers"] {
         if let Some(Value::Array(containers)) = pod.get_mut(list) {
             for c in containers.iter_mut().filter_map(Value::as_object_mut) {
@@ -104,35 +108,39 @@ pub fn apply_server_defaults(deployment: &mut Deployment) {
 }
 
 /// The object under `key`, created (or replacing a non-object) where missing.
-fn object_at<'a>(map: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
+fn object_at<'a>(map: &'a mut Map, key: &str) -> &'a mut Map {
     crate::json::object_mut(map, &[key])
 }
 
 /// Sets `key` when it is absent or null.
-fn default(map: &mut Map<String, Value>, key: &str, value: Value) {
+fn default(map: &mut Map, key: &str, value: Value) {
     match map.get_mut(key) {
         Some(v) if !v.is_null() => {}
         Some(v) => *v = value,
         None => {
-            map.insert(key.to_owned(), value);
+            map.insert(key, value);
         }
     }
 }
 
-fn strategy(strategy: &mut Map<String, Value>) {
-    default(strategy, "type", json!("RollingUpdate"));
+fn strategy(strategy: &mut Map) {
+    default(strategy, "type", Value::from("RollingUpdate"));
     if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
         let rolling = object_at(strategy, "rollingUpdate");
-        default(rolling, "maxUnavailable", json!("25%"));
-        default(rolling, "maxSurge", json!("25%"));
+        default(rolling, "maxUnavailable", Value::from("25%"));
+        default(rolling, "maxSurge", Value::from("25%"));
     }
 }
 
-fn container(c: &mut Map<String, Value>) {
-    default(c, "terminationMessagePath", json!("/dev/termination-log"));
-    default(c, "terminationMessagePolicy", json!("File"));
+fn container(c: &mut Map) {
+    default(
+        c,
+        "terminationMessagePath",
+        Value::from("/dev/termination-log"),
+    );
+    default(c, "terminationMessagePolicy", Value::from("File"));
     let policy = pull_policy(c.get("image").and_then(Value::as_str).unwrap_or(""));
-    default(c, "imagePullPolicy", json!(policy));
+    default(c, "imagePullPolicy", Value::from(policy));
     let resources = object_at(c, "resources");
     for key in ["requests", "limits"] {
         if let Some(Value::Object(list)) = resources.get_mut(key) {
@@ -143,7 +151,7 @@ fn container(c: &mut Map<String, Value>) {
     }
     if let Some(Value::Array(ports)) = c.get_mut("ports") {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-            default(p, "protocol", json!("TCP"));
+            default(p, "protocol", Value::from("TCP"));
         }
     }
     if let Some(Value::Array(env)) = c.get_mut("env") {
@@ -155,10 +163,10 @@ fn container(c: &mut Map<String, Value>) {
     }
     for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
         if let Some(Value::Object(p)) = c.get_mut(probe) {
-            default(p, "timeoutSeconds", json!(1));
-            default(p, "periodSeconds", json!(10));
-            default(p, "successThreshold", json!(1));
-            default(p, "failureThreshold", json!(3));
+            default(p, "timeoutSeconds", Value::from(1));
+            default(p, "periodSeconds", Value::from(10));
+            default(p, "successThreshold", Value::from(1));
+            default(p, "failureThreshold", Value::from(3));
             http_get(p);
         }
     }
@@ -172,26 +180,26 @@ fn container(c: &mut Map<String, Value>) {
 }
 
 /// `httpGet` of a probe or a lifecycle hook: `path` `/`, `scheme` `HTTP`.
-fn http_get(handler: &mut Map<String, Value>) {
+fn http_get(handler: &mut Map) {
     if let Some(Value::Object(http)) = handler.get_mut("httpGet") {
-        default(http, "path", json!("/"));
-        default(http, "scheme", json!("HTTP"));
+        default(http, "path", Value::from("/"));
+        default(http, "scheme", Value::from("HTTP"));
     }
 }
 
 /// `fieldRef.apiVersion` `v1` and `resourceFieldRef.divisor` `"0"` (a zero quantity, which
 /// the server's encoding writes) of an env source or a downward API item.
-fn field_refs(holder: &mut Map<String, Value>) {
+fn field_refs(holder: &mut Map) {
     if let Some(Value::Object(field_ref)) = holder.get_mut("fieldRef") {
-        default(field_ref, "apiVersion", json!("v1"));
+        default(field_ref, "apiVersion", Value::from("v1"));
     }
     if let Some(Value::Object(resource_ref)) = holder.get_mut("resourceFieldRef") {
-        default(resource_ref, "divisor", json!("0"));
+        default(resource_ref, "divisor", Value::from("0"));
     }
 }
 
 /// The downward API items of a `downwardAPI` volume or projection.
-fn downward_items(source: &mut Map<String, Value>) {
+fn downward_items(source: &mut Map) {
     if let Some(Value::Array(items)) = source.get_mut("items") {
         for item in items.iter_mut().filter_map(Value::as_object_mut) {
             field_refs(item);
@@ -233,24 +241,24 @@ const SOURCE_DEFAULTS: [(&str, &str, &str); 10] = [
     ("hostPath", "type", ""),
 ];
 
-fn volume(v: &mut Map<String, Value>) {
+fn volume(v: &mut Map) {
     let has_source = v
         .iter()
-        .any(|(k, value)| !VOLUME_NON_SOURCE.contains(&k.as_str()) && !value.is_null());
+        .any(|(k, value)| !VOLUME_NON_SOURCE.contains(&k) && !value.is_null());
     if !has_source {
-        v.insert("emptyDir".into(), json!({}));
+        v.insert("emptyDir", Value::Object(Map::new()));
     }
     for (source, field, value) in SOURCE_DEFAULTS {
         if let Some(Value::Object(s)) = v.get_mut(source) {
-            default(s, field, json!(value));
+            default(s, field, Value::from(value));
         }
     }
     if let Some(Value::Object(disk)) = v.get_mut("azureDisk") {
-        default(disk, "readOnly", json!(false));
+        default(disk, "readOnly", Value::from(false));
     }
     for source in ["downwardAPI", "projected"] {
         if let Some(Value::Object(s)) = v.get_mut(source) {
-            default(s, "defaultMode", json!(420));
+            default(s, "defaultMode", Value::from(420));
         }
     }
     if let Some(Value::Object(downward)) = v.get_mut("downwardAPI") {
@@ -269,7 +277,7 @@ fn volume(v: &mut Map<String, Value>) {
             downward_items(downward);
         }
         if let Some(Value::Object(token)) = source.get_mut("serviceAccountToken") {
-            default(token, "expirationSeconds", json!(3600));
+            default(token, "expirationSeconds", Value::from(3600));
         }
     }
     if let Some(size) = v
@@ -281,7 +289,7 @@ fn volume(v: &mut Map<String, Value>) {
     }
     for source in ["configMap", "secret"] {
         if let Some(Value::Object(s)) = v.get_mut(source) {
-            default(s, "defaultMode", json!(420));
+            default(s, "defaultMode", Value::from(420));
         }
     }
 }
@@ -295,7 +303,7 @@ fn canonicalize_resource(value: &mut Value) {
         _ => None,
     };
     if let Some(q) = parsed {
-        *value = Value::String(q.rounded_up_to_milli().canonical());
+        *value = Value::from(q.rounded_up_to_milli().canonical());
     }
 }
 
@@ -307,7 +315,7 @@ fn canonicalize(value: &mut Value) {
         _ => None,
     };
     if let Some(q) = parsed {
-        *value = Value::String(q.canonical());
+        *value = Value::from(q.canonical());
     }
 }
 

@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::wire::tree;
+
 /// Applies the merge `patch` to `target` in place (RFC 7386 §2).
 ///
 /// An object patch merges key by key (`null` removes a key); any other patch value
@@ -31,6 +33,50 @@ pub fn apply(target: &mut Value, patch: &Value) {
                 apply(target.entry(key.clone()).or_insert(Value::Null), value);
             }
         }
+    }
+}
+
+/// [`apply`] to an object held as a [`tree::Map`] (a Deployment's), with an object patch.
+/// A patch that is not an object would replace the object whole: it changes nothing here,
+/// and the caller refuses it.
+pub fn apply_to_object(target: &mut tree::Map, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        return;
+    };
+    // One merge of two sorted lists, not an insert per key: an insert moves the entries
+    // after it, and a patch of many keys onto a large object would be quadratic.
+    let mut changes: Vec<(&str, &Value)> = patch.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    // Sorted already, unless another crate of the build enabled serde_json's
+    // `preserve_order`.
+    changes.sort_by(|a, b| a.0.cmp(b.0));
+    let mut old = std::mem::take(target).into_iter().peekable();
+    let mut merged: Vec<(tree::Str, tree::Value)> = Vec::with_capacity(old.len() + changes.len());
+    for (key, value) in changes {
+        while let Some(entry) = old.next_if(|(k, _)| k.as_str() < key) {
+            merged.push(entry);
+        }
+        let existing = old.next_if(|(k, _)| k.as_str() == key);
+        if value.is_null() {
+            continue;
+        }
+        let (key, mut target) = existing.unwrap_or_else(|| (key.into(), tree::Value::Null));
+        apply_to_tree(&mut target, value);
+        merged.push((key, target));
+    }
+    merged.extend(old);
+    *target = merged.into_iter().collect();
+}
+
+fn apply_to_tree(target: &mut tree::Value, patch: &Value) {
+    if !patch.is_object() {
+        *target = tree::Value::from(patch);
+        return;
+    }
+    if !target.is_object() {
+        *target = tree::Value::Object(tree::Map::new());
+    }
+    if let tree::Value::Object(target) = target {
+        apply_to_object(target, patch);
     }
 }
 

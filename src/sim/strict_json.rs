@@ -2,13 +2,14 @@
 //! in one object is an error naming its key path (serde_json keeps the last one silently),
 //! and the line of a key path can be found for error messages.
 
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::wire::L34Route;
+use crate::wire::{L34Route, tree};
 
 /// Why text is not strict JSON: serde_json's message, or a duplicate key with its key path,
 /// and where (1-based line and column; 0 when unknown).
@@ -62,21 +63,35 @@ pub fn parse(text: &str) -> Result<Value, JsonError> {
     value.map_err(|e| JsonError::new(&e, &trail))
 }
 
-/// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes and
-/// left out of the value: a long route list held as JSON values costs about 20 times its
-/// text. A wrong value in a route is an error naming its key path.
-pub(crate) fn parse_scenario(text: &str) -> Result<(Value, Option<Vec<L34Route>>), JsonError> {
-    let mut routes = None;
+/// The objects [`parse_scenario`] reads out of the scenario's value, each in the form it is
+/// held in: the routes typed, the Deployment-shaped objects as compact trees.
+#[derive(Debug, Default)]
+pub(crate) struct Lifted {
+    /// `objects.routes`, when given.
+    pub routes: Option<Vec<L34Route>>,
+    /// `objects.template`, when given (`null` included).
+    pub template: Option<tree::Value>,
+    /// `objects.deployment`, when given (`null` included).
+    pub deployment: Option<tree::Value>,
+}
+
+/// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes, and
+/// `objects.template` and `objects.deployment` into compact trees, all left out of the
+/// value: a long route list held as JSON values costs about 20 times its text, a large
+/// Deployment about 13 times (3 as a tree). A wrong value in a route is an error naming
+/// its key path.
+pub(crate) fn parse_scenario(text: &str) -> Result<(Value, Lifted), JsonError> {
+    let mut lifted = Lifted::default();
     let mut trail = Trail::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = Top {
-        routes: &mut routes,
+        lifted: &mut lifted,
         trail: &mut trail,
     }
     .deserialize(&mut deserializer)
     .and_then(|v| deserializer.end().map(|()| v));
     match value {
-        Ok(value) => Ok((value, routes)),
+        Ok(value) => Ok((value, lifted)),
         Err(e) => Err(JsonError::new(&e, &trail)),
     }
 }
@@ -120,13 +135,13 @@ impl Trail {
 
 /// The scenario's top level: `objects` is read by [`Objects`], the rest by [`Strict`].
 struct Top<'r> {
-    routes: &'r mut Option<Vec<L34Route>>,
+    lifted: &'r mut Lifted,
     trail: &'r mut Trail,
 }
 
-/// The scenario's `objects`: `routes` is read typed into the slot.
+/// The scenario's `objects`: `routes`, `template` and `deployment` are read into their slots.
 struct Objects<'r> {
-    routes: &'r mut Option<Vec<L34Route>>,
+    lifted: &'r mut Lifted,
     trail: &'r mut Trail,
 }
 
@@ -182,18 +197,18 @@ impl<'de> Visitor<'de> for Top<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
-        let mut routes = Some(self.routes);
+        let mut lifted = Some(self.lifted);
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) {
                 return Err(self.trail.duplicate(&key));
             }
-            let value = match (key.as_str(), routes.take()) {
+            let value = match (key.as_str(), lifted.take()) {
                 ("objects", Some(slot)) => map.next_value_seed(Objects {
-                    routes: slot,
+                    lifted: slot,
                     trail: &mut *self.trail,
                 }),
                 (_, kept) => {
-                    routes = kept;
+                    lifted = kept;
                     map.next_value_seed(Strict(&mut *self.trail))
                 }
             };
@@ -225,20 +240,31 @@ impl<'de> Visitor<'de> for Objects<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
-        let mut routes_seen = false;
+        let mut lifted_seen = BTreeSet::new();
         while let Some(key) = map.next_key::<String>()? {
-            if object.contains_key(&key) || (key == "routes" && routes_seen) {
+            let lifted = matches!(key.as_str(), "routes" | "template" | "deployment");
+            if object.contains_key(&key) || (lifted && !lifted_seen.insert(key.clone())) {
                 return Err(self.trail.duplicate(&key));
             }
-            if key == "routes" {
-                routes_seen = true;
-                *self.routes = map.next_value_seed(Routes)?;
-                continue;
-            }
-            match map.next_value_seed(Strict(&mut *self.trail)) {
-                Ok(value) => object.insert(key, value),
-                Err(e) => return Err(self.trail.up(|| key, e)),
+            let slot = match key.as_str() {
+                "routes" => {
+                    self.lifted.routes = map.next_value_seed(Routes)?;
+                    continue;
+                }
+                "template" => &mut self.lifted.template,
+                "deployment" => &mut self.lifted.deployment,
+                _ => {
+                    match map.next_value_seed(Strict(&mut *self.trail)) {
+                        Ok(value) => object.insert(key, value),
+                        Err(e) => return Err(self.trail.up(|| key, e)),
+                    };
+                    continue;
+                }
             };
+            match map.next_value_seed(StrictTree(&mut *self.trail)) {
+                Ok(value) => *slot = Some(value),
+                Err(e) => return Err(self.trail.up(|| key, e)),
+            }
         }
         Ok(Value::Object(object))
     }
@@ -355,6 +381,111 @@ impl<'de> Visitor<'de> for Strict<'_> {
             };
         }
         Ok(Value::Object(object))
+    }
+}
+
+/// [`Strict`] for a compact [`tree::Value`]: a Deployment-shaped object, read without ever
+/// being a `serde_json::Value`.
+struct StrictTree<'t>(&'t mut Trail);
+
+/// Objects with more keys than this find a duplicate through a set, not by scanning.
+const SCAN_KEYS: usize = 16;
+
+impl<'de> DeserializeSeed<'de> for StrictTree<'_> {
+    type Value = tree::Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<tree::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrictTree<'_> {
+    type Value = tree::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<tree::Value, E> {
+        Ok(tree::Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<tree::Value, E> {
+        Ok(tree::Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<tree::Value, E> {
+        Ok(tree::Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<tree::Value, E> {
+        Ok(tree::Value::from(serde_json::Value::from(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<tree::Value, E> {
+        Ok(tree::Value::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<tree::Value, E> {
+        Ok(tree::Value::from(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<tree::Value, E> {
+        Ok(tree::Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<tree::Value, E> {
+        Ok(tree::Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<tree::Value, A::Error> {
+        let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        loop {
+            match seq.next_element_seed(StrictTree(&mut *self.0)) {
+                Ok(Some(item)) => list.push(item),
+                Ok(None) => break,
+                Err(e) => {
+                    let index = list.len();
+                    return Err(self.0.up(|| format!("[{index}]"), e));
+                }
+            }
+        }
+        Ok(tree::Value::from(list))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<tree::Value, A::Error> {
+        let mut entries: Vec<(String, tree::Value)> = Vec::new();
+        // Keys seen, once the object is too large to scan.
+        let mut seen: Option<HashSet<String>> = None;
+        while let Some(mut key) = map.next_key::<String>()? {
+            let duplicate = match &mut seen {
+                Some(seen) => !seen.insert(key.clone()),
+                None => entries.iter().any(|(k, _)| *k == key),
+            };
+            if duplicate {
+                return Err(self.0.duplicate(&key));
+            }
+            if seen.is_none() && entries.len() >= SCAN_KEYS {
+                seen = Some(
+                    entries
+                        .iter()
+                        .map(|(k, _)| k.clone())
+                        .chain([key.clone()])
+                        .collect(),
+                );
+            }
+            match map.next_value_seed(StrictTree(&mut *self.0)) {
+                Ok(value) => {
+                    key.shrink_to_fit();
+                    entries.push((key, value));
+                }
+                Err(e) => return Err(self.0.up(|| key, e)),
+            }
+        }
+        Ok(tree::Value::Object(entries.into_iter().collect()))
     }
 }
 

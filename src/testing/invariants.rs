@@ -12,7 +12,7 @@ use crate::reconcile::{Plan, Settlement, WriteKind, plan};
 use crate::render::{generation_annotation, uid_annotation};
 use crate::sim::cluster::{Cluster, ReconcileRecord, RolloutState};
 use crate::snapshot::Snapshot;
-use crate::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration};
+use crate::wire::{Condition, Gateway, GatewayClass, GatewayConfiguration};
 
 /// A property that failed, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,7 +323,7 @@ impl Invariants {
                 .and_then(|c| c["metadata"]["generation"].as_i64());
             let key = generation_annotation(settings);
             let carried = stored
-                .and_then(|d| d["metadata"]["annotations"][key.as_str()].as_str())
+                .and_then(|d| d.annotation(&key))
                 .and_then(|g| g.parse::<i64>().ok());
             let collision = programmed.is_some_and(|p| p.message.contains("name collision"));
             if !collision {
@@ -337,9 +337,7 @@ impl Invariants {
                 })?;
                 // The uid: a Deployment applied to another GatewayConfiguration of the same
                 // name is not applied (one without the annotation is compared by generation).
-                let carried_uid = stored.and_then(|d| {
-                    d["metadata"]["annotations"][uid_annotation(settings).as_str()].as_str()
-                });
+                let carried_uid = stored.and_then(|d| d.annotation(&uid_annotation(settings)));
                 let wanted_uid = cluster
                     .configuration()
                     .and_then(|c| c["metadata"]["uid"].as_str());
@@ -388,13 +386,12 @@ impl Invariants {
             .configuration()
             .map(|v| parse(v, step))
             .transpose()?;
-        let deployment: Option<Deployment> =
-            cluster.deployment().map(|v| parse(v, step)).transpose()?;
-        let template: Deployment = parse(cluster.template(), step)?;
-        let snapshot = Snapshot::new(&gateway, &template)
+        let deployment = cluster.deployment();
+        let template = cluster.template();
+        let snapshot = Snapshot::new(&gateway, template)
             .with_gateway_class(class.as_ref())
             .with_configuration(configuration.as_ref())
-            .with_deployment(deployment.as_ref())
+            .with_deployment(deployment)
             .with_routes(cluster.routes());
         let settings = cluster.settings();
         let planned = |()| plan(settings, snapshot, cluster.now());

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileRecord, RolloutState};
-use crate::wire::L34Route;
+use crate::wire::{Deployment, L34Route};
 
 /// The GatewayClass `controllerName` of [`Settings::default`]: the Gateway is ours.
 pub const OURS: &str = "meridio-2.nordix.org/gateway-controller";
@@ -363,7 +363,7 @@ pub fn observed_deployment() -> impl Strategy<Value = Value> {
             let mut cluster = Cluster::new(settings(), start(), objects).ok()?;
             cluster.reconcile().ok()?;
             cluster.rollout(rollout_state(rollout)).ok()?;
-            cluster.deployment().cloned()
+            cluster.deployment().map(Deployment::to_json)
         },
     )
 }

@@ -4,26 +4,56 @@
 //! one untouched (probes, security contexts, fields of newer Kubernetes versions), so the
 //! Deployment is held as a JSON object rather than a struct that would drop what it does not
 //! model. Accessors read the few fields the logic needs.
+//!
+//! The object is a [`tree::Map`](crate::wire::tree::Map), not a `serde_json::Map`: a
+//! Deployment can be large, and is mostly small objects, which a `serde_json::Value` holds at
+//! about five times the memory (see [`tree`](crate::wire::tree)). It converts to and from
+//! `serde_json` without loss, and (de)serializes as the same JSON.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::json;
+use crate::wire::tree::{Map, Value};
 
 /// A Deployment as the API server returns it (or as the crate wants it written).
+///
+/// ```
+/// use gateway_reconcile::wire::Deployment;
+/// use serde_json::json;
+///
+/// let json = json!({"metadata": {"name": "lb", "generation": 3}, "spec": {"replicas": 2}});
+/// let deployment: Deployment = serde_json::from_value(json.clone()).unwrap();
+/// assert_eq!(deployment.name(), Some("lb"));
+/// assert_eq!(deployment.get(&["spec", "replicas"]).and_then(|v| v.as_i64()), Some(2));
+/// assert_eq!(deployment.to_json(), json);
+/// assert_eq!(Deployment::from_object(json.as_object().unwrap().clone()), deployment);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Deployment {
     /// The whole object.
-    pub object: Map<String, Value>,
+    pub object: Map,
 }
 
 impl Deployment {
-    /// Wraps a JSON object.
-    pub fn from_object(object: Map<String, Value>) -> Self {
-        Deployment { object }
+    /// Wraps a JSON object: a [`tree::Map`](crate::wire::tree::Map), or a `serde_json::Map`
+    /// (converted, its strings moved).
+    pub fn from_object(object: impl Into<Map>) -> Self {
+        Deployment {
+            object: object.into(),
+        }
+    }
+
+    /// The object as a `serde_json::Value` (a copy).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::Object((&self.object).into())
+    }
+
+    /// The object as a `serde_json::Value`, its strings moved.
+    pub fn into_json(self) -> serde_json::Value {
+        serde_json::Value::Object(self.object.into())
     }
 
     /// `metadata.name`, if it is a string.
@@ -71,5 +101,14 @@ impl Deployment {
 
     fn str_at(&self, path: &[&str]) -> Option<&str> {
         json::get(&self.object, path).and_then(Value::as_str)
+    }
+}
+
+impl std::ops::Index<&str> for Deployment {
+    type Output = Value;
+
+    /// The value of a top-level key; `null` when absent (`deployment["spec"]["replicas"]`).
+    fn index(&self, key: &str) -> &Value {
+        &self.object[key]
     }
 }

@@ -11,6 +11,7 @@ mod deployment;
 mod gateway;
 mod meta;
 mod route;
+pub mod tree;
 
 pub use configuration::{
     GatewayConfiguration, GatewayConfigurationSpec, HorizontalScaling, InternalSubnet, Nad,

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use gateway_reconcile::sim::defaulting::apply_server_defaults;
+use gateway_reconcile::wire::tree::Value as Tree;
 use gateway_reconcile::wire::{
     Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
 };
@@ -174,15 +175,19 @@ impl World {
             .as_ref()
             .and_then(|o| o.object.get("status").cloned());
         apply_server_defaults(&mut d);
-        let meta = d.object.entry("metadata").or_insert(json!({}));
+        let meta = d
+            .object
+            .entry("metadata")
+            .or_insert(Tree::Object(Default::default()));
         if create {
-            meta["uid"] = json!("dep-uid");
-            meta["generation"] = json!(1);
+            meta["uid"] = Tree::from("dep-uid");
+            meta["generation"] = Tree::from(1);
         } else {
             let changed = old_spec.as_ref() != d.object.get("spec");
-            d.object["metadata"]["generation"] = json!(if changed { old_gen + 1 } else { old_gen });
+            d.object["metadata"]["generation"] =
+                Tree::from(if changed { old_gen + 1 } else { old_gen });
             if let Some(s) = old_status {
-                d.object.insert("status".into(), s);
+                d.object.insert("status", s);
             }
         }
         self.deployment = Some(d);
@@ -192,28 +197,29 @@ impl World {
         let d = self.deployment.as_mut().unwrap();
         let generation = d.generation().unwrap();
         let replicas = d.object["spec"]["replicas"].clone();
+        let replicas = Value::from(&replicas);
         d.object.insert(
-            "status".into(),
-            json!({
+            "status",
+            Tree::from(json!({
                 "observedGeneration": generation, "replicas": replicas, "updatedReplicas": replicas,
                 "readyReplicas": replicas, "availableReplicas": replicas,
                 "conditions": [
                     {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
                     {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}
                 ]
-            }),
+            })),
         );
     }
 
     pub fn rollout_stalled(&mut self) {
         let d = self.deployment.as_mut().unwrap();
         let generation = d.generation().unwrap();
-        d.object.insert("status".into(), json!({
+        d.object.insert("status", Tree::from(json!({
             "observedGeneration": generation, "replicas": 2, "updatedReplicas": 1, "availableReplicas": 1,
             "conditions": [{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
                             "message": "ReplicaSet \"sllbr-gw-5d4f\" has timed out progressing.",
                             "lastTransitionTime": "2026-01-01T00:10:00Z"}]
-        }));
+        })));
     }
 
     pub fn condition(&self, type_: &str) -> Option<&Condition> {

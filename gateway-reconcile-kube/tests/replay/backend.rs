@@ -456,11 +456,10 @@ fn marked(kind: Kind, object: &Value, i: u32) -> Value {
 impl Real {
     async fn create_all(&mut self, settings: &Settings, objects: Objects) -> Step<()> {
         self.settings = settings.clone();
-        self.template = match objects.template {
-            Some(t) => t,
-            None => serde_json::to_value(gateway_reconcile::template::default_template())
-                .or_else(failed)?,
-        };
+        self.template = objects
+            .template
+            .unwrap_or_else(gateway_reconcile::template::default_template)
+            .into_json();
         let gateway = objects.gateway;
         self.gateway_namespace = str_at(&gateway, "/metadata/namespace")
             .unwrap_or_default()
@@ -491,7 +490,7 @@ impl Real {
             self.create_object(Kind::Configuration, conf).await?;
         }
         self.create_object(Kind::Gateway, gateway).await?;
-        if let Some(deployment) = objects.deployment.filter(|v| !v.is_null()) {
+        if let Some(deployment) = objects.deployment.map(wire::Deployment::into_json) {
             if str_at(&deployment, "/metadata/name")
                 != Some(self.name_of(Kind::Deployment)?.as_str())
             {
@@ -596,8 +595,8 @@ impl Real {
         let api = self.api(&controller, Kind::Deployment, Some(&real_ns));
         let on_server = |desired: &wire::Deployment| {
             let mut object = desired.object.clone();
-            if let Some(Value::Object(meta)) = object.get_mut("metadata") {
-                meta.insert("namespace".into(), json!(real_ns));
+            if let Some(wire::tree::Value::Object(meta)) = object.get_mut("metadata") {
+                meta.insert("namespace", real_ns.as_str().into());
             }
             wire::Deployment::from_object(object)
         };
@@ -1101,7 +1100,7 @@ impl Real {
             now,
             Objects {
                 gateway,
-                deployment: Some(deployment),
+                deployment: Some(serde_json::from_value(deployment).or_else(failed)?),
                 ..Objects::default()
             },
         )
@@ -1109,8 +1108,8 @@ impl Real {
         cluster.rollout(state).or_else(failed)?;
         let status = cluster
             .deployment()
-            .and_then(|d| d.get("status"))
-            .cloned()
+            .and_then(|d| d.get(&["status"]))
+            .map(Value::from)
             .unwrap_or(Value::Null);
         let api = self.api(&admin, Kind::Deployment, self.namespace());
         api.patch_status(

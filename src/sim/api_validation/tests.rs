@@ -1,10 +1,13 @@
 //! Unit tests of `sim::api_validation`.
 
 use super::*;
-use serde_json::json;
+use crate::wire::tree::tree_json as json;
 
 fn refused(value: Value) -> Option<(u16, String)> {
-    let d: Deployment = serde_json::from_value(value).unwrap();
+    let Value::Object(object) = value else {
+        panic!("not an object: {value}")
+    };
+    let d = Deployment::from_object(object);
     refusal(&d).map(|r| match r {
         WriteOutcome::Api(e) => (e.code, e.message),
         other => panic!("not an API error: {other:?}"),

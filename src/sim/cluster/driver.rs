@@ -55,23 +55,13 @@ impl Cluster {
     /// Lends out the template and the stored Deployment too, rather than copy them for the
     /// snapshot: they can be large.
     fn reconcile_lending(&mut self, routes: &[L34Route]) -> Result<ReconcileRecord, ClusterError> {
-        let template = lend(&mut self.template, Kind::Template)?;
-        let stored = match self.deployment.take() {
-            None => None,
-            Some(mut value) => match lend(&mut value, Kind::Deployment) {
-                Ok(stored) => Some(stored),
-                Err(e) => {
-                    self.deployment = Some(value);
-                    self.template = Value::Object(template.object);
-                    return Err(e);
-                }
-            },
-        };
+        let template = std::mem::take(&mut self.template);
+        let stored = self.deployment.take();
         let record = self.reconcile_with(routes, &template, stored.as_ref());
-        self.template = Value::Object(template.object);
+        self.template = template;
         // A write that went through stored its Deployment; otherwise the lent one comes back.
         if self.deployment.is_none() {
-            self.deployment = stored.map(|d| Value::Object(d.object));
+            self.deployment = stored;
         }
         record
     }
@@ -183,22 +173,6 @@ impl Cluster {
                 "status_patch() applied to the Gateway gives status {got}, the settlement says {}",
                 serde_json::to_value(status).unwrap_or_default()
             )),
-        }
-    }
-}
-
-/// Takes a Deployment-shaped object out of its slot without copying it; a value that is not
-/// an object stays where it is, and is an error.
-fn lend(slot: &mut Value, kind: Kind) -> Result<Deployment, ClusterError> {
-    match std::mem::take(slot) {
-        Value::Object(object) => Ok(Deployment::from_object(object)),
-        other => {
-            let error = typed::<Deployment>(kind, &other).err();
-            *slot = other;
-            Err(error.unwrap_or(ClusterError::Malformed {
-                kind,
-                why: "must be a JSON object".into(),
-            }))
         }
     }
 }

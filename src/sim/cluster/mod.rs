@@ -113,7 +113,9 @@ pub enum ClusterError {
 ///
 /// let objects = Objects {
 ///     gateway: json!({"metadata": {"name": "gw", "namespace": "red"}, "spec": {}}),
-///     template: Some(json!({"spec": {"template": {"spec": {"containers": []}}}})),
+///     template: Some(serde_json::from_value(
+///         json!({"spec": {"template": {"spec": {"containers": []}}}}),
+///     ).unwrap()),
 ///     ..Objects::default()
 /// };
 /// let now = "2026-01-01T00:00:00Z".parse().unwrap();
@@ -132,8 +134,8 @@ pub struct Cluster {
     gateway_class: Option<Value>,
     gateway: Value,
     configuration: Option<Value>,
-    deployment: Option<Value>,
-    template: Value,
+    deployment: Option<Deployment>,
+    template: Deployment,
     routes: Vec<L34Route>,
     revision: u64,
     uids: u64,
@@ -149,15 +151,9 @@ impl Cluster {
     /// A cluster holding `objects`, its clock at `now`. Fails when an object does not have
     /// the shape of its kind.
     pub fn new(settings: Settings, now: Timestamp, objects: Objects) -> Result<Self, ClusterError> {
-        let template = match objects.template {
-            Some(t) => t,
-            None => serde_json::to_value(crate::template::default_template()).map_err(|e| {
-                ClusterError::Malformed {
-                    kind: Kind::Template,
-                    why: e.to_string(),
-                }
-            })?,
-        };
+        let template = objects
+            .template
+            .unwrap_or_else(crate::template::default_template);
         let mut cluster = Cluster {
             settings,
             now,
@@ -181,19 +177,18 @@ impl Cluster {
                 Kind::GatewayClass => objects.gateway_class.clone(),
                 Kind::Gateway => Some(objects.gateway.clone()),
                 Kind::Configuration => objects.configuration.clone(),
-                Kind::Deployment => objects.deployment.clone(),
-                Kind::Template => {
-                    check(kind, Some(&cluster.template))?;
-                    continue;
-                }
-                // Already read.
-                Kind::Routes => continue,
+                // Held as Deployments: any JSON object is one.
+                Kind::Deployment | Kind::Template | Kind::Routes => continue,
             };
             if let Some(mut value) = value.filter(|v| !v.is_null()) {
                 check(kind, Some(&value))?;
                 cluster.fill_bookkeeping(&mut value);
                 cluster.set(kind, value);
             }
+        }
+        if let Some(mut deployment) = objects.deployment {
+            cluster.fill_deployment_bookkeeping(&mut deployment);
+            cluster.deployment = Some(deployment);
         }
         Ok(cluster)
     }
@@ -251,12 +246,12 @@ impl Cluster {
     }
 
     /// The stored LB Deployment, if any.
-    pub fn deployment(&self) -> Option<&Value> {
+    pub fn deployment(&self) -> Option<&Deployment> {
         self.deployment.as_ref()
     }
 
     /// The template.
-    pub fn template(&self) -> &Value {
+    pub fn template(&self) -> &Deployment {
         &self.template
     }
 
@@ -293,8 +288,7 @@ impl Default for Cluster {
             gateway: Value::Null,
             configuration: None,
             deployment: None,
-            template: serde_json::to_value(crate::template::default_template())
-                .unwrap_or(Value::Null),
+            template: crate::template::default_template(),
             routes: Vec::new(),
             revision: 0,
             uids: 0,

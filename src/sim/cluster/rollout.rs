@@ -1,10 +1,9 @@
 //! The crude Deployment controller: a Deployment's `status` as a rollout completes,
 //! progresses or stalls.
 
-use serde_json::{Map, Value, json};
-
-use super::store::metadata;
+use super::store::deployment_metadata;
 use super::{Cluster, ClusterError, Kind, format_time};
+use crate::wire::tree::{Map, Value, tree_json as json};
 
 /// What the crude Deployment controller does to the Deployment's status (a scenario's
 /// `rollout` step). Not [`crate::rollout::Rollout`], the crate's reading of a Deployment's
@@ -54,26 +53,23 @@ impl Cluster {
             });
         };
         let generation = deployment
-            .pointer("/metadata/generation")
+            .get(&["metadata", "generation"])
             .and_then(Value::as_i64)
             .unwrap_or(1);
         let replicas = deployment
-            .pointer("/spec/replicas")
+            .get(&["spec", "replicas"])
             .and_then(Value::as_i64)
             .unwrap_or(1);
-        let name = deployment
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let name = deployment.name().unwrap_or("");
         let template = deployment
-            .pointer("/spec/template")
+            .get(&["spec", "template"])
             .map(Value::to_string)
             .unwrap_or_default();
         let replica_set = format!("{name}-{}", pod_template_hash(&template));
         let old: Vec<Value> = deployment
-            .pointer("/status/conditions")
+            .get(&["status", "conditions"])
             .and_then(Value::as_array)
-            .cloned()
+            .map(<[Value]>::to_vec)
             .unwrap_or_default();
         let condition = |type_: &str, status: &str, reason: &str, message: String| {
             let kept = old.iter().find(|c| {
@@ -82,7 +78,7 @@ impl Cluster {
             });
             let since = kept
                 .and_then(|c| c.get("lastTransitionTime").cloned())
-                .unwrap_or_else(|| Value::String(now.clone()));
+                .unwrap_or_else(|| Value::from(now.as_str()));
             json!({
                 "type": type_, "status": status, "reason": reason, "message": message,
                 "lastUpdateTime": now, "lastTransitionTime": since,
@@ -148,7 +144,7 @@ impl Cluster {
             ),
         };
         let mut status = Map::new();
-        status.insert("observedGeneration".into(), json!(generation));
+        status.insert("observedGeneration", json!(generation));
         for (key, count) in [
             ("replicas", replicas),
             ("updatedReplicas", updated),
@@ -157,16 +153,12 @@ impl Cluster {
             ("unavailableReplicas", replicas - ready),
         ] {
             if count > 0 {
-                status.insert(key.into(), json!(count));
+                status.insert(key, json!(count));
             }
         }
-        status.insert("conditions".into(), Value::Array(conditions));
-        if let Some(object) = deployment.as_object_mut() {
-            object.insert("status".into(), Value::Object(status));
-        }
-        if let Some(meta) = metadata(deployment) {
-            meta.insert("resourceVersion".into(), Value::String(rv));
-        }
+        status.insert("conditions", Value::from(conditions));
+        deployment.object.insert("status", Value::Object(status));
+        deployment_metadata(deployment).insert("resourceVersion", Value::from(rv));
         Ok(())
     }
 }

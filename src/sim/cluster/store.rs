@@ -17,9 +17,9 @@ pub struct Objects {
     /// The GatewayConfiguration; `None` when it does not exist.
     pub configuration: Option<Value>,
     /// The LB Deployment; `None` when it does not exist. Stored as written (no defaulting).
-    pub deployment: Option<Value>,
+    pub deployment: Option<Deployment>,
     /// The LB Deployment template; `None` = [`crate::template::default_template`].
-    pub template: Option<Value>,
+    pub template: Option<Deployment>,
     /// The L34Routes, read: a long list held as JSON values costs about 20× its text.
     pub routes: Vec<L34Route>,
 }
@@ -77,20 +77,21 @@ impl fmt::Display for Kind {
     }
 }
 
+/// The Deployment-shaped objects (the LB Deployment and the template) are held as
+/// [`Deployment`]s, compactly; the other kinds as JSON values. These read and write the
+/// latter: `None` (or nothing done) for a Deployment-shaped kind and the routes.
 impl Cluster {
     pub(crate) fn stored(&self, kind: Kind) -> Option<&Value> {
         match kind {
             Kind::GatewayClass => self.gateway_class.as_ref(),
             Kind::Gateway => Some(&self.gateway),
             Kind::Configuration => self.configuration.as_ref(),
-            Kind::Deployment => self.deployment.as_ref(),
-            Kind::Template => Some(&self.template),
-            Kind::Routes => None,
+            Kind::Deployment | Kind::Template | Kind::Routes => None,
         }
     }
 
-    /// Takes an API object out of its slot (the Gateway's is left `null` until [`set`]
-    /// fills it again); `None` for the template and the routes, which are not API objects.
+    /// Takes a JSON object out of its slot (the Gateway's is left `null` until [`set`]
+    /// fills it again).
     ///
     /// [`set`]: Cluster::set
     pub(super) fn take(&mut self, kind: Kind) -> Option<Value> {
@@ -98,21 +99,17 @@ impl Cluster {
             Kind::GatewayClass => self.gateway_class.take(),
             Kind::Gateway => Some(std::mem::take(&mut self.gateway)),
             Kind::Configuration => self.configuration.take(),
-            Kind::Deployment => self.deployment.take(),
-            Kind::Template | Kind::Routes => None,
+            Kind::Deployment | Kind::Template | Kind::Routes => None,
         }
     }
 
-    /// Stores an API object (the Gateway, or one of the optional ones).
+    /// Stores a JSON object (the Gateway, or one of the optional ones).
     pub(super) fn set(&mut self, kind: Kind, value: Value) {
         match kind {
             Kind::Gateway => self.gateway = value,
             Kind::GatewayClass => self.gateway_class = Some(value),
             Kind::Configuration => self.configuration = Some(value),
-            Kind::Deployment => self.deployment = Some(value),
-            Kind::Template => self.template = value,
-            // Routes are stored read, by `patch`, not here.
-            Kind::Routes => {}
+            Kind::Deployment | Kind::Template | Kind::Routes => {}
         }
     }
 }
@@ -165,9 +162,23 @@ pub(crate) fn typed_at<T: serde::de::DeserializeOwned>(
 /// The object's `metadata`, created when missing; `None` when the object is not an object
 /// (the checks keep every stored object an object).
 pub(super) fn metadata(object: &mut Value) -> Option<&mut Map<String, Value>> {
-    object
-        .as_object_mut()
-        .map(|map| crate::json::object_mut(map, &["metadata"]))
+    object.as_object_mut().map(serde_metadata)
+}
+
+/// `metadata` of a JSON object, created when missing.
+fn serde_metadata(object: &mut Map<String, Value>) -> &mut Map<String, Value> {
+    if !matches!(object.get("metadata"), Some(Value::Object(_))) {
+        object.insert("metadata".to_owned(), Value::Object(Map::new()));
+    }
+    match object.get_mut("metadata") {
+        Some(Value::Object(meta)) => meta,
+        _ => unreachable!("an object was just put at the key"),
+    }
+}
+
+/// A Deployment's `metadata`, created when missing.
+pub(super) fn deployment_metadata(deployment: &mut Deployment) -> &mut crate::wire::tree::Map {
+    crate::json::object_mut(&mut deployment.object, &["metadata"])
 }
 
 #[cfg(test)]

@@ -11,12 +11,15 @@ use super::*;
 pub(super) fn t(s: &str) -> Timestamp {
     s.parse().unwrap()
 }
-pub(super) fn template() -> Value {
-    json!({"spec": {"template": {"spec": {"containers": [{"name": "lb", "image": "lb"}]}}}})
+pub(super) fn template() -> Deployment {
+    serde_json::from_value(
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "lb", "image": "lb"}]}}}}),
+    )
+    .unwrap()
 }
 pub(super) fn marker_defaults(d: &mut Deployment) {
     let spec = crate::json::object_mut(&mut d.object, &["spec"]);
-    spec.entry("revisionHistoryLimit").or_insert(json!(10));
+    spec.entry("revisionHistoryLimit").or_insert(10.into());
 }
 pub(super) fn cluster(deployment: Option<Value>) -> Cluster {
     let objects = Objects {
@@ -25,7 +28,7 @@ pub(super) fn cluster(deployment: Option<Value>) -> Cluster {
                         "spec": {"gatewayClassName": "c"}}),
         configuration: Some(json!({"metadata": {"name": "conf", "namespace": "red",
                                                 "generation": 7}, "spec": {}})),
-        deployment,
+        deployment: deployment.map(|d| serde_json::from_value(d).unwrap()),
         template: Some(template()),
         routes: vec![],
     };
@@ -39,16 +42,25 @@ pub(super) fn lb(rv: &str) -> Value {
            "spec": {"replicas": 3, "template": {"spec": {"containers": []}}},
            "status": {"observedGeneration": 4}})
 }
-pub(super) fn rv(v: &Value) -> String {
-    v.pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned()
+/// An object's metadata field, from a JSON object or a Deployment.
+pub(super) trait Meta {
+    fn meta(&self, key: &str) -> Value;
 }
-pub(super) fn generation(v: &Value) -> i64 {
-    v.pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap()
+impl Meta for Value {
+    fn meta(&self, key: &str) -> Value {
+        self["metadata"][key].clone()
+    }
+}
+impl Meta for Deployment {
+    fn meta(&self, key: &str) -> Value {
+        Value::from(&self["metadata"][key])
+    }
+}
+pub(super) fn rv(v: &impl Meta) -> String {
+    v.meta("resourceVersion").as_str().unwrap().to_owned()
+}
+pub(super) fn generation(v: &impl Meta) -> i64 {
+    v.meta("generation").as_i64().unwrap()
 }
 pub(super) fn desired(name: &str) -> Deployment {
     Deployment::from_object(
@@ -94,7 +106,7 @@ fn initial_objects_get_missing_bookkeeping_and_keep_the_rest() {
     );
     assert_eq!(c.configuration().unwrap()["metadata"]["generation"], 7);
     // The Deployment is stored as written: no defaulting, its own resourceVersion.
-    assert_eq!(c.deployment(), Some(&lb("77")));
+    assert_eq!(c.deployment().map(Deployment::to_json), Some(lb("77")));
 }
 
 #[test]

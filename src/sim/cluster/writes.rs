@@ -4,12 +4,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::store::{check, metadata, typed};
+use super::store::{check, deployment_metadata, metadata, typed};
 use super::{Cluster, ClusterError, Kind, format_time};
-use crate::json;
 use crate::outcome::WriteOutcome;
 use crate::sim::{api_validation, merge_patch};
-use crate::wire::{Deployment, GatewayStatus};
+use crate::wire::{Deployment, GatewayStatus, tree};
 
 impl Cluster {
     /// Makes the next `count` Deployment writes (create or update) fail with `outcome`,
@@ -30,22 +29,40 @@ impl Cluster {
     /// defaulted. Patching an absent object creates it. The object is left unchanged when
     /// the result does not have the shape of its kind.
     pub fn patch(&mut self, kind: Kind, patch: &Value) -> Result<(), ClusterError> {
+        // A merge patch that is not an object replaces the object whole with what is not
+        // one: a Deployment-shaped object cannot take it.
+        let not_an_object = || ClusterError::Malformed {
+            kind,
+            why: "must be a JSON object".into(),
+        };
         match kind {
             Kind::Template => {
-                let mut template = self.template.clone();
-                merge_patch::apply(&mut template, patch);
-                check(kind, Some(&template))?;
-                self.template = template;
+                if !patch.is_object() {
+                    return Err(not_an_object());
+                }
+                // Patched in place: an object patch leaves an object.
+                merge_patch::apply_to_object(&mut self.template.object, patch);
+            }
+            Kind::Deployment => {
+                if !patch.is_object() {
+                    return Err(not_an_object());
+                }
+                let before = self.deployment.take();
+                let mut after = before.clone().unwrap_or_default();
+                merge_patch::apply_to_object(&mut after.object, patch);
+                let mut after = self.defaulted(after);
+                match &before {
+                    None => self.fill_deployment_bookkeeping(&mut after),
+                    Some(before) => self.update_deployment_bookkeeping(before, &mut after),
+                }
+                self.deployment = Some(after);
             }
             // A merge patch that is a list replaces the list; one that is not cannot apply.
             Kind::Routes => self.routes = typed(kind, patch)?,
-            _ => {
+            Kind::Gateway | Kind::GatewayClass | Kind::Configuration => {
                 let mut after = self.stored(kind).cloned().unwrap_or_else(|| json!({}));
                 merge_patch::apply(&mut after, patch);
                 check(kind, Some(&after))?;
-                if kind == Kind::Deployment {
-                    after = self.defaulted(after);
-                }
                 // Nothing fails from here: the stored object is taken out, not copied, for
                 // the bookkeeping, and replaced.
                 match self.take(kind) {
@@ -53,7 +70,7 @@ impl Cluster {
                     Some(before) => {
                         let empty = Map::new();
                         let before = before.as_object().unwrap_or(&empty);
-                        self.update_bookkeeping(kind, before, &mut after);
+                        self.update_bookkeeping(before, &mut after);
                     }
                 }
                 self.set(kind, after);
@@ -85,14 +102,14 @@ impl Cluster {
                 Ok(())
             }
             Kind::GatewayClass | Kind::Configuration | Kind::Deployment => {
-                let slot = match kind {
-                    Kind::GatewayClass => &mut self.gateway_class,
-                    Kind::Configuration => &mut self.configuration,
-                    _ => &mut self.deployment,
+                let existed = match kind {
+                    Kind::GatewayClass => self.gateway_class.take().is_some(),
+                    Kind::Configuration => self.configuration.take().is_some(),
+                    _ => self.deployment.take().is_some(),
                 };
-                match slot.take() {
-                    Some(_) => Ok(()),
-                    None => Err(ClusterError::Missing {
+                match existed {
+                    true => Ok(()),
+                    false => Err(ClusterError::Missing {
                         kind,
                         operation: "delete",
                     }),
@@ -142,13 +159,10 @@ impl Cluster {
         &mut self,
         write: impl FnOnce(&mut Self, Option<&Deployment>) -> WriteOutcome,
     ) -> WriteOutcome {
-        let stored = self.deployment.take().map(|v| match v {
-            Value::Object(object) => Deployment::from_object(object),
-            _ => Deployment::default(),
-        });
+        let stored = self.deployment.take();
         let outcome = write(self, stored.as_ref());
         if self.deployment.is_none() {
-            self.deployment = stored.map(|d| Value::Object(d.object));
+            self.deployment = stored;
         }
         outcome
     }
@@ -177,18 +191,15 @@ impl Cluster {
                 ),
             );
         }
-        let mut object = Value::Object(desired.object);
-        if let Some(map) = object.as_object_mut() {
-            // The server ignores a status sent with a create.
-            map.remove("status");
-        }
-        if let Some(meta) = metadata(&mut object) {
-            for key in ["uid", "resourceVersion", "generation", "creationTimestamp"] {
-                meta.remove(key);
-            }
+        let mut object = desired;
+        // The server ignores a status sent with a create.
+        object.object.remove("status");
+        let meta = deployment_metadata(&mut object);
+        for key in ["uid", "resourceVersion", "generation", "creationTimestamp"] {
+            meta.remove(key);
         }
         let mut object = self.defaulted(object);
-        self.fill_bookkeeping(&mut object);
+        self.fill_deployment_bookkeeping(&mut object);
         self.deployment = Some(object);
         self.applied_deployment_writes += 1;
         WriteOutcome::Applied
@@ -215,7 +226,7 @@ impl Cluster {
         };
         fn rv(d: &Deployment) -> Option<&str> {
             d.get(&["metadata", "resourceVersion"])
-                .and_then(Value::as_str)
+                .and_then(tree::Value::as_str)
         }
         if rv(&desired) != rv(stored) {
             return WriteOutcome::from_parts(
@@ -231,38 +242,32 @@ impl Cluster {
         if let Some(refused) = api_validation::refusal(&desired) {
             return refused;
         }
-        let mut object = Value::Object(desired.object);
-        if let Some(map) = object.as_object_mut() {
-            // An update of the main resource never changes status.
-            match stored.get(&["status"]) {
-                Some(status) => map.insert("status".into(), status.clone()),
-                None => map.remove("status"),
+        let mut object = desired;
+        // An update of the main resource never changes status.
+        match stored.get(&["status"]) {
+            Some(status) => object.object.insert("status", status.clone()),
+            None => object.object.remove("status"),
+        };
+        let meta = deployment_metadata(&mut object);
+        for key in ["uid", "creationTimestamp"] {
+            match stored.get(&["metadata", key]) {
+                Some(v) => meta.insert(key, v.clone()),
+                None => meta.remove(key),
             };
         }
-        if let Some(meta) = metadata(&mut object) {
-            for key in ["uid", "creationTimestamp"] {
-                match stored.get(&["metadata", key]) {
-                    Some(v) => meta.insert(key.into(), v.clone()),
-                    None => meta.remove(key),
-                };
-            }
-        }
         let mut object = self.defaulted(object);
-        self.update_bookkeeping(Kind::Deployment, &stored.object, &mut object);
+        self.update_deployment_bookkeeping(stored, &mut object);
         self.deployment = Some(object);
         self.applied_deployment_writes += 1;
         WriteOutcome::Applied
     }
 
-    pub(super) fn defaulted(&self, object: Value) -> Value {
-        match object {
-            Value::Object(map) => {
-                let mut deployment = Deployment::from_object(map);
-                (self.server_defaults)(&mut deployment);
-                Value::Object(deployment.object)
-            }
-            other => other,
-        }
+    /// The Deployment as the server stores it: defaulted, with no spare room left by the
+    /// fields defaulting added (it is kept until the next write).
+    pub(super) fn defaulted(&self, mut deployment: Deployment) -> Deployment {
+        (self.server_defaults)(&mut deployment);
+        deployment.object.shrink_to_fit();
+        deployment
     }
 
     pub(super) fn next_revision(&mut self) -> String {
@@ -270,38 +275,48 @@ impl Cluster {
         self.revision.to_string()
     }
 
-    /// Creation bookkeeping: fills what a created object always has.
-    pub(super) fn fill_bookkeeping(&mut self, object: &mut Value) {
+    /// What a created object gets: a uid, a resourceVersion and a creation time.
+    fn creation_stamps(&mut self) -> [(&'static str, String); 3] {
         self.uids += 1;
         let uid = format!("00000000-0000-4000-8000-{:012x}", self.uids);
         let rv = self.next_revision();
-        let stamp = format_time(self.now);
+        [
+            ("uid", uid),
+            ("resourceVersion", rv),
+            ("creationTimestamp", format_time(self.now)),
+        ]
+    }
+
+    /// Creation bookkeeping: fills what a created object always has.
+    pub(super) fn fill_bookkeeping(&mut self, object: &mut Value) {
+        let stamps = self.creation_stamps();
         if let Some(meta) = metadata(object) {
-            meta.entry("uid").or_insert(Value::String(uid));
+            for (key, value) in stamps {
+                meta.entry(key).or_insert(Value::String(value));
+            }
             meta.entry("generation").or_insert(json!(1));
-            meta.entry("resourceVersion").or_insert(Value::String(rv));
-            meta.entry("creationTimestamp")
-                .or_insert(Value::String(stamp));
         }
+    }
+
+    /// [`Cluster::fill_bookkeeping`] for a Deployment.
+    pub(super) fn fill_deployment_bookkeeping(&mut self, deployment: &mut Deployment) {
+        let stamps = self.creation_stamps();
+        let meta = deployment_metadata(deployment);
+        for (key, value) in stamps {
+            meta.entry(key).or_insert(tree::Value::from(value));
+        }
+        meta.entry("generation").or_insert(tree::Value::from(1));
     }
 
     /// Update bookkeeping: new resourceVersion; generation bumped when spec changed;
     /// identity fields the client cannot change.
-    pub(super) fn update_bookkeeping(
-        &mut self,
-        kind: Kind,
-        before: &Map<String, Value>,
-        after: &mut Value,
-    ) {
-        let generation = json::get(before, &["metadata", "generation"])
+    pub(super) fn update_bookkeeping(&mut self, before: &Map<String, Value>, after: &mut Value) {
+        let generation = before
+            .get("metadata")
+            .and_then(|m| m.get("generation"))
             .and_then(Value::as_i64)
             .unwrap_or(1);
-        // As the real API server: a Deployment's generation also moves with its annotations
-        // (apps/v1 PrepareForUpdate); other objects' with their spec only.
-        let changed = before.get("spec") != after.get("spec")
-            || (kind == Kind::Deployment
-                && json::get(before, &["metadata", "annotations"])
-                    != after.pointer("/metadata/annotations"));
+        let changed = before.get("spec") != after.get("spec");
         let rv = self.next_revision();
         if let Some(meta) = metadata(after) {
             meta.insert(
@@ -310,9 +325,33 @@ impl Cluster {
             );
             meta.insert("resourceVersion".into(), Value::String(rv));
             for key in ["uid", "creationTimestamp"] {
-                if let Some(v) = json::get(before, &["metadata", key]) {
+                if let Some(v) = before.get("metadata").and_then(|m| m.get(key)) {
                     meta.insert(key.into(), v.clone());
                 }
+            }
+        }
+    }
+
+    /// [`Cluster::update_bookkeeping`] for a Deployment: as the real API server, its
+    /// generation also moves with its annotations (apps/v1 PrepareForUpdate).
+    pub(super) fn update_deployment_bookkeeping(
+        &mut self,
+        before: &Deployment,
+        after: &mut Deployment,
+    ) {
+        let generation = before.generation().unwrap_or(1);
+        let changed = before.get(&["spec"]) != after.get(&["spec"])
+            || before.get(&["metadata", "annotations"]) != after.get(&["metadata", "annotations"]);
+        let rv = self.next_revision();
+        let meta = deployment_metadata(after);
+        meta.insert(
+            "generation",
+            tree::Value::from(generation.saturating_add(i64::from(changed))),
+        );
+        meta.insert("resourceVersion", tree::Value::from(rv));
+        for key in ["uid", "creationTimestamp"] {
+            if let Some(v) = before.get(&["metadata", key]) {
+                meta.insert(key, v.clone());
             }
         }
     }

@@ -1,15 +1,19 @@
 //! Unit tests of `sim::defaulting`.
 
 use super::*;
+use crate::wire::tree::tree_json as json;
 
 fn deployment(value: Value) -> Deployment {
-    serde_json::from_value(value).unwrap()
+    match value {
+        Value::Object(object) => Deployment::from_object(object),
+        other => panic!("not an object: {other}"),
+    }
 }
 
 fn defaulted(value: Value) -> Value {
     let mut d = deployment(value);
     apply_server_defaults(&mut d);
-    serde_json::to_value(&d).unwrap()
+    Value::Object(d.object)
 }
 
 #[test]

@@ -77,3 +77,53 @@ fn null_for_a_missing_key_is_a_no_op() {
         json!({"a": 1})
     );
 }
+
+#[test]
+fn a_patch_applied_to_a_tree_object_is_the_same_as_to_json() {
+    let cases = [
+        (json!({"a":"b","b":"c"}), json!({"a":null})),
+        (json!({"a":{"b":"c"}}), json!({"a":{"b":"d","c":null}})),
+        (json!({"a":[{"b":"c"}]}), json!({"a":[1]})),
+        (json!({"e":null}), json!({"a":1})),
+        (json!({}), json!({"a":{"bb":{"ccc":null}}})),
+        (json!({"a":"x"}), json!({"a":{"b":{"c":1}}})),
+    ];
+    for (target, patch) in cases {
+        let mut tree = tree::Value::from(&target);
+        if let tree::Value::Object(map) = &mut tree {
+            apply_to_object(map, &patch);
+        }
+        assert_eq!(
+            tree,
+            patched(target.clone(), patch.clone()),
+            "{target} + {patch}"
+        );
+    }
+    // Not an object: nothing changes (the caller refuses it).
+    let mut map = tree::Map::new();
+    map.insert("a", tree::Value::from(1));
+    apply_to_object(&mut map, &json!(["c"]));
+    assert_eq!(tree::Value::Object(map), json!({"a": 1}));
+}
+
+#[test]
+fn a_patch_of_many_keys_onto_a_large_object_is_one_merge() {
+    // 20,000 keys onto 20,000: quadratic (an insert per key) would be 4·10⁸ moves.
+    let target: serde_json::Map<String, Value> = (0..20_000)
+        .map(|i| (format!("k{i:05}"), json!(i)))
+        .collect();
+    let patch: serde_json::Map<String, Value> = (10_000..30_000)
+        .map(|i| {
+            (
+                format!("k{i:05}"),
+                if i % 2 == 0 { Value::Null } else { json!("p") },
+            )
+        })
+        .collect();
+    let (target, patch) = (Value::Object(target), Value::Object(patch));
+    let mut tree = tree::Value::from(&target);
+    if let tree::Value::Object(map) = &mut tree {
+        apply_to_object(map, &patch);
+    }
+    assert_eq!(tree, patched(target, patch));
+}

@@ -175,6 +175,9 @@ impl Backend for Cluster {
                     })?,
                 )
             }
+            // Held as a tree: read out as JSON (a copy, made only when a check asks).
+            Kind::Deployment => self.deployment().map(|d| Value::Object((&d.object).into())),
+            Kind::Template => Some(Value::Object((&self.template().object).into())),
             _ => self.stored(kind).cloned(),
         })
     }

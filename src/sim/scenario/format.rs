@@ -23,7 +23,8 @@ use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::driver::requeue_from_word;
 use crate::sim::cluster::store::{check, typed_at};
 use crate::sim::cluster::{ClusterError, Kind, Objects, RolloutState, WriteKind};
-use crate::wire::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use crate::sim::strict_json::Lifted;
+use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, tree};
 
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
 
@@ -364,12 +365,10 @@ const KINDS: &[&str] = &[
     "routes",
 ];
 
-/// Reads a scenario from its JSON value; `routes` are the routes already read, when the
-/// value has none (the strict reader reads them typed, straight from the text).
-pub(super) fn read(
-    mut value: Value,
-    routes: Option<Vec<L34Route>>,
-) -> Result<Scenario, ScenarioError> {
+/// Reads a scenario from its JSON value; `lifted` holds the objects already read out of it
+/// (the strict reader reads the routes typed and the Deployment-shaped objects as trees,
+/// straight from the text).
+pub(super) fn read(mut value: Value, lifted: Lifted) -> Result<Scenario, ScenarioError> {
     let Some(map) = value.as_object_mut() else {
         return Err(ScenarioError::WrongType {
             step: None,
@@ -392,10 +391,7 @@ pub(super) fn read(
                 why: format!("{e}"),
             })?,
     };
-    let mut objects = read_objects(objects)?;
-    if let Some(routes) = routes {
-        objects.routes = routes;
-    }
+    let objects = read_objects(objects, lifted)?;
     let steps = file
         .steps
         .into_iter()
@@ -572,8 +568,9 @@ fn into_condition(file: ConditionFile) -> ConditionExpect {
     }
 }
 
-/// The objects, moved out of the file's value (no copy: they can be large).
-fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
+/// The objects, moved out of the file's value (no copy: they can be large), with those
+/// the strict reader read already.
+fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, ScenarioError> {
     let value = value.ok_or_else(|| ScenarioError::MissingKey {
         step: None,
         key: "objects".into(),
@@ -590,6 +587,24 @@ fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
         _ => Map::new(),
     };
     let mut take = |kind: Kind| map.remove(kind.key()).filter(|v| !v.is_null());
+    // A Deployment-shaped object: any JSON object, held as a tree.
+    let deployment = |kind: Kind, read: Option<tree::Value>, value: Option<Value>| {
+        let value = match (read, value) {
+            (Some(read), _) => read,
+            (None, Some(value)) => tree::Value::from(value),
+            (None, None) => return Ok(None),
+        };
+        match value {
+            tree::Value::Null => Ok(None),
+            tree::Value::Object(object) => Ok(Some(Deployment::from_object(object))),
+            other => Err(ScenarioError::WrongType {
+                step: None,
+                key: format!("objects.{kind}"),
+                expected: "an object",
+                found: super::malformed::type_name(&serde_json::Value::from(other)),
+            }),
+        }
+    };
     let optional = |kind: Kind, value: Option<Value>| -> Result<Option<Value>, ScenarioError> {
         let key = format!("objects.{kind}");
         let invalid = |key: String, why: String| ScenarioError::InvalidValue {
@@ -630,9 +645,9 @@ fn read_objects(value: Option<Value>) -> Result<Objects, ScenarioError> {
         gateway_class: optional(Kind::GatewayClass, take(Kind::GatewayClass))?,
         gateway,
         configuration: optional(Kind::Configuration, take(Kind::Configuration))?,
-        deployment: optional(Kind::Deployment, take(Kind::Deployment))?,
-        template: optional(Kind::Template, take(Kind::Template))?,
-        routes: routes.unwrap_or_default(),
+        deployment: deployment(Kind::Deployment, lifted.deployment, take(Kind::Deployment))?,
+        template: deployment(Kind::Template, lifted.template, take(Kind::Template))?,
+        routes: lifted.routes.or(routes).unwrap_or_default(),
     })
 }
 
@@ -672,13 +687,15 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
             Kind::GatewayClass => objects.gateway_class.clone(),
             Kind::Gateway => Some(objects.gateway.clone()),
             Kind::Configuration => objects.configuration.clone(),
-            Kind::Deployment => objects.deployment.clone(),
-            Kind::Template => Some(
-                objects
-                    .template
-                    .clone()
-                    .unwrap_or_else(|| crate::template::default_template().object.into()),
-            ),
+            // Copied as JSON only when a step patches it.
+            Kind::Deployment => objects
+                .deployment
+                .as_ref()
+                .map(|d| Value::Object((&d.object).into())),
+            Kind::Template => Some(Value::Object(match &objects.template {
+                Some(template) => (&template.object).into(),
+                None => crate::template::default_template().object.into(),
+            })),
             // A patch on the routes replaces them: what they were does not matter.
             Kind::Routes => None,
         }

@@ -61,6 +61,8 @@ mod time;
 mod timeline;
 
 pub use api_error::{OutcomeError, api_error_from_value};
+
+use crate::sim::strict_json::Lifted;
 pub use backend::{Backend, StepError, WriteCounts};
 pub use checks::{ConditionExpect, Expect, Failure};
 pub use malformed::ScenarioError;
@@ -123,13 +125,13 @@ impl Scenario {
     /// Stricter than [`Scenario::from_value`]: a key given twice in one object is an error,
     /// and every error says the line it is on (as far as it can be placed).
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        let (value, routes) =
+        let (value, lifted) =
             crate::sim::strict_json::parse_scenario(text).map_err(|e| ScenarioError::Json {
                 line: e.line,
                 column: e.column,
                 why: e.why,
             })?;
-        format::read(value, routes).map_err(|error| {
+        format::read(value, lifted).map_err(|error| {
             match crate::sim::strict_json::line_of(text, &error.path()) {
                 Some(line) => ScenarioError::Located {
                     line,
@@ -142,7 +144,7 @@ impl Scenario {
 
     /// Parses a scenario from a JSON value.
     pub fn from_value(value: &Value) -> Result<Scenario, ScenarioError> {
-        format::read(value.clone(), None)
+        format::read(value.clone(), Lifted::default())
     }
 
     /// Runs the scenario on a fresh simulated [`Cluster`].

@@ -133,7 +133,7 @@ fn a_step_the_backend_cannot_reproduce_skips_the_scenario_and_says_why() {
 #[test]
 fn a_backend_runs_at_the_scenario_clock_and_keeps_its_server_defaults() {
     fn marker(d: &mut crate::wire::Deployment) {
-        d.object.insert("marker".into(), json!(true));
+        d.object.insert("marker", true.into());
     }
     let doc = json!({
         "now": "2026-03-01T00:00:00Z",

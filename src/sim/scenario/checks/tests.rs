@@ -103,8 +103,13 @@ pub(crate) fn record() -> ReconcileRecord {
 fn test_cluster() -> Cluster {
     let objects = Objects {
         gateway: json!({"metadata": {"name": "gw"}}),
-        deployment: Some(json!({"metadata": {"name": "sllbr-gw"}, "spec": {"replicas": 2}})),
-        template: Some(json!({})),
+        deployment: Some(
+            serde_json::from_value(
+                json!({"metadata": {"name": "sllbr-gw"}, "spec": {"replicas": 2}}),
+            )
+            .unwrap(),
+        ),
+        template: Some(serde_json::from_value(json!({})).unwrap()),
         ..Objects::default()
     };
     Cluster::new(
@@ -123,7 +128,8 @@ fn failures(expect: Value) -> Vec<Failure> {
     };
     let mut out = Vec::new();
     let cluster = test_cluster();
-    check_record(1, e, &record(), cluster.deployment(), &mut out);
+    let deployment = cluster.deployment().map(crate::wire::Deployment::to_json);
+    check_record(1, e, &record(), deployment.as_ref(), &mut out);
     out
 }
 
