@@ -784,6 +784,19 @@ fn app_expressions(terms: &Value) -> impl Iterator<Item = &Value> {
         .filter(|e| e.get("key").and_then(Value::as_str) == Some(APP_LABEL))
 }
 
+/// `{name: VARIABLE, valueFrom: {fieldRef: {fieldPath: PATH}}}`, built as a tree directly:
+/// every reconcile of the router renders these, and `json!` would build each twice.
+fn downward_env(variable: &str, field_path: &str) -> Value {
+    let object = |key: &str, value: Value| Value::Object(Map::from_iter([(key, value)]));
+    Value::Object(Map::from_iter([
+        ("name", Value::from(variable)),
+        (
+            "valueFrom",
+            object("fieldRef", object("fieldPath", Value::from(field_path))),
+        ),
+    ]))
+}
+
 /// A container's `env` as the rules render it: every `MERIDIO_GATEWAY_NAME` entry with
 /// the Gateway's name, and for the router the downward-API variables it lacks; `None` when
 /// that is `env` as it is.
@@ -805,10 +818,7 @@ fn rendered_env(env: Option<&Value>, router: bool, gateway_name: &str) -> Option
                 .iter()
                 .any(|e| e.get("name").and_then(Value::as_str) == Some(variable));
             if !present {
-                rendered.push(json!({
-                    "name": variable,
-                    "valueFrom": { "fieldRef": { "fieldPath": field_path } },
-                }));
+                rendered.push(downward_env(variable, field_path));
             }
         }
     }
