@@ -209,6 +209,26 @@ fn a_duplicate_key_is_malformed_with_its_line() {
         ),
         r#"invalid JSON at line 2, column 7: duplicate key "objects.gateway.metadata.name""#
     );
+    // In a template or Deployment, which are read straight into compact trees: a small
+    // object is scanned for the key, one of more than 16 keys looks it up in a set.
+    assert_eq!(
+        malformed(
+            "dup-template.json",
+            "{\"objects\": {\"template\": {\"spec\": {\"replicas\": 1,\n \"replicas\": 2}}},\n\"steps\": []}"
+        ),
+        r#"invalid JSON at line 2, column 11: duplicate key "objects.template.spec.replicas""#
+    );
+    let labels: Vec<String> = (0..20).map(|i| format!("\"l{i}\": \"v\"")).collect();
+    assert_eq!(
+        malformed(
+            "dup-deployment.json",
+            &format!(
+                "{{\"objects\": {{\"deployment\": {{\"metadata\": {{\"labels\": {{{},\n \"l3\": \"w\"}}}}}}}},\n\"steps\": []}}",
+                labels.join(", ")
+            )
+        ),
+        r#"invalid JSON at line 2, column 5: duplicate key "objects.deployment.metadata.labels.l3""#
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! in one object is an error naming its key path (serde_json keeps the last one silently),
 //! and the line of a key path can be found for error messages.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::Deserialize;
@@ -458,8 +458,9 @@ impl<'de> Visitor<'de> for StrictTree<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<tree::Value, A::Error> {
         let mut entries: Vec<(String, tree::Value)> = Vec::new();
-        // Keys seen, once the object is too large to scan.
-        let mut seen: Option<HashSet<String>> = None;
+        // Keys seen, once the object is too large to scan (an ordered set: a hashed one
+        // would seed itself from the operating system).
+        let mut seen: Option<BTreeSet<String>> = None;
         while let Some(mut key) = map.next_key::<String>()? {
             let duplicate = match &mut seen {
                 Some(seen) => !seen.insert(key.clone()),
