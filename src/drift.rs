@@ -605,16 +605,16 @@ impl<'a> Walker<'a> {
 
     fn list<D: Elem<'a>>(&mut self, dl: &'a [D], ol: &'a [Value]) {
         let field = self.merge_key();
-        if let Some(field) = field {
-            if let Some(pairs) = aligned(dl, ol, field) {
-                // The usual steady state: the live list is the desired one written back, in
-                // its order. Pairing by position is then what pairing by key would give, and
-                // needs no sorted copies of the keys.
-                for (key, (dv, ov)) in pairs {
+        if let Some(field) = field.filter(|f| aligned(dl, ol, f)) {
+            // The usual steady state: the live list is the desired one written back, in its
+            // order. Pairing by position is then what pairing by key would give, and needs
+            // no sorted copies of the keys.
+            for (dv, ov) in dl.iter().zip(ol) {
+                if let Some(key) = dv.key(field) {
                     self.at(Seg::Elem(key), |w| dv.compare(w, Some(ov)));
                 }
-                return;
             }
+            return;
         }
         let keyed = field.and_then(|field| Some((keys(dl, field)?, keys(ol, field)?)));
         if let Some((dk, ok)) = keyed {
@@ -850,30 +850,18 @@ fn is_empty(v: &Value) -> bool {
     }
 }
 
-/// `(key, index)` of every element, sorted; `None` if an element has no string key.
-/// The pairs of two keyed lists whose elements have the same keys at the same positions
-/// (`None` otherwise): the pairing [`Walker::keyed`] would make, since within a group of equal
-/// keys it pairs by position too.
-fn aligned<'a, D: Elem<'a>>(
-    dl: &'a [D],
-    ol: &'a [Value],
-    field: &'static str,
-) -> Option<impl Iterator<Item = (&'a str, (&'a D, &'a Value))>> {
-    let same = dl.len() == ol.len()
+/// Whether two keyed lists have the same keys at the same positions, every element keyed:
+/// then pairing by position is the pairing [`Walker::keyed`] would make (within a group of
+/// equal keys it pairs by position too).
+fn aligned<'a, D: Elem<'a>>(dl: &'a [D], ol: &'a [Value], field: &str) -> bool {
+    dl.len() == ol.len()
         && dl
             .iter()
             .zip(ol)
-            .all(|(d, o)| match (d.key(field), o.key(field)) {
-                (Some(a), Some(b)) => a == b,
-                _ => false,
-            });
-    same.then(|| {
-        dl.iter()
-            .zip(ol)
-            .filter_map(move |(d, o)| Some((d.key(field)?, (d, o))))
-    })
+            .all(|(d, o)| d.key(field).is_some_and(|a| o.key(field) == Some(a)))
 }
 
+/// `(key, index)` of every element, sorted; `None` if an element has no string key.
 fn keys<'a, D: Elem<'a>>(list: &'a [D], field: &str) -> Option<Vec<(&'a str, usize)>> {
     let mut keys = list
         .iter()

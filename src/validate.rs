@@ -500,11 +500,7 @@ fn quantity(value: &Value) -> QuantityCheck {
 
 /// [`quantity`] for a template's value.
 fn tree_quantity(value: &tree::Value) -> QuantityCheck {
-    let number = match value {
-        tree::Value::Number(n) => Some(n),
-        _ => None,
-    };
-    quantity_of(value.as_str(), number)
+    quantity_of(value.as_str(), value.as_number())
 }
 
 fn quantity_of(text: Option<&str>, number: Option<&serde_json::Number>) -> QuantityCheck {

@@ -422,7 +422,7 @@ impl<'de> Visitor<'de> for StrictTree<'_> {
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<tree::Value, E> {
-        Ok(tree::Value::from(serde_json::Value::from(v)))
+        Ok(tree::Value::from(v))
     }
 
     fn visit_str<E>(self, v: &str) -> Result<tree::Value, E> {

@@ -108,6 +108,14 @@ impl Value {
         }
     }
 
+    /// The number, if this is one.
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
     /// The number as an `i64`, if it is an integer in range.
     pub fn as_i64(&self) -> Option<i64> {
         match self {
@@ -721,6 +729,13 @@ impl From<u64> for Value {
     }
 }
 
+impl From<f64> for Value {
+    /// As `serde_json`: a float JSON cannot hold (NaN, infinite) is `null`.
+    fn from(n: f64) -> Value {
+        Number::from_f64(n).map_or(Value::Null, Value::Number)
+    }
+}
+
 impl From<i32> for Value {
     fn from(n: i32) -> Value {
         Value::Number(n.into())
@@ -835,11 +850,10 @@ impl PartialEq<serde_json::Value> for Value {
             (Value::Array(a), serde_json::Value::Array(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
             }
+            // By key: a `serde_json::Map` keeps insertion order when a crate of the build
+            // enables serde_json's `preserve_order`.
             (Value::Object(a), serde_json::Value::Object(b)) => {
-                a.len() == b.len()
-                    && a.iter()
-                        .zip(b)
-                        .all(|((ka, va), (kb, vb))| ka == kb && va == vb)
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v == w))
             }
             _ => false,
         }
@@ -978,8 +992,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
-        // As serde_json: a float JSON cannot hold (NaN, infinite) is null.
-        Ok(Number::from_f64(n).map_or(Value::Null, Value::Number))
+        Ok(Value::from(n))
     }
 
     fn visit_str<E>(self, s: &str) -> Result<Value, E> {

@@ -162,18 +162,14 @@ pub(crate) fn typed_at<T: serde::de::DeserializeOwned>(
 /// The object's `metadata`, created when missing; `None` when the object is not an object
 /// (the checks keep every stored object an object).
 pub(super) fn metadata(object: &mut Value) -> Option<&mut Map<String, Value>> {
-    object.as_object_mut().map(serde_metadata)
-}
-
-/// `metadata` of a JSON object, created when missing.
-fn serde_metadata(object: &mut Map<String, Value>) -> &mut Map<String, Value> {
-    if !matches!(object.get("metadata"), Some(Value::Object(_))) {
-        object.insert("metadata".to_owned(), Value::Object(Map::new()));
+    let meta = object
+        .as_object_mut()?
+        .entry("metadata")
+        .or_insert(Value::Null);
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
     }
-    match object.get_mut("metadata") {
-        Some(Value::Object(meta)) => meta,
-        _ => unreachable!("an object was just put at the key"),
-    }
+    meta.as_object_mut()
 }
 
 /// A Deployment's `metadata`, created when missing.

@@ -31,22 +31,16 @@ impl Cluster {
     pub fn patch(&mut self, kind: Kind, patch: &Value) -> Result<(), ClusterError> {
         // A merge patch that is not an object replaces the object whole with what is not
         // one: a Deployment-shaped object cannot take it.
-        let not_an_object = || ClusterError::Malformed {
-            kind,
-            why: "must be a JSON object".into(),
-        };
+        if matches!(kind, Kind::Template | Kind::Deployment) && !patch.is_object() {
+            return Err(ClusterError::Malformed {
+                kind,
+                why: "must be a JSON object".into(),
+            });
+        }
         match kind {
-            Kind::Template => {
-                if !patch.is_object() {
-                    return Err(not_an_object());
-                }
-                // Patched in place: an object patch leaves an object.
-                merge_patch::apply_to_object(&mut self.template.object, patch);
-            }
+            // Patched in place: an object patch leaves an object.
+            Kind::Template => merge_patch::apply_to_object(&mut self.template.object, patch),
             Kind::Deployment => {
-                if !patch.is_object() {
-                    return Err(not_an_object());
-                }
                 let before = self.deployment.take();
                 let mut after = before.clone().unwrap_or_default();
                 merge_patch::apply_to_object(&mut after.object, patch);

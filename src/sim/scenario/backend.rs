@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileRecord, RolloutState};
+use crate::wire::Deployment;
 
 /// Why a backend did not do an operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,8 +177,8 @@ impl Backend for Cluster {
                 )
             }
             // Held as a tree: read out as JSON (a copy, made only when a check asks).
-            Kind::Deployment => self.deployment().map(|d| Value::Object((&d.object).into())),
-            Kind::Template => Some(Value::Object((&self.template().object).into())),
+            Kind::Deployment => self.deployment().map(Deployment::to_json),
+            Kind::Template => Some(self.template().to_json()),
             _ => self.stored(kind).cloned(),
         })
     }

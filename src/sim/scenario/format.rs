@@ -688,14 +688,11 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
             Kind::Gateway => Some(objects.gateway.clone()),
             Kind::Configuration => objects.configuration.clone(),
             // Copied as JSON only when a step patches it.
-            Kind::Deployment => objects
-                .deployment
-                .as_ref()
-                .map(|d| Value::Object((&d.object).into())),
-            Kind::Template => Some(Value::Object(match &objects.template {
-                Some(template) => (&template.object).into(),
-                None => crate::template::default_template().object.into(),
-            })),
+            Kind::Deployment => objects.deployment.as_ref().map(Deployment::to_json),
+            Kind::Template => Some(match &objects.template {
+                Some(template) => template.to_json(),
+                None => crate::template::default_template().into_json(),
+            }),
             // A patch on the routes replaces them: what they were does not matter.
             Kind::Routes => None,
         }

@@ -147,6 +147,12 @@ fn index_pointer_and_accessors_read_as_serde_json() {
     assert_eq!(tree["f"].as_f64(), Some(1.5));
     assert!(tree["n"].is_null() && tree["s"].is_string() && tree["f"].is_number());
     assert_eq!(tree["s"], "v");
+    assert_eq!(tree["f"].as_number(), json["f"].as_number());
+    assert_eq!(tree["s"].as_number(), None);
+    // Floats as serde_json holds them: one JSON cannot hold is null.
+    assert_eq!(Value::from(1.5), json!(1.5));
+    assert_eq!(Value::from(f64::NAN), Value::Null);
+    assert_eq!(Value::from(f64::INFINITY), Value::Null);
 }
 
 #[test]
