@@ -77,6 +77,9 @@ pub mod event_reason {
     pub const DEGRADED: &str = "Degraded";
     /// Normal: `D/Degraded` went away.
     pub const RECOVERED: &str = "Recovered";
+    /// Warning: the API server changed the LB Deployment inside the crate's own write
+    /// (mutating admission).
+    pub const ADMISSION_CHANGED: &str = "AdmissionChanged";
 }
 
 /// The `Accepted=Unknown` message written when the Gateway is handed to another controller.

@@ -161,6 +161,7 @@ pub mod conditions;
 pub mod drift;
 mod error;
 pub mod events;
+pub mod gateway_class;
 #[cfg(any(feature = "k8s-openapi", feature = "gateway-api"))]
 pub mod interop;
 mod json;
@@ -184,7 +185,7 @@ pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};
 pub use reconcile::{
     AwaitingOutcome, DeploymentWrite, PendingWrite, Plan, Requeue, Settlement, StatusPatch,
-    WriteKind, plan,
+    WriteKind, WriteRecord, plan,
 };
 pub use settings::{Label, Settings, format_duration, parse_duration};
 pub use snapshot::Snapshot;

@@ -2,13 +2,23 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire::Deployment;
+
 /// The outcome of the Deployment write, as the caller observed it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// A caller that has the API server's answer to a successful write (the response body)
+/// passes it as [`WriteOutcome::Stored`]: the settlement then sees what mutating admission
+/// changed in the write, and returns a [`WriteRecord`](crate::WriteRecord) that keeps the
+/// next reconciles from writing the same object again (see [`reconcile`](crate::reconcile)).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum WriteOutcome {
-    /// The write succeeded.
+    /// The write succeeded; the caller does not have the stored object.
     Applied,
+    /// The write succeeded, and the API server answered with the stored Deployment (the
+    /// response body of the create or update).
+    Stored(Deployment),
     /// The API server answered with an error `Status`.
     Api(ApiError),
     /// The request did not get an answer (connection refused, timeout, ...).
@@ -64,7 +74,7 @@ impl WriteOutcome {
         }
     }
 
-    /// `None` for [`WriteOutcome::Applied`], otherwise the failure's class.
+    /// `None` for a write that succeeded, otherwise the failure's class.
     ///
     /// ```
     /// use gateway_reconcile::{FailureClass, WriteOutcome};
@@ -75,7 +85,7 @@ impl WriteOutcome {
     /// ```
     pub fn class(&self) -> Option<FailureClass> {
         match self {
-            WriteOutcome::Applied => None,
+            WriteOutcome::Applied | WriteOutcome::Stored(_) => None,
             WriteOutcome::Transport { .. } => Some(FailureClass::Transient),
             WriteOutcome::Api(e) => Some(match e.code {
                 409 if e.reason == "AlreadyExists" => FailureClass::AlreadyExists,
@@ -89,10 +99,10 @@ impl WriteOutcome {
         }
     }
 
-    /// The message the API (or the client) gave, empty for `Applied`.
+    /// The message the API (or the client) gave, empty for a write that succeeded.
     pub fn message(&self) -> &str {
         match self {
-            WriteOutcome::Applied => "",
+            WriteOutcome::Applied | WriteOutcome::Stored(_) => "",
             WriteOutcome::Api(e) => &e.message,
             WriteOutcome::Transport { message } => message,
         }

@@ -1,6 +1,7 @@
 //! What the controller saw: the objects one reconcile decides from.
 
 use crate::error::InputError;
+use crate::reconcile::WriteRecord;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// The objects one reconcile reads, borrowed from the controller's caches.
@@ -27,6 +28,10 @@ pub struct Snapshot<'a> {
     pub template: &'a Deployment,
     /// Every L34Route that may attach to the Gateway (the crate filters by parentRefs).
     pub routes: &'a [L34Route],
+    /// The caller's record of its last successful write of this Gateway's LB Deployment
+    /// ([`Settlement::write_record`](crate::Settlement::write_record)); `None` when it has
+    /// none (it never wrote it, or it restarted).
+    pub write_record: Option<WriteRecord>,
 }
 
 impl<'a> Snapshot<'a> {
@@ -40,6 +45,7 @@ impl<'a> Snapshot<'a> {
             deployment: None,
             template,
             routes: &[],
+            write_record: None,
         }
     }
 
@@ -64,6 +70,12 @@ impl<'a> Snapshot<'a> {
     /// Sets the L34Routes.
     pub fn with_routes(mut self, routes: &'a [L34Route]) -> Self {
         self.routes = routes;
+        self
+    }
+
+    /// Sets the record of the last successful write of the LB Deployment.
+    pub fn with_write_record(mut self, record: Option<WriteRecord>) -> Self {
+        self.write_record = record;
         self
     }
 }

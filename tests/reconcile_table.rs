@@ -228,7 +228,8 @@ const SPEC_6: &[Entry] = &[
             "GatewayConfiguration ns/conf generation 7 is not applied: Deployment ns/sllbr-gw does not exist: create rejected: spec.replicas: Invalid value: -1",
         ),
         degraded: Want::Absent,
-        requeue: Requeue::AwaitChange,
+        // Rejection backoff: ConfigurationApplied just turned False, so the floor.
+        requeue: Requeue::After(Duration::from_secs(30)),
     },
     // Row "Update: Conflict, AlreadyExists".
     Entry {
@@ -378,7 +379,7 @@ const SPEC_6: &[Entry] = &[
             "ApplyRejected",
             "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:00:10Z: the API rejected the update of Deployment ns/sllbr-gw: spec.template: Invalid value",
         ),
-        requeue: Requeue::AwaitChange,
+        requeue: Requeue::After(Duration::from_secs(30)),
     },
     // Row "name collision".
     Entry {
@@ -449,7 +450,7 @@ const SPEC_6: &[Entry] = &[
             "ApplyRejected",
             "GatewayConfiguration ns/conf generation 8 not applied since 2026-01-01T00:11:40Z: the API rejected the update of Deployment ns/sllbr-gw: bad",
         ),
-        requeue: Requeue::AwaitChange,
+        requeue: Requeue::After(Duration::from_secs(30)),
     },
 ];
 
@@ -540,6 +541,47 @@ fn the_create_backoff_grows_with_the_time_applied_has_been_false() {
         Requeue::After(Duration::from_secs(45))
     );
     assert!(step.settlement.status.is_none(), "same failure, no write");
+}
+
+#[test]
+fn the_rejection_backoff_grows_from_30_s_to_10_min_and_a_repeated_rejection_writes_nothing() {
+    let rejected = |_: &gateway_reconcile::DeploymentWrite| {
+        api_error(403, "Forbidden", "denied by policy deny-lb-updates")
+    };
+    let mut w = World::healthy();
+    w.edit_configuration();
+    let first = w.reconcile(at(10), rejected);
+    assert_eq!(
+        first.settlement.requeue,
+        Requeue::After(Duration::from_secs(30))
+    );
+    assert!(first.settlement.status.is_some());
+    // The retry the backoff asks for is rejected the same way: no status write.
+    let retry = w.reconcile(at(40), rejected);
+    assert_eq!(retry.action, "Update", "a rejected write is tried again");
+    assert_eq!(
+        retry.settlement.requeue,
+        Requeue::After(Duration::from_secs(30))
+    );
+    assert!(
+        retry.settlement.status.is_none(),
+        "same rejection, no write"
+    );
+    let later = w.reconcile(at(10 + 200), rejected);
+    assert_eq!(
+        later.settlement.requeue,
+        Requeue::After(Duration::from_secs(200))
+    );
+    let much_later = w.reconcile(at(10 + 7200), rejected);
+    assert_eq!(
+        much_later.settlement.requeue,
+        Requeue::After(Duration::from_secs(600))
+    );
+    assert!(much_later.settlement.status.is_none());
+    // The policy is removed: the next retry goes through and Degraded goes.
+    w.reconcile(at(10 + 7800), applied());
+    assert_cond(&w, APPLIED, "True", "Applied");
+    assert!(w.condition(DEGRADED).is_none());
 }
 
 #[test]
@@ -729,15 +771,23 @@ fn resync_replaces_every_none_requeue_of_an_accepted_or_invalid_gateway() {
         w.settings.resync = Some(Duration::from_secs(600));
         w
     };
-    // Rejected create.
+    // A rejection backs off from 30 s; resync caps that backoff, it does not replace it.
     let mut w = with_resync(World::new());
     let step = w.reconcile(at(0), |_| api_error(422, "Invalid", "bad"));
-    assert_eq!(step.settlement.requeue, resync, "rejected create");
-    // Rejected update.
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(30)),
+        "rejected create"
+    );
     let mut w = with_resync(World::healthy());
+    w.settings.resync = Some(Duration::from_secs(10));
     w.edit_configuration();
     let step = w.reconcile(at(5), |_| api_error(422, "Invalid", "bad"));
-    assert_eq!(step.settlement.requeue, resync, "rejected update");
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(10)),
+        "rejected update, resync below the floor"
+    );
     // Name collision.
     let mut w = with_resync(World::healthy());
     w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] =

@@ -8,11 +8,13 @@ use std::time::Duration;
 use common::*;
 use gateway_reconcile::conditions::{TransitionTime, timestamp, transition_time};
 use gateway_reconcile::wire::Condition;
-use gateway_reconcile::{Plan, Requeue, Settings, Snapshot, WriteOutcome, plan};
+use gateway_reconcile::{FailureClass, Plan, Requeue, Settings, Snapshot, WriteOutcome, plan};
 use jiff::{SignedDuration, Timestamp};
 use proptest::prelude::*;
 
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
+const MIN_REJECTION_BACKOFF: Duration = Duration::from_secs(30);
+const MAX_REJECTION_BACKOFF: Duration = Duration::from_secs(600);
 const YEAR: u64 = 365 * 24 * 60 * 60;
 
 /// Any representable time, with its ends, the seconds next to them and sub-second parts
@@ -121,6 +123,7 @@ proptest! {
             plan(&w.settings, snapshot, now).expect("valid settings plan")
         };
         // `None`: only a plan with nothing to write is settled.
+        let outcome_class = outcome.as_ref().and_then(WriteOutcome::class);
         let settlement = match (planned(), outcome) {
             (Plan::Write(pending), Some(outcome)) => {
                 // Taking the write out and settling what awaits its outcome is the same
@@ -143,10 +146,19 @@ proptest! {
         };
 
         // The requeue: a backoff of at most 5 minutes (capped, and never past the moment
-        // Degraded is due), or the resync period.
+        // Degraded is due), a rejection backoff of 30 s to 10 minutes (capped by resync),
+        // or the resync period.
         if let Requeue::After(d) = settlement.requeue {
             prop_assert!(!d.is_zero(), "a zero wait is a hot loop");
-            prop_assert!(d <= MAX_BACKOFF || Some(d) == w.settings.resync, "{d:?}");
+            let rejected = outcome_class == Some(FailureClass::Rejected);
+            let rejection = rejected
+                && d <= MAX_REJECTION_BACKOFF
+                && w.settings.resync.is_none_or(|r| d <= r)
+                && (d >= MIN_REJECTION_BACKOFF || Some(d) == w.settings.resync);
+            prop_assert!(
+                d <= MAX_BACKOFF || Some(d) == w.settings.resync || rejection,
+                "{d:?}"
+            );
         }
 
         // Degraded raised by a transient or conflicting failure only once ConfigurationApplied
@@ -277,5 +289,9 @@ fn a_transient_failure_at_the_end_of_time_is_never_degraded() {
         "{}",
         d.message
     );
-    assert_eq!(step.settlement.requeue, Requeue::AwaitChange);
+    // The rejection backoff's floor: the time since it turned False counts as zero.
+    assert_eq!(
+        step.settlement.requeue,
+        Requeue::After(Duration::from_secs(30))
+    );
 }

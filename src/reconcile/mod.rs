@@ -72,6 +72,7 @@
 //! row; `settle` merges the row into the observed conditions, with events and requeue.
 
 mod plan;
+mod record;
 mod settle;
 mod settlement;
 mod situation;
@@ -79,5 +80,6 @@ mod table;
 mod write;
 
 pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};
+pub use record::WriteRecord;
 pub use settlement::{Requeue, Settlement, StatusPatch};
 pub use write::{DeploymentWrite, WriteKind};

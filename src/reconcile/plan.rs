@@ -3,6 +3,7 @@
 
 use jiff::Timestamp;
 
+use super::record::fingerprint;
 use super::settlement::Settlement;
 use super::write::{DeploymentWrite, WriteKind};
 use crate::addresses::addresses;
@@ -16,7 +17,7 @@ use crate::render::{
 use crate::rollout::{Rollout, rollout};
 use crate::settings::Settings;
 use crate::snapshot::{GatewayId, Snapshot};
-use crate::validate::{Invalid, validate};
+use crate::validate::{Invalid, Validated, validate};
 use crate::wire::{Condition, GatewayAddress, GatewayConfiguration};
 
 /// The decision of one reconcile: a Deployment write to perform and settle, or the
@@ -157,6 +158,11 @@ pub(super) enum Decision<'a> {
 #[derive(Debug)]
 pub(super) struct Accepted<'a> {
     pub configuration: &'a GatewayConfiguration,
+    /// The validated parameters: settling a write the API server answered renders again.
+    pub validated: Validated<'a>,
+    /// The drift a write record holds back (the API server's own changes to our last
+    /// write); empty otherwise.
+    pub held: Vec<String>,
     /// The current GatewayConfiguration generation.
     pub wanted: i64,
     /// `namespace/name` of the LB Deployment.
@@ -182,6 +188,16 @@ pub(super) struct Observed {
     /// or its annotations change, as apps/v1 counts them), so that the rollout status is
     /// stale until the Deployment controller observes the new generation.
     pub spec_changes: bool,
+}
+
+/// The drift the API server made in a write it took, from what the crate can see of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ServerChanges {
+    /// The drifted paths.
+    pub paths: Vec<String>,
+    /// The generation or uid annotation key, when the server changed or removed one: the
+    /// Deployment then cannot say what it carries.
+    pub identity_annotation: Option<String>,
 }
 
 /// Decides what to do for one Gateway (SPEC §3): deletion, ownership, validation,
@@ -239,18 +255,21 @@ pub fn plan<'a>(
     let deployment = format!("{}/{name}", id.namespace);
     let mut accepted = Accepted {
         configuration,
+        validated,
+        held: Vec::new(),
         wanted,
         addresses: addresses(id.name, id.namespace, snapshot.routes),
         deployment,
         observed: None,
     };
+    let validated = &accepted.validated;
     let mut write = None;
     match snapshot.deployment {
         None => {
             write = Some(DeploymentWrite::Create(render(
                 settings,
                 gateway,
-                &validated,
+                validated,
                 snapshot.template,
                 None,
             )));
@@ -279,13 +298,29 @@ pub fn plan<'a>(
                     let owned = render_owned(
                         settings,
                         gateway,
-                        &validated,
+                        validated,
                         snapshot.template,
                         Some(observed),
                     );
                     let enforcement = Enforcement::of(settings, configuration);
                     let paths = drift_owned(&owned, observed, &enforcement);
-                    if !paths.is_empty() {
+                    let held = !paths.is_empty()
+                        && snapshot.write_record.is_some_and(|record| {
+                            let desired = || {
+                                fingerprint(&render(
+                                    settings,
+                                    gateway,
+                                    validated,
+                                    snapshot.template,
+                                    None,
+                                ))
+                            };
+                            record.holds(observed.generation(), desired, &paths)
+                        });
+                    if held {
+                        // The API server's own doing at our last write: not fought.
+                        accepted.held = paths;
+                    } else if !paths.is_empty() {
                         seen.spec_changes = paths.iter().any(|p| {
                             p.starts_with("spec") || p.starts_with("metadata.annotations")
                         });

@@ -5,30 +5,126 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::plan::Planned;
+use super::plan::{Accepted, Decision, Planned, ServerChanges};
+use super::record::{WriteRecord, fingerprint, paths_fingerprint};
 use super::settlement::{Requeue, Settlement};
 use super::situation::Situation;
 use super::table::{Row, Verdict};
 use super::write::WriteKind;
-use crate::conditions::{self, ACCEPTED, PROGRAMMED, TransitionTime, status};
-use crate::events;
+use crate::conditions::{self, ACCEPTED, PROGRAMMED, TransitionTime, event_reason, status};
+use crate::drift::{Enforcement, drift_owned};
+use crate::events::{self, Event, EventType};
 use crate::outcome::WriteOutcome;
-use crate::wire::GatewayStatus;
+use crate::render::{generation_annotation, render, render_owned, uid_annotation};
+use crate::wire::{Deployment, GatewayStatus};
 
 /// Backoff bounds for transient failures.
 const MIN_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(5 * 60);
+/// Backoff bounds for rejections: a rejection can end without any event the controller
+/// watches (an admission policy fixed, a quota raised).
+const MIN_REJECTION_BACKOFF: Duration = Duration::from_secs(30);
+const MAX_REJECTION_BACKOFF: Duration = Duration::from_secs(10 * 60);
+/// The most of the drifted paths an `AdmissionChanged` Event names (bytes).
+const MAX_CHANGED_PATHS: usize = 1024;
 
 impl Planned<'_> {
     /// The settlement: the write and its outcome, when one was planned, classified into a
-    /// situation whose row the table gives, merged into the observed status.
+    /// situation whose row the table gives, merged into the observed status; with the write
+    /// record and the `AdmissionChanged` Event of a write the API server answered.
     pub(super) fn settle(&self, written: Option<(WriteKind, &WriteOutcome)>) -> Settlement {
-        let situation = Situation::classify(&self.decision, written);
+        let accepted = match &self.decision {
+            Decision::Accepted(a) => Some(a),
+            _ => None,
+        };
+        let stored = match written {
+            Some((_, WriteOutcome::Stored(stored))) => Some(stored),
+            _ => None,
+        };
+        // What the server made of our write, or the drift a record holds back.
+        let changes = match (accepted, stored) {
+            (Some(a), Some(stored)) => Some((self.server_changes(a, stored), stored)),
+            _ => None,
+        };
+        // The annotation the server changed, and the generation the Deployment then names.
+        let carried = |d: &Deployment| {
+            d.annotation(&generation_annotation(self.settings))
+                .and_then(|g| g.parse::<i64>().ok())
+        };
+        let identity: Option<(String, Option<i64>)> = match (&changes, accepted) {
+            (Some((c, stored)), _) => c
+                .identity_annotation
+                .clone()
+                .map(|key| (key, carried(stored))),
+            (None, Some(a)) => self
+                .identity_in(&a.held)
+                .map(|key| (key, self.snapshot.deployment.and_then(carried))),
+            _ => None,
+        };
+        let identity = identity.as_ref().map(|(key, c)| (key.as_str(), *c));
+        let situation = Situation::classify(&self.decision, written, identity);
         let msg = written.map_or("", |(_, outcome)| outcome.message());
-        match self.verdict(situation, msg) {
+        let mut settlement = match self.verdict(situation, msg) {
             Verdict::Untouched(requeue) => self.nothing(requeue),
             Verdict::Row(row) => self.finish(row),
+        };
+        if let Some(a) = accepted {
+            settlement.held_drift.clone_from(&a.held);
         }
+        if let (Some(a), Some((changes, stored))) = (accepted, changes) {
+            settlement.write_record = stored.generation().map(|generation| WriteRecord {
+                generation,
+                fingerprint: fingerprint(&render(
+                    self.settings,
+                    self.snapshot.gateway,
+                    &a.validated,
+                    self.snapshot.template,
+                    None,
+                )),
+                changed: paths_fingerprint(&changes.paths),
+            });
+            if !changes.paths.is_empty() {
+                settlement.events.push(admission_changed(&changes.paths));
+            }
+        }
+        settlement
+    }
+
+    /// The drift between what the crate wants and what the API server stored of its write,
+    /// by the drift rules: what admission changed.
+    fn server_changes(&self, a: &Accepted<'_>, stored: &Deployment) -> ServerChanges {
+        let owned = render_owned(
+            self.settings,
+            self.snapshot.gateway,
+            &a.validated,
+            self.snapshot.template,
+            Some(stored),
+        );
+        let enforcement = Enforcement::of(self.settings, a.configuration);
+        let paths = drift_owned(&owned, stored, &enforcement);
+        ServerChanges {
+            identity_annotation: self.identity_in(&paths),
+            paths,
+        }
+    }
+
+    /// The generation or uid annotation key among drifted paths.
+    fn identity_in(&self, paths: &[String]) -> Option<String> {
+        if paths.is_empty() {
+            return None;
+        }
+        [
+            generation_annotation(self.settings),
+            uid_annotation(self.settings),
+        ]
+        .into_iter()
+        .find(|key| {
+            paths.iter().any(|p| {
+                p.strip_prefix("metadata.annotations[")
+                    .and_then(|r| r.strip_suffix(']'))
+                    == Some(key)
+            })
+        })
     }
 
     /// `resync`, when set, in place of a "none" requeue.
@@ -83,14 +179,17 @@ impl Planned<'_> {
         wait
     }
 
+    /// Time since ConfigurationApplied turned False, clamped to [30 s, 10 min], and never
+    /// past `resync`.
+    pub(super) fn rejection_backoff(&self) -> Duration {
+        let since = self.applied_false_since.unwrap_or(self.now);
+        let elapsed = Duration::try_from(self.now.duration_since(since)).unwrap_or(Duration::ZERO);
+        let wait = elapsed.clamp(MIN_REJECTION_BACKOFF, MAX_REJECTION_BACKOFF);
+        self.settings.resync.map_or(wait, |every| wait.min(every))
+    }
+
     fn nothing(&self, requeue: Requeue) -> Settlement {
-        Settlement {
-            status: None,
-            requeue,
-            events: Vec::new(),
-            addresses_owned: false,
-            resource_version: None,
-        }
+        Settlement::new(None, requeue)
     }
 
     /// Applies the row to the observed conditions; no status when nothing changed.
@@ -115,13 +214,9 @@ impl Planned<'_> {
         let addresses_owned = addresses.is_some();
         let unchanged = merged.is_none() && addresses.is_none_or(|a| *a == observed.addresses);
         if unchanged {
-            return Settlement {
-                status: None,
-                requeue,
-                events: Vec::new(),
-                addresses_owned,
-                resource_version: None,
-            };
+            let mut settlement = Settlement::new(None, requeue);
+            settlement.addresses_owned = addresses_owned;
+            return settlement;
         }
         let merged = merged.unwrap_or_else(|| observed.conditions.clone());
         let events = events::transitions(&observed.conditions, &merged, &self.types);
@@ -130,12 +225,28 @@ impl Planned<'_> {
             addresses: addresses.unwrap_or(&observed.addresses).to_vec(),
             other: observed.other.clone(),
         });
-        Settlement {
-            status,
-            requeue,
-            events,
-            addresses_owned,
-            resource_version: self.snapshot.gateway.metadata.resource_version.clone(),
+        let mut settlement = Settlement::new(status, requeue);
+        settlement.events = events;
+        settlement.addresses_owned = addresses_owned;
+        settlement.resource_version = self.snapshot.gateway.metadata.resource_version.clone();
+        settlement
+    }
+}
+
+/// The Warning Event of a write the API server changed: `the API server changed the LB
+/// Deployment on write: PATHS`, the paths cut to 1 KiB (at a character boundary).
+fn admission_changed(paths: &[String]) -> Event {
+    let mut text = paths.join(", ");
+    if text.len() > MAX_CHANGED_PATHS {
+        let mut end = MAX_CHANGED_PATHS;
+        while !text.is_char_boundary(end) {
+            end -= 1;
         }
+        text.truncate(end);
+    }
+    Event {
+        type_: EventType::Warning,
+        reason: event_reason::ADMISSION_CHANGED.to_owned(),
+        message: format!("the API server changed the LB Deployment on write: {text}"),
     }
 }

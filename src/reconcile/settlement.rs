@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::record::WriteRecord;
 use crate::events::Event;
 use crate::wire::{Condition, GatewayAddress, GatewayStatus};
 
@@ -31,8 +32,16 @@ pub struct Settlement {
     /// When to look again.
     pub requeue: Requeue,
     /// The Events to record on the Gateway: one per condition transition, none on a retry
-    /// that changes nothing.
+    /// that changes nothing; and `AdmissionChanged` when the API server changed the write.
     pub events: Vec<Event>,
+    /// What to keep of the write, when it succeeded and the outcome carried the stored
+    /// Deployment ([`WriteOutcome::Stored`](crate::WriteOutcome::Stored)): hand it to the
+    /// next plan of this Gateway ([`Snapshot::with_write_record`](crate::Snapshot::with_write_record)),
+    /// in place of the one kept before. `None` otherwise: keep the one kept before.
+    pub write_record: Option<WriteRecord>,
+    /// The drift a write record held back: the fields the API server changed in the last
+    /// write, left as they are (the plan wrote nothing). Empty otherwise.
+    pub held_drift: Vec<String>,
     /// Whether this reconcile owns `status.addresses` (false when the parameters are invalid
     /// or the Gateway is not ours: the addresses are left untouched).
     pub(super) addresses_owned: bool,
@@ -41,6 +50,19 @@ pub struct Settlement {
 }
 
 impl Settlement {
+    /// A settlement with this status and requeue, and nothing else.
+    pub(super) fn new(status: Option<GatewayStatus>, requeue: Requeue) -> Self {
+        Settlement {
+            status,
+            requeue,
+            events: Vec::new(),
+            write_record: None,
+            held_drift: Vec::new(),
+            addresses_owned: false,
+            resource_version: None,
+        }
+    }
+
     /// The JSON merge patch (RFC 7386) for the Gateway's status subresource, or `None` when
     /// there is nothing to write. It replaces `status.conditions` whole (always the full
     /// list, never `null`), and `status.addresses` when this reconcile owns them (`null`
@@ -62,21 +84,15 @@ impl Settlement {
             };
             fields.insert("addresses".into(), addresses);
         }
-        let mut body = Map::new();
-        if let Some(version) = &self.resource_version {
-            let mut metadata = Map::new();
-            metadata.insert("resourceVersion".into(), Value::String(version.clone()));
-            body.insert("metadata".into(), Value::Object(metadata));
-        }
-        body.insert("status".into(), Value::Object(fields));
-        Some(StatusPatch {
-            body: Value::Object(body),
-            resource_version: self.resource_version.clone(),
-        })
+        Some(StatusPatch::of_status(
+            fields,
+            self.resource_version.clone(),
+        ))
     }
 }
 
-/// The merge patch for the Gateway status subresource.
+/// The merge patch for the status subresource of a Gateway (or of a GatewayClass,
+/// [`ClassSettlement::status_patch`](crate::gateway_class::ClassSettlement::status_patch)).
 ///
 /// Send [`body`](StatusPatch::body) as a JSON merge patch (kube-rs: `Patch::Merge`) to the
 /// Gateway's `status` subresource. The list of conditions is replaced whole, so a condition
@@ -97,6 +113,35 @@ pub struct StatusPatch {
 }
 
 impl StatusPatch {
+    /// The patch that replaces `status.conditions` whole (never with `null`), with the
+    /// observed `resourceVersion` as its precondition.
+    pub(crate) fn of_conditions(
+        conditions: &[Condition],
+        resource_version: Option<String>,
+    ) -> Self {
+        let mut fields = Map::new();
+        fields.insert(
+            "conditions".into(),
+            Value::Array(conditions.iter().map(condition_value).collect()),
+        );
+        StatusPatch::of_status(fields, resource_version)
+    }
+
+    /// The patch of these status fields, with the precondition in `metadata`.
+    fn of_status(fields: Map<String, Value>, resource_version: Option<String>) -> Self {
+        let mut body = Map::new();
+        if let Some(version) = &resource_version {
+            let mut metadata = Map::new();
+            metadata.insert("resourceVersion".into(), Value::String(version.clone()));
+            body.insert("metadata".into(), Value::Object(metadata));
+        }
+        body.insert("status".into(), Value::Object(fields));
+        StatusPatch {
+            body: Value::Object(body),
+            resource_version,
+        }
+    }
+
     /// The JSON merge patch body: `{"metadata": {"resourceVersion": RV}, "status": {...}}`,
     /// without `metadata` when the snapshot's Gateway has no `resourceVersion`.
     pub fn body(&self) -> &Value {

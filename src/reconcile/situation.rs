@@ -32,6 +32,17 @@ pub(super) enum LbDeployment<'p> {
     /// It is as desired after this reconcile: created, updated, or nothing to write
     /// ([`WriteKind::None`]).
     AsDesired(WriteKind),
+    /// It was written (or a write record holds its drift back), but the API server changes
+    /// the generation or uid annotation (this key) on write: it cannot say what it carries.
+    /// `carried` is the generation it names after this reconcile, if any.
+    IdentityChanged {
+        /// What was written ([`WriteKind::None`]: nothing, the record holds the drift).
+        write: WriteKind,
+        /// The annotation key the server changes.
+        key: &'p str,
+        /// The generation the Deployment's annotation names after this reconcile.
+        carried: Option<i64>,
+    },
     /// Creating it failed.
     CreateFailed(FailureClass),
     /// Updating it failed.
@@ -39,10 +50,13 @@ pub(super) enum LbDeployment<'p> {
 }
 
 impl<'p, 'a> Situation<'p, 'a> {
-    /// Classifies a decision and, when a write was planned, the write and its outcome.
+    /// Classifies a decision and, when a write was planned, the write and its outcome;
+    /// `identity` is the annotation the API server changed in what it stored (with the
+    /// generation the stored or observed object carries), when it changed one.
     pub(super) fn classify(
         decision: &'p Decision<'a>,
         written: Option<(WriteKind, &WriteOutcome)>,
+        identity: Option<(&'p str, Option<i64>)>,
     ) -> Situation<'p, 'a> {
         match decision {
             Decision::Deleted => Situation::Deleted,
@@ -62,6 +76,16 @@ impl<'p, 'a> Situation<'p, 'a> {
                         (WriteKind::Create, Some(class)) => LbDeployment::CreateFailed(class),
                         (WriteKind::Update, Some(class)) => LbDeployment::UpdateFailed(class),
                     },
+                };
+                let lb = match (lb, identity) {
+                    (LbDeployment::AsDesired(write), Some((key, carried))) => {
+                        LbDeployment::IdentityChanged {
+                            write,
+                            key,
+                            carried,
+                        }
+                    }
+                    (lb, _) => lb,
                 };
                 Situation::Accepted(a, lb)
             }

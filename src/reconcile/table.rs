@@ -233,7 +233,7 @@ impl Planned<'_> {
                             not_applied(format!("create rejected: {msg}")),
                         ),
                         Change::Remove,
-                        Requeue::AwaitChange,
+                        Requeue::After(self.rejection_backoff()),
                     ),
                 }
             }
@@ -312,9 +312,39 @@ impl Planned<'_> {
                                 since()
                             ),
                         ),
-                        Requeue::AwaitChange,
+                        Requeue::After(self.rejection_backoff()),
                     ),
                 }
+            }
+            // SPEC §5: the API server changes the generation or uid annotation on write.
+            // Nothing more is written until the desired object or the Deployment changes
+            // (the write record holds the drift back).
+            LbDeployment::IdentityChanged {
+                write,
+                key,
+                carried,
+            } => {
+                let initializing = write != WriteKind::None
+                    || a.observed.as_ref().is_none_or(|o| !o.rollout.complete);
+                row(
+                    self.programmed(carried, false, m, initializing),
+                    set(
+                        status::FALSE,
+                        reason::APPLY_REJECTED,
+                        not_applied(format!(
+                            "the API server changes the annotation {key} on write"
+                        )),
+                    ),
+                    set(
+                        status::TRUE,
+                        reason::APPLY_REJECTED,
+                        format!(
+                            "GatewayConfiguration {cfg} generation {m} not applied since {}: the API server changes the annotation {key} on write of Deployment {dep}",
+                            self.since_text()
+                        ),
+                    ),
+                    Requeue::AwaitChange,
+                )
             }
             // Row "name collision".
             LbDeployment::NameCollision(owner) => {

@@ -17,6 +17,9 @@ pub struct GatewayClass {
     /// The class's spec.
     #[serde(default)]
     pub spec: GatewayClassSpec,
+    /// The class's status.
+    #[serde(default)]
+    pub status: GatewayClassStatus,
 }
 
 /// `GatewayClass.spec`.
@@ -26,6 +29,22 @@ pub struct GatewayClassSpec {
     /// The controller that manages Gateways of this class.
     #[serde(default)]
     pub controller_name: String,
+    /// `spec.parametersRef`, as written: only its presence matters to the crate (this
+    /// controller takes parameters per Gateway, never per class).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters_ref: Option<Value>,
+}
+
+/// `GatewayClass.status`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayClassStatus {
+    /// `status.conditions`.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// Every other status field, kept as written.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
 }
 
 /// A Gateway.

@@ -23,8 +23,8 @@ pub use configuration::{
 };
 pub use deployment::Deployment;
 pub use gateway::{
-    Gateway, GatewayAddress, GatewayClass, GatewayClassSpec, GatewayInfrastructure, GatewaySpec,
-    GatewayStatus, ParametersReference,
+    Gateway, GatewayAddress, GatewayClass, GatewayClassSpec, GatewayClassStatus,
+    GatewayInfrastructure, GatewaySpec, GatewayStatus, ParametersReference,
 };
 pub use meta::{Condition, ObjectMeta, OwnerReference};
 pub use route::{L34Route, L34RouteSpec, ParentReference};

@@ -13,13 +13,10 @@ fn condition(type_: &str, generation: Option<i64>) -> Condition {
 }
 
 fn settlement(status: GatewayStatus, addresses_owned: bool, rv: Option<&str>) -> Settlement {
-    Settlement {
-        status: Some(status),
-        requeue: Requeue::AwaitChange,
-        events: Vec::new(),
-        addresses_owned,
-        resource_version: rv.map(str::to_owned),
-    }
+    let mut settlement = Settlement::new(Some(status), Requeue::AwaitChange);
+    settlement.addresses_owned = addresses_owned;
+    settlement.resource_version = rv.map(str::to_owned);
+    settlement
 }
 
 #[test]

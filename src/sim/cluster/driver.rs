@@ -22,7 +22,8 @@ pub struct ReconcileRecord {
     pub time: Timestamp,
     /// The Deployment action the plan asked for.
     pub action: WriteKind,
-    /// The drifted field paths of an `Update` (empty otherwise).
+    /// The drifted field paths of an `Update`, or on `None` the drift a write record held
+    /// back (empty otherwise).
     pub drift: Vec<String>,
     /// What happened to the Deployment write (`None` when there was none).
     pub outcome: Option<WriteOutcome>,
@@ -36,6 +37,10 @@ pub struct ReconcileRecord {
     pub requeue: Requeue,
     /// The Events the settlement asked to record on the Gateway.
     pub events: Vec<crate::events::Event>,
+    /// The GatewayClass's conditions after the reconcile (empty when there is no class).
+    pub class_conditions: Vec<Condition>,
+    /// Whether the GatewayClass's status was written.
+    pub class_status_written: bool,
     /// When [`Settlement::status_patch`](crate::Settlement::status_patch), applied to the
     /// Gateway as the API server would, does not give the settlement's status: what differs.
     pub status_patch_problem: Option<String>,
@@ -85,11 +90,13 @@ impl Cluster {
             .map(|v| typed(Kind::Configuration, v))
             .transpose()?;
 
+        let (class_conditions, class_status_written) = self.settle_class(gateway_class.as_ref())?;
         let snapshot = Snapshot::new(&gateway, template)
             .with_gateway_class(gateway_class.as_ref())
             .with_configuration(configuration.as_ref())
             .with_deployment(deployment)
-            .with_routes(routes);
+            .with_routes(routes)
+            .with_write_record(self.record);
         let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
         let action = plan.write_kind();
         let (drift, outcome, settlement) = match plan {
@@ -105,11 +112,20 @@ impl Cluster {
                         (drift, self.update_deployment_over(desired, deployment))
                     }
                 };
-                let settlement = awaiting.settle(outcome.clone());
+                // The server answers a write it took with the stored object, as a real
+                // one does; the controller hands it to the settlement.
+                let answered = match (&outcome, &self.deployment) {
+                    (WriteOutcome::Applied, Some(stored)) => WriteOutcome::Stored(stored.clone()),
+                    _ => outcome.clone(),
+                };
+                let settlement = awaiting.settle(answered);
                 (drift, Some(outcome), settlement)
             }
-            Plan::Settled(settlement) => (Vec::new(), None, settlement),
+            Plan::Settled(settlement) => (settlement.held_drift.clone(), None, settlement),
         };
+        if let Some(record) = settlement.write_record {
+            self.record = Some(record);
+        }
         let patch = settlement.status_patch();
         let mut status_patch_problem = None;
         let status_written = match &settlement.status {
@@ -144,8 +160,37 @@ impl Cluster {
             addresses,
             requeue: settlement.requeue,
             events: settlement.events.clone(),
+            class_conditions,
+            class_status_written,
             status_patch_problem,
         })
+    }
+
+    /// The GatewayClass's own status, settled and written as the controller does on each
+    /// reconcile; its conditions after, and whether they were written.
+    fn settle_class(
+        &mut self,
+        class: Option<&GatewayClass>,
+    ) -> Result<(Vec<Condition>, bool), ClusterError> {
+        let Some(class) = class else {
+            return Ok((Vec::new(), false));
+        };
+        let settled = crate::gateway_class::settle_class(&self.settings, class, self.now)?;
+        let Some(patch) = settled.status_patch() else {
+            return Ok((class.status.conditions.clone(), false));
+        };
+        let rv = self.next_revision();
+        if let Some(stored) = self.gateway_class.as_mut() {
+            merge_patch::apply(
+                stored,
+                &serde_json::json!({"status": patch.body()["status"]}),
+            );
+            if let Some(meta) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("resourceVersion".into(), Value::String(rv));
+            }
+        }
+        self.class_status_writes += 1;
+        Ok((settled.conditions.unwrap_or_default(), true))
     }
 
     fn check_status_patch(

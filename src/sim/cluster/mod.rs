@@ -54,6 +54,7 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::outcome::WriteOutcome;
+use crate::reconcile::WriteRecord;
 use crate::settings::Settings;
 use crate::wire::{Deployment, L34Route};
 
@@ -141,10 +142,14 @@ pub struct Cluster {
     uids: u64,
     failures: u32,
     failure: Option<WriteOutcome>,
+    mutation: Option<Value>,
     server_defaults: fn(&mut Deployment),
     deployment_writes: u64,
     applied_deployment_writes: u64,
     status_writes: u64,
+    class_status_writes: u64,
+    /// The controller's memory: the write record of its last successful write.
+    record: Option<WriteRecord>,
 }
 
 impl Cluster {
@@ -167,10 +172,13 @@ impl Cluster {
             uids: 0,
             failures: 0,
             failure: None,
+            mutation: None,
             server_defaults: crate::sim::defaulting::apply_server_defaults,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,
+            class_status_writes: 0,
+            record: None,
         };
         for kind in Kind::ALL {
             let value = match kind {
@@ -274,6 +282,23 @@ impl Cluster {
     pub fn status_writes(&self) -> u64 {
         self.status_writes
     }
+
+    /// GatewayClass status writes.
+    pub fn class_status_writes(&self) -> u64 {
+        self.class_status_writes
+    }
+
+    /// The write record the simulated controller keeps for the Gateway (its memory of its
+    /// last successful Deployment write), if any.
+    pub fn write_record(&self) -> Option<WriteRecord> {
+        self.record
+    }
+
+    /// The controller restarts: it forgets what it held in memory (the write record);
+    /// what is in the cluster stays.
+    pub fn restart(&mut self) {
+        self.record = None;
+    }
 }
 
 /// An empty cluster (no Gateway yet) with the default settings, the built-in template and
@@ -294,10 +319,13 @@ impl Default for Cluster {
             uids: 0,
             failures: 0,
             failure: None,
+            mutation: None,
             server_defaults: crate::sim::defaulting::apply_server_defaults,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,
+            class_status_writes: 0,
+            record: None,
         }
     }
 }

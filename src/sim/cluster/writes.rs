@@ -19,6 +19,26 @@ impl Cluster {
         self.failure = Some(outcome);
     }
 
+    /// Makes mutating admission apply this RFC 7386 merge patch to every Deployment write
+    /// (create or update) from now on; `None` stops it. The patch applies to the object the
+    /// controller sent, before validation and defaulting, as a webhook's does.
+    pub fn mutate_writes(&mut self, patch: Option<Value>) {
+        self.mutation = patch;
+    }
+
+    /// The merge patch mutating admission applies to Deployment writes, if any.
+    pub fn write_mutation(&self) -> Option<&Value> {
+        self.mutation.as_ref()
+    }
+
+    /// Mutating admission: the object as the admission chain leaves it.
+    fn admit(&self, mut object: Deployment) -> Deployment {
+        if let Some(patch) = &self.mutation {
+            merge_patch::apply_to_object(&mut object.object, patch);
+        }
+        object
+    }
+
     /// Deployment writes still set to fail.
     pub fn pending_failures(&self) -> u32 {
         self.failures
@@ -172,6 +192,7 @@ impl Cluster {
         if let Some(failure) = self.take_failure() {
             return failure;
         }
+        let desired = self.admit(desired);
         if let Some(refused) = api_validation::refusal(&desired) {
             return refused;
         }
@@ -232,7 +253,9 @@ impl Cluster {
                 ),
             );
         }
-        // Validation comes after the resourceVersion precondition, as in the real server.
+        // Admission and validation come after the resourceVersion precondition, as in the
+        // real server.
+        let desired = self.admit(desired);
         if let Some(refused) = api_validation::refusal(&desired) {
             return refused;
         }

@@ -97,6 +97,29 @@ pub trait Backend {
         outcome: &WriteOutcome,
     ) -> Result<(), StepError<Self::Error>>;
 
+    /// Makes mutating admission apply `patch` (an RFC 7386 merge patch) to every
+    /// Deployment write that succeeds from now on; `None` stops it. A backend that cannot
+    /// skips the scenario (the default).
+    fn mutate_writes(
+        &mut self,
+        patch: Option<&Value>,
+        now: Timestamp,
+    ) -> Result<(), StepError<Self::Error>> {
+        let _ = (patch, now);
+        Err(StepError::Skip(
+            "this backend cannot change Deployment writes in admission".into(),
+        ))
+    }
+
+    /// Restarts the controller: it forgets what it held in memory (the write records),
+    /// the cluster stays. A backend that cannot skips the scenario (the default).
+    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<Self::Error>> {
+        let _ = now;
+        Err(StepError::Skip(
+            "this backend cannot restart its controller".into(),
+        ))
+    }
+
     /// The stored object, as JSON (`None`: it does not exist), for expectations.
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<Self::Error>>;
 
@@ -166,6 +189,20 @@ impl Backend for Cluster {
         Ok(())
     }
 
+    fn mutate_writes(
+        &mut self,
+        patch: Option<&Value>,
+        _: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        Cluster::mutate_writes(self, patch.cloned());
+        Ok(())
+    }
+
+    fn restart(&mut self, _: Timestamp) -> Result<(), StepError<ClusterError>> {
+        Cluster::restart(self);
+        Ok(())
+    }
+
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {
         Ok(match kind {
             Kind::Routes => {
@@ -231,6 +268,18 @@ impl<B: Backend + ?Sized> Backend for &mut B {
         outcome: &WriteOutcome,
     ) -> Result<(), StepError<B::Error>> {
         (**self).fail_writes(count, outcome)
+    }
+
+    fn mutate_writes(
+        &mut self,
+        patch: Option<&Value>,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        (**self).mutate_writes(patch, now)
+    }
+
+    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        (**self).restart(now)
     }
 
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {

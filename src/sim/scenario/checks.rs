@@ -6,8 +6,10 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::timeline::{describe_action, describe_condition, describe_requeue};
+use crate::events::{Event, EventType};
 use crate::reconcile::Requeue;
 use crate::sim::cluster::{ReconcileRecord, WriteKind, format_time};
+use crate::wire::Condition;
 
 /// What a reconcile must have done; every field optional.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -22,10 +24,37 @@ pub struct Expect {
     pub addresses: Option<Vec<String>>,
     /// `Some(None)`: no Deployment; `Some(Some(v))`: the stored Deployment contains `v`.
     pub deployment: Option<Option<Value>>,
-    /// Field paths that must each be in the Update's drift list.
+    /// Field paths that must each be in the Update's drift list (or, on `None`, in the
+    /// drift a write record held back).
     pub drift: Option<Vec<String>>,
+    /// Events each matched by a distinct Event of the reconcile (others allowed).
+    pub events: Option<Vec<EventExpect>>,
+    /// The GatewayClass's conditions, as [`Expect::conditions`].
+    pub gateway_class: Option<Vec<(String, Option<ConditionExpect>)>>,
     /// The requeue hint.
     pub requeue: Option<Requeue>,
+}
+
+/// What one expected Event must hold; every field optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EventExpect {
+    /// `Normal` or `Warning`.
+    pub type_: Option<EventType>,
+    /// The reason.
+    pub reason: Option<String>,
+    /// Texts the message must contain.
+    pub message_contains: Vec<String>,
+}
+
+impl EventExpect {
+    fn matches(&self, event: &Event) -> bool {
+        self.type_.is_none_or(|t| t == event.type_)
+            && self.reason.as_ref().is_none_or(|r| *r == event.reason)
+            && self
+                .message_contains
+                .iter()
+                .all(|part| event.message.contains(part.as_str()))
+    }
 }
 
 /// What one condition must hold; every field optional.
@@ -104,57 +133,47 @@ pub(super) fn check_record(
             record.status_written.to_string(),
         );
     }
-    for (type_, want) in &expect.conditions {
-        let found = record.conditions.iter().find(|c| &c.type_ == type_);
-        let what = |field: &str| format!("conditions.{type_}{field}");
-        match (want, found) {
-            (None, None) => {}
-            (None, Some(c)) => fail(what(""), "absent".into(), describe_condition(c)),
-            (Some(_), None) => fail(what(""), "present".into(), "absent".into()),
-            (Some(want), Some(c)) => {
-                let mut field = |name: &str, want: &Option<String>, got: &str| {
-                    if let Some(w) = want
-                        && w != got
-                    {
-                        fail(
-                            what(&format!(".{name}")),
-                            format!("{w:?}"),
-                            format!("{got:?}"),
-                        );
-                    }
-                };
-                field("status", &want.status, &c.status);
-                field("reason", &want.reason, &c.reason);
-                field("message", &want.message, &c.message);
-                for part in &want.message_contains {
-                    if !c.message.contains(part.as_str()) {
-                        fail(
-                            what(".message"),
-                            format!("to contain {part:?}"),
-                            format!("{:?}", c.message),
-                        );
+    check_conditions(
+        "conditions",
+        &expect.conditions,
+        &record.conditions,
+        &mut fail,
+    );
+    if let Some(want) = &expect.gateway_class {
+        check_conditions("gatewayClass", want, &record.class_conditions, &mut fail);
+    }
+    if let Some(want) = &expect.events {
+        // Each expected Event takes a distinct one of the reconcile's, first match first.
+        let mut taken = vec![false; record.events.len()];
+        for (i, e) in want.iter().enumerate() {
+            let found = record
+                .events
+                .iter()
+                .enumerate()
+                .find(|(j, event)| !taken.get(*j).copied().unwrap_or(true) && e.matches(event));
+            match found {
+                Some((j, _)) => {
+                    if let Some(t) = taken.get_mut(j) {
+                        *t = true;
                     }
                 }
-                if let Some(g) = want.observed_generation
-                    && Some(g) != c.observed_generation
-                {
-                    fail(
-                        what(".observedGeneration"),
-                        g.to_string(),
-                        c.observed_generation
-                            .map_or_else(|| "none".into(), |g| g.to_string()),
-                    );
-                }
-                if let Some(t) = want.last_transition_time {
-                    let got: Option<Timestamp> = c.last_transition_time.parse().ok();
-                    if got != Some(t) {
-                        fail(
-                            what(".lastTransitionTime"),
-                            format_time(t),
-                            format!("{:?}", c.last_transition_time),
-                        );
-                    }
-                }
+                None => fail(
+                    format!("events[{i}]"),
+                    format!(
+                        "an Event{}{}{}",
+                        e.type_.map(|t| format!(" {t:?}")).unwrap_or_default(),
+                        e.reason
+                            .as_ref()
+                            .map(|r| format!(" {r}"))
+                            .unwrap_or_default(),
+                        if e.message_contains.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" containing {:?}", e.message_contains)
+                        }
+                    ),
+                    describe_events(&record.events),
+                ),
             }
         }
     }
@@ -206,6 +225,82 @@ pub(super) fn check_record(
             describe_requeue(record.requeue),
         );
     }
+}
+
+/// Checks each expected condition (type → `None`: absent) against `found`; failures are
+/// named `PREFIX.TYPE.FIELD`.
+fn check_conditions(
+    prefix: &str,
+    expected: &[(String, Option<ConditionExpect>)],
+    found: &[Condition],
+    fail: &mut impl FnMut(String, String, String),
+) {
+    for (type_, want) in expected {
+        let found = found.iter().find(|c| &c.type_ == type_);
+        let what = |field: &str| format!("{prefix}.{type_}{field}");
+        match (want, found) {
+            (None, None) => {}
+            (None, Some(c)) => fail(what(""), "absent".into(), describe_condition(c)),
+            (Some(_), None) => fail(what(""), "present".into(), "absent".into()),
+            (Some(want), Some(c)) => {
+                let mut field = |name: &str, want: &Option<String>, got: &str| {
+                    if let Some(w) = want
+                        && w != got
+                    {
+                        fail(
+                            what(&format!(".{name}")),
+                            format!("{w:?}"),
+                            format!("{got:?}"),
+                        );
+                    }
+                };
+                field("status", &want.status, &c.status);
+                field("reason", &want.reason, &c.reason);
+                field("message", &want.message, &c.message);
+                for part in &want.message_contains {
+                    if !c.message.contains(part.as_str()) {
+                        fail(
+                            what(".message"),
+                            format!("to contain {part:?}"),
+                            format!("{:?}", c.message),
+                        );
+                    }
+                }
+                if let Some(g) = want.observed_generation
+                    && Some(g) != c.observed_generation
+                {
+                    fail(
+                        what(".observedGeneration"),
+                        g.to_string(),
+                        c.observed_generation
+                            .map_or_else(|| "none".into(), |g| g.to_string()),
+                    );
+                }
+                if let Some(t) = want.last_transition_time {
+                    let got: Option<Timestamp> = c.last_transition_time.parse().ok();
+                    if got != Some(t) {
+                        fail(
+                            what(".lastTransitionTime"),
+                            format_time(t),
+                            format!("{:?}", c.last_transition_time),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The Events of a reconcile, for a failure message.
+fn describe_events(events: &[Event]) -> String {
+    if events.is_empty() {
+        return "no Event".into();
+    }
+    let each: Vec<String> = events
+        .iter()
+        .map(|e| format!("{:?} {}: {:?}", e.type_, e.reason, e.message))
+        .collect();
+    each.join("; ")
 }
 
 /// Appends every place where `actual` does not contain `expected`: objects are subsets

@@ -16,9 +16,10 @@ use serde::de::IgnoredAny;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::checks::{ConditionExpect, Expect};
+use super::checks::{ConditionExpect, EventExpect, Expect};
 use super::malformed::{ScenarioError, from_serde};
 use super::{Scenario, Step, Verb, api_error_from_value, parse_time};
+use crate::events::EventType;
 use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::driver::requeue_from_word;
 use crate::sim::cluster::store::{check, typed_at};
@@ -29,12 +30,14 @@ use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Ro
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
 
 /// The verbs a step may have, one of them.
-const VERBS: [&str; 6] = [
+const VERBS: [&str; 8] = [
     "advance",
     "delete",
     "failWrites",
+    "mutateWrites",
     "patch",
     "reconcile",
+    "restart",
     "rollout",
 ];
 
@@ -91,8 +94,21 @@ struct StepFile {
     fail_writes: Option<Obj<FailWritesFile>>,
     #[serde(default, deserialize_with = "present")]
     rollout: Option<RolloutWord>,
+    #[serde(default, deserialize_with = "present")]
+    mutate_writes: Option<Obj<MutateWritesFile>>,
+    #[serde(default, deserialize_with = "present")]
+    restart: Option<Obj<Empty>>,
     #[serde(default)]
     note: Option<String>,
+}
+
+/// `mutateWrites: {"patch": PATCH}`; `{"patch": null}` stops the mutation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MutateWritesFile {
+    /// Required: `null` stops (told from a missing key by `present`).
+    #[serde(default, deserialize_with = "present")]
+    patch: Option<Option<Map<String, Value>>>,
 }
 
 /// `reconcile: {}`: nothing to say yet.
@@ -117,7 +133,37 @@ struct ExpectFile {
     #[serde(default, deserialize_with = "present")]
     drift: Option<Vec<String>>,
     #[serde(default, deserialize_with = "present")]
+    events: Option<Vec<Obj<EventFile>>>,
+    #[serde(default, deserialize_with = "present")]
+    gateway_class: Option<InOrder<Option<Obj<ConditionFile>>>>,
+    #[serde(default, deserialize_with = "present")]
     requeue: Option<RequeueWord>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct EventFile {
+    #[serde(default, rename = "type", deserialize_with = "present")]
+    type_: Option<EventTypeWord>,
+    #[serde(default, deserialize_with = "present")]
+    reason: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    message_contains: Option<Vec<String>>,
+}
+
+/// An Event's `type`: `Normal` or `Warning`.
+struct EventTypeWord(EventType);
+
+impl<'de> Deserialize<'de> for EventTypeWord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |word| match word {
+            "Normal" => Ok(EventTypeWord(EventType::Normal)),
+            "Warning" => Ok(EventTypeWord(EventType::Warning)),
+            _ => Err(format!(
+                "unknown event type {word:?} (expected Normal or Warning)"
+            )),
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -443,7 +489,7 @@ pub(super) fn step_verb(number: usize, keys: &[String]) -> Result<&'static str, 
             return Err(ScenarioError::BadStep {
                 step: number,
                 why: "no step verb (expected one of reconcile, advance, patch, delete, \
-                      failWrites, rollout)"
+                      failWrites, rollout, mutateWrites, restart)"
                     .into(),
             });
         }
@@ -521,6 +567,17 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
         }
     } else if let Some(RolloutWord(state)) = file.rollout {
         Verb::Rollout(state)
+    } else if let Some(Obj(mutate)) = file.mutate_writes {
+        let Some(patch) = mutate.patch else {
+            return Err(ScenarioError::MissingKey {
+                step: Some(number),
+                key: "patch".into(),
+                context: "mutateWrites".into(),
+            });
+        };
+        Verb::MutateWrites(patch.map(Value::Object))
+    } else if file.restart.is_some() {
+        Verb::Restart
     } else if file.reconcile.is_some() {
         Verb::Reconcile(Box::new(
             file.expect.map(|e| into_expect(e.0)).unwrap_or_default(),
@@ -539,17 +596,28 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
 }
 
 fn into_expect(file: ExpectFile) -> Expect {
+    let conditions = |c: Option<InOrder<Option<Obj<ConditionFile>>>>| {
+        c.map(|c| {
+            c.0.into_iter()
+                .map(|(type_, c)| (type_, c.map(|c| into_condition(c.0))))
+                .collect()
+        })
+    };
     Expect {
         action: file.action.map(|a| a.0),
         status_written: file.status_written,
-        conditions: file
-            .conditions
-            .map(|c| {
-                c.0.into_iter()
-                    .map(|(type_, c)| (type_, c.map(|c| into_condition(c.0))))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        conditions: conditions(file.conditions).unwrap_or_default(),
+        gateway_class: conditions(file.gateway_class),
+        events: file.events.map(|events| {
+            events
+                .into_iter()
+                .map(|Obj(e)| EventExpect {
+                    type_: e.type_.map(|t| t.0),
+                    reason: e.reason,
+                    message_contains: e.message_contains.unwrap_or_default(),
+                })
+                .collect()
+        }),
         addresses: file.addresses,
         deployment: file.deployment.map(|d| d.map(Value::Object)),
         drift: file.drift,

@@ -35,7 +35,16 @@
 //!   type (`"objects.configuration.spec.internalSubnets": expected a list, found 5`), or a
 //!   Gateway without `metadata.name`, `namespace` or `uid` (also when a patch removes it),
 //!   makes the file malformed rather than a step that fails.
-//! - `expect.drift`: field paths that must each be in the Update's drift list.
+//! - `expect.drift`: field paths that must each be in the Update's drift list, or on a
+//!   `None` in the drift a write record holds back.
+//! - `mutateWrites: {"patch": PATCH}` applies the merge patch to every Deployment write
+//!   that goes through from then on (before validation and defaulting, as a mutating
+//!   webhook does); `{"patch": null}` stops it. `restart: {}` drops the controller's
+//!   memory (its write records); the cluster is unchanged.
+//! - `expect.events`: each `{type, reason, messageContains}` (every key optional) must be
+//!   matched by a distinct Event of the reconcile; other Events are allowed.
+//! - `expect.gatewayClass`: the class's conditions after the reconcile, in the form of
+//!   `expect.conditions` (the simulated controller settles the class on every reconcile).
 //! - In `expect.deployment`, a `null` inside the object means the key must be absent.
 //! - `expect.conditions.T.lastTransitionTime` is compared as a time, so
 //!   `2026-01-01T00:00:00Z` matches `2026-01-01T00:00:00.000Z`.
@@ -64,7 +73,7 @@ pub use api_error::{OutcomeError, api_error_from_value};
 
 use crate::sim::strict_json::Lifted;
 pub use backend::{Backend, StepError, WriteCounts};
-pub use checks::{ConditionExpect, Expect, Failure};
+pub use checks::{ConditionExpect, EventExpect, Expect, Failure};
 pub use malformed::ScenarioError;
 pub use time::{TimeError, parse_time};
 pub use timeline::{Effect, Entry, Report, Skipped, describe_outcome, describe_requeue};
@@ -117,6 +126,11 @@ pub enum Verb {
     },
     /// Run the crude Deployment controller.
     Rollout(RolloutState),
+    /// Mutating admission applies this merge patch to every Deployment write that
+    /// succeeds from now on (`None`: stop).
+    MutateWrites(Option<Value>),
+    /// The controller restarts: it forgets what it held in memory (the write records).
+    Restart,
 }
 
 impl Scenario {
@@ -240,6 +254,14 @@ impl Scenario {
                     .rollout(*r, now)
                     .map(|()| Effect::RolledOut(*r))
                     .map_err(to_text),
+                Verb::MutateWrites(patch) => backend
+                    .mutate_writes(patch.as_ref(), now)
+                    .map(|()| Effect::WritesMutated(patch.clone()))
+                    .map_err(to_text),
+                Verb::Restart => backend
+                    .restart(now)
+                    .map(|()| Effect::Restarted)
+                    .map_err(to_text),
             };
             let effect = match effect {
                 Ok(effect) => effect,
@@ -284,7 +306,7 @@ fn to_text<E: std::fmt::Display>(error: StepError<E>) -> StepError<String> {
 
 impl Verb {
     /// The verb's key in the file (`reconcile`, `advance`, `patch`, `delete`, `failWrites`,
-    /// `rollout`).
+    /// `rollout`, `mutateWrites`, `restart`).
     pub fn name(&self) -> &'static str {
         match self {
             Verb::Reconcile(_) => "reconcile",
@@ -293,6 +315,8 @@ impl Verb {
             Verb::Delete(_) => "delete",
             Verb::FailWrites { .. } => "failWrites",
             Verb::Rollout(_) => "rollout",
+            Verb::MutateWrites(_) => "mutateWrites",
+            Verb::Restart => "restart",
         }
     }
 }

@@ -32,6 +32,11 @@ pub enum Effect {
     },
     /// The Deployment controller ran.
     RolledOut(RolloutState),
+    /// Mutating admission changes Deployment writes with this merge patch (`None`: no
+    /// longer).
+    WritesMutated(Option<serde_json::Value>),
+    /// The controller restarted.
+    Restarted,
     /// The step could not run (the failure is in [`Report::failures`]).
     Error(String),
 }
@@ -90,7 +95,7 @@ pub use crate::sim::cluster::driver::describe_requeue;
 /// `transport error: MSG`.
 pub fn describe_outcome(outcome: &WriteOutcome) -> String {
     match outcome {
-        WriteOutcome::Applied => "Applied".into(),
+        WriteOutcome::Applied | WriteOutcome::Stored(_) => "Applied".into(),
         WriteOutcome::Api(e) => format!("{} {}: {}", e.code, e.reason, e.message),
         WriteOutcome::Transport { message } => format!("transport error: {message}"),
     }
@@ -146,6 +151,13 @@ impl fmt::Display for Entry {
                 for e in &r.events {
                     writeln!(f, "    event: {:?} {}: {}", e.type_, e.reason, e.message)?;
                 }
+                for c in r.class_conditions.iter().filter(|_| r.class_status_written) {
+                    writeln!(
+                        f,
+                        "    gatewayClass status written: {} = {}/{}: {}",
+                        c.type_, c.status, c.reason, c.message
+                    )?;
+                }
                 if r.addresses.is_empty() {
                     writeln!(f, "    addresses: none")?;
                 } else {
@@ -169,6 +181,15 @@ impl fmt::Display for Entry {
                         ),
                     },
                     Effect::RolledOut(r) => format!("rollout {}", r.key()),
+                    Effect::WritesMutated(Some(patch)) => {
+                        format!(
+                            "mutateWrites: admission patches every Deployment write with {patch}"
+                        )
+                    }
+                    Effect::WritesMutated(None) => "mutateWrites: stopped".to_owned(),
+                    Effect::Restarted => {
+                        "restart: the controller forgets its write records".to_owned()
+                    }
                     Effect::Error(e) => format!("error: {e}"),
                     Effect::Reconciled(_) => String::new(),
                 };

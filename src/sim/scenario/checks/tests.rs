@@ -90,6 +90,8 @@ pub(crate) fn record() -> ReconcileRecord {
             message: "LB Deployment reconciled with GatewayConfiguration generation 7".into(),
         }],
         addresses: vec!["20.0.0.1".into()],
+        class_conditions: Vec::new(),
+        class_status_written: false,
         requeue: Requeue::After(Duration::from_secs(1)),
         events: vec![Event {
             type_: EventType::Warning,
