@@ -138,6 +138,20 @@ impl Backend for Recorded {
         Backend::fail_writes(&mut self.cluster, count, outcome)
     }
 
+    fn mutate_writes(
+        &mut self,
+        patch: Option<&Value>,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("mutateWrites", now));
+        Backend::mutate_writes(&mut self.cluster, patch, now)
+    }
+
+    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("restart", now));
+        Backend::restart(&mut self.cluster, now)
+    }
+
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {
         self.cluster.read(kind)
     }

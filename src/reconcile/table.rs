@@ -328,12 +328,15 @@ impl Planned<'_> {
                     || a.observed.as_ref().is_none_or(|o| !o.rollout.complete);
                 row(
                     self.programmed(carried, false, m, initializing),
+                    // Named from what the server stored, so that the write's settlement
+                    // and the reconciles after it say the same.
                     set(
                         status::FALSE,
                         reason::APPLY_REJECTED,
-                        not_applied(format!(
-                            "the API server changes the annotation {key} on write"
-                        )),
+                        format!(
+                            "GatewayConfiguration {cfg} generation {m} is not applied to Deployment {dep} (it carries generation {}): the API server changes the annotation {key} on write",
+                            carried.map_or_else(|| "unknown".to_owned(), |n| n.to_string())
+                        ),
                     ),
                     set(
                         status::TRUE,
