@@ -76,11 +76,21 @@ fn manifests_reference_each_other() {
     let service = one(SERVICE);
 
     let ns = &namespace["metadata"]["name"];
-    for object in [&account, &config, &deployment, &service, lease_role, lease_binding] {
+    for object in [
+        &account,
+        &config,
+        &deployment,
+        &service,
+        lease_role,
+        lease_binding,
+    ] {
         assert_eq!(&object["metadata"]["namespace"], ns, "{}", object["kind"]);
     }
     assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
-    assert_eq!(lease_binding["roleRef"]["name"], lease_role["metadata"]["name"]);
+    assert_eq!(
+        lease_binding["roleRef"]["name"],
+        lease_role["metadata"]["name"]
+    );
     for binding in [&binding, lease_binding] {
         assert_eq!(binding["subjects"][0]["kind"], "ServiceAccount");
         assert_eq!(binding["subjects"][0]["name"], account["metadata"]["name"]);
@@ -96,13 +106,22 @@ fn manifests_reference_each_other() {
     let mount = container(&deployment)["volumeMounts"][0]["mountPath"]
         .as_str()
         .expect("mount");
-    for (flag, key) in [("--settings", "settings.yaml"), ("--template", "template.yaml")] {
-        assert_eq!(arg(&deployment, flag), Some(format!("{mount}/{key}").as_str()));
+    for (flag, key) in [
+        ("--settings", "settings.yaml"),
+        ("--template", "template.yaml"),
+    ] {
+        assert_eq!(
+            arg(&deployment, flag),
+            Some(format!("{mount}/{key}").as_str())
+        );
         assert!(config["data"][key].is_string(), "ConfigMap key {key}");
     }
     // The Service selects the controller's Pods, on the metrics port.
     for (key, value) in service["spec"]["selector"].as_object().expect("selector") {
-        assert_eq!(&deployment["spec"]["template"]["metadata"]["labels"][key], value);
+        assert_eq!(
+            &deployment["spec"]["template"]["metadata"]["labels"][key],
+            value
+        );
     }
     assert_eq!(service["spec"]["ports"][0]["targetPort"], "metrics");
 }
@@ -156,7 +175,9 @@ fn grants(rules: &Value, group: &str, resource: &str) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter(|rule| {
-            rule["apiGroups"].as_array().is_some_and(|g| g.iter().any(|g| g == group))
+            rule["apiGroups"]
+                .as_array()
+                .is_some_and(|g| g.iter().any(|g| g == group))
                 && rule["resources"]
                     .as_array()
                     .is_some_and(|r| r.iter().any(|r| r == resource))
@@ -177,9 +198,17 @@ fn the_roles_grant_what_the_controller_does_and_nothing_more() {
         (gw, "gateways/status", &["patch"]),
         (gw, "gatewayclasses/status", &["patch"]),
         (gw, "gateways/finalizers", &["update"]),
-        ("meridio-2.nordix.org", "gatewayconfigurations", &["list", "watch"]),
+        (
+            "meridio-2.nordix.org",
+            "gatewayconfigurations",
+            &["list", "watch"],
+        ),
         ("meridio-2.nordix.org", "l34routes", &["list", "watch"]),
-        ("apps", "deployments", &["list", "watch", "create", "update"]),
+        (
+            "apps",
+            "deployments",
+            &["list", "watch", "create", "update"],
+        ),
         ("events.k8s.io", "events", &["create", "patch"]),
     ];
     for (group, resource, verbs) in expected {
@@ -214,11 +243,16 @@ fn the_admission_policy_names_the_service_account_and_the_rendered_label() {
     let policy = find(&docs, "ValidatingAdmissionPolicy");
     let binding = find(&docs, "ValidatingAdmissionPolicyBinding");
     assert_eq!(binding["spec"]["policyName"], policy["metadata"]["name"]);
-    assert_eq!(binding["spec"]["validationActions"], serde_json::json!(["Deny"]));
+    assert_eq!(
+        binding["spec"]["validationActions"],
+        serde_json::json!(["Deny"])
+    );
     let account = one(SERVICE_ACCOUNT);
     let user = format!(
         "system:serviceaccount:{}:{}",
-        account["metadata"]["namespace"].as_str().expect("namespace"),
+        account["metadata"]["namespace"]
+            .as_str()
+            .expect("namespace"),
         account["metadata"]["name"].as_str().expect("name")
     );
     let condition = policy["spec"]["matchConditions"][0]["expression"]
@@ -227,8 +261,14 @@ fn the_admission_policy_names_the_service_account_and_the_rendered_label() {
     assert!(condition.contains(&format!("\"{user}\"")), "{condition}");
     // The label and value the core renders on every LB Deployment.
     let variables = serde_json::to_string(&policy["spec"]["variables"]).expect("json");
-    assert!(variables.contains(&format!("'{MANAGED_BY_LABEL}'")), "{variables}");
-    assert!(variables.contains(&format!("'{MANAGED_BY}'")), "{variables}");
+    assert!(
+        variables.contains(&format!("'{MANAGED_BY_LABEL}'")),
+        "{variables}"
+    );
+    assert!(
+        variables.contains(&format!("'{MANAGED_BY}'")),
+        "{variables}"
+    );
     let rules = &policy["spec"]["matchConstraints"]["resourceRules"][0];
     assert_eq!(rules["resources"], serde_json::json!(["deployments"]));
     assert_eq!(rules["operations"], serde_json::json!(["CREATE", "UPDATE"]));
@@ -242,8 +282,8 @@ fn image_user(dockerfile: &str) -> u32 {
         .expect("a multi-stage Dockerfile");
     let user = last_stage
         .lines()
-        .filter_map(|l| l.strip_prefix("USER "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("USER "))
         .expect("USER in the final stage");
     let uid = user.split(':').next().unwrap_or_default().trim();
     uid.parse()
