@@ -52,6 +52,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use tracing::{debug, info, warn};
 
+use crate::class_status::ClassStatus;
 use crate::decide;
 use crate::events;
 use crate::resources::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
@@ -192,11 +193,41 @@ impl Pending {
 /// How long to wait for the watch event of an own write before deciding anyway.
 const AWAIT_OWN_WRITE: Duration = Duration::from_secs(1);
 
+/// The record of the last successful write of each Gateway's LB Deployment, kept in
+/// memory only (the core's `WriteRecord`): while it holds, the drift the API server itself
+/// made in that write (mutating admission) is not written again. A restarted controller has
+/// none and writes each such Deployment once more.
+#[derive(Default)]
+struct Records(Mutex<HashMap<ObjectRef<Gateway>, gateway_reconcile::WriteRecord>>);
+
+impl Records {
+    fn get(&self, key: &ObjectRef<Gateway>) -> Option<gateway_reconcile::WriteRecord> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .copied()
+    }
+
+    fn keep(&self, key: ObjectRef<Gateway>, record: gateway_reconcile::WriteRecord) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, record);
+    }
+
+    /// Forgets a Gateway that is gone.
+    fn forget(&self, key: &ObjectRef<Gateway>) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
+    }
+}
+
 /// What a reconcile needs besides the Gateway.
 struct Context {
     /// Every cache has its initial list.
     ready: Ready,
     pending: Pending,
+    records: Records,
     client: Client,
     config: Config,
     stores: Stores,
@@ -327,6 +358,7 @@ pub async fn run(
     let context = Arc::new(Context {
         ready: stores.ready(),
         pending: Pending::default(),
+        records: Records::default(),
         recorder: Recorder::new(client.clone(), config.reporter.clone()),
         client,
         config: config.clone(),
@@ -339,8 +371,10 @@ pub async fn run(
     let route_parents = RouteParents::new(routes);
     let prefix = config.settings.deployment_prefix.clone();
 
+    let class_status = ClassStatus::spawn(context.client.clone(), config.settings.clone());
     controller
         .watches_stream(class_events, move |class| {
+            class_status.settle(&class);
             gateways_of_class(&by_class, &class)
         })
         .watches_stream(configuration_events, move |conf| {
@@ -477,6 +511,9 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
     debug!(gateway = %name, %namespace, "reconciling");
     let settings = &ctx.config.settings;
     let key = ObjectRef::from_obj(gateway.as_ref());
+    if gateway.meta().deletion_timestamp.is_some() {
+        ctx.records.forget(&key);
+    }
     let gateway_version = gateway.resource_version().unwrap_or_default();
     if Pending::stale(&ctx.pending.statuses, &key, &gateway_version) {
         debug!(gateway = %name, %namespace, "waiting for the cache to see our status write");
@@ -546,7 +583,8 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         .with_gateway_class(class.as_ref())
         .with_configuration(configuration.as_ref())
         .with_deployment(observed.as_ref())
-        .with_routes(&routes);
+        .with_routes(&routes)
+        .with_write_record(ctx.records.get(&key));
     let plan = decide::decide(settings, snapshot, jiff::Timestamp::now())?;
 
     let api = Api::<DynamicObject>::namespaced_with(
@@ -584,6 +622,9 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         }
         Plan::Settled(settlement) => (settlement.into(), "Reconcile"),
     };
+    if let Some(record) = settled.write_record {
+        ctx.records.keep(key.clone(), record);
+    }
 
     if let Some(patch) = &settled.status_patch {
         let params = PatchParams {

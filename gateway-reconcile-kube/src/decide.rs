@@ -6,7 +6,9 @@ use std::time::Duration;
 
 /// The core's protocol types the caller matches on: a plan to write or settled, the write.
 pub use gateway_reconcile::{DeploymentWrite, Plan};
-use gateway_reconcile::{InputError, Requeue, Settings, Settlement, Snapshot, events::Event, plan};
+use gateway_reconcile::{
+    InputError, Requeue, Settings, Settlement, Snapshot, WriteRecord, events::Event, plan,
+};
 use kube::runtime::controller;
 use serde_json::Value;
 
@@ -41,6 +43,8 @@ pub struct Settled {
     pub requeue: controller::Action,
     /// The Events to record once the status write succeeded.
     pub events: Vec<Event>,
+    /// The record of a write that went through, to keep for the Gateway's next plan.
+    pub write_record: Option<WriteRecord>,
 }
 
 impl From<Settlement> for Settled {
@@ -49,6 +53,7 @@ impl From<Settlement> for Settled {
             status_patch: settlement.status_patch().map(|patch| patch.into_body()),
             requeue: requeue(settlement.requeue),
             events: settlement.events,
+            write_record: settlement.write_record,
         }
     }
 }

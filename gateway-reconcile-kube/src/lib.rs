@@ -9,6 +9,8 @@
 //! - [`write`](mod@write): the LB Deployment write (POST to create, PUT to update) and its answer as
 //!   the core's `WriteOutcome`, with why these verbs;
 //! - [`decide`]: every call into the core's decision API;
+//! - `class_status`: the GatewayClass's own `Accepted`, which the core decides and this
+//!   writes to `gatewayclasses/status`;
 //! - [`events`]: the core's Events as kube-runtime Events;
 //! - [`resources`]: typed GatewayConfiguration and L34Route, and the Gateway and
 //!   GatewayClass as the controller reads them (status as raw JSON);
@@ -19,6 +21,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod class_status;
 pub mod controller;
 pub mod decide;
 pub mod events;

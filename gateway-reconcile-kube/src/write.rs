@@ -45,11 +45,18 @@ pub struct Written {
 }
 
 impl Written {
+    /// A write that went through carries the stored object the server answered with
+    /// ([`WriteOutcome::Stored`]): the core compares it with what it asked for, to see what
+    /// admission changed, and returns the write record that keeps that change from being
+    /// fought. An answer that is not a Deployment the core can read is `Applied` alone.
     fn from(result: Result<DynamicObject, kube::Error>) -> Self {
         match result {
             Ok(object) => Written {
-                outcome: WriteOutcome::Applied,
-                resource_version: object.metadata.resource_version,
+                resource_version: object.metadata.resource_version.clone(),
+                outcome: serde_json::to_vec(&object)
+                    .ok()
+                    .and_then(|text| serde_json::from_slice::<wire::Deployment>(&text).ok())
+                    .map_or(WriteOutcome::Applied, WriteOutcome::Stored),
             },
             Err(error) => Written {
                 outcome: outcome_from_error(&error),

@@ -22,7 +22,7 @@ const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
 const DOMAIN: &str = "meridio-2.nordix.org";
 const WAIT: Duration = Duration::from_secs(40);
 
-/// A validating webhook the tests serve on loopback (shared with the scenario replay).
+/// The webhooks the tests serve on loopback (shared with the scenario replay).
 #[path = "replay/webhook.rs"]
 mod served_webhook;
 
@@ -1493,4 +1493,175 @@ async fn reconciles_waiting_together_for_a_cache_filled_late_all_go_on() {
     eprintln!("5 Gateways healthy {:?} after the grant", start.elapsed());
     story.stop().await;
     delete(&story.admin, &binding).await;
+}
+
+/// What a mirror-registry admission webhook makes of a Deployment: every container image
+/// moved to `mirror.example.com` and a toleration added, as air-gapped clusters do.
+fn mirrored(object: &Value) -> Value {
+    let mut changed = object.clone();
+    let spec = &mut changed["spec"]["template"]["spec"];
+    if let Some(containers) = spec["containers"].as_array_mut() {
+        for container in containers {
+            if let Some(image) = container["image"].as_str() {
+                let path = image.split_once('/').map_or(image, |(_, rest)| rest);
+                container["image"] = json!(format!("mirror.example.com/{path}"));
+            }
+        }
+    }
+    let toleration = json!({ "key": "mirror.example.com/injected", "operator": "Exists" });
+    let mut tolerations = spec["tolerations"].as_array().cloned().unwrap_or_default();
+    if !tolerations.contains(&toleration) {
+        tolerations.push(toleration);
+    }
+    spec["tolerations"] = Value::Array(tolerations);
+    changed
+}
+
+/// How many times the controller recorded an Event of `reason` in the story's namespace
+/// (an Event repeated is one object with a count).
+async fn events_of(story: &Story, reason: &str) -> i64 {
+    let events: Api<DynamicObject> = Api::namespaced_with(
+        story.admin.clone(),
+        &story.ns,
+        &resource("events.k8s.io/v1", "Event", "events"),
+    );
+    let list = events.list(&Default::default()).await.expect("events");
+    list.into_iter()
+        .map(|e| serde_json::to_value(e).expect("json"))
+        .filter(|e| e["reason"] == reason)
+        .map(|e| {
+            e["series"]["count"]
+                .as_i64()
+                .or(e["deprecatedCount"].as_i64())
+                .unwrap_or(1)
+                .max(1)
+        })
+        .sum()
+}
+
+/// Pokes the Gateway `times` times (an annotation: no generation moves), each a reconcile.
+async fn poke(story: &Story, times: usize) {
+    for i in 0..times {
+        story
+            .patch(
+                "Gateway",
+                "gw",
+                json!({ "metadata": { "annotations": { "e2e.example/poke": i.to_string() } } }),
+            )
+            .await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn mutating_admission_gets_one_write_per_desired_object_and_one_more_per_restart() {
+    let mut story = Story::create(settings()).await;
+    let dir = env("E2E_DIR");
+    let served = served_webhook::mutate(&dir, mirrored)
+        .await
+        .expect("mutating webhook");
+    let ca_bundle = served_webhook::ca_bundle(&dir).expect("CA");
+    let hook = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+        "metadata": { "name": format!("mirror-{}", story.ns) },
+        "webhooks": [{ "name": "mirror.e2e.example", "failurePolicy": "Fail", "sideEffects": "None",
+            "admissionReviewVersions": ["v1"], "timeoutSeconds": 5, "reinvocationPolicy": "Never",
+            "clientConfig": { "url": served.url, "caBundle": ca_bundle },
+            "rules": [{ "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["deployments"] }],
+            "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": story.ns } } }] });
+    create(&story.admin, hook.clone()).await;
+    // In effect once a dry-run create in the namespace reaches it.
+    let deployments = story.api("Deployment");
+    let probe: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": "probe" },
+        "spec": { "selector": { "matchLabels": { "app": "probe" } },
+            "template": { "metadata": { "labels": { "app": "probe" } },
+                "spec": { "containers": [{ "name": "probe", "image": "registry.example/probe:1" }] } } } }))
+    .expect("probe");
+    let dry_run = PostParams {
+        dry_run: true,
+        field_manager: None,
+    };
+    served_webhook::until_admission("call the mutating webhook", async || {
+        let before = served.calls();
+        deployments
+            .create(&dry_run, &probe)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(served.calls() > before)
+    })
+    .await
+    .expect("webhook in effect");
+
+    story.start().await;
+    story.healthy_gateway().await;
+    poke(&story, 20).await;
+    let requests = settle_and_collect(&story, 0, Duration::from_secs(2)).await;
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    let image = deployment["spec"]["template"]["spec"]["containers"][0]["image"].clone();
+    assert!(
+        image
+            .as_str()
+            .is_some_and(|i| i.starts_with("mirror.example.com/")),
+        "{image}"
+    );
+    assert_eq!(
+        count(&requests, "create", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
+    assert_eq!(events_of(&story, "AdmissionChanged").await, 1);
+    let c = conditions(&story.get("Gateway", "gw").await);
+    assert!(healthy(&c) && !c.contains_key(&degraded()), "{c:#?}");
+
+    // An edit: a new desired object, written once.
+    let before = requests.len();
+    story.enforce_replicas(3).await;
+    story
+        .wait_conditions("gw", "generation 2 applied", |c| {
+            healthy(c)
+                && c["Programmed"]["message"].as_str().is_some_and(|m| {
+                    m.starts_with("LB Deployment reconciled with GatewayConfiguration generation 2")
+                })
+        })
+        .await;
+    poke(&story, 5).await;
+    let requests = settle_and_collect(&story, before, Duration::from_secs(2)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(events_of(&story, "AdmissionChanged").await, 2);
+    assert_eq!(
+        story.get("Deployment", "sllbr-gw").await["spec"]["replicas"],
+        3
+    );
+
+    // A restart forgets the record: one more write, then none.
+    story.stop().await;
+    let before = story.requests().len();
+    story.start().await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    poke(&story, 5).await;
+    let requests = settle_and_collect(&story, before, Duration::from_secs(2)).await;
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "create", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
+    let c = conditions(&story.get("Gateway", "gw").await);
+    assert!(healthy(&c) && !c.contains_key(&degraded()), "{c:#?}");
+    delete(&story.admin, &hook).await;
+    story.stop().await;
 }

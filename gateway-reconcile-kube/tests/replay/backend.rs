@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::{
-    DeploymentWrite, FailureClass, Plan, Settings, Snapshot, WriteOutcome, render, wire,
+    DeploymentWrite, FailureClass, Plan, Settings, Snapshot, WriteOutcome, WriteRecord,
+    gateway_class, render, wire,
 };
 use gateway_reconcile_kube::resources::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile_kube::write;
@@ -36,6 +37,8 @@ pub const CONTROLLER_USER: &str = "gateway-reconcile-controller";
 const MARKER: &str = "replay.e2e.example/marker";
 /// The name of the webhook serving write failures, as the API server quotes it.
 const WEBHOOK_NAME: &str = "deny.replay.e2e.example";
+/// The name of the webhook that changes the controller's Deployment writes (`mutateWrites`).
+const MUTATING_WEBHOOK_NAME: &str = "mutate.replay.e2e.example";
 /// The name of the throwaway Deployment the admission probes create with `dryRun`.
 const PROBE_NAME: &str = "replay-admission-probe";
 
@@ -97,6 +100,11 @@ pub struct Real {
     uids: BTreeMap<String, String>,
     /// Set when the runner gave up on the scenario: every later operation fails at once.
     cancelled: Arc<AtomicBool>,
+    /// The controller's memory: the write record of its last successful Deployment write
+    /// (`restart` drops it).
+    record: Option<WriteRecord>,
+    /// The mutating webhook of `mutateWrites`, while one is in effect.
+    mutation: Option<super::webhook::Webhook>,
 }
 
 fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
@@ -188,6 +196,8 @@ impl Real {
             webhook: None,
             uids: BTreeMap::new(),
             cancelled: Arc::new(AtomicBool::new(false)),
+            record: None,
+            mutation: None,
         }
     }
 
@@ -583,11 +593,16 @@ impl Real {
             .or_else(|e| failed(format!("template: {e}")))?;
 
         let settings = self.settings.clone();
+        let class_status_written = match &class {
+            Some(class) => self.settle_class(class, now).await?,
+            None => false,
+        };
         let snapshot = Snapshot::new(&gateway, &template)
             .with_gateway_class(class.as_ref())
             .with_configuration(configuration.as_ref())
             .with_deployment(deployment.as_ref())
-            .with_routes(&routes);
+            .with_routes(&routes)
+            .with_write_record(self.record);
         let plan = gateway_reconcile::plan(&settings, snapshot, now)
             .or_else(|e| failed(format!("plan: {e}")))?;
         let action = plan.write_kind();
@@ -648,15 +663,24 @@ impl Real {
         };
         if let Some(outcome) = &outcome {
             self.counts.deployment_writes += 1;
-            if !matches!(outcome, WriteOutcome::Applied) {
+            if outcome.class().is_some() {
                 self.failed_write().await?;
             }
         }
-        let settlement = match (pending, &outcome) {
-            (Ok(pending), Some(outcome)) => pending.settle(outcome.clone()),
-            (Err(settlement), _) => settlement,
+        let (drift, settlement) = match (pending, &outcome) {
+            (Ok(pending), Some(outcome)) => (drift, pending.settle(outcome.clone())),
+            (Err(settlement), _) => (settlement.held_drift.clone(), settlement),
             (Ok(_), None) => unreachable!("a planned write always has an outcome here"),
         };
+        if let Some(record) = settlement.write_record {
+            self.record = Some(record);
+        }
+        // The record shows the outcome as the simulator's does: a write that went through
+        // is `Applied` (the stored object it carried is the server's, not the file's).
+        let outcome = outcome.map(|o| match o {
+            WriteOutcome::Stored(_) => WriteOutcome::Applied,
+            other => other,
+        });
         let status_written = match settlement.status_patch() {
             Some(patch) => {
                 // The core's precondition is the resourceVersion of the Gateway it was shown;
@@ -701,8 +725,110 @@ impl Real {
             addresses: status.addresses.into_iter().map(|a| a.value).collect(),
             requeue: settlement.requeue,
             events: settlement.events,
+            class_conditions: self
+                .get(&admin, Kind::GatewayClass)
+                .await?
+                .and_then(|c| c.pointer("/status/conditions").cloned())
+                .map(serde_json::from_value)
+                .transpose()
+                .or_else(|e| failed(format!("GatewayClass status: {e}")))?
+                .unwrap_or_default(),
+            class_status_written,
             status_patch_problem: None,
         })
+    }
+
+    /// The GatewayClass's own status, settled by the core and written as the controller
+    /// writes it (a merge patch of `gatewayclasses/status` with the server's
+    /// `resourceVersion`); whether it was written.
+    async fn settle_class(&mut self, class: &wire::GatewayClass, now: Timestamp) -> Step<bool> {
+        let settled = gateway_class::settle_class(&self.settings, class, now)
+            .or_else(|e| failed(format!("settle the class: {e}")))?;
+        let Some(patch) = settled.status_patch() else {
+            return Ok(false);
+        };
+        let name = self.class_on_server(&self.class_name);
+        let api = self.api(&self.controller, Kind::GatewayClass, None);
+        let params = PatchParams {
+            field_manager: Some(write::FIELD_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        api.patch_status(&name, &params, &Patch::Merge(patch.body()))
+            .await
+            .or_else(|e| failed(format!("class status write: {}", api_text(&e))))?;
+        Ok(true)
+    }
+
+    /// `mutateWrites`: a mutating webhook served on loopback applies `patch` to every
+    /// Deployment write of the controller in the Gateway's namespace; `None` removes it.
+    /// Waits until the server calls the webhook (or, removed, no longer does).
+    async fn mutate(&mut self, patch: Option<&Value>) -> Step<()> {
+        let name = format!("{}-mutate", self.admission_name());
+        if let Some(webhook) = self.mutation.take() {
+            let api: Api<DynamicObject> = Api::all_with(
+                self.admin.clone(),
+                &admission_ar("MutatingWebhookConfiguration"),
+            );
+            match api.delete(&name, &DeleteParams::default()).await {
+                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Err(e) => return failed(format!("remove the mutating webhook: {e}")),
+            }
+            super::webhook::until_admission("stop calling the mutating webhook", async || {
+                Ok(!self.calls_webhook(&webhook).await?)
+            })
+            .await
+            .or_else(failed)?;
+        }
+        let Some(patch) = patch.cloned() else {
+            return Ok(());
+        };
+        let dir = std::env::var("E2E_DIR").or_else(|_| failed("E2E_DIR is not set"))?;
+        let served = super::webhook::mutate(&dir, move |object| {
+            let mut changed = object.clone();
+            merge(&mut changed, &patch);
+            changed
+        })
+        .await
+        .or_else(|e| failed(format!("webhook: {e}")))?;
+        let ca_bundle = super::webhook::ca_bundle(&dir).or_else(failed)?;
+        let (_, rules, only_controller, selector) = self.admission_scope();
+        let hook = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": { "name": name },
+            "webhooks": [{ "name": MUTATING_WEBHOOK_NAME, "failurePolicy": "Fail", "sideEffects": "None",
+                "admissionReviewVersions": ["v1"], "timeoutSeconds": super::webhook::REQUEST_TIMEOUT.as_secs(),
+                "reinvocationPolicy": "Never",
+                "clientConfig": { "url": served.url, "caBundle": ca_bundle },
+                "rules": rules, "matchConditions": only_controller, "namespaceSelector": selector }] });
+        self.create_admission(hook).await?;
+        super::webhook::until_admission("call the mutating webhook", async || {
+            self.calls_webhook(&served).await
+        })
+        .await
+        .or_else(failed)?;
+        self.mutation = Some(served);
+        Ok(())
+    }
+
+    /// Whether a `dryRun` Deployment create of the controller's now reaches `webhook`.
+    async fn calls_webhook(&self, webhook: &super::webhook::Webhook) -> Result<bool, String> {
+        let before = webhook.calls();
+        let api = self.api(&self.controller, Kind::Deployment, self.namespace());
+        let probe = dynamic(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": { "name": PROBE_NAME },
+            "spec": { "selector": { "matchLabels": { "app": PROBE_NAME } },
+                "template": { "metadata": { "labels": { "app": PROBE_NAME } },
+                    "spec": { "containers": [{ "name": "probe", "image": "probe" }] } } }
+        }))
+        .map_err(|e| e.to_string())?;
+        let params = PostParams {
+            dry_run: true,
+            field_manager: None,
+        };
+        api.create(&params, &probe)
+            .await
+            .map_err(|e| format!("admission probe: {}", api_text(&e)))?;
+        Ok(webhook.calls() > before)
     }
 
     /// Counts a failed write against the pending `failWrites`; removes the admission
@@ -1144,6 +1270,7 @@ pub async fn remove_admission_objects(admin: &Client, prefix: &str) -> Result<()
         "ValidatingAdmissionPolicyBinding",
         "ValidatingAdmissionPolicy",
         "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
     ] {
         let api: Api<DynamicObject> = Api::all_with(admin.clone(), &admission_ar(kind));
         let list = api
@@ -1167,6 +1294,7 @@ fn admission_ar(kind: &str) -> ApiResource {
     let plural = match kind {
         "ValidatingAdmissionPolicy" => "validatingadmissionpolicies",
         "ValidatingAdmissionPolicyBinding" => "validatingadmissionpolicybindings",
+        "MutatingWebhookConfiguration" => "mutatingwebhookconfigurations",
         _ => "validatingwebhookconfigurations",
     };
     ar("admissionregistration.k8s.io/v1", kind, plural)
@@ -1227,6 +1355,19 @@ impl Backend for Real {
         self.check_cancelled()?;
         let rt = self.rt.clone();
         rt.block_on(self.fail(count, outcome))
+    }
+
+    fn mutate_writes(&mut self, patch: Option<&Value>, _now: Timestamp) -> Step<()> {
+        self.check_cancelled()?;
+        let rt = self.rt.clone();
+        rt.block_on(self.mutate(patch))
+    }
+
+    /// A new controller client with no records: the write records are forgotten.
+    fn restart(&mut self, _now: Timestamp) -> Step<()> {
+        self.check_cancelled()?;
+        self.record = None;
+        Ok(())
     }
 
     fn read(&self, kind: Kind) -> Step<Option<Value>> {

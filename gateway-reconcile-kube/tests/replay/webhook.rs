@@ -1,6 +1,7 @@
-//! A validating webhook served on loopback that denies every request it is asked about
-//! with a given status code, reason and message: how a scenario's 4xx (other than 422) and
-//! 5xx Deployment write failures come from the real API server.
+//! Webhooks served on loopback: a validating one that denies every request it is asked
+//! about with a given status code, reason and message (how a scenario's 4xx, other than 422,
+//! and 5xx Deployment write failures come from the real API server), and a mutating one
+//! that changes every object it is asked about (how a scenario's `mutateWrites` does).
 //!
 //! It serves with the API server's own certificate (issued for 127.0.0.1 by the control
 //! plane's CA), so the webhook's `caBundle` is that CA. HTTP/1.1 only (ALPN `http/1.1`: the
@@ -13,6 +14,7 @@
 //! is seen to act on writes, or to stop acting.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -56,9 +58,17 @@ pub async fn until_admission(
 
 /// A running webhook; stops when dropped.
 pub struct Webhook {
-    /// `https://127.0.0.1:PORT/deny`.
+    /// `https://127.0.0.1:PORT/deny` or `.../mutate`.
     pub url: String,
     task: tokio::task::JoinHandle<()>,
+    calls: Arc<AtomicU64>,
+}
+
+impl Webhook {
+    /// How many requests it has answered.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::SeqCst)
+    }
 }
 
 impl Drop for Webhook {
@@ -69,6 +79,45 @@ impl Drop for Webhook {
 
 /// Serves a webhook denying with `code`, `reason` and `message`.
 pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<Webhook, String> {
+    let status = json!({ "code": code, "reason": reason, "message": message });
+    serve(dir, "deny", move |request| review(request, &status)).await
+}
+
+/// Serves a mutating webhook that changes every object it is asked about into
+/// `change(object)`: the answer allows it with a JSON patch replacing its `metadata` and
+/// `spec` with the changed ones.
+pub async fn mutate(
+    dir: &str,
+    change: impl Fn(&Value) -> Value + Send + Sync + 'static,
+) -> Result<Webhook, String> {
+    serve(dir, "mutate", move |request| {
+        let object = &request["request"]["object"];
+        let changed = change(object);
+        let patch: Vec<Value> = ["metadata", "spec"]
+            .into_iter()
+            .filter(|key| changed.get(key) != object.get(key))
+            .map(|key| json!({ "op": "add", "path": format!("/{key}"), "value": changed[key] }))
+            .collect();
+        let mut response = json!({ "uid": request["request"]["uid"], "allowed": true });
+        if !patch.is_empty() {
+            response["patchType"] = "JSONPatch".into();
+            response["patch"] = base64(Value::Array(patch).to_string().as_bytes()).into();
+        }
+        json!({ "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response })
+    })
+    .await
+}
+
+/// Serves AdmissionReview requests at `https://127.0.0.1:PORT/PATH`, answering each with
+/// `answer(request)`.
+async fn serve(
+    dir: &str,
+    path: &str,
+    answer: impl Fn(&Value) -> Value + Send + Sync + 'static,
+) -> Result<Webhook, String> {
+    let answer = Arc::new(answer);
+    let calls = Arc::new(AtomicU64::new(0));
+    let counted = calls.clone();
     let certs = CertificateDer::pem_file_iter(format!("{dir}/apiserver.crt"))
         .and_then(|c| c.collect::<Result<Vec<_>, _>>())
         .map_err(|e| format!("serving certificate: {e}"))?;
@@ -88,13 +137,13 @@ pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<W
         .await
         .map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let status = json!({ "code": code, "reason": reason, "message": message });
     let task = tokio::spawn(async move {
         // Dropped with the listener's task: aborts every connection.
         let mut connections = tokio::task::JoinSet::new();
         while let Ok((socket, _)) = listener.accept().await {
             let acceptor = acceptor.clone();
-            let status = status.clone();
+            let answer = answer.clone();
+            let counted = counted.clone();
             connections.spawn(async move {
                 let Ok(Ok(mut tls)) =
                     tokio::time::timeout(REQUEST_TIMEOUT, acceptor.accept(socket)).await
@@ -102,7 +151,8 @@ pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<W
                     return;
                 };
                 while let Some(request) = read_request(&mut tls).await {
-                    let body = review(&request, &status).to_string();
+                    let body = answer(&request).to_string();
+                    counted.fetch_add(1, Ordering::SeqCst);
                     let response = format!(
                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
                         body.len()
@@ -120,8 +170,9 @@ pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<W
         }
     });
     Ok(Webhook {
-        url: format!("https://127.0.0.1:{port}/deny"),
+        url: format!("https://127.0.0.1:{port}/{path}"),
         task,
+        calls,
     })
 }
 

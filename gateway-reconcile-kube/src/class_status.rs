@@ -1,0 +1,101 @@
+//! The GatewayClass's own status: the core decides `Accepted`
+//! ([`gateway_reconcile::gateway_class`]), this writes it.
+//!
+//! The GatewayClass watch that wakes the Gateways of a class also hands each class it
+//! delivers to [`ClassStatus`], which settles it and, when the core says so, sends a JSON
+//! merge patch to `gatewayclasses/status` carrying the cached class's `resourceVersion`
+//! (the same precondition rules as the Gateway status: a class changed since answers 409,
+//! and its watch event brings the newer object here again). Classes are few and their
+//! status changes rarely, so they are settled one at a time, in the order the watch
+//! delivers them. A class whose `controllerName` is not ours is never written.
+
+use std::time::Duration;
+
+use gateway_reconcile::{Settings, gateway_class, wire};
+use kube::api::{Api, Patch, PatchParams};
+use kube::{Client, ResourceExt};
+use tokio::sync::mpsc;
+use tracing::{debug, info, warn};
+
+use crate::resources::GatewayClass;
+use crate::write::FIELD_MANAGER;
+
+/// The first wait before a failed class status write is tried again; each next one
+/// doubles, up to [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const MAX_RETRY: Duration = Duration::from_secs(300);
+
+/// A class to settle, and the wait before its next try should this one fail.
+type Item = (GatewayClass, Duration);
+
+/// Where the class watch hands the classes it delivers.
+#[derive(Clone)]
+pub(crate) struct ClassStatus(mpsc::UnboundedSender<Item>);
+
+impl ClassStatus {
+    /// Starts the writer task; it ends when every sender is dropped.
+    pub(crate) fn spawn(client: Client, settings: Settings) -> Self {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let status = ClassStatus(sender);
+        tokio::spawn(write_each(client, settings, receiver, status.0.downgrade()));
+        status
+    }
+
+    /// Hands a class the watch delivered to the writer (dropped when it has stopped).
+    pub(crate) fn settle(&self, class: &GatewayClass) {
+        let _ = self.0.send((class.clone(), FIRST_RETRY));
+    }
+}
+
+async fn write_each(
+    client: Client,
+    settings: Settings,
+    mut classes: mpsc::UnboundedReceiver<Item>,
+    again: mpsc::WeakUnboundedSender<Item>,
+) {
+    let api = Api::<GatewayClass>::all(client);
+    while let Some((class, retry)) = classes.recv().await {
+        if class.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let name = class.name_any();
+        let settled = match wire::GatewayClass::try_from(&class).and_then(|typed| {
+            gateway_class::settle_class(&settings, &typed, jiff::Timestamp::now())
+        }) {
+            Ok(settled) => settled,
+            Err(error) => {
+                warn!(class = %name, %error, "GatewayClass status not settled");
+                continue;
+            }
+        };
+        let Some(patch) = settled.status_patch() else {
+            debug!(class = %name, stale = settled.stale, "GatewayClass status unchanged");
+            continue;
+        };
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        match api
+            .patch_status(&name, &params, &Patch::Merge(patch.into_body()))
+            .await
+        {
+            Ok(_) => info!(class = %name, "GatewayClass status written"),
+            // A newer class is on its way through the watch: it is settled then.
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                debug!(class = %name, "GatewayClass status conflict, waiting for the watch");
+            }
+            Err(error) => {
+                // No watch event may follow a failed write: try again after a backoff (a
+                // newer class delivered meanwhile is settled on its own).
+                warn!(class = %name, %error, ?retry, "GatewayClass status write failed");
+                if let Some(sender) = again.upgrade() {
+                    tokio::spawn(async move {
+                        tokio::time::sleep(retry).await;
+                        let _ = sender.send((class, (retry * 2).min(MAX_RETRY)));
+                    });
+                }
+            }
+        }
+    }
+}
