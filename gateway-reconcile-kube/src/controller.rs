@@ -1178,6 +1178,14 @@ mod tests {
     /// A plain-HTTP server on loopback that answers every request with `code` and counts
     /// the requests: a stand-in API server for the client's retry budget.
     async fn answering(code: u16) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        answering_with(code, "").await
+    }
+
+    /// [`answering`], with `headers` (each ending in CRLF) added to every answer.
+    async fn answering_with(
+        code: u16,
+        headers: &'static str,
+    ) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -1204,7 +1212,7 @@ mod tests {
                                 r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"down","reason":"ServiceUnavailable","code":{code}}}"#
                             );
                             let answer = format!(
-                                "HTTP/1.1 {code} Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                                "HTTP/1.1 {code} Unavailable\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
                                 body.len()
                             );
                             if socket.write_all(answer.as_bytes()).await.is_err() {
@@ -1250,6 +1258,229 @@ mod tests {
             "{answer:?}"
         );
         assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    fn options(leadership: Leadership, metrics: Arc<Metrics>) -> ClientOptions {
+        ClientOptions {
+            metrics,
+            leadership,
+            ..ClientOptions::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_without_the_lease_is_never_sent_and_reads_still_are() {
+        let (url, requests) = answering(404).await;
+        let metrics = Arc::new(Metrics::new());
+        let client = client_with(
+            kube::Config::new(url.parse().expect("url")),
+            options(Leadership::candidate(), metrics.clone()),
+        )
+        .expect("client");
+        let api: Api<DynamicObject> = Api::namespaced_with(client, "red", &deployment_resource());
+        let body = deployment(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": "sllbr-gw" }
+        }));
+        let refused = api.create(&Default::default(), &body).await;
+        assert!(
+            matches!(&refused, Err(kube::Error::Service(e)) if e.to_string().contains("does not hold the leader lease")),
+            "{refused:?}"
+        );
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let read = api.get("sllbr-gw").await;
+        assert!(
+            matches!(&read, Err(kube::Error::Api(s)) if s.code == 404),
+            "{read:?}"
+        );
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let text = metrics.encode();
+        assert!(
+            text.contains("gateway_reconcile_leader_write_refusals_total 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"gateway_reconcile_api_requests_total{verb="get",resource="deployments",code="404"} 1"#),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_client_waits_the_servers_retry_after_between_repeats() {
+        let (url, requests) = answering_with(429, "Retry-After: 1\r\n").await;
+        let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
+        let api: Api<Deployment> = Api::namespaced(client, "red");
+        let started = std::time::Instant::now();
+        let answer = api.get("sllbr-gw").await;
+        let took = started.elapsed();
+        assert!(
+            matches!(&answer, Err(kube::Error::Api(s)) if s.code == 429),
+            "{answer:?}"
+        );
+        assert_eq!(
+            requests.load(std::sync::atomic::Ordering::SeqCst),
+            1 + CLIENT_RETRIES as usize
+        );
+        // Three repeats, each held a second (without it: well under a second in all).
+        assert!(took >= Duration::from_secs(3), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn the_client_paces_requests_past_its_burst() {
+        let (url, requests) = answering(404).await;
+        let client = client_with(
+            kube::Config::new(url.parse().expect("url")),
+            ClientOptions {
+                qps: 10.0,
+                burst: 2,
+                ..ClientOptions::default()
+            },
+        )
+        .expect("client");
+        let api: Api<Deployment> = Api::namespaced(client, "red");
+        let started = std::time::Instant::now();
+        for _ in 0..6 {
+            let _ = api.get("sllbr-gw").await;
+        }
+        let took = started.elapsed();
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 6);
+        // Two at once, then one every 100 ms.
+        assert!(took >= Duration::from_millis(390), "{took:?}");
+    }
+
+    /// A context around `client`, with empty caches.
+    fn context(client: Client, leadership: Leadership) -> Arc<Context> {
+        let (gateways, _) = reflector::store::<Gateway>();
+        let (classes, _) = reflector::store::<GatewayClass>();
+        let (configurations, _) = reflector::store::<GatewayConfiguration>();
+        let (routes, _) = reflector::store::<L34Route>();
+        let stores = Stores {
+            gateways,
+            classes,
+            configurations,
+            routes,
+            deployments: reflector::store::Writer::new(deployment_resource()).as_reader(),
+        };
+        let reporter = Reporter {
+            controller: "test".into(),
+            instance: None,
+        };
+        Arc::new(Context {
+            ready: stores.ready(Arc::default()),
+            pending: Pending::default(),
+            recorder: Recorder::new(client.clone(), reporter.clone()),
+            client,
+            config: Config {
+                settings: Settings::default(),
+                template: gateway_reconcile::template::default_template(),
+                namespace: None,
+                reporter,
+                concurrency: 1,
+            },
+            stores,
+            deployment_resource: deployment_resource(),
+            backoff: Backoff::default(),
+            metrics: Arc::default(),
+            leadership,
+        })
+    }
+
+    fn gateway(name: &str) -> Arc<Gateway> {
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                "metadata": { "name": name, "namespace": "ns" },
+                "spec": { "gatewayClassName": "c", "listeners": [] }
+            }))
+            .expect("a Gateway"),
+        )
+    }
+
+    /// The delay of a requeue action (kube-runtime keeps it private: read from `Debug`).
+    fn requeue_of(action: &controller::Action) -> Option<Duration> {
+        let text = format!("{action:?}");
+        let inner = text.split("Some(").nth(1)?.split(')').next()?;
+        for (suffix, scale) in [("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)] {
+            if let Some(number) = inner.strip_suffix(suffix) {
+                return Some(Duration::from_secs_f64(number.parse::<f64>().ok()? * scale));
+            }
+        }
+        None
+    }
+
+    fn status_error(code: u16, retry_after_seconds: u32) -> kube::Error {
+        let mut status = kube::core::Status::failure("refused", "Forbidden");
+        status.code = code;
+        status.details =
+            serde_json::from_value(serde_json::json!({ "retryAfterSeconds": retry_after_seconds }))
+                .ok();
+        kube::Error::Api(status.boxed())
+    }
+
+    #[tokio::test]
+    async fn a_failed_status_write_backs_off_but_keeps_the_cores_requeue() {
+        let client = client(kube::Config::new(
+            "http://127.0.0.1:9".parse().expect("url"),
+        ))
+        .expect("client");
+        let ctx = context(client, Leadership::always());
+        let gw = gateway("gw");
+        let failed = |requeue_after, retry_after| Error::StatusWrite {
+            source: status_error(403, retry_after),
+            requeue_after,
+        };
+        // The core said 5 minutes: the retry is not sooner (before: 5 s).
+        assert_eq!(
+            error_policy(
+                gw.clone(),
+                &failed(Some(Duration::from_secs(300)), 0),
+                ctx.clone()
+            ),
+            controller::Action::requeue(Duration::from_secs(300))
+        );
+        // The core said "on the next change": the backoff alone, from 5 ms, doubling.
+        let waits: Vec<controller::Action> = (0..3)
+            .map(|_| error_policy(gw.clone(), &failed(None, 0), ctx.clone()))
+            .collect();
+        // 0-10 % of jitter on top of the doubling delay.
+        let within = |action: &controller::Action, ms: u64| {
+            requeue_of(action).is_some_and(|d| {
+                d >= Duration::from_millis(ms) && d <= Duration::from_millis(ms).mul_f64(1.1)
+            })
+        };
+        assert!(within(&waits[0], 10), "{waits:?}"); // the second failure of gw
+        assert!(within(&waits[1], 20), "{waits:?}");
+        assert!(within(&waits[2], 40), "{waits:?}");
+        // The server's Retry-After wins over a shorter backoff.
+        assert_eq!(
+            error_policy(gateway("other"), &failed(None, 7), ctx.clone()),
+            controller::Action::requeue(Duration::from_secs(7))
+        );
+        // An object the core cannot read waits for a change.
+        let input = Error::Input(InputError::Malformed {
+            object: "Gateway".into(),
+            why: "no uid".into(),
+        });
+        assert_eq!(
+            error_policy(gw, &input, ctx),
+            controller::Action::await_change()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_standby_reconciles_nothing() {
+        let (url, requests) = answering(404).await;
+        let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
+        let ctx = context(client, Leadership::candidate());
+        let action = reconcile_leading(gateway("gw"), ctx.clone())
+            .await
+            .expect("no error");
+        assert_eq!(action, controller::Action::await_change());
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert!(
+            !ctx.metrics
+                .encode()
+                .contains("gateway_reconcile_reconciles_total{")
+        );
     }
 
     fn deployment(value: serde_json::Value) -> DynamicObject {
