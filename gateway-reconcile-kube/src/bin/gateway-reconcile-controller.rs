@@ -340,3 +340,44 @@ async fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_flags_have_controller_runtimes_defaults() {
+        let args = Args::try_parse_from(["gateway-reconcile-controller"]).expect("defaults");
+        assert!(args.leader_elect);
+        assert_eq!(args.health_addr, "0.0.0.0:8081");
+        assert_eq!(args.metrics_addr, "0.0.0.0:8080");
+        assert_eq!(args.leader_election_id, "gateway-reconcile-controller");
+        assert_eq!(args.leader_elect_lease_duration, Duration::from_secs(15));
+        assert_eq!(args.leader_elect_renew_deadline, Duration::from_secs(10));
+        assert_eq!(args.leader_elect_retry_period, Duration::from_secs(2));
+        assert_eq!(args.cache_sync_timeout, Duration::from_secs(120));
+        assert_eq!((args.qps, args.burst), (20.0, 30));
+    }
+
+    #[test]
+    fn leader_election_can_be_turned_off_and_endpoints_disabled() {
+        for off in [
+            &["--leader-elect=false"][..],
+            &["--leader-elect", "false"][..],
+        ] {
+            let args = Args::try_parse_from(["c"].iter().chain(off)).expect("parse");
+            assert!(!args.leader_elect, "{off:?}");
+        }
+        let args = Args::try_parse_from(["c", "--leader-elect"]).expect("parse");
+        assert!(args.leader_elect);
+        assert_eq!(endpoint("metrics-addr", "0"), Ok(None));
+        assert_eq!(
+            endpoint("health-addr", "127.0.0.1:9"),
+            Ok(Some("127.0.0.1:9".parse().expect("addr")))
+        );
+        assert!(endpoint("health-addr", "nowhere").is_err());
+        let args = Args::try_parse_from(["c", "--cache-sync-timeout", "90s"]).expect("parse");
+        assert_eq!(args.cache_sync_timeout, Duration::from_secs(90));
+        assert!(Args::try_parse_from(["c", "--leader-elect-lease-duration", "soon"]).is_err());
+    }
+}
