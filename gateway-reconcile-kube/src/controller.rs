@@ -463,18 +463,21 @@ pub async fn run_with(
     let watch = watcher::Config::default();
 
     let (classes, class_events) = cached(
+        "GatewayClass",
         Api::<GatewayClass>::all(client.clone()),
         watch.clone(),
         Deletions::Pass,
         &health,
     );
     let (configurations, configuration_events) = cached(
+        "GatewayConfiguration",
         scoped::<GatewayConfiguration>(&client, ns),
         watch.clone(),
         Deletions::Pass,
         &health,
     );
     let (routes, route_events) = cached(
+        "L34Route",
         scoped::<L34Route>(&client, ns),
         watch.clone(),
         Deletions::Pass,
@@ -505,6 +508,7 @@ pub async fn run_with(
 
     // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
     let (gateways, gateway_events) = cached(
+        "Gateway",
         scoped::<Gateway>(&client, ns),
         watch,
         Deletions::Drop,
@@ -674,9 +678,10 @@ fn status_conditions(gateway: &Gateway) -> impl Iterator<Item = (String, String)
         })
 }
 
-/// A watch of `api` filling a new cache: the cache, and the objects the watch touched, each
-/// once the cache shows it (see [`settled`]).
+/// A watch of `api` (of `kind`, as the probes name it) filling a new cache: the cache, and
+/// the objects the watch touched, each once the cache shows it (see [`settled`]).
 fn cached<K>(
+    kind: &'static str,
     api: Api<K>,
     watch: watcher::Config,
     deletions: Deletions,
@@ -697,14 +702,7 @@ where
     let (store, writer) = reflector::store::<K>();
     // The watch's errors (a missing CRD, a forbidden list) are kept for the probes and the
     // cache sync timeout's message; the watcher retries with its backoff.
-    let (kind, health) = (K::kind(&()), health.clone());
-    let kind: &'static str = match kind.as_ref() {
-        "Gateway" => "Gateway",
-        "GatewayClass" => "GatewayClass",
-        "GatewayConfiguration" => "GatewayConfiguration",
-        "L34Route" => "L34Route",
-        _ => "other",
-    };
+    let health = health.clone();
     let events = settled(
         watcher(api, watch)
             .default_backoff()
