@@ -27,12 +27,15 @@ chart_marker="$(mktemp)"
 trap 'rm -f "$marker" "$chart_marker"' EXIT
 rc=0
 # The Go smoke tests, then the controller's stories (gateway-reconcile-kube/tests/e2e.rs,
-# ignored by a plain `cargo test`), built before the control plane starts.
-(cd .. && cargo test -p gateway-reconcile-kube --test e2e --test replay --test chart --no-run)
+# ignored by a plain `cargo test`), built before the control plane starts. The operability
+# stories run the binary in processes of their own, mostly waiting (two of them watch for
+# two minutes): they run side by side.
+(cd .. && cargo test -p gateway-reconcile-kube --test e2e --test replay --test operability --test chart --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     (cd controlplane && go test -count=1 -v ./...) &&
     cd .. && cargo test -p gateway-reconcile-kube --test e2e -- --ignored --test-threads="${E2E_THREADS:-2}" &&
-    cargo test -p gateway-reconcile-kube --test replay -- --ignored --nocapture' \
+    cargo test -p gateway-reconcile-kube --test replay -- --ignored --nocapture &&
+    cargo test -p gateway-reconcile-kube --test operability -- --ignored --test-threads=6' \
   "$marker" || rc=$?
 
 # The Helm chart (gateway-reconcile-kube/tests/chart.rs) on a control plane of its own: its

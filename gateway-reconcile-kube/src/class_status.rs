@@ -8,8 +8,14 @@
 //! and its watch event brings the newer object here again). Classes are few and their
 //! status changes rarely, so they are settled one at a time, in the order the watch
 //! delivers them. A class whose `controllerName` is not ours is never written.
+//!
+//! Only the leader writes: a standby keeps the last class of each name it was handed, and
+//! settles them all when it becomes the leader (as the Gateways are then reconciled).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
+
+use futures::StreamExt;
 
 use gateway_reconcile::{Settings, gateway_class, wire};
 use kube::api::{Api, Patch, PatchParams};
@@ -17,6 +23,7 @@ use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 
+use crate::leader::Leadership;
 use crate::resources::GatewayClass;
 use crate::write::FIELD_MANAGER;
 
@@ -34,10 +41,15 @@ pub(crate) struct ClassStatus(mpsc::UnboundedSender<Item>);
 
 impl ClassStatus {
     /// Starts the writer task; it ends when every sender is dropped.
-    pub(crate) fn spawn(client: Client, settings: Settings) -> Self {
+    pub(crate) fn spawn(client: Client, settings: Settings, leadership: Leadership) -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
         let status = ClassStatus(sender);
-        tokio::spawn(write_each(client, settings, receiver, status.0.downgrade()));
+        let writer = Writer {
+            api: Api::all(client),
+            settings,
+            again: status.0.downgrade(),
+        };
+        tokio::spawn(writer.run(receiver, leadership));
         status
     }
 
@@ -47,36 +59,61 @@ impl ClassStatus {
     }
 }
 
-async fn write_each(
-    client: Client,
+/// The task that settles and writes.
+struct Writer {
+    api: Api<GatewayClass>,
     settings: Settings,
-    mut classes: mpsc::UnboundedReceiver<Item>,
+    /// To hand a class back after a failed write.
     again: mpsc::WeakUnboundedSender<Item>,
-) {
-    let api = Api::<GatewayClass>::all(client);
-    while let Some((class, retry)) = classes.recv().await {
+}
+
+impl Writer {
+    async fn run(self, mut classes: mpsc::UnboundedReceiver<Item>, leadership: Leadership) {
+        // The last class of each name: what a new leader settles.
+        let mut latest: BTreeMap<String, GatewayClass> = BTreeMap::new();
+        let mut acquired = std::pin::pin!(leadership.acquired());
+        loop {
+            tokio::select! {
+                item = classes.recv() => {
+                    let Some((class, retry)) = item else { return };
+                    latest.insert(class.name_any(), class.clone());
+                    if leadership.may_write() {
+                        self.settle(class, retry).await;
+                    }
+                }
+                Some(()) = acquired.next() => {
+                    for class in latest.values() {
+                        self.settle(class.clone(), FIRST_RETRY).await;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn settle(&self, class: GatewayClass, retry: Duration) {
         if class.metadata.deletion_timestamp.is_some() {
-            continue;
+            return;
         }
         let name = class.name_any();
         let settled = match wire::GatewayClass::try_from(&class).and_then(|typed| {
-            gateway_class::settle_class(&settings, &typed, jiff::Timestamp::now())
+            gateway_class::settle_class(&self.settings, &typed, jiff::Timestamp::now())
         }) {
             Ok(settled) => settled,
             Err(error) => {
                 warn!(class = %name, %error, "GatewayClass status not settled");
-                continue;
+                return;
             }
         };
         let Some(patch) = settled.status_patch() else {
             debug!(class = %name, stale = settled.stale, "GatewayClass status unchanged");
-            continue;
+            return;
         };
         let params = PatchParams {
             field_manager: Some(FIELD_MANAGER.to_owned()),
             ..PatchParams::default()
         };
-        match api
+        match self
+            .api
             .patch_status(&name, &params, &Patch::Merge(patch.into_body()))
             .await
         {
@@ -89,7 +126,7 @@ async fn write_each(
                 // No watch event may follow a failed write: try again after a backoff (a
                 // newer class delivered meanwhile is settled on its own).
                 warn!(class = %name, %error, ?retry, "GatewayClass status write failed");
-                if let Some(sender) = again.upgrade() {
+                if let Some(sender) = self.again.upgrade() {
                     tokio::spawn(async move {
                         tokio::time::sleep(retry).await;
                         let _ = sender.send((class, (retry * 2).min(MAX_RETRY)));

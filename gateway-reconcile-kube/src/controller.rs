@@ -28,6 +28,15 @@
 //! compiled into k8s-openapi. `managedFields` are dropped from the cache (never written
 //! back, and the largest part of most objects).
 //!
+//! # Operations
+//!
+//! [`run_with`] adds what an operator runs the controller with: leader election (a standby
+//! keeps warm caches and reconciles nothing; see [`crate::leader`]), the caches' readiness
+//! and their sync timeout ([`crate::health`]), [`crate::metrics`], and the per-Gateway
+//! backoff ([`crate::backoff`]) that every "at once" requeue and every failed reconcile
+//! goes through: a requeue of zero from the reconcile means "at once" and is never run at
+//! round-trip speed.
+//!
 //! # Writes
 //!
 //! See [`crate::write`](mod@crate::write) for the Deployment verbs. The Gateway status is a JSON merge patch
@@ -38,7 +47,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, Shared};
 use futures::{Future, FutureExt, Stream, StreamExt};
@@ -52,18 +61,20 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use tracing::{debug, info, warn};
 
+use crate::backoff::{self, Backoff};
 use crate::class_status::ClassStatus;
 use crate::decide;
 use crate::events;
+use crate::health::{Health, Unsynced};
+use crate::leader::{Elector, LeaderError, Leadership};
+use crate::metrics::{self, Metrics, ReconcileResult, RequeueKind};
 use crate::resources::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use crate::transport;
 use crate::write;
 use gateway_reconcile::{DeploymentWrite, Plan};
 
 /// The Gateway API group, the default of a parentRef's `group`.
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
-
-/// How long to wait after a failed status write or a cache that is not ready.
-const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// What the controller runs with.
 #[derive(Debug, Clone)]
@@ -90,8 +101,15 @@ pub enum Error {
     #[error("watch cache closed")]
     CacheClosed,
     /// The Gateway status write failed (other than by a conflict, which requeues at once).
-    #[error("Gateway status write: {0}")]
-    StatusWrite(#[source] kube::Error),
+    #[error("Gateway status write: {source}")]
+    StatusWrite {
+        /// The answer.
+        #[source]
+        source: kube::Error,
+        /// The core's requeue for the settlement that was not written: the retry waits at
+        /// least this long.
+        requeue_after: Option<Duration>,
+    },
     /// An object the core cannot work with (no uid, a malformed timestamp, ...).
     #[error(transparent)]
     Input(#[from] InputError),
@@ -116,27 +134,47 @@ impl Stores {
     /// wait forever, each holding a concurrency slot and its Gateway (whose later triggers
     /// are held behind the stuck reconcile). Here only the shared future waits on the
     /// stores, and [`Shared`] wakes every task waiting on it.
-    fn ready(&self) -> Ready {
+    ///
+    /// The caches are waited on together, each marked synced in `health` as it fills (the
+    /// readiness probe, and the sync timeout naming the ones that did not).
+    fn ready(&self, health: Arc<Health>) -> Ready {
+        const KINDS: [&str; 5] = [
+            "Gateway",
+            "GatewayClass",
+            "GatewayConfiguration",
+            "L34Route",
+            "Deployment",
+        ];
+        for kind in KINDS {
+            health.expect(kind);
+        }
         let stores = self.clone();
         async move {
             let waits = [
-                ("Gateway", stores.gateways.wait_until_ready().boxed()),
-                ("GatewayClass", stores.classes.wait_until_ready().boxed()),
-                (
-                    "GatewayConfiguration",
-                    stores.configurations.wait_until_ready().boxed(),
-                ),
-                ("L34Route", stores.routes.wait_until_ready().boxed()),
-                ("Deployment", stores.deployments.wait_until_ready().boxed()),
+                stores.gateways.wait_until_ready().boxed(),
+                stores.classes.wait_until_ready().boxed(),
+                stores.configurations.wait_until_ready().boxed(),
+                stores.routes.wait_until_ready().boxed(),
+                stores.deployments.wait_until_ready().boxed(),
             ];
-            for (kind, wait) in waits {
-                if wait.await.is_err() {
-                    return false;
-                }
-                debug!(kind, "cache ready");
+            let filled =
+                futures::future::join_all(KINDS.into_iter().zip(waits).map(|(kind, wait)| {
+                    let health = health.clone();
+                    async move {
+                        let filled = wait.await.is_ok();
+                        if filled {
+                            debug!(kind, "cache ready");
+                            health.synced(kind);
+                        }
+                        filled
+                    }
+                }))
+                .await;
+            let all = filled.into_iter().all(|f| f);
+            if all {
+                debug!("every cache ready: reconciles start");
             }
-            debug!("every cache ready: reconciles start");
-            true
+            all
         }
         .boxed()
         .shared()
@@ -190,8 +228,10 @@ impl Pending {
     }
 }
 
-/// How long to wait for the watch event of an own write before deciding anyway.
-const AWAIT_OWN_WRITE: Duration = Duration::from_secs(1);
+/// The requeue while the cache has not seen an own write: "at once", which the per-Gateway
+/// backoff turns into 5 ms, 10 ms, ... (the watch event usually comes first and triggers
+/// the reconcile anyway).
+const AWAIT_OWN_WRITE: Duration = Duration::ZERO;
 
 /// The record of the last successful write of each Gateway's LB Deployment, kept in
 /// memory only (the core's `WriteRecord`): while it holds, the drift the API server itself
@@ -233,6 +273,11 @@ struct Context {
     stores: Stores,
     recorder: Recorder,
     deployment_resource: ApiResource,
+    /// Failures in a row by Gateway (see [`crate::backoff`]).
+    backoff: Backoff<ObjectRef<Gateway>>,
+    metrics: Arc<Metrics>,
+    /// Whether this process leads: a standby reconciles nothing.
+    leadership: Leadership,
 }
 
 /// `apps/v1` Deployment as a dynamic resource.
@@ -280,19 +325,76 @@ pub const CLIENT_RETRY_DELAY: Duration = Duration::from_millis(50);
 /// # Ok(())
 /// # }
 /// ```
-pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
+///
+/// This is [`client_with`] with [`ClientOptions::default`]: controller-runtime's rate
+/// limit, no write gate, metrics into a registry of its own.
+pub fn client(config: kube::Config) -> Result<Client, kube::Error> {
+    client_with(config, ClientOptions::default())
+}
+
+/// What the controller's client is built with besides the kubeconfig.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Requests a second after the burst (`--qps`; ≤ 0: no limit).
+    pub qps: f32,
+    /// Requests that may go at once (`--burst`).
+    pub burst: u32,
+    /// Where the requests are counted.
+    pub metrics: Arc<Metrics>,
+    /// Writes go out only while this process may write (the leader's write gate).
+    pub leadership: Leadership,
+    /// The `User-Agent` of every request (the audit log's `userAgent`).
+    pub user_agent: Option<String>,
+}
+
+/// controller-runtime's client defaults: 20 requests a second after a burst of 30.
+pub const DEFAULT_QPS: f32 = 20.0;
+/// See [`DEFAULT_QPS`].
+pub const DEFAULT_BURST: u32 = 30;
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            qps: DEFAULT_QPS,
+            burst: DEFAULT_BURST,
+            metrics: Arc::default(),
+            leadership: Leadership::always(),
+            user_agent: None,
+        }
+    }
+}
+
+/// The controller's client: the short retry budget of [`client`], and below it (each
+/// repeat passes through them) the layers of [`crate::transport`]: the rate limit, which
+/// also honours `Retry-After`, the write gate of `options.leadership`, the request metrics.
+pub fn client_with(
+    mut config: kube::Config,
+    options: ClientOptions,
+) -> Result<Client, kube::Error> {
     use kube::client::ClientBuilder;
     use kube::client::retry::RetryPolicy;
     config.default_retry = false;
+    if let Some(agent) = &options.user_agent {
+        let agent =
+            http::HeaderValue::from_str(agent).map_err(|e| kube::Error::Service(Box::new(e)))?;
+        config.headers.push((http::header::USER_AGENT, agent));
+    }
     let policy = RetryPolicy::new(
         CLIENT_RETRY_DELAY,
         CLIENT_RETRY_DELAY * 8,
         CLIENT_RETRIES,
-        // A `Retry-After` could stretch the wait past the budget: ignored.
+        // The rate limit below holds the repeats for a `Retry-After` (bounded): the policy
+        // itself would wait as long as the server says.
         false,
     )
     .map_err(|e| kube::Error::Service(e.into()))?;
     Ok(ClientBuilder::try_from(config)?
+        .with_layer(&transport::RequestMetricsLayer(options.metrics.clone()))
+        .with_layer(&transport::WriteGateLayer {
+            leadership: options.leadership.clone(),
+            metrics: options.metrics.clone(),
+        })
+        .with_layer(&transport::RateLimitLayer::new(options.qps, options.burst))
         // `Retry` needs a service it can clone; kube's boxed stack is not.
         .with_layer(&tower::buffer::BufferLayer::new(1024))
         .with_layer(&tower::retry::RetryLayer::new(policy))
@@ -300,7 +402,8 @@ pub fn client(mut config: kube::Config) -> Result<Client, kube::Error> {
 }
 
 /// Runs the controller until `shutdown` completes (then finishes the reconciles in
-/// flight and returns).
+/// flight and returns), without leader election, probes or a metrics endpoint; a cache
+/// that does not sync within [`DEFAULT_CACHE_SYNC_TIMEOUT`] ends it with an error log.
 ///
 /// Give it a client built by [`client`], so that a refused write reaches the core at once.
 pub async fn run(
@@ -308,24 +411,108 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
+    if let Err(error) = run_with(client, config, Operations::default(), shutdown).await {
+        tracing::error!(%error, "controller stopped");
+    }
+}
+
+/// controller-runtime's `CacheSyncTimeout` default.
+pub const DEFAULT_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What [`run_with`] adds to a run.
+pub struct Operations {
+    /// Where the metrics go (the same registry as the client's, see [`ClientOptions`]).
+    pub metrics: Arc<Metrics>,
+    /// The caches' readiness, for the probes.
+    pub health: Arc<Health>,
+    /// Whether this process leads (the same as the client's write gate).
+    pub leadership: Leadership,
+    /// The election that opens `leadership` (`None`: leader election off, and
+    /// `leadership` must then be [`Leadership::always`]).
+    pub elector: Option<Elector>,
+    /// How long the caches may take to get their initial lists.
+    pub cache_sync_timeout: Duration,
+}
+
+impl Default for Operations {
+    fn default() -> Self {
+        Operations {
+            metrics: Arc::default(),
+            health: Arc::default(),
+            leadership: Leadership::always(),
+            elector: None,
+            cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
+        }
+    }
+}
+
+/// Why [`run_with`] stopped before a shutdown was asked for.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// A watch cache did not get its initial list in time (a missing CRD, an RBAC gap).
+    #[error("caches not synced within {timeout:?}: {}", list(.unsynced))]
+    CacheSync {
+        /// The cache sync timeout.
+        timeout: Duration,
+        /// The caches without their list, with their watches' last errors.
+        unsynced: Vec<Unsynced>,
+    },
+    /// Leadership was lost (reconciling stopped at once).
+    #[error(transparent)]
+    Leader(#[from] LeaderError),
+}
+
+fn list(unsynced: &[Unsynced]) -> String {
+    unsynced
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// [`run`] with `operations`: returns `Ok` after `shutdown` (the reconciles in flight
+/// finished, the lease given up when held), and an error at once when leadership is lost
+/// (the reconciles in flight are dropped; the write gate is already closed) or the caches
+/// do not sync in time. The caller exits non-zero on an error, so that the Deployment
+/// restarts the process, as controller-runtime's manager does.
+pub async fn run_with(
+    client: Client,
+    config: Config,
+    operations: Operations,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) -> Result<(), RunError> {
+    let Operations {
+        metrics,
+        health,
+        leadership,
+        elector,
+        cache_sync_timeout,
+    } = operations;
     let namespace = config.namespace.clone();
     let ns = namespace.as_deref();
     let watch = watcher::Config::default();
 
     let (classes, class_events) = cached(
+        "GatewayClass",
         Api::<GatewayClass>::all(client.clone()),
         watch.clone(),
         Deletions::Pass,
+        &health,
     );
     let (configurations, configuration_events) = cached(
+        "GatewayConfiguration",
         scoped::<GatewayConfiguration>(&client, ns),
         watch.clone(),
         Deletions::Pass,
+        &health,
     );
     let (routes, route_events) = cached(
+        "L34Route",
         scoped::<L34Route>(&client, ns),
         watch.clone(),
         Deletions::Pass,
+        &health,
     );
 
     let resource = deployment_resource();
@@ -335,9 +522,15 @@ pub async fn run(
         Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource),
         None => Api::<DynamicObject>::all_with(client.clone(), &resource),
     };
+    let deployment_health = health.clone();
     let deployment_events = settled(
         watcher(deployment_api, watch.clone())
             .default_backoff()
+            .inspect(move |event| {
+                if let Err(error) = event {
+                    deployment_health.watch_error("Deployment", error);
+                }
+            })
             .modify(|d| d.metadata.managed_fields = None)
             .reflect(writer),
         deployments.clone(),
@@ -345,7 +538,13 @@ pub async fn run(
     );
 
     // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
-    let (gateways, gateway_events) = cached(scoped::<Gateway>(&client, ns), watch, Deletions::Drop);
+    let (gateways, gateway_events) = cached(
+        "Gateway",
+        scoped::<Gateway>(&client, ns),
+        watch,
+        Deletions::Drop,
+        &health,
+    );
     let controller = Controller::for_stream(gateway_events, gateways.clone())
         .with_config(controller::Config::default().concurrency(config.concurrency));
     let stores = Stores {
@@ -355,24 +554,37 @@ pub async fn run(
         routes: routes.clone(),
         deployments,
     };
+    let ready = stores.ready(health.clone());
     let context = Arc::new(Context {
-        ready: stores.ready(),
+        ready: ready.clone(),
         pending: Pending::default(),
         records: Records::default(),
         recorder: Recorder::new(client.clone(), config.reporter.clone()),
         client,
         config: config.clone(),
-        stores,
+        stores: stores.clone(),
         deployment_resource: resource.clone(),
+        backoff: Backoff::default(),
+        metrics: metrics.clone(),
+        leadership: leadership.clone(),
     });
+    metrics.observe(Arc::new(Observed {
+        stores,
+        settings: config.settings.clone(),
+        context: Arc::downgrade(&context),
+    }));
 
     let by_class = gateways.clone();
     let by_configuration = (gateways, config.settings.clone());
     let route_parents = RouteParents::new(routes);
     let prefix = config.settings.deployment_prefix.clone();
 
-    let class_status = ClassStatus::spawn(context.client.clone(), config.settings.clone());
-    controller
+    let class_status = ClassStatus::spawn(
+        context.client.clone(),
+        config.settings.clone(),
+        leadership.clone(),
+    );
+    let controller = controller
         .watches_stream(class_events, move |class| {
             class_status.settle(&class);
             gateways_of_class(&by_class, &class)
@@ -386,23 +598,132 @@ pub async fn run(
             move |deployment| gateways_of_deployment(&prefix, &deployment),
             resource,
         )
+        // A standby's reconciles return at once; winning the lease reconciles everything.
+        .reconcile_all_on(leadership.acquired())
         .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, context)
+        .run(reconcile_leading, error_policy, context)
         .for_each(|result| async move {
             match result {
                 Ok((gateway, action)) => debug!(%gateway, ?action, "reconciled"),
                 Err(error) => warn!(%error, "controller"),
             }
-        })
-        .await;
+        });
+
+    // The caches must fill in time, whether or not this process leads.
+    let sync_health = health.clone();
+    let synced = async move {
+        match tokio::time::timeout(cache_sync_timeout, ready).await {
+            Ok(_) => futures::future::pending::<RunError>().await,
+            Err(_) => RunError::CacheSync {
+                timeout: cache_sync_timeout,
+                unsynced: sync_health.unsynced(),
+            },
+        }
+    };
+    let mut elector = elector;
+    let election = async {
+        match elector.as_mut() {
+            Some(elector) => RunError::Leader(elector.run().await),
+            None => futures::future::pending::<RunError>().await,
+        }
+    };
+    let outcome = tokio::select! {
+        () = controller => Ok(()),
+        error = election => Err(error),
+        error = synced => Err(error),
+    };
+    if let (Ok(()), Some(elector)) = (&outcome, elector.as_mut()) {
+        elector.release().await;
+    }
+    outcome
 }
 
-/// A watch of `api` filling a new cache: the cache, and the objects the watch touched, each
-/// once the cache shows it (see [`settled`]).
+/// What the metrics read at scrape time (see [`metrics::Observe`]).
+struct Observed {
+    stores: Stores,
+    settings: Settings,
+    /// Weak: the registry outlives the run.
+    context: std::sync::Weak<Context>,
+}
+
+impl metrics::Observe for Observed {
+    fn cached_objects(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            ("Gateway", self.stores.gateways.state().len()),
+            ("GatewayClass", self.stores.classes.state().len()),
+            (
+                "GatewayConfiguration",
+                self.stores.configurations.state().len(),
+            ),
+            ("L34Route", self.stores.routes.state().len()),
+            ("Deployment", self.stores.deployments.state().len()),
+        ]
+    }
+
+    fn gateways(&self) -> Vec<metrics::GatewayState> {
+        let ours: std::collections::HashSet<String> = self
+            .stores
+            .classes
+            .state()
+            .iter()
+            .filter(|class| class.spec.controller_name == self.settings.controller_name)
+            .map(|class| class.name_any())
+            .collect();
+        let domain = &self.settings.condition_domain;
+        self.stores
+            .gateways
+            .state()
+            .iter()
+            .filter(|gateway| ours.contains(&gateway.spec.gateway_class_name))
+            .map(|gateway| metrics::GatewayState {
+                namespace: gateway.namespace().unwrap_or_default(),
+                name: gateway.name_any(),
+                conditions: status_conditions(gateway)
+                    .filter_map(|(type_, status)| {
+                        metrics::Condition::of_type(&type_, domain).map(|c| (c, status))
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    fn leader(&self) -> bool {
+        self.context
+            .upgrade()
+            .is_some_and(|context| context.leadership.may_write())
+    }
+
+    fn backing_off(&self) -> usize {
+        self.context
+            .upgrade()
+            .map_or(0, |context| context.backoff.len())
+    }
+}
+
+/// `(type, status)` of each condition in a cached Gateway's status (raw JSON).
+fn status_conditions(gateway: &Gateway) -> impl Iterator<Item = (String, String)> + '_ {
+    gateway
+        .status
+        .as_ref()
+        .and_then(|status| status.get("conditions"))
+        .and_then(|conditions| conditions.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|condition| {
+            let type_ = condition.get("type")?.as_str()?;
+            let status = condition.get("status")?.as_str()?;
+            Some((type_.to_owned(), status.to_owned()))
+        })
+}
+
+/// A watch of `api` (of `kind`, as the probes name it) filling a new cache: the cache, and
+/// the objects the watch touched, each once the cache shows it (see [`settled`]).
 fn cached<K>(
+    kind: &'static str,
     api: Api<K>,
     watch: watcher::Config,
     deletions: Deletions,
+    health: &Arc<Health>,
 ) -> (
     Store<K>,
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
@@ -417,8 +738,18 @@ where
         + 'static,
 {
     let (store, writer) = reflector::store::<K>();
+    // The watch's errors (a missing CRD, a forbidden list) are kept for the probes and the
+    // cache sync timeout's message; the watcher retries with its backoff.
+    let health = health.clone();
     let events = settled(
-        watcher(api, watch).default_backoff().reflect(writer),
+        watcher(api, watch)
+            .default_backoff()
+            .inspect(move |event| {
+                if let Err(error) = event {
+                    health.watch_error(kind, error);
+                }
+            })
+            .reflect(writer),
         store.clone(),
         deletions,
     );
@@ -618,6 +949,7 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
                     &written.resource_version,
                 );
             }
+            ctx.metrics.deployment_write(verb, &written.outcome);
             (awaiting.settle(written.outcome).into(), verb)
         }
         Plan::Settled(settlement) => (settlement.into(), "Reconcile"),
@@ -647,7 +979,12 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
                 debug!(gateway = %name, %namespace, "status conflict, reconciling again");
                 return Ok(controller::Action::requeue(Duration::ZERO));
             }
-            Err(error) => return Err(Error::StatusWrite(error)),
+            Err(error) => {
+                return Err(Error::StatusWrite {
+                    source: error,
+                    requeue_after: settled.requeue_after,
+                });
+            }
         }
     }
 
@@ -662,13 +999,79 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
     Ok(settled.requeue)
 }
 
-/// A reconcile that did not settle.
-fn error_policy(gateway: Arc<Gateway>, error: &Error, _: Arc<Context>) -> controller::Action {
-    warn!(gateway = %ObjectRef::from_obj(gateway.as_ref()), %error, "reconcile failed");
-    match error {
+/// [`reconcile`] as the controller runs it: nothing on a standby, metrics, and every
+/// "at once" requeue (a zero delay: the core's `Immediately`, a status conflict, a cache
+/// that has not seen an own write) through the Gateway's backoff; a settled reconcile with
+/// any other requeue resets it.
+async fn reconcile_leading(
+    gateway: Arc<Gateway>,
+    ctx: Arc<Context>,
+) -> Result<controller::Action, Error> {
+    if !ctx.leadership.may_write() {
+        // A standby writes nothing; winning the lease triggers every Gateway again.
+        return Ok(controller::Action::await_change());
+    }
+    let key = ObjectRef::from_obj(gateway.as_ref());
+    let _running = ctx.metrics.reconcile_started();
+    let started = Instant::now();
+    let result = reconcile(gateway, ctx.clone()).await;
+    let outcome = match &result {
+        Ok(_) => ReconcileResult::Success,
+        Err(Error::Input(_)) => ReconcileResult::InputError,
+        Err(Error::StatusWrite { .. }) => ReconcileResult::StatusWriteError,
+        Err(Error::CacheClosed) => ReconcileResult::CacheClosed,
+    };
+    ctx.metrics.reconciled(outcome, started.elapsed());
+    let action = result?;
+    if action == controller::Action::requeue(Duration::ZERO) {
+        let wait = ctx.backoff.next(&key);
+        debug!(gateway = %key, ?wait, failures = ctx.backoff.failures(&key), "at-once requeue, backing off");
+        ctx.metrics.requeued(RequeueKind::Backoff);
+        return Ok(controller::Action::requeue(wait));
+    }
+    ctx.backoff.reset(&key);
+    if action != controller::Action::await_change() {
+        ctx.metrics.requeued(RequeueKind::Scheduled);
+    }
+    Ok(action)
+}
+
+/// A reconcile that did not settle: retried after the Gateway's backoff, but never sooner
+/// than the core's own requeue for the settlement it could not write, nor than the API
+/// server's `Retry-After`.
+fn error_policy(gateway: Arc<Gateway>, error: &Error, ctx: Arc<Context>) -> controller::Action {
+    let key = ObjectRef::from_obj(gateway.as_ref());
+    let action = match error {
         // The Gateway (or an object it names) must change first.
         Error::Input(_) => controller::Action::await_change(),
-        _ => controller::Action::requeue(RETRY_AFTER),
+        Error::StatusWrite {
+            source,
+            requeue_after,
+        } => controller::Action::requeue(backoff::failed_wait(
+            ctx.backoff.next(&key),
+            *requeue_after,
+            server_retry_after(source),
+        )),
+        Error::CacheClosed => controller::Action::requeue(ctx.backoff.next(&key)),
+    };
+    warn!(gateway = %key, %error, ?action, failures = ctx.backoff.failures(&key), "reconcile failed");
+    if action != controller::Action::await_change() {
+        ctx.metrics.requeued(RequeueKind::Error);
+    }
+    action
+}
+
+/// The wait an API answer asks for (`details.retryAfterSeconds`, which the API server
+/// sets with its `Retry-After` header).
+fn server_retry_after(error: &kube::Error) -> Option<Duration> {
+    match error {
+        kube::Error::Api(status) => status
+            .details
+            .as_ref()
+            .map(|d| d.retry_after_seconds)
+            .filter(|s| *s > 0)
+            .map(|s| Duration::from_secs(u64::from(s))),
+        _ => None,
     }
 }
 
@@ -818,6 +1221,14 @@ mod tests {
     /// A plain-HTTP server on loopback that answers every request with `code` and counts
     /// the requests: a stand-in API server for the client's retry budget.
     async fn answering(code: u16) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        answering_with(code, "").await
+    }
+
+    /// [`answering`], with `headers` (each ending in CRLF) added to every answer.
+    async fn answering_with(
+        code: u16,
+        headers: &'static str,
+    ) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -844,7 +1255,7 @@ mod tests {
                                 r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"down","reason":"ServiceUnavailable","code":{code}}}"#
                             );
                             let answer = format!(
-                                "HTTP/1.1 {code} Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                                "HTTP/1.1 {code} Unavailable\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
                                 body.len()
                             );
                             if socket.write_all(answer.as_bytes()).await.is_err() {
@@ -890,6 +1301,230 @@ mod tests {
             "{answer:?}"
         );
         assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    fn options(leadership: Leadership, metrics: Arc<Metrics>) -> ClientOptions {
+        ClientOptions {
+            metrics,
+            leadership,
+            ..ClientOptions::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_without_the_lease_is_never_sent_and_reads_still_are() {
+        let (url, requests) = answering(404).await;
+        let metrics = Arc::new(Metrics::new());
+        let client = client_with(
+            kube::Config::new(url.parse().expect("url")),
+            options(Leadership::candidate(), metrics.clone()),
+        )
+        .expect("client");
+        let api: Api<DynamicObject> = Api::namespaced_with(client, "red", &deployment_resource());
+        let body = deployment(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": "sllbr-gw" }
+        }));
+        let refused = api.create(&Default::default(), &body).await;
+        assert!(
+            matches!(&refused, Err(kube::Error::Service(e)) if e.to_string().contains("does not hold the leader lease")),
+            "{refused:?}"
+        );
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let read = api.get("sllbr-gw").await;
+        assert!(
+            matches!(&read, Err(kube::Error::Api(s)) if s.code == 404),
+            "{read:?}"
+        );
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let text = metrics.encode();
+        assert!(
+            text.contains("gateway_reconcile_leader_write_refusals_total 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"gateway_reconcile_api_requests_total{verb="get",resource="deployments",code="404"} 1"#),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_client_waits_the_servers_retry_after_between_repeats() {
+        let (url, requests) = answering_with(429, "Retry-After: 1\r\n").await;
+        let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
+        let api: Api<Deployment> = Api::namespaced(client, "red");
+        let started = std::time::Instant::now();
+        let answer = api.get("sllbr-gw").await;
+        let took = started.elapsed();
+        assert!(
+            matches!(&answer, Err(kube::Error::Api(s)) if s.code == 429),
+            "{answer:?}"
+        );
+        assert_eq!(
+            requests.load(std::sync::atomic::Ordering::SeqCst),
+            1 + CLIENT_RETRIES as usize
+        );
+        // Three repeats, each held a second (without it: well under a second in all).
+        assert!(took >= Duration::from_secs(3), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn the_client_paces_requests_past_its_burst() {
+        let (url, requests) = answering(404).await;
+        let client = client_with(
+            kube::Config::new(url.parse().expect("url")),
+            ClientOptions {
+                qps: 10.0,
+                burst: 2,
+                ..ClientOptions::default()
+            },
+        )
+        .expect("client");
+        let api: Api<Deployment> = Api::namespaced(client, "red");
+        let started = std::time::Instant::now();
+        for _ in 0..6 {
+            let _ = api.get("sllbr-gw").await;
+        }
+        let took = started.elapsed();
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 6);
+        // Two at once, then one every 100 ms.
+        assert!(took >= Duration::from_millis(390), "{took:?}");
+    }
+
+    /// A context around `client`, with empty caches.
+    fn context(client: Client, leadership: Leadership) -> Arc<Context> {
+        let (gateways, _) = reflector::store::<Gateway>();
+        let (classes, _) = reflector::store::<GatewayClass>();
+        let (configurations, _) = reflector::store::<GatewayConfiguration>();
+        let (routes, _) = reflector::store::<L34Route>();
+        let stores = Stores {
+            gateways,
+            classes,
+            configurations,
+            routes,
+            deployments: reflector::store::Writer::new(deployment_resource()).as_reader(),
+        };
+        let reporter = Reporter {
+            controller: "test".into(),
+            instance: None,
+        };
+        Arc::new(Context {
+            ready: stores.ready(Arc::default()),
+            pending: Pending::default(),
+            records: Records::default(),
+            recorder: Recorder::new(client.clone(), reporter.clone()),
+            client,
+            config: Config {
+                settings: Settings::default(),
+                template: gateway_reconcile::template::default_template(),
+                namespace: None,
+                reporter,
+                concurrency: 1,
+            },
+            stores,
+            deployment_resource: deployment_resource(),
+            backoff: Backoff::default(),
+            metrics: Arc::default(),
+            leadership,
+        })
+    }
+
+    fn gateway(name: &str) -> Arc<Gateway> {
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                "metadata": { "name": name, "namespace": "ns" },
+                "spec": { "gatewayClassName": "c", "listeners": [] }
+            }))
+            .expect("a Gateway"),
+        )
+    }
+
+    /// The delay of a requeue action (kube-runtime keeps it private: read from `Debug`).
+    fn requeue_of(action: &controller::Action) -> Option<Duration> {
+        let text = format!("{action:?}");
+        let inner = text.split("Some(").nth(1)?.split(')').next()?;
+        for (suffix, scale) in [("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)] {
+            if let Some(number) = inner.strip_suffix(suffix) {
+                return Some(Duration::from_secs_f64(number.parse::<f64>().ok()? * scale));
+            }
+        }
+        None
+    }
+
+    fn status_error(code: u16, retry_after_seconds: u32) -> kube::Error {
+        let mut status = kube::core::Status::failure("refused", "Forbidden");
+        status.code = code;
+        status.details =
+            serde_json::from_value(serde_json::json!({ "retryAfterSeconds": retry_after_seconds }))
+                .ok();
+        kube::Error::Api(status.boxed())
+    }
+
+    #[tokio::test]
+    async fn a_failed_status_write_backs_off_but_keeps_the_cores_requeue() {
+        let client = client(kube::Config::new(
+            "http://127.0.0.1:9".parse().expect("url"),
+        ))
+        .expect("client");
+        let ctx = context(client, Leadership::always());
+        let gw = gateway("gw");
+        let failed = |requeue_after, retry_after| Error::StatusWrite {
+            source: status_error(403, retry_after),
+            requeue_after,
+        };
+        // The core said 5 minutes: the retry is not sooner (before: 5 s).
+        assert_eq!(
+            error_policy(
+                gw.clone(),
+                &failed(Some(Duration::from_secs(300)), 0),
+                ctx.clone()
+            ),
+            controller::Action::requeue(Duration::from_secs(300))
+        );
+        // The core said "on the next change": the backoff alone, from 5 ms, doubling.
+        let waits: Vec<controller::Action> = (0..3)
+            .map(|_| error_policy(gw.clone(), &failed(None, 0), ctx.clone()))
+            .collect();
+        // 0-10 % of jitter on top of the doubling delay.
+        let within = |action: &controller::Action, ms: u64| {
+            requeue_of(action).is_some_and(|d| {
+                d >= Duration::from_millis(ms) && d <= Duration::from_millis(ms).mul_f64(1.1)
+            })
+        };
+        assert!(within(&waits[0], 10), "{waits:?}"); // the second failure of gw
+        assert!(within(&waits[1], 20), "{waits:?}");
+        assert!(within(&waits[2], 40), "{waits:?}");
+        // The server's Retry-After wins over a shorter backoff.
+        assert_eq!(
+            error_policy(gateway("other"), &failed(None, 7), ctx.clone()),
+            controller::Action::requeue(Duration::from_secs(7))
+        );
+        // An object the core cannot read waits for a change.
+        let input = Error::Input(InputError::Malformed {
+            object: "Gateway".into(),
+            why: "no uid".into(),
+        });
+        assert_eq!(
+            error_policy(gw, &input, ctx),
+            controller::Action::await_change()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_standby_reconciles_nothing() {
+        let (url, requests) = answering(404).await;
+        let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
+        let ctx = context(client, Leadership::candidate());
+        let action = reconcile_leading(gateway("gw"), ctx.clone())
+            .await
+            .expect("no error");
+        assert_eq!(action, controller::Action::await_change());
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert!(
+            !ctx.metrics
+                .encode()
+                .contains("gateway_reconcile_reconciles_total{")
+        );
     }
 
     fn deployment(value: serde_json::Value) -> DynamicObject {
@@ -1085,7 +1720,8 @@ mod tests {
         gateway_writer.apply_watcher_event(&watcher::Event::InitDone);
 
         // Four reconciles (four tasks, four wakers) wait for the other caches.
-        let ready = stores.ready();
+        let health = Arc::new(Health::default());
+        let ready = stores.ready(health.clone());
         let mut waiting: Vec<(Arc<Flag>, Ready)> = (0..4)
             .map(|_| (Arc::new(Flag(false.into())), ready.clone()))
             .collect();
@@ -1097,6 +1733,17 @@ mod tests {
             );
         }
 
+        // Which caches are missing is known while waiting (the sync timeout names them).
+        let unsynced: Vec<&str> = health.unsynced().iter().map(|u| u.kind).collect();
+        assert_eq!(
+            unsynced,
+            [
+                "Deployment",
+                "GatewayClass",
+                "GatewayConfiguration",
+                "L34Route"
+            ]
+        );
         class_writer.apply_watcher_event(&watcher::Event::Init);
         class_writer.apply_watcher_event(&watcher::Event::InitDone);
         configuration_writer.apply_watcher_event(&watcher::Event::Init);
@@ -1114,6 +1761,7 @@ mod tests {
             assert!(woken, "waiting reconcile {i} was never woken");
             assert_eq!(poll, Poll::Ready(true), "waiting reconcile {i}");
         }
+        assert!(health.ready(), "{:?}", health.unsynced());
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct Settled {
     pub status_patch: Option<Value>,
     /// When to reconcile again.
     pub requeue: controller::Action,
+    /// The same as a delay (`Some(ZERO)`: at once, `None`: on the next change), which a
+    /// failed status write keeps as the least wait before the retry.
+    pub requeue_after: Option<Duration>,
     /// The Events to record once the status write succeeded.
     pub events: Vec<Event>,
     /// The record of a write that went through, to keep for the Gateway's next plan.
@@ -52,6 +55,7 @@ impl From<Settlement> for Settled {
         Settled {
             status_patch: settlement.status_patch().map(|patch| patch.into_body()),
             requeue: requeue(settlement.requeue),
+            requeue_after: requeue_after(settlement.requeue),
             events: settlement.events,
             write_record: settlement.write_record,
         }
@@ -66,6 +70,15 @@ pub fn requeue(requeue: Requeue) -> controller::Action {
         Requeue::AwaitChange => controller::Action::await_change(),
         // `Requeue` may grow; a hint this crate does not know waits for the next watch event.
         _ => controller::Action::await_change(),
+    }
+}
+
+/// The core's requeue hint as a delay: `Some(ZERO)` at once, `None` on the next change.
+pub fn requeue_after(requeue: Requeue) -> Option<Duration> {
+    match requeue {
+        Requeue::Immediately => Some(Duration::ZERO),
+        Requeue::After(after) => Some(after),
+        _ => None,
     }
 }
 
@@ -87,5 +100,11 @@ mod tests {
             requeue(Requeue::AwaitChange),
             controller::Action::await_change()
         );
+        assert_eq!(requeue_after(Requeue::Immediately), Some(Duration::ZERO));
+        assert_eq!(
+            requeue_after(Requeue::After(Duration::from_secs(300))),
+            Some(Duration::from_secs(300))
+        );
+        assert_eq!(requeue_after(Requeue::AwaitChange), None);
     }
 }

@@ -14,17 +14,27 @@
 //! - [`events`]: the core's Events as kube-runtime Events;
 //! - [`resources`]: typed GatewayConfiguration and L34Route, and the Gateway and
 //!   GatewayClass as the controller reads them (status as raw JSON);
-//! - [`options`]: loading the settings and template files of the binary.
+//! - [`options`]: loading the settings and template files of the binary;
+//! - operations: [`leader`] (leader election on a Lease, the write gate), [`health`] (the
+//!   caches' readiness), [`metrics`], [`backoff`] (per-Gateway retries), [`transport`]
+//!   (the client's rate limit, write gate and request metrics), [`serve`] (the probe and
+//!   metrics endpoints).
 //!
 //! The binary `gateway-reconcile-controller` runs [`controller::run`]; the crate README
 //! says how to run it against a cluster and which RBAC it needs (`deploy/`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod backoff;
 mod class_status;
 pub mod controller;
 pub mod decide;
 pub mod events;
+pub mod health;
+pub mod leader;
+pub mod metrics;
 pub mod options;
 pub mod resources;
+pub mod serve;
+pub mod transport;
 pub mod write;

@@ -463,16 +463,10 @@ fn start_controller(objects: &[Value], release_ns: &str, scratch: &Scratch) -> R
     for arg in container["args"].as_array().expect("args") {
         let arg = arg.as_str().expect("arg");
         let flag = arg.split('=').next().unwrap_or_default();
-        if !help.contains(&format!("{flag} ")) && !help.contains(&format!("{flag}=")) {
-            // Flags the chart passes for leader election, health and metrics, which are
-            // being added to the binary; no other may be missing.
-            assert!(
-                ["--leader-elect", "--health-addr", "--metrics-addr"].contains(&flag),
-                "the chart passes {arg}, which the binary does not have"
-            );
-            eprintln!("chart arg {arg}: not a flag of this binary yet, left out");
-            continue;
-        }
+        assert!(
+            help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}=")),
+            "the chart passes {arg}, which the binary does not have"
+        );
         let arg = match flag {
             // Only loopback in tests, on a port the system picks.
             "--health-addr" | "--metrics-addr" => format!("{flag}=127.0.0.1:0"),

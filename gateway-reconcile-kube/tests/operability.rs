@@ -1,0 +1,893 @@
+//! Operability stories on a real kube-apiserver (`e2e/run.sh` runs them under the control
+//! plane with `--ignored`): the controller binary itself, as an operator runs it, in one
+//! or two processes. Leader election (a killed leader is replaced within the lease
+//! duration plus a retry period; a stopped one writes nothing once resumed), the probes
+//! and the cache sync timeout, `/metrics`, and the per-Gateway backoff (a refused status
+//! write and a stale Gateway each make a logarithmic number of attempts in two minutes).
+//!
+//! The processes run as the user `gateway-reconcile-controller` (bound to
+//! `deploy/clusterrole.yaml`, plus a Role on Leases in the story's namespace); the audit
+//! log tells the two replicas apart by `userAgent`, which carries the leader identity.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+
+const CONTROLLER_USER: &str = "gateway-reconcile-controller";
+const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
+const DOMAIN: &str = "meridio-2.nordix.org";
+const BINARY: &str = env!("CARGO_BIN_EXE_gateway-reconcile-controller");
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The stories' lease timings (short, so that the stories are): a standby takes over at
+/// most `LEASE + RETRY` after the leader's last renewal.
+const LEASE: Duration = Duration::from_secs(6);
+const RENEW: Duration = Duration::from_secs(4);
+const RETRY: Duration = Duration::from_secs(1);
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
+}
+
+fn resource(api_version: &str, kind: &str) -> ApiResource {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let plural = match kind {
+        "GatewayClass" => "gatewayclasses".to_owned(),
+        "ValidatingAdmissionPolicy" => "validatingadmissionpolicies".to_owned(),
+        "ValidatingAdmissionPolicyBinding" => "validatingadmissionpolicybindings".to_owned(),
+        other => format!("{}s", other.to_lowercase()),
+    };
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
+}
+
+fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
+    let ar = resource(
+        object["apiVersion"].as_str().expect("apiVersion"),
+        object["kind"].as_str().expect("kind"),
+    );
+    match object["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+/// Creates `object` (an existing one of that name is fine).
+async fn create(client: &Client, object: Value) -> DynamicObject {
+    let api = api_for(client, &object);
+    let object: DynamicObject = serde_json::from_value(object).expect("object");
+    match api.create(&PostParams::default(), &object).await {
+        Ok(created) => created,
+        Err(kube::Error::Api(s)) if s.code == 409 => object,
+        Err(e) => panic!("create {}: {e}", object.name_any()),
+    }
+}
+
+/// A story's namespace and GatewayClass, the controller's RBAC (its ClusterRole, and a
+/// Role on Leases in the namespace), and GatewayConfiguration `conf`.
+struct World {
+    admin: Client,
+    ns: String,
+    class: String,
+}
+
+impl World {
+    async fn new() -> World {
+        let admin = Client::try_default().await.expect("admin client");
+        let role: Value =
+            serde_yaml_ng::from_str(include_str!("../deploy/clusterrole.yaml")).expect("role");
+        create(&admin, role.clone()).await;
+        create(
+            &admin,
+            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": { "name": "gateway-reconcile-controller-e2e" },
+                "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                             "name": role["metadata"]["name"] },
+                "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }] }),
+        )
+        .await;
+        let ns = create(
+            &admin,
+            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "generateName": "op-" } }),
+        )
+        .await
+        .name_any();
+        // What the chart's leader-election Role grants, in the Lease's namespace.
+        create(
+            &admin,
+            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": { "name": "leases", "namespace": ns },
+                "rules": [{ "apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                            "verbs": ["get", "create", "update"] }] }),
+        )
+        .await;
+        create(
+            &admin,
+            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": { "name": "leases", "namespace": ns },
+                "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "leases" },
+                "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }] }),
+        )
+        .await;
+        let class = format!("class-{ns}");
+        create(
+            &admin,
+            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                    "metadata": { "name": class }, "spec": { "controllerName": CONTROLLER_NAME } }),
+        )
+        .await;
+        let world = World { admin, ns, class };
+        world.configuration(2).await;
+        world
+    }
+
+    fn api(&self, kind: &str) -> Api<DynamicObject> {
+        let api_version = match kind {
+            "Gateway" => "gateway.networking.k8s.io/v1",
+            "GatewayConfiguration" => "meridio-2.nordix.org/v1alpha1",
+            "Deployment" => "apps/v1",
+            "Lease" => "coordination.k8s.io/v1",
+            "Event" => "events.k8s.io/v1",
+            other => panic!("no API for {other}"),
+        };
+        Api::namespaced_with(self.admin.clone(), &self.ns, &resource(api_version, kind))
+    }
+
+    async fn configuration(&self, replicas: i64) {
+        create(
+            &self.admin,
+            json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
+                    "metadata": { "name": "conf", "namespace": self.ns },
+                    "spec": {
+                        "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": self.ns, "interface": "eth1" } }],
+                        "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
+                        "horizontalScaling": { "replicas": replicas, "enforceReplicas": false } } }),
+        )
+        .await;
+    }
+
+    async fn gateway(&self, name: &str) {
+        create(
+            &self.admin,
+            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                    "metadata": { "name": name, "namespace": self.ns },
+                    "spec": { "gatewayClassName": self.class,
+                              "listeners": [{ "name": "tcp", "port": 80, "protocol": "TCP" }],
+                              "infrastructure": { "parametersRef": {
+                                  "group": DOMAIN, "kind": "GatewayConfiguration", "name": "conf" } } } }),
+        )
+        .await;
+    }
+
+    async fn get(&self, kind: &str, name: &str) -> Option<Value> {
+        let object = self.api(kind).get_opt(name).await.expect("get");
+        object.map(|o| serde_json::to_value(o).expect("json"))
+    }
+
+    async fn conditions(&self, gateway: &str) -> BTreeMap<String, Value> {
+        let gateway = self.get("Gateway", gateway).await.unwrap_or_default();
+        gateway["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| (c["type"].as_str().unwrap_or_default().to_owned(), c.clone()))
+            .collect()
+    }
+
+    /// Waits until `gateway` is Programmed and its configuration applied.
+    async fn healthy(&self, gateway: &str) {
+        let start = Instant::now();
+        loop {
+            let c = self.conditions(gateway).await;
+            let is = |t: &str, reason: &str| {
+                c.get(t)
+                    .is_some_and(|c| c["status"] == "True" && c["reason"] == reason)
+            };
+            if is("Programmed", "Programmed")
+                && is(&format!("{DOMAIN}/ConfigurationApplied"), "Applied")
+            {
+                return;
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "{gateway} not healthy in {WAIT:?}: {c:#?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The Lease's holder.
+    async fn holder(&self) -> Option<String> {
+        let lease = self.get("Lease", "ha").await?;
+        lease["spec"]["holderIdentity"].as_str().map(str::to_owned)
+    }
+
+    async fn wait_holder(&self, prefix: &str, limit: Duration) -> Duration {
+        let start = Instant::now();
+        loop {
+            if self.holder().await.is_some_and(|h| h.starts_with(prefix)) {
+                return start.elapsed();
+            }
+            assert!(
+                start.elapsed() < limit,
+                "{prefix} does not hold the lease after {limit:?} (holder: {:?})",
+                self.holder().await
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// A free port on loopback.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// One controller process.
+struct Process {
+    name: String,
+    child: Child,
+    health: SocketAddr,
+    metrics: SocketAddr,
+    log: std::path::PathBuf,
+}
+
+impl Process {
+    /// Starts the binary as `name` (its Pod name: the identity's prefix) in `world`'s
+    /// namespace, with `kubeconfig` and `extra` flags.
+    fn start(world: &World, name: &str, kubeconfig: &str, extra: &[&str]) -> Process {
+        let health: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let metrics: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let log = std::path::PathBuf::from(env("E2E_DIR")).join(format!("{}-{name}.log", world.ns));
+        let file = std::fs::File::create(&log).expect("log file");
+        let lease = |d: Duration| format!("{}ms", d.as_millis());
+        let child = Command::new(BINARY)
+            .args(["--kubeconfig", kubeconfig, "--namespace", &world.ns])
+            .args(["--health-addr", &health.to_string()])
+            .args(["--metrics-addr", &metrics.to_string()])
+            .args([
+                "--leader-election-namespace",
+                &world.ns,
+                "--leader-election-id",
+                "ha",
+            ])
+            .args(["--leader-elect-lease-duration", &lease(LEASE)])
+            .args(["--leader-elect-renew-deadline", &lease(RENEW)])
+            .args(["--leader-elect-retry-period", &lease(RETRY)])
+            .args(extra)
+            .env("POD_NAME", name)
+            .env("RUST_LOG", "info,gateway_reconcile_kube=debug")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .spawn()
+            .expect("the controller binary starts");
+        Process {
+            name: name.to_owned(),
+            child,
+            health,
+            metrics,
+            log,
+        }
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal} {}", self.name);
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits for the process to exit.
+    async fn exited(&mut self, limit: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "{} still runs after {limit:?}; its log:\n{}",
+                self.name,
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// SIGTERM, and the exit status.
+    async fn stop(&mut self) -> ExitStatus {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return status;
+        }
+        self.signal("-TERM");
+        self.exited(Duration::from_secs(30)).await
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A GET on loopback: the status code and body (`None`: not listening yet).
+fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let code = text.split(' ').nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n")?.1.to_owned();
+    Some((code, body))
+}
+
+/// Polls `addr` `path` until it answers `code`; the body.
+async fn wait_http(addr: SocketAddr, path: &str, code: u16, limit: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        let answer = http_get(addr, path);
+        if let Some((c, body)) = &answer
+            && *c == code
+        {
+            return body.clone();
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{path} on {addr} did not answer {code} in {limit:?}: {answer:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The value of the sample `line` (name and labels as printed) in a metrics text.
+fn sample(text: &str, line: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(line)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// One write (or controller read) from the audit log.
+#[derive(Debug, Clone)]
+struct Audited {
+    at: jiff::Timestamp,
+    user: String,
+    agent: String,
+    verb: String,
+    resource: String,
+    subresource: String,
+    name: String,
+    code: i64,
+}
+
+fn audit(namespace: &str) -> Vec<Audited> {
+    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|e| e["objectRef"]["namespace"] == namespace)
+        .map(|e| Audited {
+            at: e["requestReceivedTimestamp"]
+                .as_str()
+                .and_then(|t| t.parse().ok())
+                .expect("requestReceivedTimestamp"),
+            user: e["user"]["username"].as_str().unwrap_or_default().into(),
+            agent: e["userAgent"].as_str().unwrap_or_default().into(),
+            verb: e["verb"].as_str().unwrap_or_default().into(),
+            resource: e["objectRef"]["resource"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
+            subresource: e["objectRef"]["subresource"]
+                .as_str()
+                .unwrap_or_default()
+                .into(),
+            name: e["objectRef"]["name"].as_str().unwrap_or_default().into(),
+            code: e["responseStatus"]["code"].as_i64().unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn is_write(a: &Audited) -> bool {
+    matches!(
+        a.verb.as_str(),
+        "create" | "update" | "patch" | "delete" | "deletecollection"
+    )
+}
+
+/// The requests of the process whose identity starts with `name`.
+fn by(requests: &[Audited], name: &str) -> Vec<Audited> {
+    let marker = format!("({name}_");
+    requests
+        .iter()
+        .filter(|a| a.agent.contains(&marker))
+        .cloned()
+        .collect()
+}
+
+/// No Event recorded twice (same Gateway, reason and note) by two instances.
+async fn no_duplicate_events(world: &World) -> usize {
+    let events = world
+        .api("Event")
+        .list(&Default::default())
+        .await
+        .expect("events");
+    let mut seen: BTreeMap<(String, String, String), BTreeSet<String>> = BTreeMap::new();
+    for event in &events.items {
+        let e = serde_json::to_value(event).expect("json");
+        let key = (
+            e["regarding"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            e["reason"].as_str().unwrap_or_default().to_owned(),
+            e["note"].as_str().unwrap_or_default().to_owned(),
+        );
+        seen.entry(key).or_default().insert(
+            e["reportingInstance"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+    }
+    for (key, instances) in &seen {
+        assert_eq!(instances.len(), 1, "{key:?} recorded by {instances:?}");
+    }
+    events.items.len()
+}
+
+/// Starts replica `a`, waits until it holds the Lease, then starts `b` (so the leader is
+/// known), and waits until Gateway `gw-1` is healthy.
+async fn two_replicas(world: &World) -> (Process, Process) {
+    let kubeconfig = env("E2E_CONTROLLER_KUBECONFIG");
+    let a = Process::start(world, "ha-a", &kubeconfig, &[]);
+    world.wait_holder("ha-a_", WAIT).await;
+    let b = Process::start(world, "ha-b", &kubeconfig, &[]);
+    world.gateway("gw-1").await;
+    world.healthy("gw-1").await;
+    // The standby is ready (warm caches) and reports itself as such.
+    wait_http(b.health, "/readyz", 200, WAIT).await;
+    let metrics = wait_http(b.metrics, "/metrics", 200, WAIT).await;
+    assert_eq!(
+        sample(&metrics, "gateway_reconcile_leader"),
+        Some(0.0),
+        "{metrics}"
+    );
+    let metrics = wait_http(a.metrics, "/metrics", 200, WAIT).await;
+    assert_eq!(
+        sample(&metrics, "gateway_reconcile_leader"),
+        Some(1.0),
+        "{metrics}"
+    );
+    (a, b)
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_killed_leader_is_replaced_within_the_lease_duration_and_a_retry_period() {
+    let world = World::new().await;
+    let (mut a, mut b) = two_replicas(&world).await;
+    // The standby wrote nothing, not even to the Lease.
+    let before_kill = audit(&world.ns);
+    let standby_writes: Vec<_> = by(&before_kill, "ha-b")
+        .into_iter()
+        .filter(is_write)
+        .collect();
+    assert!(standby_writes.is_empty(), "{standby_writes:#?}");
+    assert!(
+        !by(&before_kill, "ha-a").is_empty(),
+        "the audit log tells the replicas apart"
+    );
+
+    a.signal("-KILL");
+    let took = world.wait_holder("ha-b_", WAIT).await;
+    eprintln!("SIGKILL of the leader: the standby holds the lease {took:?} later");
+    // Within lease duration + retry period, and a little for a loaded machine.
+    assert!(
+        took <= LEASE + RETRY + Duration::from_millis(500),
+        "took over after {took:?}"
+    );
+    // The new leader reconciles: a new Gateway becomes healthy.
+    world.gateway("gw-2").await;
+    world.healthy("gw-2").await;
+    let events = no_duplicate_events(&world).await;
+    assert!(events > 0);
+    assert!(b.stop().await.success(), "{}", b.log());
+    assert!(!a.exited(Duration::from_secs(5)).await.success());
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_stopped_leader_writes_nothing_once_resumed_and_exits() {
+    let world = World::new().await;
+    let (mut a, mut b) = two_replicas(&world).await;
+
+    a.signal("-STOP");
+    let stopped = Instant::now();
+    // Work the leader would do: the configuration now enforces 3 replicas.
+    world
+        .api("GatewayConfiguration")
+        .patch(
+            "conf",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "spec": { "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } })),
+        )
+        .await
+        .expect("patch");
+    let took = world.wait_holder("ha-b_", WAIT).await;
+    eprintln!("SIGSTOP of the leader: the standby holds the lease {took:?} later");
+    // The new leader carries the edit.
+    let start = Instant::now();
+    while world
+        .get("Deployment", "sllbr-gw-1")
+        .await
+        .is_none_or(|d| d["spec"]["replicas"] != 3)
+    {
+        assert!(
+            start.elapsed() < WAIT,
+            "the new leader did not update the Deployment"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    world.healthy("gw-1").await;
+    // Stopped well past its lease, then resumed.
+    tokio::time::sleep((LEASE + RETRY).saturating_sub(stopped.elapsed())).await;
+    a.signal("-CONT");
+    let status = a.exited(Duration::from_secs(20)).await;
+    assert!(!status.success(), "{}", a.log());
+    assert!(a.log().contains("leader election lost"), "{}", a.log());
+
+    let requests = audit(&world.ns);
+    let first_new = by(&requests, "ha-b")
+        .into_iter()
+        .filter(is_write)
+        .map(|w| w.at)
+        .min()
+        .expect("the new leader wrote");
+    let late: Vec<_> = by(&requests, "ha-a")
+        .into_iter()
+        .filter(|w| is_write(w) && w.at >= first_new)
+        .collect();
+    assert!(
+        late.is_empty(),
+        "the old leader wrote after the new one: {late:#?}"
+    );
+    no_duplicate_events(&world).await;
+    assert!(b.stop().await.success(), "{}", b.log());
+}
+
+/// An impersonating copy of the admin kubeconfig: the binary runs as `user`.
+fn kubeconfig_as(user: &str, dir: &str) -> String {
+    let mut config: Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(env("KUBECONFIG")).expect("kubeconfig"))
+            .expect("yaml");
+    for entry in config["users"].as_array_mut().into_iter().flatten() {
+        entry["user"]["as"] = json!(user);
+    }
+    let path = format!("{dir}/kubeconfig-{user}");
+    std::fs::write(&path, serde_yaml_ng::to_string(&config).expect("yaml")).expect("write");
+    path
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_cache_that_cannot_sync_stops_the_process_naming_the_resource() {
+    let world = World::new().await;
+    let user = format!("op-no-routes-{}", world.ns);
+    let mut role: Value =
+        serde_yaml_ng::from_str(include_str!("../deploy/clusterrole.yaml")).expect("role");
+    role["metadata"]["name"] = json!(user);
+    if let Some(rules) = role["rules"].as_array_mut() {
+        for rule in rules {
+            if let Some(resources) = rule["resources"].as_array_mut() {
+                resources.retain(|r| r != "l34routes");
+            }
+        }
+    }
+    create(&world.admin, role).await;
+    create(
+        &world.admin,
+        json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": { "name": user },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": user },
+            "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user }] }),
+    )
+    .await;
+    let kubeconfig = kubeconfig_as(&user, &env("E2E_DIR"));
+    let started = Instant::now();
+    let mut p = Process::start(
+        &world,
+        "no-routes",
+        &kubeconfig,
+        &["--leader-elect=false", "--cache-sync-timeout", "8s"],
+    );
+    wait_http(p.health, "/healthz", 200, WAIT).await;
+    let waiting = wait_http(p.health, "/readyz", 503, WAIT).await;
+    assert!(waiting.contains("L34Route"), "{waiting}");
+    let status = p.exited(Duration::from_secs(40)).await;
+    let took = started.elapsed();
+    let log = p.log();
+    assert!(!status.success(), "{log}");
+    assert!(took >= Duration::from_secs(8), "{took:?}");
+    let last = log
+        .lines()
+        .find(|l| l.contains("caches not synced"))
+        .unwrap_or_default();
+    assert!(
+        last.contains("caches not synced within 8s: L34Route (last watch error:")
+            && last.contains("forbidden"),
+        "{log}"
+    );
+    assert!(
+        !last.contains("Gateway ("),
+        "only the unsynced cache is named: {last}"
+    );
+    eprintln!("exit after {took:?}: {last}");
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn ready_after_sync_and_metrics_count_the_gateways() {
+    let world = World::new().await;
+    let mut p = Process::start(
+        &world,
+        "single",
+        &env("E2E_CONTROLLER_KUBECONFIG"),
+        &["--leader-elect=false"],
+    );
+    wait_http(p.health, "/readyz", 200, WAIT).await;
+    world.gateway("gw-1").await;
+    world.gateway("gw-2").await;
+    world.healthy("gw-1").await;
+    world.healthy("gw-2").await;
+    let text = wait_http(p.metrics, "/metrics", 200, WAIT).await;
+    let ns = &world.ns;
+    for (line, value) in [
+        (r#"gateway_reconcile_gateways{condition="Programmed",status="True"}"#.to_owned(), 2.0),
+        (r#"gateway_reconcile_gateways{condition="ConfigurationApplied",status="True"}"#.to_owned(), 2.0),
+        (r#"gateway_reconcile_gateways{condition="Degraded",status="True"}"#.to_owned(), 0.0),
+        (format!(r#"gateway_reconcile_gateway_condition{{namespace="{ns}",gateway="gw-1",condition="ConfigurationApplied",status="True"}}"#), 1.0),
+        (r#"gateway_reconcile_cached_objects{kind="Gateway"}"#.to_owned(), 2.0),
+        (r#"gateway_reconcile_deployment_writes_total{verb="create",outcome="applied"}"#.to_owned(), 2.0),
+        (r#"gateway_reconcile_api_requests_total{verb="create",resource="deployments",code="201"}"#.to_owned(), 2.0),
+        ("gateway_reconcile_leader".to_owned(), 1.0),
+    ] {
+        assert_eq!(sample(&text, &line), Some(value), "{line} in\n{text}");
+    }
+    assert!(
+        sample(
+            &text,
+            r#"gateway_reconcile_status_writes_total{result="written"}"#
+        ) >= Some(2.0),
+        "{text}"
+    );
+    // A Gateway that goes leaves the metrics.
+    world
+        .api("Gateway")
+        .delete("gw-2", &Default::default())
+        .await
+        .expect("delete");
+    let start = Instant::now();
+    loop {
+        let text = wait_http(p.metrics, "/metrics", 200, WAIT).await;
+        if !text.contains(r#"gateway="gw-2""#) {
+            assert_eq!(
+                sample(
+                    &text,
+                    r#"gateway_reconcile_gateways{condition="Programmed",status="True"}"#
+                ),
+                Some(1.0)
+            );
+            break;
+        }
+        assert!(start.elapsed() < WAIT, "gw-2 stays in the metrics");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(p.stop().await.success(), "{}", p.log());
+}
+
+/// How long the backoff stories watch.
+const WATCH: Duration = Duration::from_secs(120);
+
+/// The gaps between successive instants.
+fn gaps(times: &[jiff::Timestamp]) -> Vec<Duration> {
+    times
+        .windows(2)
+        .map(|w| Duration::try_from(w[1].duration_since(w[0])).unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_status_write_refused_for_two_minutes_is_tried_a_logarithmic_number_of_times() {
+    let world = World::new().await;
+    // Every status write to a Gateway of the namespace is refused.
+    let name = format!("refuse-status-{}", world.ns);
+    create(
+        &world.admin,
+        json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": { "name": name },
+            "spec": { "failurePolicy": "Fail",
+                "matchConstraints": { "resourceRules": [{ "apiGroups": ["gateway.networking.k8s.io"],
+                    "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["gateways/status"] }] },
+                "validations": [{ "expression": "false", "message": "e2e: status refused", "reason": "Forbidden" }] } }),
+    )
+    .await;
+    create(
+        &world.admin,
+        json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": { "name": name },
+            "spec": { "policyName": name, "validationActions": ["Deny"],
+                "matchResources": { "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": world.ns } } } } }),
+    )
+    .await;
+    // Until the policy is in force (a dry-run status write of a probe Gateway is refused).
+    world.gateway("probe").await;
+    let start = Instant::now();
+    loop {
+        let refused = world
+            .api("Gateway")
+            .patch_status(
+                "probe",
+                &PatchParams {
+                    dry_run: true,
+                    ..Default::default()
+                },
+                &Patch::Merge(&json!({ "status": { "addresses": [{ "value": "10.0.0.1" }] } })),
+            )
+            .await
+            .is_err();
+        if refused {
+            break;
+        }
+        assert!(start.elapsed() < WAIT, "the policy never came into force");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    world
+        .api("Gateway")
+        .delete("probe", &Default::default())
+        .await
+        .expect("delete");
+
+    let mut p = Process::start(
+        &world,
+        "refused",
+        &env("E2E_CONTROLLER_KUBECONFIG"),
+        &["--leader-elect=false"],
+    );
+    wait_http(p.health, "/readyz", 200, WAIT).await;
+    world.gateway("gw").await;
+    tokio::time::sleep(WATCH).await;
+    let text = wait_http(p.metrics, "/metrics", 200, WAIT).await;
+    assert!(p.stop().await.success(), "{}", p.log());
+
+    let tries: Vec<jiff::Timestamp> = audit(&world.ns)
+        .into_iter()
+        .filter(|a| {
+            a.user == CONTROLLER_USER
+                && a.verb == "patch"
+                && a.subresource == "status"
+                && a.name == "gw"
+        })
+        .map(|a| {
+            assert_ne!(a.code / 100, 2, "the status write went through");
+            a.at
+        })
+        .collect();
+    let gaps = gaps(&tries);
+    eprintln!(
+        "{} refused status writes in {WATCH:?}; gaps {gaps:?}",
+        tries.len()
+    );
+    // 5 ms doubling: log2(120 s / 5 ms) = 14.6, so about 15 (each try is sent once: the
+    // client repeats only 429, 503, 504). A 5-second retry would make 24, a zero one
+    // thousands.
+    assert!(
+        (10..=18).contains(&tries.len()),
+        "{} tries: {gaps:?}",
+        tries.len()
+    );
+    let last = gaps.last().copied().unwrap_or_default();
+    assert!(
+        last >= Duration::from_secs(15),
+        "the last gap is {last:?}: {gaps:?}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"gateway_reconcile_status_writes_total{result="failed"}"#
+        ),
+        Some(tries.len() as f64),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "gateway_reconcile_backoff_gateways"),
+        Some(1.0),
+        "{text}"
+    );
+    // The Deployment was created once and left alone.
+    let deployment_writes = audit(&world.ns)
+        .into_iter()
+        .filter(|a| a.user == CONTROLLER_USER && a.resource == "deployments" && is_write(a))
+        .count();
+    assert_eq!(deployment_writes, 1);
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_gateway_with_a_future_observed_generation_is_retried_a_logarithmic_number_of_times() {
+    let world = World::new().await;
+    world.gateway("gw").await;
+    // Owned conditions written for generation 5 of a Gateway at generation 1: the cache
+    // looks stale to the core, which asks to look again at once and writes nothing.
+    let now = jiff::Timestamp::now().to_string();
+    let condition = |type_: &str, reason: &str| {
+        json!({ "type": type_, "status": "True", "reason": reason, "message": "from the future",
+                "observedGeneration": 5, "lastTransitionTime": now })
+    };
+    world
+        .api("Gateway")
+        .patch_status(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "status": { "conditions": [
+                condition("Accepted", "Accepted"),
+                condition("Programmed", "Programmed"),
+                condition(&format!("{DOMAIN}/ConfigurationApplied"), "Applied"),
+            ] } })),
+        )
+        .await
+        .expect("status");
+
+    let mut p = Process::start(
+        &world,
+        "stale",
+        &env("E2E_CONTROLLER_KUBECONFIG"),
+        &["--leader-elect=false"],
+    );
+    wait_http(p.health, "/readyz", 200, WAIT).await;
+    tokio::time::sleep(WATCH).await;
+    let text = wait_http(p.metrics, "/metrics", 200, WAIT).await;
+    assert!(p.stop().await.success(), "{}", p.log());
+
+    let reconciles = sample(
+        &text,
+        r#"gateway_reconcile_reconciles_total{result="success"}"#,
+    )
+    .unwrap_or_default();
+    let backoffs =
+        sample(&text, r#"gateway_reconcile_requeues_total{kind="backoff"}"#).unwrap_or_default();
+    eprintln!("stale Gateway: {reconciles} reconciles in {WATCH:?}");
+    // Each reconcile asks for "at once": 5 ms doubling gives about 15 in two minutes.
+    assert!(
+        (10.0..=18.0).contains(&reconciles),
+        "{reconciles} reconciles\n{text}"
+    );
+    assert_eq!(backoffs, reconciles, "{text}");
+    // And it made no request at all: no write, no read beyond the watches.
+    let requests: Vec<_> = audit(&world.ns)
+        .into_iter()
+        .filter(|a| a.user == CONTROLLER_USER && a.verb != "list" && a.verb != "watch")
+        .collect();
+    assert!(requests.is_empty(), "{requests:#?}");
+    assert!(world.get("Deployment", "sllbr-gw").await.is_none());
+}
