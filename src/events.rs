@@ -13,6 +13,7 @@
 //! | `D/Degraded` goes away | Normal [`event_reason::RECOVERED`] |
 //! | `Programmed` turns False | Warning, the condition's reason ([`PENDING`], [`INVALID`]) |
 //! | `Accepted` turns False | Warning [`INVALID_PARAMETERS`] |
+//! | the API server changed the Deployment inside the crate's own write | Warning [`event_reason::ADMISSION_CHANGED`], `the API server changed the LB Deployment on write: PATHS` (one per write) |
 //!
 //! The reasons are the constants of [`conditions`](crate::conditions::reason).
 //!
@@ -24,6 +25,7 @@
 //! [`INVALID`]: crate::conditions::reason::INVALID
 //! [`event_reason::DEGRADED`]: crate::conditions::event_reason::DEGRADED
 //! [`event_reason::RECOVERED`]: crate::conditions::event_reason::RECOVERED
+//! [`event_reason::ADMISSION_CHANGED`]: crate::conditions::event_reason::ADMISSION_CHANGED
 
 use serde::{Deserialize, Serialize};
 

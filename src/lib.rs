@@ -11,8 +11,30 @@
 //!
 //! [`wire`] (Kubernetes objects) → [`validate`] → [`render`] → [`drift`] →
 //! [`conditions`] → [`reconcile`] ([`plan`]; then, when it asks for a Deployment write, the
-//! caller writes and [`PendingWrite::settle`]s it). Beside it, [`sim`] is a simulated API
-//! server and scenario runner that drives the same pipeline as a cluster would.
+//! caller writes and [`PendingWrite::settle`]s it). Beside it, [`gateway_class`] decides the
+//! GatewayClass's own `Accepted` (a separate call: a class needs no Gateway), and [`sim`] is
+//! a simulated API server and scenario runner that drives the same pipeline as a cluster
+//! would.
+//!
+//! # Changes the API server makes to the controller's own write
+//!
+//! Mutating admission (a webhook rewriting `image` to a mirror registry, injecting a
+//! toleration or a sidecar) can change the LB Deployment inside the very write the crate
+//! asked for; by the drift rules the stored object then drifts after every write. The crate
+//! never loops on it. A caller that has the API server's answer to a successful write
+//! settles with [`WriteOutcome::Stored`]; the settlement compares it with what the crate
+//! wants, records a Warning `AdmissionChanged` Event naming the drifted paths when they
+//! differ, and returns a [`WriteRecord`] (the stored `metadata.generation`, a fingerprint of
+//! the desired object, and one of the drift the server left). The caller keeps the last
+//! record per Gateway in memory and hands it to the next [`plan`]
+//! ([`Snapshot::with_write_record`]): while the Deployment's generation, the desired object
+//! and the drift are those of the record, the plan writes nothing and reports the drift it
+//! holds back ([`Settlement::held_drift`]). Anyone else's later edit moves the generation
+//! or the drift, a new desired object moves the fingerprint, and a restarted controller
+//! (no record) writes once more and learns again. When the server changes the generation or
+//! uid annotation itself, the Deployment cannot say what it carries:
+//! `ConfigurationApplied=False/ApplyRejected` and `Degraded=True/ApplyRejected`, naming the
+//! annotation, and no further write until the desired object or the Deployment changes.
 //!
 //! # The four conditions
 //!
@@ -77,8 +99,12 @@
 //! and none on a retry that changes nothing (see [`events`]). [`Settlement::requeue`] says
 //! when to look again: at once after a conflict, a vanished Deployment or a stale snapshot;
 //! after a backoff (the time `ConfigurationApplied` has been False, clamped to 1 s–5 min, and
-//! never past the moment `Degraded` becomes due) after a transient failure; otherwise only on
-//! the next event, or, for an accepted or invalid Gateway, after [`Settings::resync`].
+//! never past the moment `Degraded` becomes due) after a transient failure; after the
+//! rejection backoff (the same time, clamped to 30 s–10 min, and never past
+//! [`Settings::resync`]) after a rejection, which can end without any event the controller
+//! watches (an admission policy fixed, a quota raised) and is written again only when it is
+//! rejected differently; otherwise only on the next event, or, for an accepted or invalid
+//! Gateway, after [`Settings::resync`].
 //!
 //! Time never fails: a `Degraded` deadline past the end of representable time is never due,
 //! and a `lastTransitionTime` in the future or beyond the supported range counts as now.
@@ -90,11 +116,27 @@
 //!   annotation.
 //! - `Degraded` keeps its status, reason and message across a conflicting retry, and records
 //!   the current Gateway generation. Absent and due, a conflicting retry raises it
-//!   (`ApplyFailing`, naming the conflict's message).
+//!   (`ApplyFailing`, naming the conflict's message), as the contract now says too.
 //! - Once `Degraded` is True, any failing update keeps it True with reason `ApplyFailing`
-//!   (also after `RolloutStalled`, before `degradedAfter`); its message is always the one of
-//!   the current cause, saying since when ConfigurationApplied has been False, and its
-//!   `lastTransitionTime` stays that of the moment it turned True.
+//!   (also after `RolloutStalled`, before `degradedAfter`; the contract's rule); its message
+//!   is always the one of the current cause, saying since when ConfigurationApplied has
+//!   been False, and its `lastTransitionTime` stays that of the moment it turned True.
+//! - The write record also fingerprints the drift the API server left in the stored
+//!   object, and holds the drift back only while it is that same drift. The contract's two
+//!   conditions (the Deployment's generation and the desired object) alone would hide an
+//!   edit that moves no generation: apps/v1 does not count a `metadata.labels` edit, so a
+//!   controller label someone removed would stay removed, although a change to an owned
+//!   field is always drift. With the third, such an edit is reverted at once.
+//! - The fingerprints are 64-bit FNV-1a over the canonical JSON of the compact tree: fixed
+//!   by definition (std's hasher may change between Rust versions), not cryptographic (the
+//!   inputs are the controller's own, not an attacker's).
+//! - When the API server changes the generation or uid annotation on write,
+//!   `ConfigurationApplied` says so in the usual form (`GatewayConfiguration NS/NAME
+//!   generation M is not applied to Deployment NS/NAME (it carries generation N): the API
+//!   server changes the annotation KEY on write`), and `Programmed` stays True naming what
+//!   the Deployment's annotation says (`unknown` when it has none).
+//! - The `AdmissionChanged` message joins the drifted paths with `, ` and cuts them to
+//!   1024 bytes at a character boundary.
 //! - A create answered 404 says `create failed (not found)` in ConfigurationApplied.
 //! - Owned conditions over the 8-item limit are removed even when observed; when foreign
 //!   conditions alone pass the limit, every owned one is removed and the list stays longer

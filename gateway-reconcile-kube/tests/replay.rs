@@ -347,6 +347,20 @@ impl<B: Backend> Backend for Tracked<B> {
         self.inner.fail_writes(count, outcome)
     }
 
+    fn mutate_writes(
+        &mut self,
+        patch: Option<&Value>,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter("mutateWrites");
+        self.inner.mutate_writes(patch, now)
+    }
+
+    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        self.enter("restart");
+        self.inner.restart(now)
+    }
+
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {
         self.inner.read(kind)
     }

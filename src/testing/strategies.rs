@@ -54,8 +54,11 @@ pub enum Op {
     /// The clock moves forward by this many seconds.
     Advance(u32),
     /// The controller restarts: only what the API server holds carries over (injected
-    /// faults do not).
+    /// faults do not; mutating admission, the server's, does).
     Restart,
+    /// Mutating admission: an odd `n` makes every Deployment write that goes through get an
+    /// injected readiness gate (as a webhook would add one); an even `n` stops it.
+    MutateWrites(u8),
 }
 
 impl Op {
@@ -84,6 +87,8 @@ impl Op {
             Op::Rollout(r) => format!("rollout {}", rollout_state(*r).key()),
             Op::Advance(s) => format!("advance {s}s"),
             Op::Restart => "controller restart".into(),
+            Op::MutateWrites(n) if n % 2 == 0 => "mutating admission stopped".into(),
+            Op::MutateWrites(_) => "mutating admission injects a readiness gate".into(),
         }
     }
 }
@@ -131,6 +136,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..3).prop_map(Op::Rollout),
         2 => (1u32..400).prop_map(Op::Advance),
         1 => Just(Op::Restart),
+        1 => any::<u8>().prop_map(Op::MutateWrites),
     ]
 }
 
@@ -261,10 +267,16 @@ pub fn apply(cluster: &mut Cluster, op: &Op) -> Result<Option<ReconcileRecord>, 
                 template: Some(cluster.template().clone()),
                 routes: cluster.routes().to_vec(),
             };
-            let rebuilt = Cluster::new(cluster.settings().clone(), cluster.now(), objects)?
+            let mut rebuilt = Cluster::new(cluster.settings().clone(), cluster.now(), objects)?
                 .with_server_defaults(cluster.server_defaults());
+            rebuilt.mutate_writes(cluster.write_mutation().cloned());
             *cluster = rebuilt;
         }
+        Op::MutateWrites(n) => cluster.mutate_writes((n % 2 == 1).then(|| {
+            json!({"spec": {"template": {"spec": {"readinessGates": [
+                {"conditionType": "example.com/injected"}
+            ]}}}})
+        })),
     }
     Ok(None)
 }

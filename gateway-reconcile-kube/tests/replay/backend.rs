@@ -667,6 +667,16 @@ impl Real {
                 self.failed_write().await?;
             }
         }
+        // The stored object the server answered, as the file names it (the core saw the
+        // file's namespace and uids).
+        let outcome = match outcome {
+            Some(WriteOutcome::Stored(stored)) => Some(
+                serde_json::from_value(self.file_form(Kind::Deployment, stored.into_json()))
+                    .map(WriteOutcome::Stored)
+                    .or_else(|e| failed(format!("stored Deployment: {e}")))?,
+            ),
+            other => other,
+        };
         let (drift, settlement) = match (pending, &outcome) {
             (Ok(pending), Some(outcome)) => (drift, pending.settle(outcome.clone())),
             (Err(settlement), _) => (settlement.held_drift.clone(), settlement),

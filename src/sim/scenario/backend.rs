@@ -98,27 +98,17 @@ pub trait Backend {
     ) -> Result<(), StepError<Self::Error>>;
 
     /// Makes mutating admission apply `patch` (an RFC 7386 merge patch) to every
-    /// Deployment write that succeeds from now on; `None` stops it. A backend that cannot
-    /// skips the scenario (the default).
+    /// Deployment write that succeeds from now on; `None` stops it. No default: a backend
+    /// (or a wrapper of one) that cannot says so with [`StepError::Skip`].
     fn mutate_writes(
         &mut self,
         patch: Option<&Value>,
         now: Timestamp,
-    ) -> Result<(), StepError<Self::Error>> {
-        let _ = (patch, now);
-        Err(StepError::Skip(
-            "this backend cannot change Deployment writes in admission".into(),
-        ))
-    }
+    ) -> Result<(), StepError<Self::Error>>;
 
     /// Restarts the controller: it forgets what it held in memory (the write records),
-    /// the cluster stays. A backend that cannot skips the scenario (the default).
-    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<Self::Error>> {
-        let _ = now;
-        Err(StepError::Skip(
-            "this backend cannot restart its controller".into(),
-        ))
-    }
+    /// the cluster stays.
+    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<Self::Error>>;
 
     /// The stored object, as JSON (`None`: it does not exist), for expectations.
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<Self::Error>>;

@@ -83,6 +83,18 @@ impl super::Backend for NoRollouts {
         super::Backend::fail_writes(&mut self.0, count, outcome)
     }
 
+    fn mutate_writes(
+        &mut self,
+        patch: Option<&serde_json::Value>,
+        now: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        super::Backend::mutate_writes(&mut self.0, patch, now)
+    }
+
+    fn restart(&mut self, now: Timestamp) -> Result<(), super::StepError<Self::Error>> {
+        super::Backend::restart(&mut self.0, now)
+    }
+
     fn read(
         &self,
         kind: crate::sim::cluster::Kind,
