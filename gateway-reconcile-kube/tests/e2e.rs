@@ -1665,3 +1665,64 @@ async fn mutating_admission_gets_one_write_per_desired_object_and_one_more_per_r
     delete(&story.admin, &hook).await;
     story.stop().await;
 }
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_rejected_update_is_retried_with_backoff_and_recovers_when_the_policy_goes() {
+    // Default settings: no resync. Removing a policy wakes nothing the controller watches;
+    // only the rejection backoff brings the Gateway back.
+    let mut story = Story::new(settings()).await;
+    story.healthy_gateway().await;
+    let (policy, binding) = refusing_policy(&story);
+    create(&story.admin, policy.clone()).await;
+    create(&story.admin, binding.clone()).await;
+    until_dry_run_update(
+        &story,
+        "refuse a dry-run update with the policy's 422",
+        |answer| matches!(answer, Err(kube::Error::Api(s)) if s.code == 422),
+    )
+    .await;
+    let before = story.requests().len();
+    story.enforce_replicas(3).await;
+    story
+        .wait_conditions("gw", "ApplyRejected", |c| {
+            is(c, &applied(), "False", "ApplyRejected")
+                && is(c, &degraded(), "True", "ApplyRejected")
+        })
+        .await;
+    // The first retry comes 30 s after the rejection and is rejected the same way: it writes
+    // no status.
+    let requests = settle_and_collect(&story, before, Duration::from_secs(36)).await;
+    let rejected = requests
+        .iter()
+        .filter(|r| r.verb == "update" && r.resource == "deployments" && r.code == 422)
+        .count();
+    assert!((2..=3).contains(&rejected), "{requests:#?}");
+    assert_eq!(
+        count(&requests, "patch", "gateways", "status"),
+        1,
+        "{requests:#?}"
+    );
+
+    let removed = Instant::now();
+    delete(&story.admin, &binding).await;
+    delete(&story.admin, &policy).await;
+    // The next retry is due at most the time ConfigurationApplied has been False later.
+    story
+        .wait_conditions_within(
+            "gw",
+            "recovered by the rejection backoff",
+            |c| healthy(c) && !c.contains_key(&degraded()),
+            Duration::from_secs(90),
+        )
+        .await;
+    eprintln!(
+        "recovered {:?} after the policy was removed",
+        removed.elapsed()
+    );
+    assert_eq!(
+        story.get("Deployment", "sllbr-gw").await["spec"]["replicas"],
+        3
+    );
+    story.stop().await;
+}
