@@ -948,5 +948,6 @@ fn format_path(path: &[Seg<'_>]) -> String {
     s
 }
 
-#[cfg(test)]
+// Checks drift against the simulated server's defaulting.
+#[cfg(all(test, feature = "sim"))]
 mod tests;

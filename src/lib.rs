@@ -182,6 +182,11 @@
 //!
 //! # Cargo features
 //!
+//! On by default: `sim` (the simulated API server and scenario runner, [`sim`], and the
+//! `gateway-reconcile` command line built on them). A controller that embeds the crate
+//! turns it off (`default-features = false`): its build then has no simulator and no
+//! `serde_path_to_error`.
+//!
 //! Off by default: `yaml` (YAML input for the `gateway-reconcile` command line only),
 //! `k8s-openapi` (conversions with k8s-openapi 0.28's `Deployment` and
 //! `Condition`) and `gateway-api` (conversions from gateway-api 0.22's `Gateway` and
@@ -196,6 +201,7 @@
 //! `gateway-reconcile-kube` for the kube-rs controller built on this crate.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod addresses;
 pub mod cidr;
@@ -205,6 +211,10 @@ mod error;
 pub mod events;
 pub mod gateway_class;
 #[cfg(any(feature = "k8s-openapi", feature = "gateway-api"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "k8s-openapi", feature = "gateway-api")))
+)]
 pub mod interop;
 mod json;
 pub mod nad;
@@ -215,10 +225,13 @@ pub mod reconcile;
 pub mod render;
 pub mod rollout;
 mod settings;
+#[cfg(feature = "sim")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub mod sim;
 mod snapshot;
 pub mod template;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod validate;
 pub mod wire;

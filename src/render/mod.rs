@@ -890,7 +890,8 @@ fn get_mut<'a>(object: &'a mut Map, path: &[&str]) -> Option<&'a mut Value> {
     cur.get_mut(last)
 }
 
-#[cfg(test)]
+// Checks render against the simulated server's defaulting.
+#[cfg(all(test, feature = "sim"))]
 mod owned_part_props;
 #[cfg(test)]
 mod tests;
