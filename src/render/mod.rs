@@ -506,17 +506,25 @@ fn layer(
     key: &str,
     infrastructure: Option<&BTreeMap<String, String>>,
 ) {
+    // Each layer is one merge (see `LeafObject::set_all`): labels and annotations can be many.
     if let Some(from_template) = template_meta
         .and_then(|m| m.get(key))
         .and_then(Value::as_object)
     {
-        for (k, v) in from_template {
-            target.set_with(k, |old| old == v, || v.clone());
-        }
+        target.set_all(from_template.iter().map(|(k, v)| (k, Cow::Borrowed(v))));
     }
-    for (k, v) in infrastructure.into_iter().flatten() {
-        target.set_str(k, v);
-    }
+    // Compared as text first: a steady reconcile builds no value.
+    let changed: Vec<(&str, &str)> = infrastructure
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| target.get(k).and_then(Value::as_str) != Some(v.as_str()))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    target.set_all(
+        changed
+            .into_iter()
+            .map(|(k, v)| (k, Cow::Owned(Value::from(v)))),
+    );
 }
 
 fn set_strings(target: &mut LeafObject<'_, '_>, pairs: &[(&str, &str)]) {
