@@ -8,8 +8,9 @@
 //! env vars and volumes; its throughput is in template elements, so the per-element cost
 //! can be compared across sizes.
 //!
-//! The `validation` group validates GatewayConfigurations with 1× to 1,000× the subnets,
-//! network attachments and verticalScaling entries, and computes the addresses of 1× to
+//! The `validation` group validates GatewayConfigurations with 1× to 1,000× the
+//! verticalScaling entries (the subnets and network attachments grow only to their CRD
+//! bounds, 2 and 10), and computes the addresses of 1× to
 //! 1,000× the L34Routes; throughput is in those elements (subnets, attachments and entries
 //! for `validate`, routes for `addresses`), so a per-element cost that grows with the size
 //! (a pairwise loop) shows.
