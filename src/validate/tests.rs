@@ -911,7 +911,10 @@ fn nasty_strings_never_panic() {
 #[test]
 fn internal_subnets_are_bounded_before_their_items() {
     // At the limit: valid (the realistic configuration has two).
-    assert_eq!(configuration().spec.internal_subnets.len(), MAX_INTERNAL_SUBNETS);
+    assert_eq!(
+        configuration().spec.internal_subnets.len(),
+        MAX_INTERNAL_SUBNETS
+    );
     assert!(run(&gateway(), Some(&configuration()), &template()).is_ok());
     // Over it: refused, before the junk item would be.
     let message = message_with(|c| {
@@ -964,9 +967,14 @@ fn infrastructure_labels_and_annotations_are_bounded() {
         let infra = gw.spec.infrastructure.as_mut().unwrap();
         infra.labels = entries(labels);
         infra.annotations = entries(annotations);
-        validate(&Settings::default(), &gw, Some(&configuration()), &template())
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        validate(
+            &Settings::default(),
+            &gw,
+            Some(&configuration()),
+            &template(),
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
     };
     let limit = MAX_INFRASTRUCTURE_ENTRIES;
     assert_eq!(with(limit, limit), Ok(()));
@@ -987,9 +995,14 @@ fn infrastructure_labels_and_annotations_are_bounded() {
     infra.labels = entries(limit + 1);
     infra.labels.insert("bad key".into(), "v".into());
     assert_eq!(
-        validate(&Settings::default(), &gw, Some(&configuration()), &template())
-            .unwrap_err()
-            .to_string(),
+        validate(
+            &Settings::default(),
+            &gw,
+            Some(&configuration()),
+            &template()
+        )
+        .unwrap_err()
+        .to_string(),
         "Gateway spec.infrastructure.labels: must have at most 8 entries (has 10)"
     );
 }
