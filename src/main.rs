@@ -230,6 +230,9 @@ fn plan(args: &[String]) -> Result<(), String> {
     let gateway_class: Option<GatewayClass> = optional(&flags, limit, "--gateway-class")?;
     let configuration: Option<GatewayConfiguration> = optional(&flags, limit, "--configuration")?;
     let deployment: Option<Deployment> = optional(&flags, limit, "--deployment")?;
+    if let Some(deployment) = &deployment {
+        deployment_metadata("--deployment", &flags, deployment)?;
+    }
     let routes: Vec<L34Route> = match flags.get("--routes") {
         None => Vec::new(),
         Some(file) => read_routes(file, limit)?,
@@ -289,6 +292,23 @@ fn plan(args: &[String]) -> Result<(), String> {
     let text = serde_json::to_string_pretty(&decision).map_err(|e| e.to_string())?;
     out(&text);
     Ok(())
+}
+
+/// An observed Deployment whose `metadata.name` or `namespace` is not a string is malformed:
+/// the message names the flag, the file and the key path. (A template's own name and
+/// namespace are never used: the LB Deployment gets its own.)
+fn deployment_metadata(
+    flag: &str,
+    flags: &BTreeMap<&str, &str>,
+    deployment: &Deployment,
+) -> Result<(), String> {
+    match deployment.metadata_type_error() {
+        None => Ok(()),
+        Some((path, why)) => {
+            let file = flags.get(flag).copied().unwrap_or_default();
+            Err(format!("{flag} {}: {path}: {why}", display_name(file)))
+        }
+    }
 }
 
 /// Prints to stdout; a closed pipe (`| head`) is not an error worth a panic.

@@ -494,3 +494,71 @@ fn plan_names_the_key_path_of_a_wrong_type() {
         )
     );
 }
+
+#[test]
+fn a_deployment_name_or_namespace_that_is_not_a_string_is_malformed() {
+    let gateway = file(
+        "gw-dep-meta.json",
+        br#"{"metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1}}"#,
+    );
+    let cases = [
+        (
+            r#"{"metadata": {"name": 5, "namespace": "ns"}}"#,
+            "metadata.name: expected a string, found 5",
+        ),
+        (
+            r#"{"metadata": {"name": "sllbr-gw", "namespace": ["ns"]}}"#,
+            "metadata.namespace: expected a string, found a list",
+        ),
+        (
+            r#"{"metadata": {"name": {"a": 1}}}"#,
+            "metadata.name: expected a string, found an object",
+        ),
+        (
+            r#"{"metadata": {"name": "sllbr-gw", "namespace": true}}"#,
+            "metadata.namespace: expected a string, found true",
+        ),
+        (
+            r#"{"metadata": 7}"#,
+            "metadata: expected an object, found 7",
+        ),
+    ];
+    for (i, (text, why)) in cases.into_iter().enumerate() {
+        let deployment = file(&format!("dep-meta-{i}.json"), text.as_bytes());
+        let deployment = deployment.to_str().unwrap();
+        let (code, stderr) = run(&[
+            "plan",
+            "--gateway",
+            gateway.to_str().unwrap(),
+            "--deployment",
+            deployment,
+            "--now",
+            "2026-01-01T00:00:00Z",
+        ]);
+        assert_eq!(code, 2, "{text}: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!("gateway-reconcile plan: --deployment {deployment}: {why}"),
+        );
+    }
+    // Strings, or null (absent), are read as before.
+    for (i, text) in [
+        r#"{"metadata": {"name": "sllbr-gw", "namespace": "ns"}}"#,
+        r#"{"metadata": {"name": null, "namespace": null}}"#,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let deployment = file(&format!("dep-meta-ok-{i}.json"), text.as_bytes());
+        let (code, stderr) = run(&[
+            "plan",
+            "--gateway",
+            gateway.to_str().unwrap(),
+            "--deployment",
+            deployment.to_str().unwrap(),
+            "--now",
+            "2026-01-01T00:00:00Z",
+        ]);
+        assert_eq!(code, 0, "{text}: {stderr}");
+    }
+}
