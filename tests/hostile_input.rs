@@ -562,3 +562,36 @@ fn a_deployment_name_or_namespace_that_is_not_a_string_is_malformed() {
         assert_eq!(code, 0, "{text}: {stderr}");
     }
 }
+
+/// SPEC §6 keeps a condition time past the supported range as written, so an expectation
+/// may name one: it is compared as written. A time of another shape is still malformed.
+#[test]
+fn an_expected_transition_time_past_the_range_is_compared_as_written() {
+    let with_expected = |name: &str, expected: &str| {
+        let text = format!(
+            r#"{{"objects": {{"gatewayClass": {{"metadata": {{"name": "c"}},
+  "spec": {{"controllerName": "meridio-2.nordix.org/gateway-controller"}}}},
+ "gateway": {{"metadata": {{"name": "gw", "namespace": "ns", "uid": "u", "generation": 1}},
+  "spec": {{"gatewayClassName": "c"}},
+  "status": {{"conditions": [{{"type": "Accepted", "status": "False", "reason": "InvalidParameters",
+   "message": "GatewayConfiguration reference is required", "observedGeneration": 1,
+   "lastTransitionTime": "9999-12-31T23:59:59-01:00"}}]}}}}}},
+ "steps": [{{"reconcile": {{}}, "expect": {{"conditions": {{"Accepted": {{"status": "False",
+  "lastTransitionTime": "{expected}"}}}}}}}}]}}"#
+        );
+        let path = file(name, text.as_bytes());
+        run(&["simulate", path.to_str().unwrap()])
+    };
+    // Kept as written, offset included: the expectation holds.
+    let (code, stderr) = with_expected("ltt-kept.json", "9999-12-31T23:59:59-01:00");
+    assert_eq!(code, 0, "{stderr}");
+    // The same instant written otherwise is another text: past the range, text is compared.
+    let (code, stderr) = with_expected("ltt-other.json", "10000-01-01T00:59:59Z");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(r#"not an RFC 3339 time "10000-01-01T00:59:59Z""#),
+        "{stderr}"
+    );
+    let (code, stderr) = with_expected("ltt-differs.json", "9999-12-31T23:59:58Z");
+    assert_eq!(code, 1, "{stderr}");
+}
