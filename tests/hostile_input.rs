@@ -595,3 +595,31 @@ fn an_expected_transition_time_past_the_range_is_compared_as_written() {
     let (code, stderr) = with_expected("ltt-differs.json", "9999-12-31T23:59:58Z");
     assert_eq!(code, 1, "{stderr}");
 }
+
+#[test]
+fn the_number_of_steps_is_bounded() {
+    let steps = |n: usize| {
+        scenario(&format!(
+            "\"steps\": [{}]",
+            vec![r#"{"advance": "1s"}"#; n].join(",\n")
+        ))
+    };
+    let path = file("steps-at-limit.json", steps(10_000).as_bytes());
+    let (code, stderr) = run(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    for n in [10_001, 200_000] {
+        assert_eq!(
+            malformed(&format!("steps-{n}.json"), &steps(n)),
+            r#"line 2: "steps": more than 10000 steps, the most a scenario file may have"#,
+            "{n}"
+        );
+    }
+    // Past the bound the steps are still read as JSON: broken text is reported as such.
+    let mut broken = steps(10_002);
+    let last = broken.rfind("\"1s\"").unwrap();
+    broken.replace_range(last..last + 4, "1s");
+    assert_eq!(
+        malformed("steps-broken.json", &broken),
+        "invalid JSON at line 10003, column 14: expected `,` or `}`"
+    );
+}

@@ -207,6 +207,10 @@ impl<'de> Visitor<'de> for Top<'_> {
                     lifted: slot,
                     trail: &mut *self.trail,
                 }),
+                ("steps", kept) => {
+                    lifted = kept;
+                    map.next_value_seed(Steps(&mut *self.trail))
+                }
                 (_, kept) => {
                     lifted = kept;
                     map.next_value_seed(Strict(&mut *self.trail))
@@ -267,6 +271,86 @@ impl<'de> Visitor<'de> for Objects<'_> {
             }
         }
         Ok(Value::Object(object))
+    }
+}
+
+/// The most steps a scenario file may have: a longer `steps` list is refused when the file
+/// is read (as malformed, naming `steps` and this limit), and the strict reader keeps no
+/// more than one step past it (the rest is only checked to be JSON), so that a file of
+/// hundreds of thousands of steps costs no more than one of this many to refuse. (Each step
+/// held costs dozens of times its text: a JSON object, then a step and a timeline entry.)
+pub(crate) const MAX_STEPS: usize = 10_000;
+
+/// The scenario's `steps`: a list is read as [`Strict`] reads it, up to one item past
+/// [`MAX_STEPS`]; anything else as [`Strict`] reads it.
+struct Steps<'t>(&'t mut Trail);
+
+impl<'de> DeserializeSeed<'de> for Steps<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Steps<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the steps")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Strict(self.0).visit_bool(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Strict(self.0).visit_i64(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Strict(self.0).visit_u64(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Strict(self.0).visit_f64(v)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Strict(self.0).visit_str(v)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Strict(self.0).visit_string(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Strict(self.0).visit_unit()
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Strict(self.0).visit_none()
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        Strict(self.0).visit_map(map)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut list = Vec::new();
+        while list.len() <= MAX_STEPS {
+            match seq.next_element_seed(Strict(&mut *self.0)) {
+                Ok(Some(item)) => list.push(item),
+                Ok(None) => return Ok(Value::Array(list)),
+                Err(e) => {
+                    let index = list.len();
+                    return Err(self.0.up(|| format!("[{index}]"), e));
+                }
+            }
+        }
+        // Over the bound: the file is refused for it; the rest is only read through.
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(Value::Array(list))
     }
 }
 

@@ -23,7 +23,7 @@ use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::driver::requeue_from_word;
 use crate::sim::cluster::store::{check, typed_at};
 use crate::sim::cluster::{ClusterError, Kind, Objects, RolloutState, WriteKind};
-use crate::sim::strict_json::Lifted;
+use crate::sim::strict_json::{Lifted, MAX_STEPS};
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, tree};
 
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
@@ -393,6 +393,16 @@ pub(super) fn read(mut value: Value, lifted: Lifted) -> Result<Scenario, Scenari
         });
     };
     let objects = map.remove("objects");
+    // Bounded before anything is built per step (the strict reader keeps one step past it).
+    if let Some(Value::Array(steps)) = map.get("steps")
+        && steps.len() > MAX_STEPS
+    {
+        return Err(ScenarioError::InvalidValue {
+            step: None,
+            key: "steps".into(),
+            why: format!("more than {MAX_STEPS} steps, the most a scenario file may have"),
+        });
+    }
     let steps_keys = step_keys(&value);
     let file: File =
         serde_path_to_error::deserialize(value).map_err(|e| from_serde(&e, &steps_keys))?;
