@@ -495,12 +495,27 @@ fn yaml(text: &str) -> Option<Result<Value, String>> {
     )))
 }
 
+/// `T` read straight from JSON text that passes the strict check: no `serde_json::Value`
+/// (about 20 times the text of small objects) is ever built. `None` for anything else (not
+/// an object, not strict JSON, YAML, a wrong value), which the value path reads and explains
+/// as before.
+fn read_direct<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    gateway_reconcile::sim::strict_json::check(text).ok()?;
+    serde_json::from_str(text).ok()
+}
+
 fn read_object<T: serde::de::DeserializeOwned>(
     flag: &str,
     file: &str,
     limit: u64,
 ) -> Result<T, String> {
     let text = read(flag, file, limit)?;
+    if let Some(object) = read_direct(&text) {
+        return Ok(object);
+    }
     let value: Value = parse(flag, file, &text)?;
     if !value.is_object() {
         return Err(format!(
@@ -522,8 +537,27 @@ fn optional<T: serde::de::DeserializeOwned>(
         .transpose()
 }
 
+/// A `List` of routes (`kubectl get l34routes -o json`), read straight from the text.
+#[derive(serde::Deserialize)]
+struct RouteList {
+    #[serde(default)]
+    items: Option<Vec<L34Route>>,
+}
+
 fn read_routes(file: &str, limit: u64) -> Result<Vec<L34Route>, String> {
     let text = read("--routes", file, limit)?;
+    // As read_direct, for a List or an array.
+    let start = text.trim_start();
+    let direct = match gateway_reconcile::sim::strict_json::check(&text) {
+        Ok(()) if start.starts_with('[') => serde_json::from_str::<Vec<L34Route>>(&text).ok(),
+        Ok(()) if start.starts_with('{') => serde_json::from_str::<RouteList>(&text)
+            .ok()
+            .map(|list| list.items.unwrap_or_default()),
+        _ => None,
+    };
+    if let Some(routes) = direct {
+        return Ok(routes);
+    }
     let value: Value = parse("--routes", file, &text)?;
     let items = match value {
         Value::Array(items) => items,
@@ -607,5 +641,46 @@ mod yaml_tests {
         let yaml = serde_yaml_ng::to_string(&demo).unwrap();
         let scenario = Scenario::from_value(&parse_value(&yaml).unwrap()).unwrap();
         assert!(scenario.run().passed());
+    }
+}
+
+#[cfg(test)]
+mod direct_read_tests {
+    use super::*;
+
+    /// What the value path reads from `text`.
+    fn through_value<T: serde::de::DeserializeOwned>(text: &str) -> T {
+        typed(&parse_value(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_direct_read_gives_what_the_value_path_gives() {
+        let gateway = r#"{"metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 2,
+            "labels": {"a": "b"}, "creationTimestamp": "2026-01-01T00:00:00Z"},
+          "spec": {"gatewayClassName": "c", "infrastructure": {"labels": {"x": "y"},
+            "parametersRef": {"group": "g", "kind": "k", "name": "n"}}},
+          "status": {"conditions": [{"type": "A", "status": "True", "reason": "R", "message": "m\u00e9",
+            "lastTransitionTime": "9999-12-31T23:59:59Z", "observedGeneration": 1}],
+            "listeners": [{"name": "l"}]}}"#;
+        let direct: Gateway = read_direct(gateway).unwrap();
+        assert_eq!(direct, through_value::<Gateway>(gateway));
+        let configuration = r#"{"metadata": {"name": "c"}, "spec": {
+            "internalSubnets": [{"attachmentType": "NAD", "cidr": "10.0.0.0/24"}],
+            "verticalScaling": {"containers": [{"name": "lb", "resources": {"requests": {"cpu": 0.5}}}]}}}"#;
+        let direct: GatewayConfiguration = read_direct(configuration).unwrap();
+        assert_eq!(direct, through_value::<GatewayConfiguration>(configuration));
+        let deployment =
+            r#"{"metadata": {"name": "d"}, "spec": {"replicas": 2, "x": [1, 2.5, null]}}"#;
+        let direct: Deployment = read_direct(deployment).unwrap();
+        assert_eq!(direct, through_value::<Deployment>(deployment));
+    }
+
+    #[test]
+    fn anything_the_value_path_must_explain_is_left_to_it() {
+        // A duplicate key, a wrong type, a list, YAML: no direct read.
+        assert!(read_direct::<Gateway>(r#"{"metadata": {}, "metadata": {}}"#).is_none());
+        assert!(read_direct::<Gateway>(r#"{"metadata": {"generation": "7"}}"#).is_none());
+        assert!(read_direct::<Gateway>("[]").is_none());
+        assert!(read_direct::<Gateway>("metadata: {}").is_none());
     }
 }
