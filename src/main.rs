@@ -15,7 +15,7 @@ use gateway_reconcile::sim::scenario::{DEMO, Scenario, api_error_from_value, par
 use gateway_reconcile::sim::strict_json::plain_message;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{Plan, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const USAGE: &str = "\
 gateway-reconcile: the decision logic of a Gateway API controller that runs one
@@ -275,23 +275,51 @@ fn plan(args: &[String]) -> Result<(), String> {
         Requeue::After(d) => format_duration(d),
         _ => "unknown".to_owned(),
     };
-    let mut decision = json!({
-        "action": action,
-        "drift": drift,
-        "desired": desired,
-        "outcome": used,
-        "status": settlement.status.clone(),
-        "statusPatch": settlement.status_patch().map(|p| p.into_body()),
-        "events": settlement.events.clone(),
-        "requeue": requeue,
-        "now": now.to_string(),
-    });
-    if assumed && let Some(map) = decision.as_object_mut() {
-        map.insert("outcomeAssumed".into(), Value::Bool(true));
-    }
-    let text = serde_json::to_string_pretty(&decision).map_err(|e| e.to_string())?;
-    out(&text);
+    // The small parts as values (their keys sorted, as the output has always had them);
+    // the desired Deployment, which can be as large as the template, written straight from
+    // its tree (sorted too), never copied into a `serde_json::Value`.
+    let decision = Decision {
+        action,
+        desired,
+        drift,
+        events: to_value(&settlement.events)?,
+        now: now.to_string(),
+        outcome: to_value(&used)?,
+        outcome_assumed: assumed.then_some(true),
+        requeue,
+        status: to_value(&settlement.status)?,
+        status_patch: to_value(&settlement.status_patch().map(|p| p.into_body()))?,
+    };
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    // A closed pipe (`| head`) is not an error worth reporting.
+    let _ = serde_json::to_writer_pretty(&mut stdout, &decision)
+        .map_err(std::io::Error::from)
+        .and_then(|()| {
+            use std::io::Write;
+            writeln!(stdout).and_then(|()| stdout.flush())
+        });
     Ok(())
+}
+
+fn to_value(value: &impl serde::Serialize) -> Result<Value, String> {
+    serde_json::to_value(value).map_err(|e| e.to_string())
+}
+
+/// What `plan` prints, its keys in sorted order (as a `serde_json::Map` keeps them).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Decision<'a> {
+    action: &'a str,
+    desired: Option<&'a Deployment>,
+    drift: &'a [String],
+    events: Value,
+    now: String,
+    outcome: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome_assumed: Option<bool>,
+    requeue: String,
+    status: Value,
+    status_patch: Value,
 }
 
 /// An observed Deployment whose `metadata.name` or `namespace` is not a string is malformed:
@@ -608,6 +636,7 @@ fn read_outcome(arg: &str, limit: u64) -> Result<WriteOutcome, String> {
 #[cfg(all(test, feature = "yaml"))]
 mod yaml_tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_yaml_object_reads_like_its_json() {
