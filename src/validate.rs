@@ -76,8 +76,6 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Map, Value};
-
 use crate::cidr::{Cidr, CidrError, DisjointNetworks};
 use crate::nad::{self, NETWORKS_ANNOTATION, NetworkSelection};
 use crate::names;
@@ -538,11 +536,10 @@ fn check_attachments(attachments: &[NetworkAttachment]) -> Result<(), Invalid> {
 }
 
 fn check_vertical_scaling(vertical: &VerticalScaling) -> Result<(), Invalid> {
-    let has_claims = |resources: &Map<String, Value>| match resources.get("claims") {
-        None | Some(Value::Null) => false,
-        Some(Value::Array(claims)) => !claims.is_empty(),
+    let has_claims = |resources: &tree::Map| match resources.get("claims") {
+        None | Some(tree::Value::Null) => false,
         // Not a list: malformed, and certainly not "no claims".
-        Some(_) => true,
+        Some(claims) => claims.as_array().is_none_or(|claims| !claims.is_empty()),
     };
     match vertical
         .containers
@@ -575,12 +572,8 @@ enum QuantityCheck {
     Negative,
 }
 
-/// A request or limit: a quantity (a string, or a JSON number as its text), not negative.
-fn quantity(value: &Value) -> QuantityCheck {
-    quantity_of(value.as_str(), value.as_number())
-}
-
-/// [`quantity`] for a template's value.
+/// A request or limit (of a verticalScaling entry or of the template): a quantity (a
+/// string, or a JSON number as its text), not negative.
 fn tree_quantity(value: &tree::Value) -> QuantityCheck {
     quantity_of(value.as_str(), value.as_number())
 }
@@ -667,15 +660,15 @@ fn check_quantities(vertical: &VerticalScaling) -> Result<(), Invalid> {
             continue;
         };
         for part in ["requests", "limits"] {
-            let Some(Value::Object(values)) = resources.get(part) else {
+            let Some(values) = resources.get(part).and_then(tree::Value::as_object) else {
                 continue;
             };
             for (resource, value) in values {
-                let text = || match value {
-                    Value::String(t) => t.chars().take(64).collect(),
-                    other => other.to_string().chars().take(64).collect(),
+                let text = || match value.as_str() {
+                    Some(t) => t.chars().take(64).collect(),
+                    None => value.to_string().chars().take(64).collect(),
                 };
-                match quantity(value) {
+                match tree_quantity(value) {
                     QuantityCheck::Valid => {}
                     QuantityCheck::Malformed => {
                         return Err(Invalid::InvalidQuantity {

@@ -853,7 +853,7 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
         let mut resources = current.cloned().unwrap_or_default();
         for (key, want) in wanted {
             match want {
-                Some(v) => json::put(&mut resources, key, Value::from(v)),
+                Some(v) => json::put(&mut resources, key, v.clone()),
                 None => drop(resources.remove(key)),
             }
         }
@@ -867,7 +867,7 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
                 c.len() == policy.len() && c.iter().zip(policy).all(|(c, p)| c == p)
             });
             if !unchanged {
-                let policy = policy.iter().map(Value::from).collect();
+                let policy = policy.iter().cloned().collect();
                 container.set("resizePolicy", Some(Cow::Owned(policy)));
             }
         }
@@ -876,7 +876,7 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
 }
 
 /// Whether a Deployment's value is the configuration's (both absent, or equal).
-fn same(value: Option<&Value>, wanted: Option<&serde_json::Value>) -> bool {
+fn same(value: Option<&Value>, wanted: Option<&Value>) -> bool {
     match (value, wanted) {
         (Some(value), Some(wanted)) => value == wanted,
         (None, None) => true,

@@ -416,7 +416,7 @@ fn requests_and_limits_must_be_quantities() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[1].resources.as_mut().unwrap();
-            r.insert("limits".into(), json!({"memory": "lots"}));
+            r.insert("limits", tree::Value::from(json!({"memory": "lots"})));
         }),
         r#"verticalScaling container "router": invalid quantity "lots" for limits.memory"#
     );
@@ -424,7 +424,7 @@ fn requests_and_limits_must_be_quantities() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[0].resources.as_mut().unwrap();
-            r.insert("requests".into(), json!({"cpu": true}));
+            r.insert("requests", tree::Value::from(json!({"cpu": true})));
         }),
         r#"verticalScaling container "loadbalancer": invalid quantity "true" for requests.cpu"#
     );
@@ -432,7 +432,7 @@ fn requests_and_limits_must_be_quantities() {
     let mut c = configuration();
     let vs = c.spec.vertical_scaling.as_mut().unwrap();
     let r = vs.containers[0].resources.as_mut().unwrap();
-    r.insert("requests".into(), json!({"cpu": 1.5}));
+    r.insert("requests", tree::Value::from(json!({"cpu": 1.5})));
     assert_eq!(check_quantities(vs), Ok(()));
 }
 
@@ -442,7 +442,7 @@ fn negative_requests_limits_and_replicas_are_refused() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[1].resources.as_mut().unwrap();
-            r.insert("requests".into(), json!({"cpu": "-0.5"}));
+            r.insert("requests", tree::Value::from(json!({"cpu": "-0.5"})));
         }),
         r#"verticalScaling container "router": negative quantity "-0.5" for requests.cpu (must be greater than or equal to 0)"#
     );
@@ -497,7 +497,7 @@ fn resource_claims_are_refused() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[1].resources.as_mut().unwrap();
-            r.insert("claims".into(), json!([{"name": "gpu"}]));
+            r.insert("claims", tree::Value::from(json!([{"name": "gpu"}])));
         }),
         r#"verticalScaling container "router": ResourceClaims are not supported (DRA not implemented)"#
     );
@@ -506,7 +506,7 @@ fn resource_claims_are_refused() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[0].resources.as_mut().unwrap();
-            r.insert("claims".into(), json!({"name": "gpu"}));
+            r.insert("claims", tree::Value::from(json!({"name": "gpu"})));
         }),
         r#"verticalScaling container "loadbalancer": ResourceClaims are not supported (DRA not implemented)"#
     );
@@ -517,7 +517,7 @@ fn resource_claims_are_refused() {
         .resources
         .as_mut()
         .unwrap()
-        .insert("claims".into(), Value::Null);
+        .insert("claims", tree::Value::Null);
     vs.containers[0].resources = None;
     assert!(run(&gateway(), Some(&c), &template()).is_ok());
 }
@@ -706,7 +706,7 @@ fn earlier_failures_win() {
         .resources
         .as_mut()
         .unwrap()
-        .insert("claims".into(), json!([{"name": "c"}]));
+        .insert("claims", tree::Value::from(json!([{"name": "c"}])));
     assert!(
         run(&gateway(), Some(&c), &Deployment::default())
             .unwrap_err()
