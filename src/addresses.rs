@@ -5,7 +5,12 @@
 //! project's copy and in Meridio-2's) is one the API server refuses, so it can come only
 //! from a hand-written snapshot: it is skipped whole, as an unparsable CIDR is skipped,
 //! since a route is not the Gateway's own parameter and must not make the Gateway invalid.
-//! Only its list lengths are looked at, so a long list costs nothing.
+//! Only its list lengths are looked at, so a long list costs nothing. The route's other
+//! lists are not read by the crate and so not bounded here (where this project's CRD copy
+//! and Meridio-2's differ, it is on those: `sourcePorts` and `destinationPorts` 1,000 items
+//! against 20, `byteMatches` 100 against 10; and on the length of one `destinationCIDRs`
+//! item, 64 against 50 characters, which the crate does not bound either: an item of any
+//! length is parsed or skipped).
 
 use std::collections::BTreeSet;
 

@@ -56,10 +56,10 @@
 //!    "NAME" (deploymentPrefix + Gateway name): must be no more than 63 characters, as the
 //!    value of the app label` (or the API server's explanation of the form);
 //! 10. the Gateway's `spec.infrastructure.labels`, then its `annotations`, which go onto the
-//!    LB Deployment and its pods: each map at most [`MAX_INFRASTRUCTURE_ENTRIES`] entries
-//!    (8, the Gateway API CRD's `maxProperties`: `Gateway spec.infrastructure.labels: must
-//!    have at most 8 entries (has 9)`), then every key a valid label key and every label
-//!    value a valid label value (`infrastructure.labels["KEY"]: invalid key: WHY`).
+//!     LB Deployment and its pods: each map at most [`MAX_INFRASTRUCTURE_ENTRIES`] entries
+//!     (8, the Gateway API CRD's `maxProperties`: `Gateway spec.infrastructure.labels: must
+//!     have at most 8 entries (has 9)`), then every key a valid label key and every label
+//!     value a valid label value (`infrastructure.labels["KEY"]: invalid key: WHY`).
 //!
 //! The bounds of steps 4, 5 and 10 are those of the CRDs (this project's copies in
 //! `e2e/crds` and Meridio-2's agree on them; the Gateway API's own for the Gateway), so an
