@@ -63,8 +63,9 @@
 //!
 //! The bounds of steps 4, 5 and 10 are those of the CRDs (this project's copies in
 //! `e2e/crds` and Meridio-2's agree on them; the Gateway API's own for the Gateway), so an
-//! object the API server took is never refused by them; a hand-written snapshot over a bound
-//! is refused before any of its items is looked at. `spec.verticalScaling.containers` has
+//! object the API server took is never refused by them (the real API server refuses one
+//! over a bound, `Too many: 3: must have at most 2 items`, as the e2e smoke test shows); a
+//! hand-written snapshot over a bound is refused before any of its items is looked at. `spec.verticalScaling.containers` has
 //! no bound in either GatewayConfiguration CRD, so none is enforced here (its checks are
 //! linear, and an entry that names no container is ignored by rendering). The Gateway's
 //! `status.conditions` (8 items in the Gateway API) has its own rule, not a failure (SPEC
