@@ -8,11 +8,15 @@
 //! env vars and volumes; its throughput is in template elements, so the per-element cost
 //! can be compared across sizes.
 //!
-//! The `validation` group validates GatewayConfigurations with 1× to 1,000× the subnets,
-//! network attachments and verticalScaling entries, and computes the addresses of 1× to
+//! The `validation` group validates GatewayConfigurations with 1× to 1,000× the
+//! verticalScaling entries (the subnets and network attachments grow only to their CRD
+//! bounds, 2 and 10), and computes the addresses of 1× to
 //! 1,000× the L34Routes; throughput is in those elements (subnets, attachments and entries
 //! for `validate`, routes for `addresses`), so a per-element cost that grows with the size
 //! (a pairwise loop) shows.
+//!
+//! The `labels` group runs the update path with 100 to 10,000 template labels the observed
+//! Deployment lacks; its throughput is in labels.
 
 mod common;
 
@@ -115,5 +119,33 @@ fn validation(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, scaling, validation);
+/// The update path with a template whose labels (metadata and pod template) the observed
+/// Deployment lacks: every label is layered in. Throughput is in labels, so a per-label cost
+/// that grows with their number (an insert per key into an exact-length object) shows.
+fn labels(c: &mut Criterion) {
+    let settings = Settings::default();
+    let mut group = c.benchmark_group("labels");
+    for n in [100, 1_000, 10_000] {
+        let mut inputs = realistic();
+        let labels: serde_json::Map<String, serde_json::Value> = (0..n)
+            .map(|i| (format!("example.com/l{i}"), serde_json::Value::from("v")))
+            .collect();
+        let labels = gateway_reconcile::wire::tree::Value::from(serde_json::Value::Object(labels));
+        inputs.template.object["metadata"]["labels"] = labels.clone();
+        inputs.template.object["spec"]["template"]["metadata"]["labels"] = labels;
+        group.throughput(Throughput::Elements(2 * n as u64));
+        group.bench_function(format!("update_path/{n}"), |b| {
+            b.iter(|| {
+                black_box(reconcile(
+                    &settings,
+                    black_box(&inputs),
+                    Some(&WriteOutcome::Applied),
+                ))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, scaling, validation, labels);
 criterion_main!(benches);

@@ -1,4 +1,16 @@
 //! The Gateway's `status.addresses`, from the L34Routes attached to it (SPEC §3 step 5).
+//!
+//! A route holding more `parentRefs` than [`MAX_PARENT_REFS`] or more `destinationCIDRs`
+//! than [`MAX_DESTINATION_CIDRS`] (the L34Route CRD's `maxItems`, the same in this
+//! project's copy and in Meridio-2's) is one the API server refuses, so it can come only
+//! from a hand-written snapshot: it is skipped whole, as an unparsable CIDR is skipped,
+//! since a route is not the Gateway's own parameter and must not make the Gateway invalid.
+//! Only its list lengths are looked at, so a long list costs nothing. The route's other
+//! lists are not read by the crate and so not bounded here (where this project's CRD copy
+//! and Meridio-2's differ, it is on those: `sourcePorts` and `destinationPorts` 1,000 items
+//! against 20, `byteMatches` 100 against 10; and on the length of one `destinationCIDRs`
+//! item, 64 against 50 characters, which the crate does not bound either: an item of any
+//! length is parsed or skipped).
 
 use std::collections::BTreeSet;
 
@@ -9,12 +21,17 @@ use crate::wire::{GatewayAddress, L34Route};
 pub const MAX_ADDRESSES: usize = 16;
 /// The address type the crate writes.
 pub const IP_ADDRESS: &str = "IPAddress";
+/// The L34Route CRD's limit on `spec.parentRefs`.
+pub const MAX_PARENT_REFS: usize = 1;
+/// The L34Route CRD's limit on `spec.destinationCIDRs`.
+pub const MAX_DESTINATION_CIDRS: usize = 100;
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 
 /// Every route whose `parentRefs` names this Gateway (group default
 /// `gateway.networking.k8s.io`, kind default `Gateway`, namespace default the route's) gives
 /// the IP of each of its `destinationCIDRs`: unique by IP, sorted as strings, at most 16.
-/// Unparsable CIDRs are skipped.
+/// Unparsable CIDRs are skipped, and so are routes over the CRD's bounds (module docs).
+/// Only the 16 smallest addresses are ever held, however many routes there are.
 ///
 /// ```
 /// use gateway_reconcile::addresses::addresses;
@@ -29,6 +46,11 @@ const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 pub fn addresses(gateway: &str, namespace: &str, routes: &[L34Route]) -> Vec<GatewayAddress> {
     let mut ips = BTreeSet::new();
     for route in routes {
+        if route.spec.parent_refs.len() > MAX_PARENT_REFS
+            || route.spec.destination_cidrs.len() > MAX_DESTINATION_CIDRS
+        {
+            continue;
+        }
         let route_ns = route.metadata.namespace.as_deref().unwrap_or("");
         let attached = route.spec.parent_refs.iter().any(|p| {
             p.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP
@@ -37,18 +59,19 @@ pub fn addresses(gateway: &str, namespace: &str, routes: &[L34Route]) -> Vec<Gat
                 && p.name == gateway
         });
         if attached {
-            ips.extend(
-                route
-                    .spec
-                    .destination_cidrs
-                    .iter()
-                    .filter_map(|c| c.parse::<Cidr>().ok())
-                    .map(|c| c.addr.to_string()),
-            );
+            for cidr in &route.spec.destination_cidrs {
+                let Ok(cidr) = cidr.parse::<Cidr>() else {
+                    continue;
+                };
+                ips.insert(cidr.addr.to_string());
+                // The list keeps the smallest 16: a larger one is never written.
+                if ips.len() > MAX_ADDRESSES {
+                    ips.pop_last();
+                }
+            }
         }
     }
     ips.into_iter()
-        .take(MAX_ADDRESSES)
         .map(|value| GatewayAddress {
             type_: Some(IP_ADDRESS.to_owned()),
             value,

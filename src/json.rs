@@ -212,6 +212,21 @@ impl<'l, 'a> LeafObject<'l, 'a> {
         self.set_with(key, |v| v.as_str() == Some(value), || Value::from(value));
     }
 
+    /// Sets every `(key, value)` of `pairs` whose value differs, in one merge: a
+    /// [`LeafObject::set_with`] per key would insert into the object's exact-length
+    /// allocation once per key, quadratic in the number of keys. Of a key given twice, the
+    /// last value wins.
+    pub fn set_all<'p>(&mut self, pairs: impl IntoIterator<Item = (&'p str, Cow<'p, Value>)>) {
+        let changed: Vec<(&str, Value)> = pairs
+            .into_iter()
+            .filter(|(k, v)| self.get(k) != Some(v.as_ref()))
+            .map(|(k, v)| (k, v.into_owned()))
+            .collect();
+        if !changed.is_empty() {
+            self.map().extend(changed);
+        }
+    }
+
     /// Removes `key`.
     pub fn remove(&mut self, key: &str) {
         if self.get(key).is_some() {

@@ -15,7 +15,7 @@ use gateway_reconcile::sim::scenario::{DEMO, Scenario, api_error_from_value, par
 use gateway_reconcile::sim::strict_json::plain_message;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{Plan, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const USAGE: &str = "\
 gateway-reconcile: the decision logic of a Gateway API controller that runs one
@@ -230,6 +230,9 @@ fn plan(args: &[String]) -> Result<(), String> {
     let gateway_class: Option<GatewayClass> = optional(&flags, limit, "--gateway-class")?;
     let configuration: Option<GatewayConfiguration> = optional(&flags, limit, "--configuration")?;
     let deployment: Option<Deployment> = optional(&flags, limit, "--deployment")?;
+    if let Some(deployment) = &deployment {
+        deployment_metadata("--deployment", &flags, deployment)?;
+    }
     let routes: Vec<L34Route> = match flags.get("--routes") {
         None => Vec::new(),
         Some(file) => read_routes(file, limit)?,
@@ -272,23 +275,68 @@ fn plan(args: &[String]) -> Result<(), String> {
         Requeue::After(d) => format_duration(d),
         _ => "unknown".to_owned(),
     };
-    let mut decision = json!({
-        "action": action,
-        "drift": drift,
-        "desired": desired,
-        "outcome": used,
-        "status": settlement.status.clone(),
-        "statusPatch": settlement.status_patch().map(|p| p.into_body()),
-        "events": settlement.events.clone(),
-        "requeue": requeue,
-        "now": now.to_string(),
-    });
-    if assumed && let Some(map) = decision.as_object_mut() {
-        map.insert("outcomeAssumed".into(), Value::Bool(true));
-    }
-    let text = serde_json::to_string_pretty(&decision).map_err(|e| e.to_string())?;
-    out(&text);
+    // The small parts as values (their keys sorted, as the output has always had them);
+    // the desired Deployment, which can be as large as the template, written straight from
+    // its tree (sorted too), never copied into a `serde_json::Value`.
+    let decision = Decision {
+        action,
+        desired,
+        drift,
+        events: to_value(&settlement.events)?,
+        now: now.to_string(),
+        outcome: to_value(&used)?,
+        outcome_assumed: assumed.then_some(true),
+        requeue,
+        status: to_value(&settlement.status)?,
+        status_patch: to_value(&settlement.status_patch().map(|p| p.into_body()))?,
+    };
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    // A closed pipe (`| head`) is not an error worth reporting.
+    let _ = serde_json::to_writer_pretty(&mut stdout, &decision)
+        .map_err(std::io::Error::from)
+        .and_then(|()| {
+            use std::io::Write;
+            writeln!(stdout).and_then(|()| stdout.flush())
+        });
     Ok(())
+}
+
+fn to_value(value: &impl serde::Serialize) -> Result<Value, String> {
+    serde_json::to_value(value).map_err(|e| e.to_string())
+}
+
+/// What `plan` prints, its keys in sorted order (as a `serde_json::Map` keeps them).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Decision<'a> {
+    action: &'a str,
+    desired: Option<&'a Deployment>,
+    drift: &'a [String],
+    events: Value,
+    now: String,
+    outcome: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome_assumed: Option<bool>,
+    requeue: String,
+    status: Value,
+    status_patch: Value,
+}
+
+/// An observed Deployment whose `metadata.name` or `namespace` is not a string is malformed:
+/// the message names the flag, the file and the key path. (A template's own name and
+/// namespace are never used: the LB Deployment gets its own.)
+fn deployment_metadata(
+    flag: &str,
+    flags: &BTreeMap<&str, &str>,
+    deployment: &Deployment,
+) -> Result<(), String> {
+    match deployment.metadata_type_error() {
+        None => Ok(()),
+        Some((path, why)) => {
+            let file = flags.get(flag).copied().unwrap_or_default();
+            Err(format!("{flag} {}: {path}: {why}", display_name(file)))
+        }
+    }
 }
 
 /// Prints to stdout; a closed pipe (`| head`) is not an error worth a panic.
@@ -475,12 +523,27 @@ fn yaml(text: &str) -> Option<Result<Value, String>> {
     )))
 }
 
+/// `T` read straight from JSON text that passes the strict check: no `serde_json::Value`
+/// (about 20 times the text of small objects) is ever built. `None` for anything else (not
+/// an object, not strict JSON, YAML, a wrong value), which the value path reads and explains
+/// as before.
+fn read_direct<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    gateway_reconcile::sim::strict_json::check(text).ok()?;
+    serde_json::from_str(text).ok()
+}
+
 fn read_object<T: serde::de::DeserializeOwned>(
     flag: &str,
     file: &str,
     limit: u64,
 ) -> Result<T, String> {
     let text = read(flag, file, limit)?;
+    if let Some(object) = read_direct(&text) {
+        return Ok(object);
+    }
     let value: Value = parse(flag, file, &text)?;
     if !value.is_object() {
         return Err(format!(
@@ -502,8 +565,27 @@ fn optional<T: serde::de::DeserializeOwned>(
         .transpose()
 }
 
+/// A `List` of routes (`kubectl get l34routes -o json`), read straight from the text.
+#[derive(serde::Deserialize)]
+struct RouteList {
+    #[serde(default)]
+    items: Option<Vec<L34Route>>,
+}
+
 fn read_routes(file: &str, limit: u64) -> Result<Vec<L34Route>, String> {
     let text = read("--routes", file, limit)?;
+    // As read_direct, for a List or an array.
+    let start = text.trim_start();
+    let direct = match gateway_reconcile::sim::strict_json::check(&text) {
+        Ok(()) if start.starts_with('[') => serde_json::from_str::<Vec<L34Route>>(&text).ok(),
+        Ok(()) if start.starts_with('{') => serde_json::from_str::<RouteList>(&text)
+            .ok()
+            .map(|list| list.items.unwrap_or_default()),
+        _ => None,
+    };
+    if let Some(routes) = direct {
+        return Ok(routes);
+    }
     let value: Value = parse("--routes", file, &text)?;
     let items = match value {
         Value::Array(items) => items,
@@ -554,6 +636,7 @@ fn read_outcome(arg: &str, limit: u64) -> Result<WriteOutcome, String> {
 #[cfg(all(test, feature = "yaml"))]
 mod yaml_tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_yaml_object_reads_like_its_json() {
@@ -587,5 +670,46 @@ mod yaml_tests {
         let yaml = serde_yaml_ng::to_string(&demo).unwrap();
         let scenario = Scenario::from_value(&parse_value(&yaml).unwrap()).unwrap();
         assert!(scenario.run().passed());
+    }
+}
+
+#[cfg(test)]
+mod direct_read_tests {
+    use super::*;
+
+    /// What the value path reads from `text`.
+    fn through_value<T: serde::de::DeserializeOwned>(text: &str) -> T {
+        typed(&parse_value(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_direct_read_gives_what_the_value_path_gives() {
+        let gateway = r#"{"metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 2,
+            "labels": {"a": "b"}, "creationTimestamp": "2026-01-01T00:00:00Z"},
+          "spec": {"gatewayClassName": "c", "infrastructure": {"labels": {"x": "y"},
+            "parametersRef": {"group": "g", "kind": "k", "name": "n"}}},
+          "status": {"conditions": [{"type": "A", "status": "True", "reason": "R", "message": "m\u00e9",
+            "lastTransitionTime": "9999-12-31T23:59:59Z", "observedGeneration": 1}],
+            "listeners": [{"name": "l"}]}}"#;
+        let direct: Gateway = read_direct(gateway).unwrap();
+        assert_eq!(direct, through_value::<Gateway>(gateway));
+        let configuration = r#"{"metadata": {"name": "c"}, "spec": {
+            "internalSubnets": [{"attachmentType": "NAD", "cidr": "10.0.0.0/24"}],
+            "verticalScaling": {"containers": [{"name": "lb", "resources": {"requests": {"cpu": 0.5}}}]}}}"#;
+        let direct: GatewayConfiguration = read_direct(configuration).unwrap();
+        assert_eq!(direct, through_value::<GatewayConfiguration>(configuration));
+        let deployment =
+            r#"{"metadata": {"name": "d"}, "spec": {"replicas": 2, "x": [1, 2.5, null]}}"#;
+        let direct: Deployment = read_direct(deployment).unwrap();
+        assert_eq!(direct, through_value::<Deployment>(deployment));
+    }
+
+    #[test]
+    fn anything_the_value_path_must_explain_is_left_to_it() {
+        // A duplicate key, a wrong type, a list, YAML: no direct read.
+        assert!(read_direct::<Gateway>(r#"{"metadata": {}, "metadata": {}}"#).is_none());
+        assert!(read_direct::<Gateway>(r#"{"metadata": {"generation": "7"}}"#).is_none());
+        assert!(read_direct::<Gateway>("[]").is_none());
+        assert!(read_direct::<Gateway>("metadata: {}").is_none());
     }
 }

@@ -12,13 +12,17 @@
 //!    found, as if the caller had passed none (a caller bug or a stale cache must not make
 //!    the Gateway run with someone else's parameters). A missing name or namespace on either
 //!    side is not a mismatch;
-//! 4. `spec.internalSubnets`: at least one; then each subnet in list order, completely,
+//! 4. `spec.internalSubnets`: at most [`MAX_INTERNAL_SUBNETS`] (2, the CRD's `maxItems`:
+//!    `GatewayConfiguration spec.internalSubnets: must have at most 2 items (has 3)`), at
+//!    least one; then each subnet in list order, completely,
 //!    before the next: attachment type `NAD`, the CIDR parses ([`crate::cidr`]), is not a
 //!    default route, holds no IPv6 link-local address, and does not overlap any earlier
 //!    subnet (the first earlier one it overlaps is named). So the reported failure is always
 //!    the one of the earliest bad subnet, as in the Meridio-2 controller this models: with
 //!    `[10.0.0.0/8, 10.1.0.0/16, junk]` the overlap is reported, not the junk;
-//! 5. `spec.networkAttachments`, each in list order, completely, before the next: type `NAD`
+//! 5. `spec.networkAttachments`: at most [`MAX_NETWORK_ATTACHMENTS`] (10, the CRD's
+//!    `maxItems`: `GatewayConfiguration spec.networkAttachments: must have at most 10 items
+//!    (has 11)`); then each in list order, completely, before the next: type `NAD`
 //!    (exact), `nad` present, `nad.name` non-empty, `nad.interface` non-empty, interface not
 //!    used by an earlier attachment;
 //! 6. `spec.verticalScaling.containers`, in list order: no ResourceClaims. A `claims` entry
@@ -50,14 +54,28 @@
 //! 9. the LB Deployment name (`deploymentPrefix + Gateway name`), which is also the value of
 //!    its `app` label, is a DNS-1123 subdomain of at most 63 characters: `LB Deployment name
 //!    "NAME" (deploymentPrefix + Gateway name): must be no more than 63 characters, as the
-//!    value of the app label` (or the API server's explanation of the form).
+//!    value of the app label` (or the API server's explanation of the form);
+//! 10. the Gateway's `spec.infrastructure.labels`, then its `annotations`, which go onto the
+//!     LB Deployment and its pods: each map at most [`MAX_INFRASTRUCTURE_ENTRIES`] entries
+//!     (8, the Gateway API CRD's `maxProperties`: `Gateway spec.infrastructure.labels: must
+//!     have at most 8 entries (has 9)`), then every key a valid label key and every label
+//!     value a valid label value (`infrastructure.labels["KEY"]: invalid key: WHY`).
+//!
+//! The bounds of steps 4, 5 and 10 are those of the CRDs (this project's copies in
+//! `e2e/crds` and Meridio-2's agree on them; the Gateway API's own for the Gateway), so an
+//! object the API server took is never refused by them (the real API server refuses one
+//! over a bound, `Too many: 3: must have at most 2 items`, as the e2e smoke test shows); a
+//! hand-written snapshot over a bound is refused before any of its items is looked at. `spec.verticalScaling.containers` has
+//! no bound in either GatewayConfiguration CRD, so none is enforced here (its checks are
+//! linear, and an entry that names no container is ignored by rendering). The Gateway's
+//! `status.conditions` (8 items in the Gateway API) has its own rule, not a failure (SPEC
+//! §6, [`crate::conditions`]), and its `status.addresses` (16) is replaced whole by the
+//! crate's own list, which keeps to 16 ([`crate::addresses`]).
 //!
 //! Quoted values in messages (`"T"`, `"C"`, `"IF"`, ...) are written with Rust's string
 //! escaping, so control characters and quotes cannot break a message.
 
 use std::collections::BTreeSet;
-
-use serde_json::{Map, Value};
 
 use crate::cidr::{Cidr, CidrError, DisjointNetworks};
 use crate::nad::{self, NETWORKS_ANNOTATION, NetworkSelection};
@@ -73,6 +91,14 @@ use crate::wire::{
 
 /// The only supported attachment type of subnets and network attachments.
 const NAD: &str = "NAD";
+
+/// The GatewayConfiguration CRD's `maxItems` of `spec.internalSubnets`.
+pub const MAX_INTERNAL_SUBNETS: usize = 2;
+/// The GatewayConfiguration CRD's `maxItems` of `spec.networkAttachments`.
+pub const MAX_NETWORK_ATTACHMENTS: usize = 10;
+/// The Gateway API's `maxProperties` of `spec.infrastructure.labels` and of
+/// `spec.infrastructure.annotations`.
+pub const MAX_INFRASTRUCTURE_ENTRIES: usize = 8;
 
 /// Namespace of last resort for NAD selections, as Kubernetes itself uses.
 const DEFAULT_NAMESPACE: &str = "default";
@@ -271,6 +297,21 @@ pub enum Invalid {
         /// The interface name.
         interface: String,
     },
+    /// A list or map longer than the CRD that defines it allows (the API server refuses
+    /// such an object; a hand-written snapshot can still carry one).
+    #[error("{object} {field}: must have at most {limit} {unit} (has {count})")]
+    TooMany {
+        /// `Gateway` or `GatewayConfiguration`.
+        object: &'static str,
+        /// The field's path in the object, e.g. `spec.networkAttachments`.
+        field: &'static str,
+        /// `items` (a list) or `entries` (a map).
+        unit: &'static str,
+        /// The CRD's limit.
+        limit: usize,
+        /// How many the object has.
+        count: usize,
+    },
     /// The LB Deployment template cannot be rendered from.
     #[error("invalid LB deployment template: {why}")]
     Template {
@@ -347,7 +388,23 @@ pub fn validate<'a>(
             name: reference.name.clone(),
         })?;
     let spec = &configuration.spec;
+    // Each list's bound is checked before its items (an empty subnet list passes it and is
+    // reported by check_subnets as it was).
+    at_most(
+        CONFIGURATION,
+        "spec.internalSubnets",
+        "items",
+        spec.internal_subnets.len(),
+        MAX_INTERNAL_SUBNETS,
+    )?;
     let (ipv4, ipv6) = check_subnets(&spec.internal_subnets)?;
+    at_most(
+        CONFIGURATION,
+        "spec.networkAttachments",
+        "items",
+        spec.network_attachments.len(),
+        MAX_NETWORK_ATTACHMENTS,
+    )?;
     check_attachments(&spec.network_attachments)?;
     if let Some(vertical) = &spec.vertical_scaling {
         check_vertical_scaling(vertical)?;
@@ -370,6 +427,30 @@ pub fn validate<'a>(
         ipv4,
         ipv6,
     })
+}
+
+/// The object kinds that messages name.
+const CONFIGURATION: &str = "GatewayConfiguration";
+const GATEWAY: &str = "Gateway";
+
+/// A list or map of `count` elements within the CRD's `limit`.
+fn at_most(
+    object: &'static str,
+    field: &'static str,
+    unit: &'static str,
+    count: usize,
+    limit: usize,
+) -> Result<(), Invalid> {
+    if count > limit {
+        return Err(Invalid::TooMany {
+            object,
+            field,
+            unit,
+            limit,
+            count,
+        });
+    }
+    Ok(())
 }
 
 /// False when the configuration's name or namespace shows it is not the referenced one.
@@ -456,11 +537,10 @@ fn check_attachments(attachments: &[NetworkAttachment]) -> Result<(), Invalid> {
 }
 
 fn check_vertical_scaling(vertical: &VerticalScaling) -> Result<(), Invalid> {
-    let has_claims = |resources: &Map<String, Value>| match resources.get("claims") {
-        None | Some(Value::Null) => false,
-        Some(Value::Array(claims)) => !claims.is_empty(),
+    let has_claims = |resources: &tree::Map| match resources.get("claims") {
+        None | Some(tree::Value::Null) => false,
         // Not a list: malformed, and certainly not "no claims".
-        Some(_) => true,
+        Some(claims) => claims.as_array().is_none_or(|claims| !claims.is_empty()),
     };
     match vertical
         .containers
@@ -493,12 +573,8 @@ enum QuantityCheck {
     Negative,
 }
 
-/// A request or limit: a quantity (a string, or a JSON number as its text), not negative.
-fn quantity(value: &Value) -> QuantityCheck {
-    quantity_of(value.as_str(), value.as_number())
-}
-
-/// [`quantity`] for a template's value.
+/// A request or limit (of a verticalScaling entry or of the template): a quantity (a
+/// string, or a JSON number as its text), not negative.
 fn tree_quantity(value: &tree::Value) -> QuantityCheck {
     quantity_of(value.as_str(), value.as_number())
 }
@@ -544,10 +620,21 @@ fn check_infrastructure_metadata(gateway: &Gateway) -> Result<(), Invalid> {
     };
     let cut = |s: &str| s.chars().take(300).collect::<String>();
     let maps = [
-        ("labels", &infra.labels),
-        ("annotations", &infra.annotations),
+        ("labels", "spec.infrastructure.labels", &infra.labels),
+        (
+            "annotations",
+            "spec.infrastructure.annotations",
+            &infra.annotations,
+        ),
     ];
-    for (field, map) in maps {
+    for (field, path, map) in maps {
+        at_most(
+            GATEWAY,
+            path,
+            "entries",
+            map.len(),
+            MAX_INFRASTRUCTURE_ENTRIES,
+        )?;
         for (key, value) in map {
             let why = match names::key_error(key) {
                 Some(why) => Some(format!("invalid key: {why}")),
@@ -574,15 +661,15 @@ fn check_quantities(vertical: &VerticalScaling) -> Result<(), Invalid> {
             continue;
         };
         for part in ["requests", "limits"] {
-            let Some(Value::Object(values)) = resources.get(part) else {
+            let Some(values) = resources.get(part).and_then(tree::Value::as_object) else {
                 continue;
             };
             for (resource, value) in values {
-                let text = || match value {
-                    Value::String(t) => t.chars().take(64).collect(),
-                    other => other.to_string().chars().take(64).collect(),
+                let text = || match value.as_str() {
+                    Some(t) => t.chars().take(64).collect(),
+                    None => value.to_string().chars().take(64).collect(),
                 };
-                match quantity(value) {
+                match tree_quantity(value) {
                     QuantityCheck::Valid => {}
                     QuantityCheck::Malformed => {
                         return Err(Invalid::InvalidQuantity {

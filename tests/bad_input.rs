@@ -662,3 +662,111 @@ fn b39_plan_outcome_refuses_a_duplicate_key() {
         )
     );
 }
+
+// ---- lists over the bounds of their CRDs ------------------------------------------------------
+
+/// Each bounded list of the parameters: at its bound the Gateway is programmed, one over it
+/// gives `InvalidParameters` naming the field and the limit, and nothing is created.
+#[test]
+fn b40_parameter_lists_over_their_crd_bounds() {
+    use gateway_reconcile::validate::{
+        MAX_INFRASTRUCTURE_ENTRIES, MAX_INTERNAL_SUBNETS, MAX_NETWORK_ATTACHMENTS,
+    };
+    use gateway_reconcile::wire::{InternalSubnet, NetworkAttachment};
+    type Edit = fn(&mut World, usize);
+    let subnets: Edit = |w, n| {
+        w.configuration.as_mut().unwrap().spec.internal_subnets = (0..n)
+            .map(|i| InternalSubnet {
+                attachment_type: "NAD".into(),
+                cidr: format!("10.{i}.0.0/16"),
+            })
+            .collect();
+    };
+    let attachments: Edit = |w, n| {
+        w.configuration.as_mut().unwrap().spec.network_attachments = (0..n)
+            .map(|i| -> NetworkAttachment {
+                serde_json::from_value(
+                    json!({"type": "NAD", "nad": {"name": format!("n{i}"), "interface": format!("net{i}")}}),
+                )
+                .unwrap()
+            })
+            .collect();
+    };
+    let labels: Edit = |w, n| {
+        let infra = w.gateway.spec.infrastructure.as_mut().unwrap();
+        infra.labels = (0..n).map(|i| (format!("l{i}"), "v".into())).collect();
+    };
+    let annotations: Edit = |w, n| {
+        let infra = w.gateway.spec.infrastructure.as_mut().unwrap();
+        infra.annotations = (0..n).map(|i| (format!("a{i}"), "v".into())).collect();
+    };
+    let cases: [(Edit, usize, &str); 4] = [
+        (
+            subnets,
+            MAX_INTERNAL_SUBNETS,
+            "GatewayConfiguration spec.internalSubnets: must have at most 2 items (has 3)",
+        ),
+        (
+            attachments,
+            MAX_NETWORK_ATTACHMENTS,
+            "GatewayConfiguration spec.networkAttachments: must have at most 10 items (has 11)",
+        ),
+        (
+            labels,
+            MAX_INFRASTRUCTURE_ENTRIES,
+            "Gateway spec.infrastructure.labels: must have at most 8 entries (has 9)",
+        ),
+        (
+            annotations,
+            MAX_INFRASTRUCTURE_ENTRIES,
+            "Gateway spec.infrastructure.annotations: must have at most 8 entries (has 9)",
+        ),
+    ];
+    for (edit, limit, want) in cases {
+        let mut w = World::new();
+        edit(&mut w, limit);
+        w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+        let programmed = w.condition("Programmed").expect("Programmed");
+        assert_eq!(programmed.status, "True", "at the bound: {want}");
+        assert!(w.deployment.is_some(), "at the bound: {want}");
+
+        let mut w = World::new();
+        edit(&mut w, limit + 1);
+        assert_eq!(accepted_message(&mut w), want);
+        let c = w.condition("Accepted").unwrap();
+        assert_eq!(c.reason, "InvalidParameters");
+        assert!(w.deployment.is_none(), "{want}");
+    }
+}
+
+/// A route over its CRD's bounds is skipped like an unparsable CIDR; the Gateway stays
+/// programmed with the other routes' addresses.
+#[test]
+fn b41_route_lists_over_their_crd_bounds_are_skipped() {
+    let mut w = World::healthy();
+    let hundred: Vec<String> = (0..100).map(|i| format!("20.0.0.{i}/32")).collect();
+    let hundred: Vec<&str> = hundred.iter().map(String::as_str).collect();
+    let mut over = hundred.clone();
+    over.push("20.0.1.0/32");
+    let mut two_parents = route(&["40.0.0.1/32"]);
+    two_parents
+        .spec
+        .parent_refs
+        .push(two_parents.spec.parent_refs[0].clone());
+    w.routes = vec![route(&over), two_parents, route(&["30.0.0.1/32"])];
+    w.reconcile(at(5), |_| None);
+    let values: Vec<&str> = w
+        .gateway
+        .status
+        .addresses
+        .iter()
+        .map(|a| a.value.as_str())
+        .collect();
+    assert_eq!(values, ["30.0.0.1"]);
+    assert_eq!(w.condition("Programmed").unwrap().status, "True");
+    // At the bound the route counts: its 16 smallest addresses (as strings).
+    w.routes = vec![route(&hundred)];
+    w.reconcile(at(6), |_| None);
+    assert_eq!(w.gateway.status.addresses.len(), 16);
+    assert_eq!(w.gateway.status.addresses[0].value, "20.0.0.0");
+}

@@ -494,3 +494,132 @@ fn plan_names_the_key_path_of_a_wrong_type() {
         )
     );
 }
+
+#[test]
+fn a_deployment_name_or_namespace_that_is_not_a_string_is_malformed() {
+    let gateway = file(
+        "gw-dep-meta.json",
+        br#"{"metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1}}"#,
+    );
+    let cases = [
+        (
+            r#"{"metadata": {"name": 5, "namespace": "ns"}}"#,
+            "metadata.name: expected a string, found 5",
+        ),
+        (
+            r#"{"metadata": {"name": "sllbr-gw", "namespace": ["ns"]}}"#,
+            "metadata.namespace: expected a string, found a list",
+        ),
+        (
+            r#"{"metadata": {"name": {"a": 1}}}"#,
+            "metadata.name: expected a string, found an object",
+        ),
+        (
+            r#"{"metadata": {"name": "sllbr-gw", "namespace": true}}"#,
+            "metadata.namespace: expected a string, found true",
+        ),
+        (
+            r#"{"metadata": 7}"#,
+            "metadata: expected an object, found 7",
+        ),
+    ];
+    for (i, (text, why)) in cases.into_iter().enumerate() {
+        let deployment = file(&format!("dep-meta-{i}.json"), text.as_bytes());
+        let deployment = deployment.to_str().unwrap();
+        let (code, stderr) = run(&[
+            "plan",
+            "--gateway",
+            gateway.to_str().unwrap(),
+            "--deployment",
+            deployment,
+            "--now",
+            "2026-01-01T00:00:00Z",
+        ]);
+        assert_eq!(code, 2, "{text}: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!("gateway-reconcile plan: --deployment {deployment}: {why}"),
+        );
+    }
+    // Strings, or null (absent), are read as before.
+    for (i, text) in [
+        r#"{"metadata": {"name": "sllbr-gw", "namespace": "ns"}}"#,
+        r#"{"metadata": {"name": null, "namespace": null}}"#,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let deployment = file(&format!("dep-meta-ok-{i}.json"), text.as_bytes());
+        let (code, stderr) = run(&[
+            "plan",
+            "--gateway",
+            gateway.to_str().unwrap(),
+            "--deployment",
+            deployment.to_str().unwrap(),
+            "--now",
+            "2026-01-01T00:00:00Z",
+        ]);
+        assert_eq!(code, 0, "{text}: {stderr}");
+    }
+}
+
+/// SPEC §6 keeps a condition time past the supported range as written, so an expectation
+/// may name one: it is compared as written. A time of another shape is still malformed.
+#[test]
+fn an_expected_transition_time_past_the_range_is_compared_as_written() {
+    let with_expected = |name: &str, expected: &str| {
+        let text = format!(
+            r#"{{"objects": {{"gatewayClass": {{"metadata": {{"name": "c"}},
+  "spec": {{"controllerName": "meridio-2.nordix.org/gateway-controller"}}}},
+ "gateway": {{"metadata": {{"name": "gw", "namespace": "ns", "uid": "u", "generation": 1}},
+  "spec": {{"gatewayClassName": "c"}},
+  "status": {{"conditions": [{{"type": "Accepted", "status": "False", "reason": "InvalidParameters",
+   "message": "GatewayConfiguration reference is required", "observedGeneration": 1,
+   "lastTransitionTime": "9999-12-31T23:59:59-01:00"}}]}}}}}},
+ "steps": [{{"reconcile": {{}}, "expect": {{"conditions": {{"Accepted": {{"status": "False",
+  "lastTransitionTime": "{expected}"}}}}}}}}]}}"#
+        );
+        let path = file(name, text.as_bytes());
+        run(&["simulate", path.to_str().unwrap()])
+    };
+    // Kept as written, offset included: the expectation holds.
+    let (code, stderr) = with_expected("ltt-kept.json", "9999-12-31T23:59:59-01:00");
+    assert_eq!(code, 0, "{stderr}");
+    // The same instant written otherwise is another text: past the range, text is compared.
+    let (code, stderr) = with_expected("ltt-other.json", "10000-01-01T00:59:59Z");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(r#"not an RFC 3339 time "10000-01-01T00:59:59Z""#),
+        "{stderr}"
+    );
+    let (code, stderr) = with_expected("ltt-differs.json", "9999-12-31T23:59:58Z");
+    assert_eq!(code, 1, "{stderr}");
+}
+
+#[test]
+fn the_number_of_steps_is_bounded() {
+    let steps = |n: usize| {
+        scenario(&format!(
+            "\"steps\": [{}]",
+            vec![r#"{"advance": "1s"}"#; n].join(",\n")
+        ))
+    };
+    let path = file("steps-at-limit.json", steps(10_000).as_bytes());
+    let (code, stderr) = run(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    for n in [10_001, 200_000] {
+        assert_eq!(
+            malformed(&format!("steps-{n}.json"), &steps(n)),
+            r#"line 2: "steps": more than 10000 steps, the most a scenario file may have"#,
+            "{n}"
+        );
+    }
+    // Past the bound the steps are still read as JSON: broken text is reported as such.
+    let mut broken = steps(10_002);
+    let last = broken.rfind("\"1s\"").unwrap();
+    broken.replace_range(last..last + 4, "1s");
+    assert_eq!(
+        malformed("steps-broken.json", &broken),
+        "invalid JSON at line 10003, column 14: expected `,` or `}`"
+    );
+}

@@ -246,12 +246,14 @@ pub fn elements(t: &Deployment) -> usize {
 }
 
 /// The realistic configuration scaled `k` times: `2k` internal subnets (IPv4 /24s and IPv6
-/// /64s, disjoint), `2k` network attachments (distinct interfaces), `2k` verticalScaling
-/// entries (distinct names), and `5k` L34Routes.
+/// /64s, disjoint) and `2k` network attachments (distinct interfaces), each up to the CRD's
+/// bound (2 and 10), `2k` verticalScaling entries (distinct names), and `5k` L34Routes.
 pub fn scaled_inputs(k: usize) -> Inputs {
+    use gateway_reconcile::validate::{MAX_INTERNAL_SUBNETS, MAX_NETWORK_ATTACHMENTS};
     let mut i = realistic();
     let spec = &mut i.configuration.spec;
     spec.internal_subnets = (0..k)
+        .take(MAX_INTERNAL_SUBNETS / 2)
         .flat_map(|j| {
             [
                 format!("10.{}.{}.0/24", (j >> 8) & 0xff, j & 0xff),
@@ -260,7 +262,7 @@ pub fn scaled_inputs(k: usize) -> Inputs {
         })
         .map(|cidr| serde_json::from_value(json!({"attachmentType": "NAD", "cidr": cidr})).unwrap())
         .collect();
-    spec.network_attachments = (0..2 * k)
+    spec.network_attachments = (0..(2 * k).min(MAX_NETWORK_ATTACHMENTS))
         .map(|j| {
             serde_json::from_value(json!({"type": "NAD",
                 "nad": {"name": format!("vlan-{j}"), "interface": format!("net{j}")}}))

@@ -33,10 +33,12 @@ fn build(input: &Input) -> Option<(Gateway, GatewayConfiguration, Deployment)> {
             json!({"type": "NAD", "nad": {"name": name, "namespace": ns.clone().unwrap_or_default(), "interface": interface}})
         })
         .collect();
+    // Within the CRD's bound of 2 (with the IPv6 one below): more is InvalidParameters,
+    // which would end the case before render and drift.
     let mut subnets: Vec<Value> = input
         .subnets
         .iter()
-        .take(3)
+        .take(if input.v6 { 1 } else { 2 })
         .map(|(a, b, c, d, p)| json!({"attachmentType": "NAD", "cidr": format!("{a}.{b}.{c}.{d}/{}", p % 33)}))
         .collect();
     if input.v6 {

@@ -62,3 +62,47 @@ fn unique_sorted_as_strings_capped_and_bad_cidrs_skipped() {
     assert_eq!(values(&list)[..3], ["10.0.0.1", "10.0.0.10", "10.0.0.11"]);
     assert!(!values(&list).contains(&"nonsense"));
 }
+
+#[test]
+fn a_route_over_a_crd_bound_is_skipped_whole() {
+    let at_limit: Vec<String> = (0..MAX_DESTINATION_CIDRS)
+        .map(|i| format!("20.0.{}.{}/32", i / 256, i % 256))
+        .collect();
+    let at_limit: Vec<&str> = at_limit.iter().map(String::as_str).collect();
+    let mut over = at_limit.clone();
+    over.push("30.0.0.1/32");
+    let one_parent = json!([{"name": "gw"}]);
+    // 100 CIDRs: read (the 16 smallest are kept).
+    let list = addresses("gw", "ns", &[route("ns", one_parent.clone(), &at_limit)]);
+    assert_eq!(list.len(), MAX_ADDRESSES);
+    assert_eq!(list[0].value, "20.0.0.0");
+    // 101 CIDRs: the route is skipped, the others still count.
+    let routes = [
+        route("ns", one_parent.clone(), &over),
+        route("ns", one_parent, &["40.0.0.1/32"]),
+    ];
+    assert_eq!(values(&addresses("gw", "ns", &routes)), ["40.0.0.1"]);
+    // Two parentRefs (the CRD allows one), even if one names the Gateway: skipped.
+    let two_parents = json!([{"name": "gw"}, {"name": "other"}]);
+    let routes = [route("ns", two_parents, &["40.0.0.2/32"])];
+    assert!(addresses("gw", "ns", &routes).is_empty());
+}
+
+#[test]
+fn many_routes_keep_the_smallest_addresses() {
+    // Added largest first: the set keeps the 16 smallest, as the sorted list's head.
+    let routes: Vec<L34Route> = (0..1000u32)
+        .rev()
+        .map(|i| {
+            let cidr = format!("20.0.{}.{}/32", i / 256, i % 256);
+            route("ns", json!([{"name": "gw"}]), &[cidr.as_str()])
+        })
+        .collect();
+    let list = addresses("gw", "ns", &routes);
+    let mut expected: Vec<String> = (0..1000u32)
+        .map(|i| format!("20.0.{}.{}", i / 256, i % 256))
+        .collect();
+    expected.sort();
+    expected.truncate(MAX_ADDRESSES);
+    assert_eq!(values(&list), expected);
+}

@@ -506,17 +506,25 @@ fn layer(
     key: &str,
     infrastructure: Option<&BTreeMap<String, String>>,
 ) {
+    // Each layer is one merge (see `LeafObject::set_all`): labels and annotations can be many.
     if let Some(from_template) = template_meta
         .and_then(|m| m.get(key))
         .and_then(Value::as_object)
     {
-        for (k, v) in from_template {
-            target.set_with(k, |old| old == v, || v.clone());
-        }
+        target.set_all(from_template.iter().map(|(k, v)| (k, Cow::Borrowed(v))));
     }
-    for (k, v) in infrastructure.into_iter().flatten() {
-        target.set_str(k, v);
-    }
+    // Compared as text first: a steady reconcile builds no value.
+    let changed: Vec<(&str, &str)> = infrastructure
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| target.get(k).and_then(Value::as_str) != Some(v.as_str()))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    target.set_all(
+        changed
+            .into_iter()
+            .map(|(k, v)| (k, Cow::Owned(Value::from(v)))),
+    );
 }
 
 fn set_strings(target: &mut LeafObject<'_, '_>, pairs: &[(&str, &str)]) {
@@ -845,7 +853,7 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
         let mut resources = current.cloned().unwrap_or_default();
         for (key, want) in wanted {
             match want {
-                Some(v) => json::put(&mut resources, key, Value::from(v)),
+                Some(v) => json::put(&mut resources, key, v.clone()),
                 None => drop(resources.remove(key)),
             }
         }
@@ -859,7 +867,7 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
                 c.len() == policy.len() && c.iter().zip(policy).all(|(c, p)| c == p)
             });
             if !unchanged {
-                let policy = policy.iter().map(Value::from).collect();
+                let policy = policy.iter().cloned().collect();
                 container.set("resizePolicy", Some(Cow::Owned(policy)));
             }
         }
@@ -868,7 +876,7 @@ fn set_resources(container: &mut Overlay<'_>, entry: &VerticalScalingContainer) 
 }
 
 /// Whether a Deployment's value is the configuration's (both absent, or equal).
-fn same(value: Option<&Value>, wanted: Option<&serde_json::Value>) -> bool {
+fn same(value: Option<&Value>, wanted: Option<&Value>) -> bool {
     match (value, wanted) {
         (Some(value), Some(wanted)) => value == wanted,
         (None, None) => true,

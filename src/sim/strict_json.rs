@@ -63,6 +63,27 @@ pub fn parse(text: &str) -> Result<Value, JsonError> {
     value.map_err(|e| JsonError::new(&e, &trail))
 }
 
+/// Checks JSON text as [`parse`] reads it (a key given twice is an error with its key path,
+/// and the same error for text that is not JSON), without building a value: a reader can
+/// then deserialize its own type straight from the text, never holding a
+/// `serde_json::Value` (about 20 times the text of small objects). Only the keys of the
+/// objects being read are held.
+///
+/// ```
+/// use gateway_reconcile::sim::strict_json::{check, parse};
+/// let text = "{\"a\": [{\"b\": 1,\n \"b\": 2}]}";
+/// assert_eq!(check(text).unwrap_err(), parse(text).unwrap_err());
+/// assert!(check("{\"a\": [{\"b\": 1}, {\"b\": 2}]}").is_ok());
+/// ```
+pub fn check(text: &str) -> Result<(), JsonError> {
+    let mut trail = Trail::default();
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let checked = Checked(&mut trail)
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end());
+    checked.map_err(|e| JsonError::new(&e, &trail))
+}
+
 /// The objects [`parse_scenario`] reads out of the scenario's value, each in the form it is
 /// held in: the routes typed, the Deployment-shaped objects as compact trees.
 #[derive(Debug, Default)]
@@ -207,6 +228,10 @@ impl<'de> Visitor<'de> for Top<'_> {
                     lifted: slot,
                     trail: &mut *self.trail,
                 }),
+                ("steps", kept) => {
+                    lifted = kept;
+                    map.next_value_seed(Steps(&mut *self.trail))
+                }
                 (_, kept) => {
                     lifted = kept;
                     map.next_value_seed(Strict(&mut *self.trail))
@@ -267,6 +292,86 @@ impl<'de> Visitor<'de> for Objects<'_> {
             }
         }
         Ok(Value::Object(object))
+    }
+}
+
+/// The most steps a scenario file may have: a longer `steps` list is refused when the file
+/// is read (as malformed, naming `steps` and this limit), and the strict reader keeps no
+/// more than one step past it (the rest is only checked to be JSON), so that a file of
+/// hundreds of thousands of steps costs no more than one of this many to refuse. (Each step
+/// held costs dozens of times its text: a JSON object, then a step and a timeline entry.)
+pub(crate) const MAX_STEPS: usize = 10_000;
+
+/// The scenario's `steps`: a list is read as [`Strict`] reads it, up to one item past
+/// [`MAX_STEPS`]; anything else as [`Strict`] reads it.
+struct Steps<'t>(&'t mut Trail);
+
+impl<'de> DeserializeSeed<'de> for Steps<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Steps<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the steps")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Strict(self.0).visit_bool(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Strict(self.0).visit_i64(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Strict(self.0).visit_u64(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Strict(self.0).visit_f64(v)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Strict(self.0).visit_str(v)
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Strict(self.0).visit_string(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Strict(self.0).visit_unit()
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Strict(self.0).visit_none()
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        Strict(self.0).visit_map(map)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut list = Vec::new();
+        while list.len() <= MAX_STEPS {
+            match seq.next_element_seed(Strict(&mut *self.0)) {
+                Ok(Some(item)) => list.push(item),
+                Ok(None) => return Ok(Value::Array(list)),
+                Err(e) => {
+                    let index = list.len();
+                    return Err(self.0.up(|| format!("[{index}]"), e));
+                }
+            }
+        }
+        // Over the bound: the file is refused for it; the rest is only read through.
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(Value::Array(list))
     }
 }
 
@@ -381,6 +486,78 @@ impl<'de> Visitor<'de> for Strict<'_> {
             };
         }
         Ok(Value::Object(object))
+    }
+}
+
+/// [`Strict`] without the value: only the keys of each object, while it is read.
+struct Checked<'t>(&'t mut Trail);
+
+impl<'de> DeserializeSeed<'de> for Checked<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Checked<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        loop {
+            match seq.next_element_seed(Checked(&mut *self.0)) {
+                Ok(Some(())) => index += 1,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(self.0.up(|| format!("[{index}]"), e)),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut keys = BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if keys.contains(&key) {
+                return Err(self.0.duplicate(&key));
+            }
+            if let Err(e) = map.next_value_seed(Checked(&mut *self.0)) {
+                return Err(self.0.up(|| key, e));
+            }
+            keys.insert(key);
+        }
+        Ok(())
     }
 }
 

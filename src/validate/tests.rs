@@ -324,14 +324,17 @@ fn overlapping_subnets_name_both_masked_networks() {
         ),
         "overlapping internalSubnet CIDRs: 10.0.0.0/8 and 10.1.0.0/16"
     );
-    // Earlier first, whichever is wider; host bits masked.
+    // Earlier first, whichever is wider; host bits masked. (Four subnets are over the CRD's
+    // bound, which `validate` checks first: the subnet check itself is asked.)
     assert_eq!(
-        message_with(|c| c.spec.internal_subnets = subnets(&[
+        check_subnets(&subnets(&[
             ("NAD", "fd00::/64"),
             ("NAD", "10.1.2.3/16"),
             ("NAD", "10.200.0.0/16"),
             ("NAD", "10.1.9.9/8"),
-        ])),
+        ]))
+        .unwrap_err()
+        .to_string(),
         "overlapping internalSubnet CIDRs: 10.1.0.0/16 and 10.0.0.0/8"
     );
     assert_eq!(
@@ -340,12 +343,14 @@ fn overlapping_subnets_name_both_masked_networks() {
         "overlapping internalSubnet CIDRs: fd00:1::/64 and fd00:1::/64"
     );
     // Adjacent networks and different families do not overlap.
-    let mut c = configuration();
-    c.spec.internal_subnets = subnets(&[
+    let list = subnets(&[
         ("NAD", "10.0.0.0/16"),
         ("NAD", "10.1.0.0/16"),
         ("NAD", "::ffff:10.0.0.0/104"),
     ]);
+    assert!(check_subnets(&list).is_ok());
+    let mut c = configuration();
+    c.spec.internal_subnets = subnets(&[("NAD", "10.0.0.0/16"), ("NAD", "10.1.0.0/16")]);
     assert!(run(&gateway(), Some(&c), &template()).is_ok());
 }
 
@@ -411,7 +416,7 @@ fn requests_and_limits_must_be_quantities() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[1].resources.as_mut().unwrap();
-            r.insert("limits".into(), json!({"memory": "lots"}));
+            r.insert("limits", tree::Value::from(json!({"memory": "lots"})));
         }),
         r#"verticalScaling container "router": invalid quantity "lots" for limits.memory"#
     );
@@ -419,7 +424,7 @@ fn requests_and_limits_must_be_quantities() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[0].resources.as_mut().unwrap();
-            r.insert("requests".into(), json!({"cpu": true}));
+            r.insert("requests", tree::Value::from(json!({"cpu": true})));
         }),
         r#"verticalScaling container "loadbalancer": invalid quantity "true" for requests.cpu"#
     );
@@ -427,7 +432,7 @@ fn requests_and_limits_must_be_quantities() {
     let mut c = configuration();
     let vs = c.spec.vertical_scaling.as_mut().unwrap();
     let r = vs.containers[0].resources.as_mut().unwrap();
-    r.insert("requests".into(), json!({"cpu": 1.5}));
+    r.insert("requests", tree::Value::from(json!({"cpu": 1.5})));
     assert_eq!(check_quantities(vs), Ok(()));
 }
 
@@ -437,7 +442,7 @@ fn negative_requests_limits_and_replicas_are_refused() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[1].resources.as_mut().unwrap();
-            r.insert("requests".into(), json!({"cpu": "-0.5"}));
+            r.insert("requests", tree::Value::from(json!({"cpu": "-0.5"})));
         }),
         r#"verticalScaling container "router": negative quantity "-0.5" for requests.cpu (must be greater than or equal to 0)"#
     );
@@ -492,7 +497,7 @@ fn resource_claims_are_refused() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[1].resources.as_mut().unwrap();
-            r.insert("claims".into(), json!([{"name": "gpu"}]));
+            r.insert("claims", tree::Value::from(json!([{"name": "gpu"}])));
         }),
         r#"verticalScaling container "router": ResourceClaims are not supported (DRA not implemented)"#
     );
@@ -501,7 +506,7 @@ fn resource_claims_are_refused() {
         message_with(|c| {
             let vs = c.spec.vertical_scaling.as_mut().unwrap();
             let r = vs.containers[0].resources.as_mut().unwrap();
-            r.insert("claims".into(), json!({"name": "gpu"}));
+            r.insert("claims", tree::Value::from(json!({"name": "gpu"})));
         }),
         r#"verticalScaling container "loadbalancer": ResourceClaims are not supported (DRA not implemented)"#
     );
@@ -512,7 +517,7 @@ fn resource_claims_are_refused() {
         .resources
         .as_mut()
         .unwrap()
-        .insert("claims".into(), Value::Null);
+        .insert("claims", tree::Value::Null);
     vs.containers[0].resources = None;
     assert!(run(&gateway(), Some(&c), &template()).is_ok());
 }
@@ -701,7 +706,7 @@ fn earlier_failures_win() {
         .resources
         .as_mut()
         .unwrap()
-        .insert("claims".into(), json!([{"name": "c"}]));
+        .insert("claims", tree::Value::from(json!([{"name": "c"}])));
     assert!(
         run(&gateway(), Some(&c), &Deployment::default())
             .unwrap_err()
@@ -770,11 +775,13 @@ fn subnets_are_checked_one_by_one_in_list_order() {
         ),
     ];
     for (list, want) in cases {
-        assert_eq!(
-            message_with(|c| c.spec.internal_subnets = subnets(list)),
-            want,
-            "{list:?}"
-        );
+        // A list over the CRD's bound is refused whole by `validate`: its order is the
+        // subnet check's own.
+        let got = match list.len() <= MAX_INTERNAL_SUBNETS {
+            true => message_with(|c| c.spec.internal_subnets = subnets(list)),
+            false => check_subnets(&subnets(list)).unwrap_err().to_string(),
+        };
+        assert_eq!(got, want, "{list:?}");
     }
 }
 
@@ -897,4 +904,105 @@ fn nasty_strings_never_panic() {
             )
         );
     }
+}
+
+// ---- the CRDs' list bounds ----------------------------------------------------------------
+
+#[test]
+fn internal_subnets_are_bounded_before_their_items() {
+    // At the limit: valid (the realistic configuration has two).
+    assert_eq!(
+        configuration().spec.internal_subnets.len(),
+        MAX_INTERNAL_SUBNETS
+    );
+    assert!(run(&gateway(), Some(&configuration()), &template()).is_ok());
+    // Over it: refused, before the junk item would be.
+    let message = message_with(|c| {
+        c.spec.internal_subnets = subnets(&[
+            ("NAD", "169.254.100.0/24"),
+            ("NAD", "fd00:100::/64"),
+            ("VLAN", "junk"),
+        ]);
+    });
+    assert_eq!(
+        message,
+        "GatewayConfiguration spec.internalSubnets: must have at most 2 items (has 3)"
+    );
+    // The empty list keeps its own message.
+    assert_eq!(
+        message_with(|c| c.spec.internal_subnets.clear()),
+        "GatewayConfiguration must have at least one internalSubnet"
+    );
+}
+
+#[test]
+fn network_attachments_are_bounded_before_their_items() {
+    let attachments = |n: usize| -> Vec<NetworkAttachment> {
+        (0..n)
+            .map(|i| nad_attachment(&format!("n{i}"), &format!("net{i}")))
+            .collect()
+    };
+    let mut c = configuration();
+    c.spec.network_attachments = attachments(MAX_NETWORK_ATTACHMENTS);
+    let networks = run(&gateway(), Some(&c), &template()).unwrap();
+    assert_eq!(networks.len(), MAX_NETWORK_ATTACHMENTS);
+    let message = message_with(|c| {
+        c.spec.network_attachments = attachments(MAX_NETWORK_ATTACHMENTS + 1);
+        // A bad item would be reported if the items came first.
+        c.spec.network_attachments[0].type_ = "VLAN".into();
+    });
+    assert_eq!(
+        message,
+        "GatewayConfiguration spec.networkAttachments: must have at most 10 items (has 11)"
+    );
+}
+
+#[test]
+fn infrastructure_labels_and_annotations_are_bounded() {
+    let entries = |n: usize| -> std::collections::BTreeMap<String, String> {
+        (0..n).map(|i| (format!("k{i}"), "v".to_owned())).collect()
+    };
+    let with = |labels: usize, annotations: usize| {
+        let mut gw = gateway();
+        let infra = gw.spec.infrastructure.as_mut().unwrap();
+        infra.labels = entries(labels);
+        infra.annotations = entries(annotations);
+        validate(
+            &Settings::default(),
+            &gw,
+            Some(&configuration()),
+            &template(),
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    let limit = MAX_INFRASTRUCTURE_ENTRIES;
+    assert_eq!(with(limit, limit), Ok(()));
+    assert_eq!(
+        with(limit + 1, limit + 1),
+        Err("Gateway spec.infrastructure.labels: must have at most 8 entries (has 9)".into())
+    );
+    assert_eq!(
+        with(limit, 100_000),
+        Err(
+            "Gateway spec.infrastructure.annotations: must have at most 8 entries (has 100000)"
+                .into()
+        )
+    );
+    // The bound comes before the keys: a bad key over the bound reports the bound.
+    let mut gw = gateway();
+    let infra = gw.spec.infrastructure.as_mut().unwrap();
+    infra.labels = entries(limit + 1);
+    infra.labels.insert("bad key".into(), "v".into());
+    assert_eq!(
+        validate(
+            &Settings::default(),
+            &gw,
+            Some(&configuration()),
+            &template()
+        )
+        .unwrap_err()
+        .to_string(),
+        "Gateway spec.infrastructure.labels: must have at most 8 entries (has 10)"
+    );
 }

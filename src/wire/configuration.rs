@@ -1,9 +1,9 @@
 //! `meridio-2.nordix.org/v1alpha1` GatewayConfiguration.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use super::meta::ObjectMeta;
+use super::tree;
 
 /// A GatewayConfiguration: the parameters of a Gateway's LB Deployment.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -106,14 +106,16 @@ pub struct VerticalScalingContainer {
     /// Container name in the LB Pod.
     #[serde(default)]
     pub name: String,
-    /// A `core/v1` `ResourceRequirements` (`requests`, `limits`, `claims`), kept as JSON.
+    /// A `core/v1` `ResourceRequirements` (`requests`, `limits`, `claims`), kept as a
+    /// compact [`tree`] (a `serde_json::Map` costs about ten times its text for an entry of
+    /// this size, and a configuration may hold many).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<Map<String, Value>>,
+    pub resources: Option<tree::Map>,
     /// When true the resources are written on every update; otherwise only on create
     /// (a vertical autoscaler owns them).
     #[serde(default)]
     pub enforce_resources: bool,
-    /// A `core/v1` `resizePolicy` list, kept as JSON.
+    /// A `core/v1` `resizePolicy` list, kept as a compact [`tree`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resize_policy: Option<Vec<Value>>,
+    pub resize_policy: Option<Vec<tree::Value>>,
 }

@@ -94,6 +94,48 @@ impl Deployment {
         })
     }
 
+    /// The first of `metadata`, `metadata.name` and `metadata.namespace` present with a
+    /// type the API server never gives it (`null` counts as absent): its key path and what is
+    /// wrong, e.g. `("metadata.name", "expected a string, found 5")`. Such an object is no
+    /// Deployment the API server returned, and the crate would otherwise read it as one
+    /// without a name (a name collision, or nothing to compare): a reader of untrusted input
+    /// (the command line) refuses it as malformed.
+    ///
+    /// ```
+    /// use gateway_reconcile::wire::Deployment;
+    /// let d: Deployment = serde_json::from_str(r#"{"metadata": {"name": ["lb"]}}"#).unwrap();
+    /// assert_eq!(
+    ///     d.metadata_type_error(),
+    ///     Some(("metadata.name", "expected a string, found a list".to_owned()))
+    /// );
+    /// ```
+    pub fn metadata_type_error(&self) -> Option<(&'static str, String)> {
+        let found = |value: &Value| match value {
+            Value::Array(_) => "a list".to_owned(),
+            Value::Object(_) => "an object".to_owned(),
+            other => other.to_string(),
+        };
+        let metadata = match self.object.get("metadata") {
+            None | Some(Value::Null) => return None,
+            Some(Value::Object(metadata)) => metadata,
+            Some(other) => {
+                return Some((
+                    "metadata",
+                    format!("expected an object, found {}", found(other)),
+                ));
+            }
+        };
+        [
+            ("metadata.name", "name"),
+            ("metadata.namespace", "namespace"),
+        ]
+        .into_iter()
+        .find_map(|(path, key)| match metadata.get(key) {
+            None | Some(Value::Null | Value::String(_)) => None,
+            Some(other) => Some((path, format!("expected a string, found {}", found(other)))),
+        })
+    }
+
     /// The value at a path of object keys, if every step is an object.
     pub fn get(&self, path: &[&str]) -> Option<&Value> {
         json::get(&self.object, path)

@@ -223,6 +223,9 @@ func TestControlPlane(t *testing.T) {
 				`{"networkAttachments":[` + strings.Repeat(`{"type":"NAD","nad":{"name":"n","namespace":"","interface":"i"}},`, 10) +
 					`{"type":"NAD","nad":{"name":"n","namespace":"","interface":"i"}}],"internalSubnets":[{"cidr":"10.0.0.0/8"}],"horizontalScaling":{"replicas":1}}`,
 				"Too many: 11: must have at most 10 items"},
+			"three subnets": {
+				`{"networkAttachments":[],"internalSubnets":[{"cidr":"10.0.0.0/8"},{"cidr":"fd00::/64"},{"cidr":"11.0.0.0/8"}],"horizontalScaling":{"replicas":1}}`,
+				"Too many: 3: must have at most 2 items"},
 			"negative quantity pattern": {
 				`{"networkAttachments":[],"internalSubnets":[{"cidr":"10.0.0.0/8"}],"horizontalScaling":{"replicas":1},
 				  "verticalScaling":{"containers":[{"name":"x","resources":{"requests":{"cpu":"lots"}}}]}}`,
@@ -253,6 +256,46 @@ func TestControlPlane(t *testing.T) {
 			metav1.CreateOptions{})
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "each destinationCIDR must be an IPv4/32 or IPv6/128 CIDR") {
 			t.Errorf("a /24 destination CIDR: want 422 Invalid, got %v", err)
+		}
+		// The list bounds the core enforces on routes it reads (it skips such a route).
+		cidrs := make([]string, 101)
+		for i := range cidrs {
+			cidrs[i] = fmt.Sprintf("%q", fmt.Sprintf("20.0.%d.%d/32", i/256, i%256))
+		}
+		for name, c := range map[string]struct{ spec, want string }{
+			"101 destinationCIDRs": {
+				`{"parentRefs":[{"name":"sllb"}],"destinationCIDRs":[` + strings.Join(cidrs, ",") + `],"protocols":["TCP"],"priority":1}`,
+				"spec.destinationCIDRs: Too many: 101: must have at most 100 items"},
+			"two parentRefs": {
+				`{"parentRefs":[{"name":"sllb"},{"name":"other"}],"destinationCIDRs":["20.0.0.1/32"],"protocols":["TCP"],"priority":1}`,
+				"spec.parentRefs: Too many: 2: must have at most 1 item"},
+		} {
+			u := obj(`{"apiVersion":"meridio-2.nordix.org/v1alpha1","kind":"L34Route","metadata":{"generateName":"bad-"}}`)
+			u["spec"] = obj(c.spec)
+			_, err := e.dyn.Resource(routes).Namespace(e.ns).Create(ctx, &unstructured.Unstructured{Object: u}, metav1.CreateOptions{})
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: want 422 Invalid containing %q, got %v", name, c.want, err)
+			}
+		}
+	})
+
+	t.Run("Gateway infrastructure limits", func(t *testing.T) {
+		// The Gateway API bounds the labels and annotations the core copies to the LB
+		// Deployment (it refuses a Gateway over them with InvalidParameters).
+		entries := make([]string, 9)
+		for i := range entries {
+			entries[i] = fmt.Sprintf(`"k%d":"v"`, i)
+		}
+		for _, field := range []string{"labels", "annotations"} {
+			u := obj(fmt.Sprintf(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway",
+				"metadata":{"generateName":"bad-"},
+				"spec":{"gatewayClassName":%q,"listeners":[{"name":"all","port":4000,"protocol":"TCP"}],
+				  "infrastructure":{%q:{%s}}}}`, e.class, field, strings.Join(entries, ",")))
+			_, err := e.dyn.Resource(gateways).Namespace(e.ns).Create(ctx, &unstructured.Unstructured{Object: u}, metav1.CreateOptions{})
+			want := fmt.Sprintf("spec.infrastructure.%s: Too many: 9: must have at most 8 items", field)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+				t.Errorf("9 %s: want 422 Invalid containing %q, got %v", field, want, err)
+			}
 		}
 	})
 
@@ -320,12 +363,12 @@ func TestControlPlane(t *testing.T) {
 		type key struct{ verb, resource, subresource string }
 		want := map[key]int{
 			{"create", "gatewayclasses", ""}:              1,
-			{"create", "gateways", ""}:                    1,
+			{"create", "gateways", ""}:                    3, // 1 accepted, 2 rejected
 			{"update", "gateways", "status"}:              1,
-			{"create", "gatewayconfigurations", ""}:       9, // 1 accepted, 8 rejected
+			{"create", "gatewayconfigurations", ""}:       10, // 1 accepted, 9 rejected
 			{"patch", "gatewayconfigurations", ""}:        2,
 			{"update", "gatewayconfigurations", "status"}: 1,
-			{"create", "l34routes", ""}:                   2,
+			{"create", "l34routes", ""}:                   4, // 1 accepted, 3 rejected
 			{"create", "deployments", ""}:                 1,
 			{"update", "deployments", "status"}:           1,
 			{"patch", "deployments", ""}:                  3,
@@ -358,7 +401,7 @@ func TestControlPlane(t *testing.T) {
 					rejected++
 				}
 			}
-			if fmt.Sprint(got) == fmt.Sprint(want) && rejected == 9 || time.Now().After(deadline) {
+			if fmt.Sprint(got) == fmt.Sprint(want) && rejected == 14 || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -366,8 +409,8 @@ func TestControlPlane(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("audit writes by %s:\n got  %v\n want %v", e.admin, got, want)
 		}
-		if rejected != 9 {
-			t.Errorf("audit events with code 422: %d, want 9", rejected)
+		if rejected != 14 {
+			t.Errorf("audit events with code 422: %d, want 14", rejected)
 		}
 	})
 }

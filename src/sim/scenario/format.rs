@@ -18,13 +18,13 @@ use serde_json::{Map, Value};
 
 use super::checks::{ConditionExpect, EventExpect, Expect};
 use super::malformed::{ScenarioError, from_serde};
-use super::{Scenario, Step, Verb, api_error_from_value, parse_time};
+use super::{Scenario, Step, TimeError, Verb, api_error_from_value, parse_time};
 use crate::events::EventType;
 use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::driver::requeue_from_word;
 use crate::sim::cluster::store::{check, typed_at};
 use crate::sim::cluster::{ClusterError, Kind, Objects, RolloutState, WriteKind};
-use crate::sim::strict_json::Lifted;
+use crate::sim::strict_json::{Lifted, MAX_STEPS};
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, tree};
 
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
@@ -180,7 +180,7 @@ struct ConditionFile {
     #[serde(default, deserialize_with = "present")]
     observed_generation: Option<i64>,
     #[serde(default, deserialize_with = "present")]
-    last_transition_time: Option<Time>,
+    last_transition_time: Option<TimeAsWritten>,
 }
 
 #[derive(Deserialize)]
@@ -288,6 +288,21 @@ struct Time(Timestamp);
 impl<'de> Deserialize<'de> for Time {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         from_text(d, |t| parse_time(t).map(Time).map_err(|e| e.to_string()))
+    }
+}
+
+/// An expected condition `lastTransitionTime`: a strict RFC 3339 time ([`parse_time`]),
+/// kept as written. One past the clock's range is taken too: the API server stores such a
+/// time (a four-digit year, up to `9999-12-31T23:59:59Z`), SPEC §6 keeps it as written, so a
+/// file must be able to expect it.
+struct TimeAsWritten(String);
+
+impl<'de> Deserialize<'de> for TimeAsWritten {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |t| match parse_time(t) {
+            Ok(_) | Err(TimeError::OutOfRange(_)) => Ok(TimeAsWritten(t.to_owned())),
+            Err(e) => Err(e.to_string()),
+        })
     }
 }
 
@@ -424,6 +439,16 @@ pub(super) fn read(mut value: Value, lifted: Lifted) -> Result<Scenario, Scenari
         });
     };
     let objects = map.remove("objects");
+    // Bounded before anything is built per step (the strict reader keeps one step past it).
+    if let Some(Value::Array(steps)) = map.get("steps")
+        && steps.len() > MAX_STEPS
+    {
+        return Err(ScenarioError::InvalidValue {
+            step: None,
+            key: "steps".into(),
+            why: format!("more than {MAX_STEPS} steps, the most a scenario file may have"),
+        });
+    }
     let steps_keys = step_keys(&value);
     let file: File =
         serde_path_to_error::deserialize(value).map_err(|e| from_serde(&e, &steps_keys))?;
