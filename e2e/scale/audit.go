@@ -108,6 +108,10 @@ func between(user string, from, to mark) (requests, error) {
 			}
 		}
 		key := verb + " " + e.ObjectRef.Resource
+		if e.ObjectRef.Resource == "" {
+			// A non-resource URL (discovery: /api, /apis, ...).
+			key = verb + " " + strings.SplitN(e.RequestURI, "?", 2)[0]
+		}
 		if e.ObjectRef.Subresource != "" {
 			key += "/" + e.ObjectRef.Subresource
 		}

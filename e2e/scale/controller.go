@@ -54,7 +54,9 @@ type controller struct {
 // gateway-reconcile-controller of controlplane.sh, bound to its shipped ClusterRole.
 // Meridio-2's shipped RBAC is a namespaced Role (and lacks gateways/finalizers, which the
 // OwnerReferencesPermissionEnforcement admission plugin requires), so it runs as a user
-// of its own in group system:masters: the audit log still tells its requests apart.
+// of its own bound to the built-in ClusterRole cluster-admin: the audit log tells its
+// requests apart, and API Priority and Fairness treats both controllers alike (a member
+// of system:masters would be exempt).
 func newController(ctx context.Context, dyn dynamic.Interface, o options) (*controller, error) {
 	dir := os.Getenv("E2E_DIR")
 	if dir == "" {
@@ -77,16 +79,19 @@ func newController(ctx context.Context, dyn dynamic.Interface, o options) (*cont
 		}
 		c.user = meridioUser
 		c.kubeconfig = filepath.Join(dir, "meridio-2.kubeconfig")
-		if err := mintKubeconfig(c.kubeconfig, meridioUser, "system:masters"); err != nil {
+		if err := mintKubeconfig(c.kubeconfig, meridioUser); err != nil {
+			return nil, err
+		}
+		if err := bindClusterAdmin(ctx, dyn, meridioUser); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
 }
 
-// mintKubeconfig writes a kubeconfig for `user` in `group`, with a client certificate
+// mintKubeconfig writes a kubeconfig for `user` (no group), with a client certificate
 // signed by the control plane's CA.
-func mintKubeconfig(path, user, group string) error {
+func mintKubeconfig(path, user string) error {
 	caPEM, err := os.ReadFile(os.Getenv("E2E_CA_CERT"))
 	if err != nil {
 		return err
@@ -118,7 +123,7 @@ func mintKubeconfig(path, user, group string) error {
 	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: user, Organization: []string{group}},
+		Subject:      pkix.Name{CommonName: user},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(48 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,

@@ -150,7 +150,7 @@ func plan(bin string, args []string, addresses bool) string {
 	var decision struct {
 		Status struct {
 			Conditions []struct{ Type, Status, Reason, Message string } `json:"conditions"`
-			Addresses  []struct{ Value string }                           `json:"addresses"`
+			Addresses  []struct{ Value string }                         `json:"addresses"`
 		} `json:"status"`
 	}
 	if err := json.Unmarshal(out, &decision); err != nil {

@@ -247,3 +247,19 @@ func bindClusterRole(ctx context.Context, dyn dynamic.Interface, path, user stri
 	}
 	return nil
 }
+
+// bindClusterAdmin binds the built-in ClusterRole cluster-admin to `user`.
+func bindClusterAdmin(ctx context.Context, dyn dynamic.Interface, user string) error {
+	binding := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+		"metadata": map[string]any{"name": user + "-cluster-admin"},
+		"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+			"name": "cluster-admin"},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}},
+	}}
+	_, err := dyn.Resource(gvrBinding).Create(ctx, binding, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}

@@ -168,8 +168,8 @@ func runStory(o options) error {
 	if r.Edit, err = between(c.user, m5, m6); err != nil {
 		return err
 	}
-	say("%s: edit of a GatewayConfiguration shared by %d: Deployments after %.2f s, status after %.2f s (%s)",
-		o.controller, r.K, r.EditDeployS, r.EditStatusS, r.Edit)
+	say("%s: edit of a GatewayConfiguration shared by %d: Deployments after %.2f s (%s)",
+		o.controller, r.K, r.EditDeployS, r.Edit)
 	if r.RestartedUsage, err = c.usage(); err != nil {
 		return err
 	}

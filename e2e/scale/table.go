@@ -44,6 +44,7 @@ var rows = []row{
 	{"edit: Deployment writes", func(r result) float64 { return float64(r.Edit.deploymentWrites()) }, "%.0f"},
 	{"edit: status writes", func(r result) float64 { return float64(r.Edit.statusWrites()) }, "%.0f"},
 	{"edit: time until all K Deployments updated (s)", func(r result) float64 { return r.EditDeployS }, "%.2f"},
+	{"edit: time until all K Gateway statuses name the new generation (s; ours only)", func(r result) float64 { return r.EditStatusS }, "%.2f"},
 	{"controller CPU at convergence (s)", func(r result) float64 { return r.StartUsage.CPUSeconds }, "%.1f"},
 	{"CPU per reconcile at start (ms)", func(r result) float64 {
 		return 1000 * r.StartUsage.CPUSeconds / float64(max(r.StartReconcile, 1))
@@ -51,18 +52,15 @@ var rows = []row{
 	{"reconciles at start", func(r result) float64 { return float64(r.StartReconcile) }, "%.0f"},
 	{"peak RSS, first process (MiB)", func(r result) float64 { return r.FirstUsage.PeakRSSMiB }, "%.1f"},
 	{"peak RSS, restarted process (MiB)", func(r result) float64 { return r.RestartedUsage.PeakRSSMiB }, "%.1f"},
-	{"peak RSS per Gateway, first / restarted (KiB)", func(r result) float64 { return perGatewayKiB(r.FirstUsage, r.N) }, "%.1f"},
-	{"", func(r result) float64 { return perGatewayKiB(r.RestartedUsage, r.N) }, "%.1f"},
+	{"peak RSS per Gateway, first process (KiB)", func(r result) float64 { return perGatewayKiB(r.FirstUsage, r.N) }, "%.1f"},
+	{"peak RSS per Gateway, restarted process (KiB)", func(r result) float64 { return perGatewayKiB(r.RestartedUsage, r.N) }, "%.1f"},
 }
 
 // table1 prints one run's figures.
 func table1(r result) error {
 	fmt.Printf("\n%s, N = %d (%d namespaces)\n", r.Controller, r.N, r.Namespaces)
-	for i, row := range rows {
+	for _, row := range rows {
 		name := row.name
-		if name == "" {
-			name = rows[i-1].name + " (restarted)"
-		}
 		fmt.Printf("  %-50s "+row.unit+"\n", name, row.value(r))
 	}
 	fmt.Printf("  start requests: %s\n  idle: %s\n  restart: %s\n  edit: %s\n",
@@ -102,12 +100,8 @@ func table(files []string, w io.Writer) error {
 		fmt.Fprint(w, "|---:|---:|---:")
 	}
 	fmt.Fprintln(w, "|")
-	for i, row := range rows {
-		name := row.name
-		if name == "" {
-			name = rows[i-1].name + ", restarted"
-		}
-		fmt.Fprintf(w, "| %s", name)
+	for _, row := range rows {
+		fmt.Fprintf(w, "| %s", row.name)
 		for _, n := range ns {
 			ours, okO := byN[n]["ours"]
 			m2, okM := byN[n]["meridio-2"]

@@ -35,7 +35,7 @@ func observe(ctx context.Context, dyn dynamic.Interface) (*observer, error) {
 // condition is one Gateway condition, as the API server holds it.
 type condition struct {
 	Type, Status, Reason, Message string
-	ObservedGeneration             int64
+	ObservedGeneration            int64
 }
 
 func conditions(u *unstructured.Unstructured) map[string]condition {
@@ -135,4 +135,3 @@ func replicas(n int64) func(*unstructured.Unstructured) bool {
 		return ok && r == n
 	}
 }
-
