@@ -106,13 +106,13 @@ func table(files []string, w io.Writer) error {
 			ours, okO := byN[n]["ours"]
 			m2, okM := byN[n]["meridio-2"]
 			cell := func(ok bool, r result) string {
-				if !ok {
+				if !ok || (r.Controller != "ours" && strings.Contains(row.name, "ours only")) {
 					return "-"
 				}
 				return fmt.Sprintf(row.unit, row.value(r))
 			}
 			ratio := "-"
-			if okO && okM && row.value(ours) != 0 {
+			if okO && okM && row.value(ours) != 0 && !strings.Contains(row.name, "ours only") {
 				ratio = fmt.Sprintf("%.2f", row.value(m2)/row.value(ours))
 			}
 			fmt.Fprintf(w, " | %s | %s | %s", cell(okO, ours), cell(okM, m2), ratio)
