@@ -9,6 +9,7 @@
 //	scale seed  -controller ours|meridio-2 -bin PATH [-sample 2m] [-out FILE]
 //	scale table FILE...
 //	scale crd-cases CASES.json PATH/TO/gateway-reconcile
+//	scale wide-replicas -controller ours|meridio-2 -bin PATH
 //
 // run and seed need the variables of `controlplane.sh run` (KUBECONFIG, AUDIT_LOG, ...).
 package main
@@ -42,12 +43,15 @@ func main() {
 	}
 	var err error
 	switch os.Args[1] {
-	case "run", "seed":
+	case "run", "seed", "wide-replicas":
 		o := parse(os.Args[1], os.Args[2:])
-		if os.Args[1] == "run" {
+		switch os.Args[1] {
+		case "run":
 			err = runStory(o)
-		} else {
+		case "seed":
 			err = seedStory(o)
+		default:
+			err = wideReplicasStory(o)
 		}
 	case "table":
 		err = table(os.Args[2:], os.Stdout)

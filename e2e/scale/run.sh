@@ -46,7 +46,13 @@ if [[ " $controllers " == *" meridio-2 "* ]]; then
   if [[ -f "$meridio_src/cmd/controller-manager/main.go" ]]; then
     copy="$bin/meridio-2-src"
     rm -rf "$copy" && mkdir -p "$copy" && cp -a "$meridio_src/." "$copy/"
-    echo "scale: building Meridio-2's controller-manager from a copy of $meridio_src ($(cd "$copy" && git rev-parse --short HEAD 2>/dev/null || echo 'no git'))" >&2
+    commit="$(git -C "$meridio_src" rev-parse --show-toplevel 2>/dev/null)"
+    if [[ "$commit" -ef "$meridio_src" ]]; then
+      commit="commit $(git -C "$meridio_src" rev-parse --short HEAD)"
+    else
+      commit="not a git checkout"
+    fi
+    echo "scale: building Meridio-2's controller-manager from a copy of $meridio_src ($commit)" >&2
     (cd "$copy" && GOFLAGS=-mod=mod go build -o "$bin/meridio-2-controller-manager" ./cmd/controller-manager)
     mkdir -p "$bin/meridio-2-templates"
     cp "$copy/config/templates/lb-deployment.yaml" "$bin/meridio-2-templates/"
