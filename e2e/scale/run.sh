@@ -46,7 +46,7 @@ if [[ " $controllers " == *" meridio-2 "* ]]; then
   if [[ -f "$meridio_src/cmd/controller-manager/main.go" ]]; then
     copy="$bin/meridio-2-src"
     rm -rf "$copy" && mkdir -p "$copy" && cp -a "$meridio_src/." "$copy/"
-    commit="$(git -C "$meridio_src" rev-parse --show-toplevel 2>/dev/null)"
+    commit="$(git -C "$meridio_src" rev-parse --show-toplevel 2>/dev/null || true)"
     if [[ "$commit" -ef "$meridio_src" ]]; then
       commit="commit $(git -C "$meridio_src" rev-parse --short HEAD)"
     else
