@@ -31,7 +31,9 @@ mkdir -p "$bin" "$out"
 
 # Our controller.
 if [[ "$profile" == debug ]]; then
-  (cd "$root" && cargo build -p gateway-reconcile-kube --bin gateway-reconcile-controller)
+  # The binary the crate's test build makes (with the dev-dependencies' features, so a
+  # `cargo test` before it, as in CI, leaves nothing to build).
+  (cd "$root" && cargo test -p gateway-reconcile-kube --no-run)
   ours="$root/target/debug/gateway-reconcile-controller"
 else
   (cd "$root" && cargo build --profile "$profile" -p gateway-reconcile-kube --bin gateway-reconcile-controller)
