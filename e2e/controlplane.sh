@@ -23,7 +23,9 @@
 #
 # Environment knobs: E2E_KEEP_DIR=1 keeps the directory (its path is printed);
 # E2E_START_TIMEOUT (seconds, default 180) bounds the wait for each component's readiness;
-# E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces).
+# E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces); E2E_CRDS replaces the
+# CRD files of crds/ (paths split on spaces); E2E_AUDIT_READ_USERS logs every read of these
+# users too (names split on spaces or commas).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -193,6 +195,30 @@ rules:
   verbs: [create, update, patch, delete, deletecollection]
 - level: None
 EOF
+  # E2E_AUDIT_READ_USERS (names split on spaces or commas): every read of these users too,
+  # a watch once when it starts (stage ResponseStarted) and once when it ends; the other
+  # rules keep their single ResponseComplete line. For the load harness (e2e/scale).
+  if [[ -n "${E2E_AUDIT_READ_USERS:-}" ]]; then
+    local users
+    users="$(echo "$E2E_AUDIT_READ_USERS" | tr ', ' '\n\n' | sed '/^$/d' | paste -sd, -)"
+    cat >"$tmp/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: [$users]
+  verbs: [get, list, watch]
+- level: Metadata
+  users: [gateway-reconcile-controller]
+  verbs: [get, list]
+  omitStages: [ResponseStarted]
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+  omitStages: [ResponseStarted]
+- level: None
+EOF
+  fi
 
   "$bin/etcd" --data-dir "$tmp/etcd" \
     --listen-client-url "http://127.0.0.1:$etcd_client" \
@@ -228,10 +254,11 @@ EOF
   names+=(kube-apiserver)
   wait_ready kube-apiserver "${pids[1]}" "$tmp/kube-apiserver.log" "$server/readyz" "$tmp"
 
+  # E2E_CRDS (paths split on spaces) replaces the GatewayConfiguration and L34Route CRDs of
+  # crds/, e.g. with Meridio-2's own (its config/crd/bases/*.yaml).
+  local own_crds="$crd_dir/meridio-2.nordix.org_gatewayconfigurations.yaml $crd_dir/meridio-2.nordix.org_l34routes.yaml"
   # shellcheck disable=SC2086 # one path a line, no spaces in them
-  "$bin/e2e-helper" crds "$tmp/kubeconfig" $crd_files \
-      "$crd_dir/meridio-2.nordix.org_gatewayconfigurations.yaml" \
-      "$crd_dir/meridio-2.nordix.org_l34routes.yaml" >"$tmp/crds.log" 2>&1 ||
+  "$bin/e2e-helper" crds "$tmp/kubeconfig" $crd_files ${E2E_CRDS:-$own_crds} >"$tmp/crds.log" 2>&1 ||
     fail_start "CRD installation" "$tmp/crds.log" "see below"
 
   echo "controlplane.sh: kube-apiserver $kube_version ready at $server" >&2

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+)
+
+// Users of the controllers, as the audit log names them.
+const (
+	oursUser    = "gateway-reconcile-controller"
+	meridioUser = "meridio-2-controller"
+)
+
+// controller is one controller under test: how to start it, who it is, how to count its
+// reconciles.
+type controller struct {
+	kind       string // "ours" or "meridio-2"
+	bin        string
+	user       string
+	kubeconfig string
+	templates  string
+	dir        string // logs
+	starts     int
+
+	cmd         *exec.Cmd
+	done        chan struct{} // closed when the process has exited
+	log         string
+	metricsPort int
+}
+
+// newController prepares the controller's identity. Ours runs as the user
+// gateway-reconcile-controller of controlplane.sh, bound to its shipped ClusterRole.
+// Meridio-2's shipped RBAC is a namespaced Role (and lacks gateways/finalizers, which the
+// OwnerReferencesPermissionEnforcement admission plugin requires), so it runs as a user
+// of its own bound to the built-in ClusterRole cluster-admin: the audit log tells its
+// requests apart, and API Priority and Fairness treats both controllers alike (a member
+// of system:masters would be exempt).
+func newController(ctx context.Context, dyn dynamic.Interface, o options) (*controller, error) {
+	dir := os.Getenv("E2E_DIR")
+	if dir == "" {
+		return nil, fmt.Errorf("E2E_DIR is not set: run under e2e/controlplane.sh run")
+	}
+	c := &controller{kind: o.controller, bin: o.bin, dir: dir, templates: o.templates}
+	switch o.controller {
+	case "ours":
+		if o.clusterRole == "" {
+			return nil, fmt.Errorf("-clusterrole is needed for ours")
+		}
+		c.user = oursUser
+		c.kubeconfig = os.Getenv("E2E_CONTROLLER_KUBECONFIG")
+		if err := bindClusterRole(ctx, dyn, o.clusterRole, oursUser); err != nil {
+			return nil, err
+		}
+	default:
+		if o.templates == "" {
+			return nil, fmt.Errorf("-templates is needed for meridio-2")
+		}
+		c.user = meridioUser
+		c.kubeconfig = filepath.Join(dir, "meridio-2.kubeconfig")
+		if err := mintKubeconfig(c.kubeconfig, meridioUser); err != nil {
+			return nil, err
+		}
+		if err := bindClusterAdmin(ctx, dyn, meridioUser); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// mintKubeconfig writes a kubeconfig for `user` (no group), with a client certificate
+// signed by the control plane's CA.
+func mintKubeconfig(path, user string) error {
+	caPEM, err := os.ReadFile(os.Getenv("E2E_CA_CERT"))
+	if err != nil {
+		return err
+	}
+	caKeyPEM, err := os.ReadFile(os.Getenv("E2E_CA_KEY"))
+	if err != nil {
+		return err
+	}
+	block, _ := pem.Decode(caPEM)
+	if block == nil {
+		return fmt.Errorf("CA certificate: no PEM")
+	}
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return err
+	}
+	block, _ = pem.Decode(caKeyPEM)
+	if block == nil {
+		return fmt.Errorf("CA key: no PEM")
+	}
+	caKey, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: user},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(48 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	b64 := func(typ string, der []byte) string {
+		return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
+	}
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: %s
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: %s}
+current-context: e2e
+`, os.Getenv("E2E_SERVER"), base64.StdEncoding.EncodeToString(caPEM), user,
+		b64("CERTIFICATE", der), b64("PRIVATE KEY", keyDER), user)
+	return os.WriteFile(path, []byte(kubeconfig), 0o600)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// start starts a new process of the controller, its log in the control plane's directory.
+func (c *controller) start() error {
+	c.starts++
+	c.log = filepath.Join(c.dir, fmt.Sprintf("%s-%d.log", c.kind, c.starts))
+	var args []string
+	switch c.kind {
+	case "ours":
+		// JSON logs at debug for the controller crate: each reconcile logs `reconciled`.
+		args = []string{"--kubeconfig", c.kubeconfig, "--log-format", "json",
+			"--log", "gateway_reconcile_kube=debug,info"}
+	default:
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		c.metricsPort = port
+		// Defaults, except what has no place here: webhooks (no certificates), leader
+		// election (one replica), the health probe port; metrics in plain HTTP on
+		// loopback, read for the reconcile count.
+		args = []string{"run", "--enable-webhooks=false", "--cert-wait-timeout=0",
+			"--health-probe-bind-address=0", "--metrics-secure=false",
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port),
+			"--template-path", c.templates}
+	}
+	log, err := os.Create(c.log)
+	if err != nil {
+		return err
+	}
+	c.cmd = exec.Command(c.bin, args...)
+	c.cmd.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig)
+	c.cmd.Stdout = log
+	c.cmd.Stderr = log
+	if err := c.cmd.Start(); err != nil {
+		log.Close()
+		return err
+	}
+	done := make(chan struct{})
+	c.done = done
+	go func() { _ = c.cmd.Wait(); log.Close(); close(done) }()
+	return nil
+}
+
+// alive reports whether the process still runs.
+func (c *controller) alive() bool {
+	if c.done == nil {
+		return false
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop sends SIGTERM and waits (30 s, then SIGKILL).
+func (c *controller) stop() {
+	if !c.alive() {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// usage is what /proc says of the process: peak resident memory (VmHWM) and CPU time.
+type usage struct {
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	RSSMiB     float64 `json:"rss_mib"`
+	CPUSeconds float64 `json:"cpu_s"`
+}
+
+func (c *controller) usage() (usage, error) {
+	var u usage
+	pid := c.cmd.Process.Pid
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return u, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && (f[0] == "VmHWM:" || f[0] == "VmRSS:") {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			if f[0] == "VmHWM:" {
+				u.PeakRSSMiB = kb / 1024
+			} else {
+				u.RSSMiB = kb / 1024
+			}
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return u, err
+	}
+	// Fields after the command name (which may hold spaces): utime and stime are the
+	// 14th and 15th fields, in clock ticks (100 per second on Linux).
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+	f := strings.Fields(rest)
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	u.CPUSeconds = (utime + stime) / 100
+	return u, nil
+}
+
+// reconciles counts the reconciles of the running process so far, and how many distinct
+// Gateways they covered (-1 when the controller does not say). Ours: its `reconciled`
+// debug log lines; Meridio-2: controller-runtime's controller_runtime_reconcile_total of
+// the controller `gateway` (every result, requeues included).
+func (c *controller) reconciles() (total int, distinct int, err error) {
+	if c.kind == "ours" {
+		f, err := os.Open(c.log)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer f.Close()
+		seen := map[string]bool{}
+		s := bufio.NewScanner(f)
+		s.Buffer(make([]byte, 1<<20), 1<<24)
+		for s.Scan() {
+			line := s.Bytes()
+			if !strings.Contains(string(line), `"reconciled"`) {
+				continue
+			}
+			var entry struct {
+				Fields struct {
+					Message string `json:"message"`
+					Gateway string `json:"gateway"`
+				} `json:"fields"`
+			}
+			if json.Unmarshal(line, &entry) == nil && entry.Fields.Message == "reconciled" {
+				total++
+				seen[entry.Fields.Gateway] = true
+			}
+		}
+		return total, len(seen), s.Err()
+	}
+	client := http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.metricsPort))
+	if err != nil {
+		return 0, -1, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, -1, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") &&
+			strings.Contains(line, `controller="gateway"`) {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			total += int(v)
+		}
+	}
+	return total, -1, nil
+}

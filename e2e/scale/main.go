@@ -1,0 +1,97 @@
+// Command scale is the load harness of the end-to-end suite: on the control plane of
+// e2e/controlplane.sh it creates N Gateways (with GatewayConfigurations, some shared by many
+// Gateways, and L34Routes) before a Gateway controller starts, then starts the controller as
+// a process of its own and measures what it costs: time to converge, API requests by verb
+// (from the audit log), requests while idle, a restart, one edit of a shared
+// GatewayConfiguration, peak memory and CPU. See e2e/README.md, "Scale".
+//
+//	scale run   -controller ours|meridio-2 -bin PATH -n N [-out FILE] [-check]
+//	scale seed  -controller ours|meridio-2 -bin PATH [-sample 2m] [-out FILE]
+//	scale table FILE...
+//	scale crd-cases CASES.json PATH/TO/gateway-reconcile
+//	scale wide-replicas -controller ours|meridio-2 -bin PATH
+//
+// run and seed need the variables of `controlplane.sh run` (KUBECONFIG, AUDIT_LOG, ...).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+// options of one run or seed story.
+type options struct {
+	controller  string        // "ours" or "meridio-2"
+	bin         string        // the controller's executable
+	n           int           // Gateways
+	namespaces  int           // namespaces they are spread over
+	idle        time.Duration // the idle window
+	timeout     time.Duration // bound of each wait
+	sample      time.Duration // the seed story's observation window
+	out         string        // JSON result file
+	check       bool          // fail when ours misses a goal of the issue
+	clusterRole string        // ours: the ClusterRole file bound to its user
+	templates   string        // meridio-2: the directory holding lb-deployment.yaml
+	workers     int           // concurrent creates
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usageExit()
+	}
+	var err error
+	switch os.Args[1] {
+	case "run", "seed", "wide-replicas":
+		o := parse(os.Args[1], os.Args[2:])
+		switch os.Args[1] {
+		case "run":
+			err = runStory(o)
+		case "seed":
+			err = seedStory(o)
+		default:
+			err = wideReplicasStory(o)
+		}
+	case "table":
+		err = table(os.Args[2:], os.Stdout)
+	case "crd-cases":
+		err = crdCases(os.Args[2:], os.Stdout)
+	default:
+		usageExit()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scale: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func usageExit() {
+	fmt.Fprintln(os.Stderr, "usage: scale run|seed -controller ours|meridio-2 -bin PATH [flags] | scale table FILE...")
+	os.Exit(2)
+}
+
+func parse(name string, args []string) options {
+	var o options
+	fs := flag.NewFlagSet(name, flag.ExitOnError)
+	fs.StringVar(&o.controller, "controller", "ours", "ours or meridio-2")
+	fs.StringVar(&o.bin, "bin", "", "the controller's executable")
+	fs.IntVar(&o.n, "n", 20, "Gateways")
+	fs.IntVar(&o.namespaces, "namespaces", 10, "namespaces the Gateways are spread over")
+	fs.DurationVar(&o.idle, "idle", time.Minute, "idle window once converged")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "bound of each wait")
+	fs.DurationVar(&o.sample, "sample", 2*time.Minute, "seed: how long the Gateway status is sampled")
+	fs.StringVar(&o.out, "out", "", "write the result as JSON to this file")
+	fs.BoolVar(&o.check, "check", false, "fail when the controller misses a goal (ours)")
+	fs.StringVar(&o.clusterRole, "clusterrole", "", "ours: ClusterRole YAML bound to its user")
+	fs.StringVar(&o.templates, "templates", "", "meridio-2: directory with lb-deployment.yaml")
+	fs.IntVar(&o.workers, "workers", 24, "concurrent creates")
+	_ = fs.Parse(args)
+	if o.bin == "" || (o.controller != "ours" && o.controller != "meridio-2") {
+		usageExit()
+	}
+	if o.namespaces < 1 {
+		o.namespaces = 1
+	}
+	return o
+}

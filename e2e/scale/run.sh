@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The load harness (e2e/README.md, "Scale"): for each N of SCALE_N and each controller of
+# SCALE_CONTROLLERS, a fresh control plane (e2e/controlplane.sh), N Gateways created before
+# the controller starts, then the stories of `scale run`; a side-by-side table at the end.
+#
+#   e2e/scale/run.sh                         N = 20, ours and Meridio-2 (when its source is there)
+#   SCALE_N="100 1000" e2e/scale/run.sh      the README's figures
+#   SCALE_SEED=1 e2e/scale/run.sh            also the seed story (updates refused by admission)
+#
+# Knobs: SCALE_N (default 20); SCALE_CONTROLLERS (default "ours meridio-2"); SCALE_IDLE (the
+# idle window, default 60s); SCALE_PROFILE (cargo profile of our controller, default
+# release; `debug` reuses the test build); SCALE_OUT (where the JSON results go, default
+# e2e/scale/results); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
+# the repository root: copied, then built with its Go dependencies from the module proxy;
+# when absent, the comparison is skipped with a message). Exit status: 1 when our
+# controller misses a goal or a run fails, 125 when the control plane could not start.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+bin="$here/bin"
+out="${SCALE_OUT:-$here/results}"
+sizes="${SCALE_N:-20}"
+controllers="${SCALE_CONTROLLERS:-ours meridio-2}"
+idle="${SCALE_IDLE:-60s}"
+profile="${SCALE_PROFILE:-release}"
+meridio_src="${MERIDIO2_SRC:-$root/../shared/meridio-2}"
+mkdir -p "$bin" "$out"
+
+"$here/../controlplane.sh" build
+(cd "$here" && go build -o "$bin/scale" .)
+
+# Our controller.
+if [[ "$profile" == debug ]]; then
+  # The binary the crate's test build makes (with the dev-dependencies' features, so a
+  # `cargo test` before it, as in CI, leaves nothing to build).
+  (cd "$root" && cargo test -p gateway-reconcile-kube --no-run)
+  ours="$root/target/debug/gateway-reconcile-controller"
+else
+  (cd "$root" && cargo build --profile "$profile" -p gateway-reconcile-kube --bin gateway-reconcile-controller)
+  ours="$root/target/$profile/gateway-reconcile-controller"
+fi
+
+# Meridio-2's controller-manager, built from a copy of its source. Both controllers then
+# run on Meridio-2's own CRDs (all of config/crd/bases: its manager also runs the
+# DistributionGroup and EndpointNetworkConfiguration controllers, which need theirs).
+crds=""
+if [[ " $controllers " == *" meridio-2 "* ]]; then
+  if [[ -f "$meridio_src/cmd/controller-manager/main.go" ]]; then
+    copy="$bin/meridio-2-src"
+    rm -rf "$copy" && mkdir -p "$copy" && cp -a "$meridio_src/." "$copy/"
+    commit="$(git -C "$meridio_src" rev-parse --show-toplevel 2>/dev/null || true)"
+    if [[ "$commit" -ef "$meridio_src" ]]; then
+      commit="commit $(git -C "$meridio_src" rev-parse --short HEAD)"
+    else
+      commit="not a git checkout"
+    fi
+    echo "scale: building Meridio-2's controller-manager from a copy of $meridio_src ($commit)" >&2
+    (cd "$copy" && GOFLAGS=-mod=mod go build -o "$bin/meridio-2-controller-manager" ./cmd/controller-manager)
+    mkdir -p "$bin/meridio-2-templates"
+    cp "$copy/config/templates/lb-deployment.yaml" "$bin/meridio-2-templates/"
+    crds="$(ls "$copy"/config/crd/bases/*.yaml | tr '\n' ' ')"
+  else
+    echo "scale: Meridio-2's source is not at $meridio_src (set MERIDIO2_SRC): the comparison is skipped" >&2
+    controllers="${controllers//meridio-2/}"
+  fi
+fi
+
+export E2E_AUDIT_READ_USERS="gateway-reconcile-controller meridio-2-controller"
+# Thousands of creates at once: the API server's default in-flight limits (400 and 200)
+# would answer 429 to the harness.
+export E2E_APISERVER_ARGS="--max-requests-inflight=1000 --max-mutating-requests-inflight=500 ${E2E_APISERVER_ARGS:-}"
+export E2E_CRDS="$crds"
+[[ -n "$crds" ]] || unset E2E_CRDS
+
+rc=0
+results=()
+for n in $sizes; do
+  for c in $controllers; do
+    case "$c" in
+      ours) args=(-controller ours -bin "$ours" -check -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml") ;;
+      meridio-2) args=(-controller meridio-2 -bin "$bin/meridio-2-controller-manager" -templates "$bin/meridio-2-templates") ;;
+      *) echo "scale: unknown controller $c" >&2; exit 2 ;;
+    esac
+    file="$out/$c-$n.json"
+    rm -f "$file"
+    echo "scale: $c, N = $n" >&2
+    "$here/../controlplane.sh" run -- "$bin/scale" run "${args[@]}" -n "$n" -idle "$idle" -out "$file" || {
+      r=$?
+      echo "scale: $c at N = $n failed (status $r)" >&2
+      [[ $r == 125 ]] && exit 125
+      rc=1
+    }
+    [[ -f "$file" ]] && results+=("$file")
+  done
+done
+
+if [[ "${SCALE_SEED:-}" == 1 ]]; then
+  for c in $controllers; do
+    case "$c" in
+      ours) args=(-controller ours -bin "$ours" -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml") ;;
+      meridio-2) args=(-controller meridio-2 -bin "$bin/meridio-2-controller-manager" -templates "$bin/meridio-2-templates") ;;
+    esac
+    echo "scale: seed story, $c" >&2
+    "$here/../controlplane.sh" run -- "$bin/scale" seed "${args[@]}" -out "$out/seed-$c.json" || rc=1
+  done
+fi
+
+if ((${#results[@]} > 0)); then
+  echo
+  "$bin/scale" table "${results[@]}"
+fi
+exit "$rc"

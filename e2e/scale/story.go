@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// result is one run of one controller at one N (the JSON that `scale table` reads).
+type result struct {
+	Controller string  `json:"controller"`
+	N          int     `json:"n"`
+	Namespaces int     `json:"namespaces"`
+	Populate   float64 `json:"populate_s"`
+
+	ConvergeS      float64  `json:"converge_s"`
+	Start          requests `json:"start"`
+	StartUsage     usage    `json:"start_usage"`
+	StartReconcile int      `json:"start_reconciles"`
+
+	IdleS float64  `json:"idle_s"`
+	Idle  requests `json:"idle"`
+
+	FirstUsage     usage    `json:"first_process"`
+	RestartS       float64  `json:"restart_reconciled_s"`
+	Restart        requests `json:"restart"`
+	RestartedUsage usage    `json:"restarted_process"`
+
+	K             int      `json:"k"`
+	EditDeployS   float64  `json:"edit_deployments_s"`
+	EditStatusS   float64  `json:"edit_status_s,omitempty"`
+	Edit          requests `json:"edit"`
+	EndReconciles int      `json:"restarted_reconciles"`
+
+	Failures []string `json:"failures,omitempty"`
+}
+
+const settle = 3 * time.Second
+
+func say(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "scale: "+format+"\n", args...)
+}
+
+func runStory(o options) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dyn, _, err := adminClient()
+	if err != nil {
+		return err
+	}
+	c, err := newController(ctx, dyn, o)
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	l := layout{n: o.n, namespaces: o.namespaces}
+	r := result{Controller: o.controller, N: o.n, Namespaces: o.namespaces}
+
+	t := time.Now()
+	if err := populate(ctx, dyn, l, o.workers); err != nil {
+		return err
+	}
+	r.Populate = time.Since(t).Seconds()
+	say("%s: %d Gateways, their GatewayConfigurations and L34Routes created in %.1f s", o.controller, o.n, r.Populate)
+	obs, err := observe(ctx, dyn)
+	if err != nil {
+		return err
+	}
+	gateways := l.gateways()
+
+	// Start: from the process start until every Gateway is healthy.
+	m0, err := auditMark()
+	if err != nil {
+		return err
+	}
+	t = time.Now()
+	if err := c.start(); err != nil {
+		return err
+	}
+	d, err := obs.waitAll("every Gateway healthy", gateways, nil, healthy(o.controller), t, o.timeout, c.alive)
+	if err != nil {
+		return fmt.Errorf("%w (controller log: %s)", err, c.log)
+	}
+	r.ConvergeS = d.Seconds()
+	if r.StartUsage, err = c.usage(); err != nil {
+		return err
+	}
+	r.StartReconcile, _, _ = c.reconciles()
+	say("%s: every Gateway healthy after %.1f s (%.1f CPU-s, %d reconciles)", o.controller, r.ConvergeS,
+		r.StartUsage.CPUSeconds, r.StartReconcile)
+	time.Sleep(settle)
+	m1, _ := auditMark()
+	if r.Start, err = between(c.user, m0, m1); err != nil {
+		return err
+	}
+
+	// Idle.
+	time.Sleep(o.idle)
+	m2, _ := auditMark()
+	r.IdleS = o.idle.Seconds()
+	if r.Idle, err = between(c.user, m1, m2); err != nil {
+		return err
+	}
+	say("%s: idle %s: %d requests (%s)", o.controller, o.idle, r.Idle.Writes+r.Idle.Reads, r.Idle)
+
+	// Restart with everything converged.
+	if r.FirstUsage, err = c.usage(); err != nil {
+		return err
+	}
+	c.stop()
+	m3, _ := auditMark()
+	t = time.Now()
+	if err := c.start(); err != nil {
+		return err
+	}
+	for {
+		total, distinct, err := c.reconciles()
+		if err == nil && ((distinct >= 0 && distinct >= o.n) || (distinct < 0 && total >= o.n)) {
+			break
+		}
+		if time.Since(t) > o.timeout || !c.alive() {
+			return fmt.Errorf("restart: not every Gateway reconciled after %s (%d so far; log %s)", time.Since(t), total, c.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.RestartS = time.Since(t).Seconds()
+	time.Sleep(2 * settle)
+	if _, err := obs.waitAll("every Gateway healthy after the restart", gateways, nil, healthy(o.controller),
+		time.Now(), o.timeout, c.alive); err != nil {
+		return err
+	}
+	m4, _ := auditMark()
+	if r.Restart, err = between(c.user, m3, m4); err != nil {
+		return err
+	}
+	say("%s: restart: every Gateway reconciled after %.1f s; %d writes (%s)", o.controller, r.RestartS, r.Restart.Writes, r.Restart)
+
+	// One edit of the GatewayConfiguration shared by K Gateways.
+	shared := l.shared()
+	r.K = len(shared)
+	m5, _ := auditMark()
+	patch := []byte(`{"spec":{"horizontalScaling":{"replicas":3,"enforceReplicas":true}}}`)
+	t = time.Now()
+	if _, err := dyn.Resource(gvrConfig).Namespace(l.namespace(0)).Patch(ctx, sharedConfig,
+		types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return err
+	}
+	d, err = obs.waitAll("K Deployments at 3 replicas", shared, lbName, replicas(3), t, o.timeout, c.alive)
+	if err != nil {
+		return err
+	}
+	r.EditDeployS = d.Seconds()
+	if o.controller == "ours" {
+		d, err = obs.waitAll("K Gateways naming generation 2", shared, nil, appliedGeneration(2), t, o.timeout, c.alive)
+		if err != nil {
+			return err
+		}
+		r.EditStatusS = d.Seconds()
+	}
+	time.Sleep(settle)
+	m6, _ := auditMark()
+	if r.Edit, err = between(c.user, m5, m6); err != nil {
+		return err
+	}
+	say("%s: edit of a GatewayConfiguration shared by %d: Deployments after %.2f s (%s)",
+		o.controller, r.K, r.EditDeployS, r.Edit)
+	if r.RestartedUsage, err = c.usage(); err != nil {
+		return err
+	}
+	r.EndReconciles, _, _ = c.reconciles()
+	c.stop()
+
+	if o.check {
+		r.Failures = goals(r)
+	}
+	if o.out != "" {
+		data, _ := json.MarshalIndent(r, "", "  ")
+		if err := os.WriteFile(o.out, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := table1(r); err != nil {
+		return err
+	}
+	if len(r.Failures) > 0 {
+		return fmt.Errorf("%s missed %d goal(s):\n  %s", o.controller, len(r.Failures), strings.Join(r.Failures, "\n  "))
+	}
+	return nil
+}
+
+// goals are the issue's expectations of ours, as checks.
+func goals(r result) []string {
+	var f []string
+	want := func(ok bool, format string, args ...any) {
+		if !ok {
+			f = append(f, fmt.Sprintf(format, args...))
+		}
+	}
+	want(r.Start.count("create deployments") == r.N, "start: %d Deployment creates for %d Gateways", r.Start.count("create deployments"), r.N)
+	want(r.Start.statusWrites() <= 2*r.N, "start: %d status writes for %d Gateways (at most 2 each)", r.Start.statusWrites(), r.N)
+	gets := 0
+	for k, v := range r.Start.ByVerb {
+		if strings.HasPrefix(k, "get ") {
+			gets += v
+		}
+	}
+	want(gets == 0, "start: %d GETs (the caches should answer)", gets)
+	want(r.Idle.Writes == 0, "idle: %d writes", r.Idle.Writes)
+	want(r.Restart.Writes == 0, "restart: %d writes (%s)", r.Restart.Writes, r.Restart)
+	want(r.Edit.deploymentWrites() == r.K, "edit: %d Deployment writes for K = %d", r.Edit.deploymentWrites(), r.K)
+	want(r.Edit.statusWrites() == r.K, "edit: %d status writes for K = %d", r.Edit.statusWrites(), r.K)
+	return f
+}
