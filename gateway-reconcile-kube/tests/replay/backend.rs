@@ -1258,6 +1258,21 @@ impl Real {
         Ok(())
     }
 
+    /// Stops the pending `failWrites`: removes their admission object and waits until the
+    /// controller's writes pass again (the end of a fault schedule).
+    pub fn stop_failures(&mut self) -> Result<(), String> {
+        let rt = self.rt.clone();
+        rt.block_on(async {
+            match self.pending.take() {
+                Some(pending) => self
+                    .remove_admission(pending.admission)
+                    .await
+                    .map_err(|e| e.to_string()),
+                None => Ok(()),
+            }
+        })
+    }
+
     /// Removes what the scenario left at cluster scope (namespaces stay: they never finish
     /// deleting here).
     pub fn clean_up(&mut self) {
