@@ -980,3 +980,23 @@ fn the_schedule_checks_can_fail() {
         .check(&failed, &g, k.as_ref(), c.as_ref(), d.as_ref())
         .expect("the simulator's own status after a 503 is fine");
 }
+
+/// The shrinking the real-server run uses finds the smallest failing schedule: here,
+/// "fails" when the schedule restarts the controller, and the smallest such is one restart.
+#[test]
+fn a_failing_schedule_shrinks_to_its_cause() {
+    use gateway_reconcile::testing::strategies::Op;
+    use proptest::strategy::ValueTree;
+    let seed = (0..1000)
+        .find(|seed| {
+            let ops = schedules::schedule_tree(*seed, schedules::MAX_LEN).current();
+            ops.len() > 10 && ops.contains(&Op::Restart)
+        })
+        .expect("a long schedule with a restart");
+    let tree = schedules::schedule_tree(seed, schedules::MAX_LEN);
+    let (smallest, why) = schedules::shrink(tree, "restart".into(), 500, |ops| {
+        ops.contains(&Op::Restart)
+            .then(|| format!("{} ops", ops.len()))
+    });
+    assert_eq!(smallest, vec![Op::Restart], "seed {seed}: {why}");
+}

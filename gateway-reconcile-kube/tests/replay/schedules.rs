@@ -88,20 +88,33 @@ pub fn step_of(op: &Op) -> Option<Value> {
     })
 }
 
-/// The kit's objects as a scenario file writes them.
+/// The kit's objects as a scenario file writes them, completed with what the real server's
+/// CRDs require and the kit's objects leave out: the Gateway's `listeners`, the
+/// GatewayConfiguration's `networkAttachments`, the route's `protocols` and `priority`.
 pub fn objects_json() -> Value {
     let Objects {
         gateway_class,
         gateway,
-        configuration,
+        mut configuration,
         routes,
         ..
     } = strategies::objects();
+    let mut gateway = gateway;
+    gateway["spec"]["listeners"] = json!([{"name": "all", "port": 4000, "protocol": "TCP"}]);
+    if let Some(spec) = configuration.as_mut().and_then(|c| c.get_mut("spec")) {
+        spec["networkAttachments"] = json!([{"type": "NAD",
+            "nad": {"name": "vlan-100", "namespace": "red", "interface": "ext-vlan0"}}]);
+    }
     json!({
         "gatewayClass": gateway_class,
         "gateway": gateway,
         "configuration": configuration,
-        "routes": serde_json::to_value(routes).unwrap_or(Value::Null),
+        "routes": routes.iter().map(|route| {
+            let mut route = serde_json::to_value(route).unwrap_or(Value::Null);
+            route["spec"]["protocols"] = json!(["TCP"]);
+            route["spec"]["priority"] = json!(1);
+            route
+        }).collect::<Vec<_>>(),
     })
 }
 
@@ -705,4 +718,4 @@ pub fn shrink(
 
 /// How long the kit's schedules may be, in ops (each step on the real server is a few
 /// requests; a `failWrites` waits for admission to start and stop applying).
-pub const MAX_LEN: usize = 24;
+pub const MAX_LEN: usize = 40;
