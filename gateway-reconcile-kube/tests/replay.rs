@@ -229,6 +229,28 @@ fn exact_messages(scenario: &Scenario) -> Vec<(u32, String)> {
     messages
 }
 
+/// Every `messageContains` part the scenario's expectations give, with the number of
+/// `failWrites` steps before the expectation.
+fn message_parts(scenario: &Scenario) -> Vec<(u32, String)> {
+    let mut failures = 0;
+    let mut parts = Vec::new();
+    for step in &scenario.steps {
+        match &step.verb {
+            Verb::FailWrites { .. } => failures += 1,
+            Verb::Reconcile(expect) => parts.extend(
+                expect
+                    .conditions
+                    .iter()
+                    .filter_map(|(_, condition)| condition.as_ref())
+                    .flat_map(|condition| condition.message_contains.iter().cloned())
+                    .map(|part| (failures, part)),
+            ),
+            _ => {}
+        }
+    }
+    parts
+}
+
 /// Scenarios whose real-server run differs from the simulator for a reason recorded in
 /// `e2e/README.md`; any other failure fails the test.
 const KNOWN_DIFFERENCES: &[&str] = &[];
@@ -450,7 +472,9 @@ fn every_scenario_on_the_real_server() {
         eprintln!("replay: {name}");
         let (scenario, backend) = load(&world, &path);
         assert!(scenario.run().passed(), "{name} fails on the simulator");
-        let backend = backend.with_exact_messages(exact_messages(&scenario));
+        let backend = backend
+            .with_exact_messages(exact_messages(&scenario))
+            .with_message_parts(message_parts(&scenario));
         let report = match run_bounded(&world, scenario, backend) {
             Ok(report) => report,
             Err(timed_out) => {
@@ -999,4 +1023,151 @@ fn a_failing_schedule_shrinks_to_its_cause() {
             .then(|| format!("{} ops", ops.len()))
     });
     assert_eq!(smallest, vec![Op::Restart], "seed {seed}: {why}");
+}
+
+/// A `messageContains` part holding the failure's text runs on the real server when the
+/// prefixed message still contains it, and is skipped when it cannot.
+#[test]
+fn message_parts_that_cannot_match_are_found() {
+    use replay::backend::part_matches;
+    let text = "etcdserver: request timed out";
+    let real = "admission webhook \"deny.replay.e2e.example\" denied the request: etcdserver: request timed out";
+    assert!(part_matches(text, text, real), "the text alone");
+    assert!(
+        part_matches("request timed out", text, real),
+        "a part of the text"
+    );
+    assert!(
+        part_matches("etcdserver: request timed out; retrying", text, real),
+        "text after it"
+    );
+    assert!(
+        part_matches("update refused", text, real),
+        "not the failure's"
+    );
+    assert!(
+        !part_matches("update failed: etcdserver: request timed out", text, real),
+        "text before it"
+    );
+    // The check mirrors the core's message: the simulator's contains the part, the real
+    // server's (the text replaced by the prefixed one) does not.
+    let simulated = format!("LB Deployment update failed: {text}");
+    let on_server = simulated.replace(text, real);
+    assert!(simulated.contains("update failed: etcdserver"));
+    assert!(!on_server.contains("update failed: etcdserver"));
+}
+
+/// A generation the server can reach by spec updates is reached; one beyond
+/// `MAX_GENERATION_BUMPS` updates is a skip with its reason, never a silent generation 1.
+#[test]
+fn unreachable_generations_skip() {
+    use replay::backend::{MAX_GENERATION_BUMPS, generation_bumps};
+    assert_eq!(generation_bumps(1), Ok(0));
+    assert_eq!(generation_bumps(0), Ok(0));
+    assert_eq!(generation_bumps(7), Ok(6));
+    assert_eq!(generation_bumps(MAX_GENERATION_BUMPS + 1), Ok(200));
+    for generation in [
+        MAX_GENERATION_BUMPS + 2,
+        1_000_000,
+        i64::from(u32::MAX) + 2,
+        i64::MAX,
+    ] {
+        let why = generation_bumps(generation).unwrap_err();
+        assert!(why.contains("cannot be reached"), "{why}");
+    }
+}
+
+/// On the real server, a file whose GatewayConfiguration is at generation 1,000,000 is
+/// skipped at once with the reason, where the replay used to try to reach it.
+#[test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+fn a_generation_out_of_reach_skips_on_the_real_server() {
+    let world = world();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/scenarios/steady-state.json");
+    let mut raw: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("file")).expect("JSON");
+    raw["objects"]["configuration"]["metadata"]["generation"] = serde_json::json!(1_000_000);
+    let scenario = Scenario::from_value(&raw).expect("a scenario");
+    let (_, backend) = load(&world, &path);
+    let started = std::time::Instant::now();
+    let report = run_bounded(&world, scenario, backend).expect("an end");
+    let skipped = report.skipped.expect("skipped");
+    assert_eq!(skipped.step, 0);
+    assert!(
+        skipped.why.contains("generation 1000000 cannot be reached"),
+        "{}",
+        skipped.why
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+/// The real server refuses a Deployment status with more available than total replicas,
+/// with the words the simulated status writes use (`sim::cluster`'s `refused_status`), and
+/// stores the statuses the simulated rollouts write.
+#[test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+fn the_server_refuses_more_available_than_total_replicas() {
+    use kube::ResourceExt;
+    use kube::api::{
+        Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+    };
+    let world = world();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/scenarios/steady-state.json");
+    let (scenario, mut backend) = load(&world, &path);
+    backend
+        .create(&scenario.settings, scenario.objects.clone(), scenario.now)
+        .unwrap_or_else(|e| panic!("create: {e}"));
+    backend
+        .reconcile(scenario.now)
+        .unwrap_or_else(|e| panic!("reconcile: {e}"));
+    for state in [
+        RolloutState::Progressing,
+        RolloutState::Stalled,
+        RolloutState::Complete,
+    ] {
+        backend
+            .rollout(state, scenario.now)
+            .unwrap_or_else(|e| panic!("the simulated {state:?} status is refused: {e}"));
+    }
+    let namespace = backend.namespace().expect("namespace").to_owned();
+    let deployments: Api<DynamicObject> = Api::namespaced_with(
+        world.admin.clone(),
+        &namespace,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apps", "v1", "Deployment"),
+            "deployments",
+        ),
+    );
+    let name = world
+        .rt
+        .block_on(deployments.list(&ListParams::default()))
+        .expect("Deployments")
+        .items
+        .first()
+        .expect("the LB Deployment")
+        .name_any();
+    let status =
+        serde_json::json!({"status": {"replicas": 3, "readyReplicas": 3, "availableReplicas": 4}});
+    let answer = world.rt.block_on(deployments.patch_status(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(&status),
+    ));
+    backend.clean_up();
+    match answer {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 422, "{s:?}");
+            assert!(
+                s.message.contains(
+                    "status.availableReplicas: Invalid value: 4: cannot be greater than status.replicas"
+                ),
+                "{}",
+                s.message
+            );
+            println!("the real server: {}", s.message);
+        }
+        other => panic!("the status was not refused: {other:?}"),
+    }
 }
