@@ -295,14 +295,14 @@ impl Truth {
 
         let programmed = find(after, PROGRAMMED);
         let applied = find(after, &applied_type);
-        if is_true(find(before, PROGRAMMED)) && record.action == WriteKind::Update {
-            if let Some(class) = record.outcome.as_ref().and_then(WriteOutcome::class) {
-                if matches!(class, FailureClass::Transient | FailureClass::Conflict) {
-                    ensure(is_true(programmed), "no-flapping", || {
-                        format!("Programmed turned {programmed:?} on a {class:?} failure")
-                    })?;
-                }
-            }
+        if is_true(find(before, PROGRAMMED))
+            && record.action == WriteKind::Update
+            && let Some(class) = record.outcome.as_ref().and_then(WriteOutcome::class)
+            && matches!(class, FailureClass::Transient | FailureClass::Conflict)
+        {
+            ensure(is_true(programmed), "no-flapping", || {
+                format!("Programmed turned {programmed:?} on a {class:?} failure")
+            })?;
         }
 
         if let Some(d) = find(after, &degraded_type) {
