@@ -356,7 +356,7 @@ impl Truth {
 /// What the schedules did, summed over runs.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Tally {
-    /// Steps run (every op that became a step, no-ops included).
+    /// Steps run (every op that became a step, no-ops included, and the convergence's).
     pub steps: u64,
     /// Reconciles checked (the convergence's included).
     pub reconciles: u64,
