@@ -361,7 +361,7 @@ pub struct Tally {
     /// Reconciles checked (the convergence's included).
     pub reconciles: u64,
     /// Faults injected: `failWrites`, restarts, mutating admission switched on, the
-    /// Deployment deleted or edited by another writer.
+    /// Deployment deleted or edited by another writer (when there was one).
     pub faults: u64,
     /// Deployment writes that failed (each one a fault met).
     pub failed_writes: u64,
@@ -511,19 +511,22 @@ impl<B: Backend> Backend for Checked<B> {
         patch: &Value,
         now: Timestamp,
     ) -> Result<(), StepError<B::Error>> {
-        if kind == Kind::Deployment {
-            self.tally.faults += 1;
-        }
         match self.enter(kind == Kind::Deployment)? {
-            true => self.inner.patch(kind, patch, now),
+            true => {
+                // Another writer's edit of the Deployment is a fault; an edit of ours is not.
+                self.tally.faults += u64::from(kind == Kind::Deployment);
+                self.inner.patch(kind, patch, now)
+            }
             false => Ok(()),
         }
     }
 
     fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<B::Error>> {
-        self.tally.faults += 1;
         match self.enter(kind == Kind::Deployment)? {
-            true => self.inner.delete(kind, now),
+            true => {
+                self.tally.faults += 1;
+                self.inner.delete(kind, now)
+            }
             false => Ok(()),
         }
     }
