@@ -4,6 +4,7 @@
 
 mod replay {
     pub mod backend;
+    pub mod schedules;
     pub mod webhook;
 }
 
@@ -228,6 +229,28 @@ fn exact_messages(scenario: &Scenario) -> Vec<(u32, String)> {
     messages
 }
 
+/// Every `messageContains` part the scenario's expectations give, with the number of
+/// `failWrites` steps before the expectation.
+fn message_parts(scenario: &Scenario) -> Vec<(u32, String)> {
+    let mut failures = 0;
+    let mut parts = Vec::new();
+    for step in &scenario.steps {
+        match &step.verb {
+            Verb::FailWrites { .. } => failures += 1,
+            Verb::Reconcile(expect) => parts.extend(
+                expect
+                    .conditions
+                    .iter()
+                    .filter_map(|(_, condition)| condition.as_ref())
+                    .flat_map(|condition| condition.message_contains.iter().cloned())
+                    .map(|part| (failures, part)),
+            ),
+            _ => {}
+        }
+    }
+    parts
+}
+
 /// Scenarios whose real-server run differs from the simulator for a reason recorded in
 /// `e2e/README.md`; any other failure fails the test.
 const KNOWN_DIFFERENCES: &[&str] = &[];
@@ -449,7 +472,9 @@ fn every_scenario_on_the_real_server() {
         eprintln!("replay: {name}");
         let (scenario, backend) = load(&world, &path);
         assert!(scenario.run().passed(), "{name} fails on the simulator");
-        let backend = backend.with_exact_messages(exact_messages(&scenario));
+        let backend = backend
+            .with_exact_messages(exact_messages(&scenario))
+            .with_message_parts(message_parts(&scenario));
         let report = match run_bounded(&world, scenario, backend) {
             Ok(report) => report,
             Err(timed_out) => {
@@ -698,4 +723,451 @@ fn write_counts_from_the_audit_log() {
         (1..=3).contains(&status_writes),
         "20 reconciles through a transient failure made {status_writes} status writes"
     );
+}
+
+use replay::schedules::{self, Tally, Verdict};
+
+/// How long one fault schedule may take on the real server (its convergence included).
+const SCHEDULE_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Runs the kit's schedule `ops` on a fresh `Real` backend in a thread of its own, for at
+/// most [`SCHEDULE_TIMEOUT`]: the verdict, what it did, and the steps that were no-ops.
+fn run_real(
+    world: &World,
+    ops: &[gateway_reconcile::testing::strategies::Op],
+) -> (Verdict, Tally, Vec<usize>) {
+    let routes = schedules::objects_json()["routes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let backend = Real::new(
+        world.rt.clone(),
+        world.admin.clone(),
+        world.controller.clone(),
+    )
+    .with_routes(routes);
+    let cancel = backend.cancel_flag();
+    let (send, receive) = std::sync::mpsc::channel();
+    let ops = ops.to_vec();
+    std::thread::spawn(move || {
+        let (verdict, mut checked) = schedules::run_schedule(backend, &ops);
+        checked.inner.clean_up();
+        let _ = send.send((verdict, checked.tally, checked.noops));
+    });
+    match receive.recv_timeout(SCHEDULE_TIMEOUT) {
+        Ok(done) => done,
+        Err(_) => {
+            cancel.store(true, Ordering::Relaxed);
+            let _ = world.rt.block_on(replay::backend::remove_admission_objects(
+                &world.admin,
+                "replay-",
+            ));
+            (
+                Verdict::Failed(format!("no end within {} s", SCHEDULE_TIMEOUT.as_secs())),
+                Tally::default(),
+                Vec::new(),
+            )
+        }
+    }
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The test kit's random fault schedules on the real server, through the replay backend,
+/// with the invariants checked after every reconcile and convergence at the end:
+/// `REAL_SCHEDULES` schedules (3 by default, as `e2e/run.sh` runs it), from seed
+/// `REAL_SCHEDULE_SEED` on (the clock's by default; every seed is printed, and one seed
+/// with `REAL_SCHEDULES=1` runs that schedule again). A failing schedule is shrunk with
+/// proptest's shrinking (at most `REAL_SHRINK` runs, 48 by default) and its smallest form
+/// printed as a scenario file (and written under the target directory).
+#[test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+fn schedules_on_the_real_server() {
+    let world = world();
+    let count = env_number("REAL_SCHEDULES", 3);
+    let first = env_number(
+        "REAL_SCHEDULE_SEED",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    );
+    let budget = usize::try_from(env_number("REAL_SHRINK", 48)).unwrap_or(48);
+    let started = std::time::Instant::now();
+    let mut tally = Tally::default();
+    let (mut passed, mut skipped, mut failed) = (0, Vec::new(), Vec::new());
+    for seed in first..first.saturating_add(count) {
+        let tree = schedules::schedule_tree(seed, schedules::MAX_LEN);
+        let ops = {
+            use proptest::strategy::ValueTree;
+            tree.current()
+        };
+        let began = std::time::Instant::now();
+        let (verdict, done, _) = run_real(&world, &ops);
+        println!(
+            "schedule seed {seed}: {} ops, {} steps, {} reconciles, {} faults, {} failed writes, {:.1} s: {verdict:?}",
+            ops.len(),
+            done.steps,
+            done.reconciles,
+            done.faults,
+            done.failed_writes,
+            began.elapsed().as_secs_f64()
+        );
+        match verdict {
+            Verdict::Passed => {
+                passed += 1;
+                tally.add(&done);
+            }
+            Verdict::Skipped(why) => skipped.push((seed, why)),
+            Verdict::Failed(why) => {
+                let (smallest, why) =
+                    schedules::shrink(tree, why, budget, |ops| match run_real(&world, ops).0 {
+                        Verdict::Failed(why) => Some(why),
+                        _ => None,
+                    });
+                let (_, _, noops) = run_real(&world, &smallest);
+                let file = schedules::scenario_json(
+                    &format!("Fault schedule of seed {seed}, shrunk: {why}"),
+                    &smallest,
+                    &noops,
+                );
+                let text = serde_json::to_string_pretty(&file).unwrap_or_default();
+                let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                    .join(format!("schedule-{seed}.json"));
+                let _ = std::fs::write(&path, &text);
+                println!(
+                    "schedule seed {seed} FAILED: {why}\nshrunk to {smallest:?} ({}):\n{text}",
+                    path.display()
+                );
+                failed.push((seed, why));
+            }
+        }
+    }
+    println!(
+        "{count} schedules from seed {first}: {passed} passed, {} skipped, {} failed; in the passed: {} steps, {} reconciles, {} faults injected, {} failed writes survived, {} Deployment writes, {} status writes; {:.0} s",
+        skipped.len(),
+        failed.len(),
+        tally.steps,
+        tally.reconciles,
+        tally.faults,
+        tally.failed_writes,
+        tally.writes.deployment_writes,
+        tally.writes.status_writes,
+        started.elapsed().as_secs_f64()
+    );
+    for (seed, why) in &skipped {
+        println!("skipped seed {seed}: {why}");
+    }
+    assert!(failed.is_empty(), "failed schedules: {failed:#?}");
+    assert!(passed > 0 || count == 0, "no schedule passed: {skipped:#?}");
+}
+
+/// The same schedules on the simulator, through the same conversion and checks: every
+/// one passes (so a real-server failure is a difference, not a bad schedule), and they
+/// inject faults of every kind.
+#[test]
+fn kit_schedules_pass_on_the_simulator() {
+    use gateway_reconcile::sim::cluster::Cluster;
+    let mut tally = Tally::default();
+    for seed in 0..64 {
+        let ops = {
+            use proptest::strategy::ValueTree;
+            schedules::schedule_tree(seed, schedules::MAX_LEN).current()
+        };
+        let (verdict, checked) = schedules::run_schedule(Cluster::default(), &ops);
+        assert_eq!(verdict, Verdict::Passed, "seed {seed}: {ops:?}");
+        tally.add(&checked.tally);
+    }
+    assert!(tally.faults > 64 && tally.failed_writes > 16, "{tally:?}");
+}
+
+/// The checks fail when the status lies: a `Degraded` without `Programmed` True, a
+/// `ConfigurationApplied` True for a generation the Deployment does not carry, a flapping
+/// `Programmed`, a second write with nothing changed, a touched foreign condition.
+#[test]
+fn the_schedule_checks_can_fail() {
+    use gateway_reconcile::sim::cluster::{Cluster, RolloutState};
+    use gateway_reconcile::testing::strategies;
+    use schedules::Truth;
+    use serde_json::json;
+
+    let mut cluster = strategies::cluster().expect("cluster");
+    let settings = strategies::settings();
+    let read = |c: &Cluster, kind| Backend::read(c, kind).expect("read");
+    let objects = |c: &Cluster| {
+        (
+            read(c, Kind::Gateway).unwrap_or_default(),
+            read(c, Kind::GatewayClass),
+            read(c, Kind::Configuration),
+            read(c, Kind::Deployment),
+        )
+    };
+    let mut truth = Truth::new(settings.clone(), cluster.gateway()).expect("truth");
+    let created = cluster.reconcile().expect("reconcile");
+    let (g, k, c, d) = objects(&cluster);
+    truth
+        .check(&created, &g, k.as_ref(), c.as_ref(), d.as_ref())
+        .expect("the create is fine");
+    // The same write again with nothing changed in between: a write loop.
+    let err = truth
+        .clone()
+        .check(&created, &g, k.as_ref(), c.as_ref(), d.as_ref())
+        .unwrap_err();
+    assert!(err.starts_with("no-write-loop"), "{err}");
+
+    cluster.rollout(RolloutState::Complete).expect("rollout");
+    truth.changed();
+    let settled = cluster.reconcile().expect("reconcile");
+    let (g, k, c, d) = objects(&cluster);
+    truth
+        .check(&settled, &g, k.as_ref(), c.as_ref(), d.as_ref())
+        .expect("settled");
+    let conditions = g["status"]["conditions"].clone();
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut g = g.clone();
+        edit(&mut g);
+        g
+    };
+    let set = |t: &str, key: &str, value: Value| {
+        let mut cs = conditions.clone();
+        for c in cs.as_array_mut().expect("conditions") {
+            if c["type"] == t {
+                c[key] = value.clone();
+            }
+        }
+        cs
+    };
+    // ConfigurationApplied True for a generation the Deployment does not carry.
+    let mut newer = c.clone().expect("configuration");
+    newer["metadata"]["generation"] = json!(2);
+    let err = truth
+        .clone()
+        .check(&settled, &g, k.as_ref(), Some(&newer), d.as_ref())
+        .unwrap_err();
+    assert!(err.starts_with("applied-truth"), "{err}");
+    // Degraded with Programmed False.
+    let mut cs = set("Programmed", "status", json!("False"));
+    cs.as_array_mut().expect("conditions").push(json!({
+        "type": "meridio-2.nordix.org/Degraded", "status": "True", "observedGeneration": 1,
+        "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "ApplyFailing", "message": "m"}));
+    let lying = with(&|g| g["status"]["conditions"] = cs.clone());
+    let err = truth
+        .clone()
+        .check(&settled, &lying, k.as_ref(), c.as_ref(), d.as_ref())
+        .unwrap_err();
+    assert!(err.starts_with("degraded"), "{err}");
+    // A foreign condition rewritten.
+    let touched = with(&|g| g["status"]["conditions"][0]["message"] = json!("rewritten"));
+    let err = truth
+        .clone()
+        .check(&settled, &touched, k.as_ref(), c.as_ref(), d.as_ref())
+        .unwrap_err();
+    assert!(err.starts_with("foreign-untouched"), "{err}");
+    // Programmed turned False on a transient update failure.
+    cluster
+        .patch(
+            Kind::Configuration,
+            &json!({"spec": {"horizontalScaling": {"replicas": 3}}}),
+        )
+        .expect("edit");
+    cluster.fail_writes(1, strategies::failure(4));
+    truth.changed();
+    let failed = cluster.reconcile().expect("reconcile");
+    let (g, k, c, d) = objects(&cluster);
+    let flapped = with(&|_| ());
+    let flapped = {
+        let mut f = g.clone();
+        f["status"]["conditions"] = {
+            let mut cs = g["status"]["conditions"].clone();
+            for c in cs.as_array_mut().expect("conditions") {
+                if c["type"] == "Programmed" {
+                    c["status"] = json!("False");
+                    c["lastTransitionTime"] = json!("2026-01-01T00:05:00Z");
+                }
+            }
+            cs
+        };
+        let _ = flapped;
+        f
+    };
+    let err = truth
+        .clone()
+        .check(&failed, &flapped, k.as_ref(), c.as_ref(), d.as_ref())
+        .unwrap_err();
+    assert!(err.starts_with("no-flapping"), "{err}");
+    truth
+        .check(&failed, &g, k.as_ref(), c.as_ref(), d.as_ref())
+        .expect("the simulator's own status after a 503 is fine");
+}
+
+/// The shrinking the real-server run uses finds the smallest failing schedule: here,
+/// "fails" when the schedule restarts the controller, and the smallest such is one restart.
+#[test]
+fn a_failing_schedule_shrinks_to_its_cause() {
+    use gateway_reconcile::testing::strategies::Op;
+    use proptest::strategy::ValueTree;
+    let seed = (0..1000)
+        .find(|seed| {
+            let ops = schedules::schedule_tree(*seed, schedules::MAX_LEN).current();
+            ops.len() > 10 && ops.contains(&Op::Restart)
+        })
+        .expect("a long schedule with a restart");
+    let tree = schedules::schedule_tree(seed, schedules::MAX_LEN);
+    let (smallest, why) = schedules::shrink(tree, "restart".into(), 500, |ops| {
+        ops.contains(&Op::Restart)
+            .then(|| format!("{} ops", ops.len()))
+    });
+    assert_eq!(smallest, vec![Op::Restart], "seed {seed}: {why}");
+}
+
+/// A `messageContains` part holding the failure's text runs on the real server when the
+/// prefixed message still contains it, and is skipped when it cannot.
+#[test]
+fn message_parts_that_cannot_match_are_found() {
+    use replay::backend::part_matches;
+    let text = "etcdserver: request timed out";
+    let real = "admission webhook \"deny.replay.e2e.example\" denied the request: etcdserver: request timed out";
+    assert!(part_matches(text, text, real), "the text alone");
+    assert!(
+        part_matches("request timed out", text, real),
+        "a part of the text"
+    );
+    assert!(
+        part_matches("etcdserver: request timed out; retrying", text, real),
+        "text after it"
+    );
+    assert!(
+        part_matches("update refused", text, real),
+        "not the failure's"
+    );
+    assert!(
+        !part_matches("update failed: etcdserver: request timed out", text, real),
+        "text before it"
+    );
+    // The check mirrors the core's message: the simulator's contains the part, the real
+    // server's (the text replaced by the prefixed one) does not.
+    let simulated = format!("LB Deployment update failed: {text}");
+    let on_server = simulated.replace(text, real);
+    assert!(simulated.contains("update failed: etcdserver"));
+    assert!(!on_server.contains("update failed: etcdserver"));
+}
+
+/// A generation the server can reach by spec updates is reached; one beyond
+/// `MAX_GENERATION_BUMPS` updates is a skip with its reason, never a silent generation 1.
+#[test]
+fn unreachable_generations_skip() {
+    use replay::backend::{MAX_GENERATION_BUMPS, generation_bumps};
+    assert_eq!(generation_bumps(1), Ok(0));
+    assert_eq!(generation_bumps(0), Ok(0));
+    assert_eq!(generation_bumps(7), Ok(6));
+    assert_eq!(generation_bumps(MAX_GENERATION_BUMPS + 1), Ok(200));
+    for generation in [
+        MAX_GENERATION_BUMPS + 2,
+        1_000_000,
+        i64::from(u32::MAX) + 2,
+        i64::MAX,
+    ] {
+        let why = generation_bumps(generation).unwrap_err();
+        assert!(why.contains("cannot be reached"), "{why}");
+    }
+}
+
+/// On the real server, a file whose GatewayConfiguration is at generation 1,000,000 is
+/// skipped at once with the reason, where the replay used to try to reach it.
+#[test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+fn a_generation_out_of_reach_skips_on_the_real_server() {
+    let world = world();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/scenarios/steady-state.json");
+    let mut raw: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("file")).expect("JSON");
+    raw["objects"]["configuration"]["metadata"]["generation"] = serde_json::json!(1_000_000);
+    let scenario = Scenario::from_value(&raw).expect("a scenario");
+    let (_, backend) = load(&world, &path);
+    let started = std::time::Instant::now();
+    let report = run_bounded(&world, scenario, backend).expect("an end");
+    let skipped = report.skipped.expect("skipped");
+    assert_eq!(skipped.step, 0);
+    assert!(
+        skipped.why.contains("generation 1000000 cannot be reached"),
+        "{}",
+        skipped.why
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+/// The real server refuses a Deployment status with more available than total replicas,
+/// with the words the simulated status writes use (`sim::cluster`'s `refused_status`), and
+/// stores the statuses the simulated rollouts write.
+#[test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+fn the_server_refuses_more_available_than_total_replicas() {
+    use kube::ResourceExt;
+    use kube::api::{
+        Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+    };
+    let world = world();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/scenarios/steady-state.json");
+    let (scenario, mut backend) = load(&world, &path);
+    backend
+        .create(&scenario.settings, scenario.objects.clone(), scenario.now)
+        .unwrap_or_else(|e| panic!("create: {e}"));
+    backend
+        .reconcile(scenario.now)
+        .unwrap_or_else(|e| panic!("reconcile: {e}"));
+    for state in [
+        RolloutState::Progressing,
+        RolloutState::Stalled,
+        RolloutState::Complete,
+    ] {
+        backend
+            .rollout(state, scenario.now)
+            .unwrap_or_else(|e| panic!("the simulated {state:?} status is refused: {e}"));
+    }
+    let namespace = backend.namespace().expect("namespace").to_owned();
+    let deployments: Api<DynamicObject> = Api::namespaced_with(
+        world.admin.clone(),
+        &namespace,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apps", "v1", "Deployment"),
+            "deployments",
+        ),
+    );
+    let name = world
+        .rt
+        .block_on(deployments.list(&ListParams::default()))
+        .expect("Deployments")
+        .items
+        .first()
+        .expect("the LB Deployment")
+        .name_any();
+    let status =
+        serde_json::json!({"status": {"replicas": 3, "readyReplicas": 3, "availableReplicas": 4}});
+    let answer = world.rt.block_on(deployments.patch_status(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(&status),
+    ));
+    backend.clean_up();
+    match answer {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 422, "{s:?}");
+            assert!(
+                s.message.contains(
+                    "status.availableReplicas: Invalid value: 4: cannot be greater than status.replicas"
+                ),
+                "{}",
+                s.message
+            );
+            println!("the real server: {}", s.message);
+        }
+        other => panic!("the status was not refused: {other:?}"),
+    }
 }

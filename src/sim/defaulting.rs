@@ -20,6 +20,9 @@
 //!   `dnsPolicy` `ClusterFirst`, `restartPolicy` `Always`, `schedulerName`
 //!   `default-scheduler`, `terminationGracePeriodSeconds` 30, `securityContext` `{}`. Not
 //!   `enableServiceLinks` nor host-network `hostPort`s: those are defaulted on Pods only.
+//!   The deprecated `serviceAccount` and `serviceAccountName` are made equal, the latter
+//!   winning, as the server's conversion does (the one place a written value is
+//!   overwritten: removing only `serviceAccountName` brings it back from `serviceAccount`).
 //! - Each container, init container and ephemeral container: `terminationMessagePath`
 //!   `/dev/termination-log`, `terminationMessagePolicy` `File`, `imagePullPolicy` (`Always`
 //!   for tag `latest` or no tag and no digest, else `IfNotPresent`), `resources` `{}`, port
@@ -93,6 +96,7 @@ pub fn apply_server_defaults(deployment: &mut Deployment) {
     default(pod, "schedulerName", Value::from("default-scheduler"));
     default(pod, "terminationGracePeriodSeconds", Value::from(30));
     default(pod, "securityContext", Value::Object(Map::new()));
+    service_account(pod);
     for list in ["containers", "initContainers", "ephemeralContainers"] {
         if let Some(Value::Array(containers)) = pod.get_mut(list) {
             for c in containers.iter_mut().filter_map(Value::as_object_mut) {
@@ -104,6 +108,26 @@ pub fn apply_server_defaults(deployment: &mut Deployment) {
         for v in volumes.iter_mut().filter_map(Value::as_object_mut) {
             volume(v);
         }
+    }
+}
+
+/// The deprecated `serviceAccount` is an alias of `serviceAccountName`: the server takes the
+/// name from `serviceAccountName`, or from `serviceAccount` when that one is empty or
+/// absent, and writes it back into both (its `v1` pod spec conversion). So a write that
+/// removes only `serviceAccountName` gets it back from `serviceAccount`, and a write that
+/// sets only `serviceAccountName` is read back with `serviceAccount` too.
+fn service_account(pod: &mut Map) {
+    let name = ["serviceAccountName", "serviceAccount"]
+        .into_iter()
+        .find_map(|key| {
+            pod.get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        })
+        .map(str::to_owned);
+    if let Some(name) = name {
+        pod.insert("serviceAccountName", Value::from(name.as_str()));
+        pod.insert("serviceAccount", Value::from(name.as_str()));
     }
 }
 

@@ -91,6 +91,9 @@ pub struct Real {
     /// Condition messages the scenario expects exactly, each with the number of
     /// `failWrites` steps before it.
     exact_messages: Vec<(u32, String)>,
+    /// Condition `messageContains` parts the scenario expects, each with the number of
+    /// `failWrites` steps before it.
+    message_parts: Vec<(u32, String)>,
     /// The `failWrites` steps so far.
     fail_steps: u32,
     /// The webhook serving the pending failures, if they are a webhook's.
@@ -192,6 +195,7 @@ impl Real {
             counts: WriteCounts::default(),
             routes: None,
             exact_messages: Vec::new(),
+            message_parts: Vec::new(),
             fail_steps: 0,
             webhook: None,
             uids: BTreeMap::new(),
@@ -226,6 +230,15 @@ impl Real {
     /// it), cannot be reproduced.
     pub fn with_exact_messages(mut self, messages: Vec<(u32, String)>) -> Real {
         self.exact_messages = messages;
+        self
+    }
+
+    /// The condition `messageContains` parts the scenario's expectations give, each with
+    /// the number of `failWrites` steps before it: a part that holds a write failure's
+    /// message with text around it, expected after it, cannot match the real server's
+    /// message when admission prefixes the failure's text.
+    pub fn with_message_parts(mut self, parts: Vec<(u32, String)>) -> Real {
+        self.message_parts = parts;
         self
     }
 
@@ -386,7 +399,7 @@ impl Real {
         }
         let (object, status) = for_create(object);
         let api = self.api(&self.admin, kind, str_at(&object, "/metadata/namespace"));
-        let bumps = u32::try_from(generation - 1).unwrap_or(0);
+        let bumps = generation_bumps(generation).map_err(StepError::Skip)?;
         let first = if bumps > 0 {
             marked(kind, &object, 0)
         } else {
@@ -437,6 +450,22 @@ impl Real {
             })?;
         }
         Ok(())
+    }
+}
+
+/// The most spec updates a file's `metadata.generation` may take to reach (each one is a
+/// request; a few hundred take seconds).
+pub const MAX_GENERATION_BUMPS: i64 = 200;
+
+/// How many spec updates reach `generation` from the 1 the server starts every object at;
+/// why not, when that is more than [`MAX_GENERATION_BUMPS`].
+pub fn generation_bumps(generation: i64) -> Result<u32, String> {
+    let bumps = generation.max(1) - 1;
+    match u32::try_from(bumps) {
+        Ok(n) if bumps <= MAX_GENERATION_BUMPS => Ok(n),
+        _ => Err(format!(
+            "metadata.generation {generation} cannot be reached: the real server starts every object at generation 1 and raises it by one per spec update, and {bumps} updates are more than the {MAX_GENERATION_BUMPS} the replay makes"
+        )),
     }
 }
 
@@ -835,10 +864,23 @@ impl Real {
             dry_run: true,
             field_manager: None,
         };
-        api.create(&params, &probe)
-            .await
-            .map_err(|e| format!("admission probe: {}", api_text(&e)))?;
+        match api.create(&params, &probe).await {
+            Ok(_) => {}
+            // Mutating admission runs before validating admission: a probe the pending
+            // `failWrites` deny has been through the mutating webhook all the same.
+            Err(kube::Error::Api(s)) if self.is_denial(&s.message) => {}
+            Err(e) => return Err(format!("admission probe: {}", api_text(&e))),
+        }
         Ok(webhook.calls() > before)
+    }
+
+    /// Whether `message` is a denial by the scenario's own validating admission.
+    fn is_denial(&self, message: &str) -> bool {
+        message.contains(WEBHOOK_NAME)
+            || message.contains(&format!(
+                "ValidatingAdmissionPolicy '{}'",
+                self.admission_name()
+            ))
     }
 
     /// Counts a failed write against the pending `failWrites`; removes the admission
@@ -920,15 +962,7 @@ impl Real {
         };
         match api.create(&params, &probe).await {
             Ok(_) => Ok(false),
-            Err(kube::Error::Api(s))
-                if s.message.contains(WEBHOOK_NAME)
-                    || s.message.contains(&format!(
-                        "ValidatingAdmissionPolicy '{}'",
-                        self.admission_name()
-                    )) =>
-            {
-                Ok(true)
-            }
+            Err(kube::Error::Api(s)) if self.is_denial(&s.message) => Ok(true),
             Err(e) => failed(format!("admission probe: {}", api_text(&e))),
         }
     }
@@ -955,24 +989,37 @@ impl Real {
         format!("replay-{}", self.namespace().unwrap_or_default())
     }
 
-    /// Skips the scenario when an exact condition message expected after the current
-    /// `failWrites` step holds the failure's text and the real server's message for it
-    /// (`real`) differs: that expectation could not match. `messageContains` expectations
-    /// are not concerned (the failure's text is a part of the real message).
+    /// Skips the scenario when a condition message expected after the current `failWrites`
+    /// step holds the failure's text and could not match the real server's message for it
+    /// (`real`, which differs: admission prefixes it): an exact `message` holding the text,
+    /// or a `messageContains` part holding it that the real message would not contain (see
+    /// [`part_matches`]; a part that is the failure's text alone, or starts with it, still
+    /// matches and runs).
     fn check_text(&self, outcome: &WriteOutcome, real: &str) -> Step<()> {
         let text = outcome.message();
         if text.is_empty() || real == text {
             return Ok(());
         }
-        match self
-            .exact_messages
-            .iter()
-            .filter(|(after, _)| *after >= self.fail_steps)
-            .map(|(_, message)| message)
+        let after = |list: &'_ [(u32, String)]| -> Vec<String> {
+            list.iter()
+                .filter(|(after, _)| *after >= self.fail_steps)
+                .map(|(_, message)| message.clone())
+                .collect()
+        };
+        if let Some(expected) = after(&self.exact_messages)
+            .into_iter()
             .find(|m| m.contains(text))
         {
-            Some(expected) => Err(StepError::Skip(format!(
+            return Err(StepError::Skip(format!(
                 "the scenario expects the exact condition message {expected:?}, which holds the failure's text; the real server's text differs: {real:?}"
+            )));
+        }
+        match after(&self.message_parts)
+            .into_iter()
+            .find(|part| !part_matches(part, text, real))
+        {
+            Some(part) => Err(StepError::Skip(format!(
+                "the scenario expects a condition message containing {part:?}, which holds the failure's text with text before it; the real server's text differs ({real:?}), so the message would not contain it"
             ))),
             None => Ok(()),
         }
@@ -1258,6 +1305,21 @@ impl Real {
         Ok(())
     }
 
+    /// Stops the pending `failWrites`: removes their admission object and waits until the
+    /// controller's writes pass again (the end of a fault schedule).
+    pub fn stop_failures(&mut self) -> Result<(), String> {
+        let rt = self.rt.clone();
+        rt.block_on(async {
+            match self.pending.take() {
+                Some(pending) => self
+                    .remove_admission(pending.admission)
+                    .await
+                    .map_err(|e| e.to_string()),
+                None => Ok(()),
+            }
+        })
+    }
+
     /// Removes what the scenario left at cluster scope (namespaces stay: they never finish
     /// deleting here).
     pub fn clean_up(&mut self) {
@@ -1308,6 +1370,15 @@ fn admission_ar(kind: &str) -> ApiResource {
         _ => "validatingwebhookconfigurations",
     };
     ar("admissionregistration.k8s.io/v1", kind, plural)
+}
+
+/// Whether an expected `messageContains` part can match on the real server, where the
+/// failure's text `text` reaches the condition message as `real` (`text` with a prefix).
+/// The core's message holds the failure's text; on the real server it holds `real` in its
+/// place, so it contains the part with `real` put in for `text`, and so the part itself
+/// only when that contains it (a part without the failure's text is not concerned).
+pub fn part_matches(part: &str, text: &str, real: &str) -> bool {
+    text.is_empty() || !part.contains(text) || part.replacen(text, real, 1).contains(part)
 }
 
 fn code_of(outcome: &WriteOutcome) -> Option<u16> {

@@ -157,10 +157,53 @@ impl Cluster {
             }
         }
         status.insert("conditions", Value::from(conditions));
+        if let Some(why) = refused_status(&status) {
+            return Err(ClusterError::Malformed {
+                kind: Kind::Deployment,
+                why,
+            });
+        }
         deployment.object.insert("status", Value::Object(status));
         deployment_metadata(deployment).insert("resourceVersion", Value::from(rv));
         Ok(())
     }
+}
+
+/// Why the API server refuses a Deployment `status` (its status validation: counts not
+/// negative, none of `updatedReplicas`, `readyReplicas`, `availableReplicas` above
+/// `replicas`, `availableReplicas` not above `readyReplicas`), in the server's words; `None`
+/// when it stores it. An absent count is 0. The simulated status writes go through it, so
+/// a status the real server would refuse is refused here too.
+pub(crate) fn refused_status(status: &Map) -> Option<String> {
+    let count = |key: &str| status.get(key).and_then(Value::as_i64).unwrap_or(0);
+    let replicas = count("replicas");
+    for key in [
+        "observedGeneration",
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "unavailableReplicas",
+    ] {
+        if count(key) < 0 {
+            return Some(format!(
+                "status.{key}: Invalid value: {}: must be greater than or equal to 0",
+                count(key)
+            ));
+        }
+    }
+    for key in ["updatedReplicas", "readyReplicas", "availableReplicas"] {
+        if count(key) > replicas {
+            return Some(format!(
+                "status.{key}: Invalid value: {}: cannot be greater than status.replicas",
+                count(key)
+            ));
+        }
+    }
+    let (available, ready) = (count("availableReplicas"), count("readyReplicas"));
+    (available > ready).then(|| {
+        format!("status.availableReplicas: Invalid value: {available}: cannot be greater than readyReplicas")
+    })
 }
 
 /// A short, stable hash of the pod template, standing in for `pod-template-hash`.

@@ -277,3 +277,39 @@ fn is_idempotent_and_survives_odd_shapes() {
         "1"
     );
 }
+
+/// The server's conversion keeps the deprecated `serviceAccount` equal to
+/// `serviceAccountName` (the latter winning, the former filling in when the latter is
+/// missing or empty): the replay showed a write without `serviceAccountName` read back
+/// with it.
+#[test]
+fn service_account_and_its_deprecated_alias_are_made_equal() {
+    let pod = |spec: Value| {
+        let out = defaulted(json!({ "spec": { "template": { "spec": spec } } }));
+        let spec = &out["spec"]["template"]["spec"];
+        (
+            spec.get("serviceAccountName")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            spec.get("serviceAccount")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        )
+    };
+    let both = |name: &str| (Some(name.to_owned()), Some(name.to_owned()));
+    assert_eq!(pod(json!({ "serviceAccountName": "a" })), both("a"));
+    assert_eq!(
+        pod(json!({ "serviceAccount": "a" })),
+        both("a"),
+        "only the name removed"
+    );
+    assert_eq!(
+        pod(json!({ "serviceAccount": "a", "serviceAccountName": "" })),
+        both("a")
+    );
+    assert_eq!(
+        pod(json!({ "serviceAccount": "old", "serviceAccountName": "new" })),
+        both("new")
+    );
+    assert_eq!(pod(json!({})), (None, None));
+}

@@ -67,3 +67,62 @@ fn rollout_writes_status_like_the_deployment_controller() {
     assert_eq!(s["updatedReplicas"], 3);
     assert!(s.get("availableReplicas").is_none());
 }
+
+/// The server's status validation, as the replay showed it: more available than total
+/// replicas is refused (422, `status.availableReplicas: Invalid value: 4: cannot be greater
+/// than status.replicas`); every status the crude controller writes passes it.
+#[test]
+fn a_status_the_server_refuses_is_refused() {
+    use super::refused_status;
+    use crate::wire::tree::{Value as Tree, tree_json};
+    let status = |v: Tree| match v {
+        Tree::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    };
+    assert_eq!(
+        refused_status(&status(
+            tree_json!({"replicas": 3, "readyReplicas": 4, "availableReplicas": 4})
+        ))
+        .as_deref(),
+        Some("status.readyReplicas: Invalid value: 4: cannot be greater than status.replicas")
+    );
+    assert_eq!(
+        refused_status(&status(
+            tree_json!({"replicas": 3, "readyReplicas": 3, "availableReplicas": 4})
+        ))
+        .as_deref(),
+        Some("status.availableReplicas: Invalid value: 4: cannot be greater than status.replicas")
+    );
+    assert_eq!(
+        refused_status(&status(tree_json!({"availableReplicas": 1}))).as_deref(),
+        Some("status.availableReplicas: Invalid value: 1: cannot be greater than status.replicas"),
+        "an absent count is 0"
+    );
+    assert_eq!(
+        refused_status(&status(
+            tree_json!({"replicas": 3, "readyReplicas": 1, "availableReplicas": 2})
+        ))
+        .as_deref(),
+        Some("status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas")
+    );
+    assert_eq!(
+        refused_status(&status(tree_json!({"replicas": -1}))).as_deref(),
+        Some("status.replicas: Invalid value: -1: must be greater than or equal to 0")
+    );
+    assert_eq!(
+        refused_status(&status(
+            tree_json!({"replicas": 3, "availableReplicas": 3, "readyReplicas": 3})
+        )),
+        None
+    );
+    let mut c = cluster(Some(lb("77")));
+    for state in [
+        RolloutState::Progressing,
+        RolloutState::Stalled,
+        RolloutState::Complete,
+    ] {
+        c.rollout(state).unwrap();
+        let s = status(c.deployment().unwrap().get(&["status"]).unwrap().clone());
+        assert_eq!(refused_status(&s), None, "{state:?}");
+    }
+}
