@@ -1,4 +1,4 @@
-//! Semantic drift between the desired and the observed Deployment (SPEC §5).
+//! Semantic drift between the desired and the observed Deployment.
 //!
 //! The observed Deployment has been through the API server: defaulted (strategy,
 //! `terminationMessagePath`, `fieldRef.apiVersion`, ...), normalized (quantities in canonical

@@ -46,13 +46,14 @@
 //! | `D/`[`Degraded`] | serving, but not as desired, and it will not fix itself soon; present only while True | [`ApplyFailing`], [`ApplyRejected`], [`RolloutStalled`] |
 //!
 //! `D` is [`Settings::condition_domain`] (`meridio-2.nordix.org`). The names are the
-//! constants of [`conditions`], the one place of the vocabulary; the rows that set them are
-//! SPEC §6's, in the `reconcile` module's table.
+//! constants of [`conditions`], the one place of the vocabulary; look a condition up with
+//! [`ConditionTypes::find`](conditions::ConditionTypes::find), since two of the types carry
+//! the domain. The sections below state when each is set.
 //!
 //! [`Accepted`]: conditions::ACCEPTED
 //! [`Programmed`]: conditions::PROGRAMMED
-//! [`ConfigurationApplied`]: conditions::CONFIGURATION_APPLIED
-//! [`Degraded`]: conditions::DEGRADED
+//! [`ConfigurationApplied`]: conditions::CONFIGURATION_APPLIED_NAME
+//! [`Degraded`]: conditions::DEGRADED_NAME
 //! [r-accepted]: conditions::reason::ACCEPTED
 //! [r-programmed]: conditions::reason::PROGRAMMED
 //! [`InvalidParameters`]: conditions::reason::INVALID_PARAMETERS
@@ -151,7 +152,7 @@
 //! - `ConfigurationApplied` is True when the write succeeded, or when nothing was to be
 //!   written and the Deployment carries the current generation; no drift left is implied
 //!   by the generation annotation being compared as drift.
-//! - Render values the API server would refuse are `InvalidParameters` (SPEC §3), each
+//! - Render values the API server would refuse are `InvalidParameters`, each
 //!   message naming the field and the value (see [`validate`] for the order and the exact
 //!   messages): a container named twice in `verticalScaling`, a request or limit that is not
 //!   a quantity or is negative, a negative `horizontalScaling.replicas`, an LB Deployment
@@ -235,6 +236,10 @@ pub mod template;
 pub mod testing;
 pub mod validate;
 pub mod wire;
+
+/// The time crate of [`plan`]'s `now` and of [`Requeue::deadline`] (jiff, re-exported so
+/// that an embedder names the same version).
+pub use jiff;
 
 pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};

@@ -1,4 +1,4 @@
-//! Rendering the desired LB Deployment (SPEC §4).
+//! Rendering the desired LB Deployment.
 //!
 //! [`render`] turns the template (create) or the observed Deployment (update) into the
 //! Deployment the controller wants. The Deployment is JSON, and every field the crate does
