@@ -7,14 +7,32 @@
 //! to create or update (or to leave alone, with the fields that drifted), the Gateway status
 //! to write (or nothing), and when to look again.
 //!
-//! # The pipeline
+//! # What an embedder uses
 //!
-//! [`wire`] (Kubernetes objects) → [`validate`] → [`render`] → [`drift`] →
-//! [`conditions`] → [`reconcile`] ([`plan`]; then, when it asks for a Deployment write, the
-//! caller writes and [`PendingWrite::settle`]s it). Beside it, [`gateway_class`] decides the
-//! GatewayClass's own `Accepted` (a separate call: a class needs no Gateway), and [`sim`] is
-//! a simulated API server and scenario runner that drives the same pipeline as a cluster
-//! would.
+//! - The reconcile: [`plan`] takes a [`Snapshot`] (the Gateway, its GatewayClass,
+//!   GatewayConfiguration, L34Routes and LB Deployment, the last [`WriteRecord`]), the
+//!   [`Settings`] and the time (a [`jiff`] `Timestamp`, re-exported); it answers a [`Plan`]:
+//!   a [`PendingWrite`] (a [`DeploymentWrite`] to perform, then
+//!   [`settle`](PendingWrite::settle) with its [`WriteOutcome`], or take it out with
+//!   [`into_write`](PendingWrite::into_write) and settle the [`AwaitingOutcome`]), or the
+//!   [`Settlement`] already. A settlement carries the [`StatusPatch`], the Events, the
+//!   [`Requeue`] (with its [`deadline`](Requeue::deadline)) and the new [`WriteRecord`].
+//!   See [`reconcile`] for a whole loop.
+//! - The objects: [`wire`] (Gateway, GatewayClass, GatewayConfiguration, L34Route,
+//!   Deployment, conditions), and the LB Deployment [`template`].
+//! - Write outcomes: [`WriteOutcome`] (`Applied`, `Stored`, an [`ApiError`] or a transport
+//!   error), classified as a [`FailureClass`].
+//! - The vocabulary: [`conditions`] (types, statuses, reasons; look a condition up with
+//!   [`ConditionTypes::find`](conditions::ConditionTypes::find)) and [`events`].
+//! - The GatewayClass's own status: [`gateway_class`].
+//! - Errors: [`InputError`], for inputs the crate cannot work with.
+//! - Behind features (below): `testing` (the test kit), `interop` (k8s-openapi and
+//!   gateway-api conversions), `sim` (the simulator and scenario runner).
+//!
+//! The rules behind the decisions are documented where they are implemented: [`validate`]
+//! (which parameters are `InvalidParameters`, with the exact messages), [`render`] (the LB
+//! Deployment) and [`drift`] (what counts as drift). The helpers they share (CIDR and
+//! quantity parsing, the rollout reading) are crate-private.
 //!
 //! # Changes the API server makes to the controller's own write
 //!
@@ -205,7 +223,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod addresses;
-pub mod cidr;
+pub(crate) mod cidr;
 pub mod conditions;
 pub mod drift;
 mod error;
@@ -221,10 +239,10 @@ mod json;
 pub mod nad;
 mod names;
 pub mod outcome;
-pub mod quantity;
+pub(crate) mod quantity;
 pub mod reconcile;
 pub mod render;
-pub mod rollout;
+pub(crate) mod rollout;
 mod settings;
 #[cfg(feature = "sim")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]

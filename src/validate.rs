@@ -15,7 +15,9 @@
 //! 4. `spec.internalSubnets`: at most [`MAX_INTERNAL_SUBNETS`] (2, the CRD's `maxItems`:
 //!    `GatewayConfiguration spec.internalSubnets: must have at most 2 items (has 3)`), at
 //!    least one; then each subnet in list order, completely,
-//!    before the next: attachment type `NAD`, the CIDR parses ([`crate::cidr`]), is not a
+//!    before the next: attachment type `NAD`, the CIDR parses (an IPv4 or IPv6 address as `std::net::IpAddr` reads it, without a
+//!    zone, and a prefix of plain decimal digits without sign or leading zero, at most 32
+//!    or 128; host bits may be set), is not a
 //!    default route, holds no IPv6 link-local address, and does not overlap any earlier
 //!    subnet (the first earlier one it overlaps is named). So the reported failure is always
 //!    the one of the earliest bad subnet, as in the Meridio-2 controller this models: with
