@@ -31,8 +31,8 @@
 //!
 //! The rules behind the decisions are documented where they are implemented: [`validate`]
 //! (which parameters are `InvalidParameters`, with the exact messages), [`render`] (the LB
-//! Deployment) and [`drift`] (what counts as drift). The helpers they share (CIDR and
-//! quantity parsing, the rollout reading) are crate-private.
+//! Deployment) and [`drift`] (what counts as drift). The code they share (CIDR and
+//! quantity parsing, reading a rollout's state) is crate-private.
 //!
 //! # Changes the API server makes to the controller's own write
 //!
