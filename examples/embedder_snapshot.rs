@@ -1,7 +1,7 @@
 //! An embedder's snapshot test of the condition output through a fault schedule.
 //!
 //! In a controller's own crate this is a test (`#[test]`, with
-//! `insta::assert_snapshot!(run.render())`); here it is an example that prints the text the
+//! `insta::assert_snapshot!(run.text())`); here it is an example that prints the text the
 //! snapshot would hold, so it runs without insta:
 //!
 //! ```text
@@ -9,7 +9,7 @@
 //! ```
 
 use gateway_reconcile::testing::strategies::{self, Op};
-use gateway_reconcile::testing::{Run, render};
+use gateway_reconcile::testing::{Run, text};
 use gateway_reconcile::{Plan, WriteOutcome};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Every reconcile is checked against the invariants as it runs.
         run.apply(op)?;
     }
-    let text = run.render();
+    let text = run.text();
     // The snapshot: `insta::assert_snapshot!(text);` in a test.
     print!("{text}");
     assert!(text.contains("Degraded = True/ApplyFailing"));
@@ -67,7 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Plan::Settled(settlement) => (None, settlement),
         };
-    let text = render::settlement(write.as_ref(), &settlement);
+    let text = text::settlement(write.as_ref(), &settlement);
     print!("\n{text}");
     assert!(text.starts_with("action: None\n"));
     Ok(())

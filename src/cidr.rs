@@ -6,14 +6,6 @@
 //! zone), and a prefix of plain decimal digits without sign or leading zero, at most 32 for
 //! IPv4 and 128 for IPv6. Host bits may be set (`10.1.2.3/8` is read); [`Cidr::network`]
 //! masks them. The family follows the text: `::ffff:10.0.0.0/104` is IPv6.
-//!
-//! ```
-//! use gateway_reconcile::cidr::Cidr;
-//! let c: Cidr = "10.1.2.3/16".parse().unwrap();
-//! assert_eq!(c.network().to_string(), "10.1.0.0/16");
-//! assert!(c.overlaps(&"10.0.0.0/8".parse().unwrap()));
-//! assert_eq!("10.0.0.0/33".parse::<Cidr>().unwrap_err().to_string(), r#"invalid CIDR "10.0.0.0/33""#);
-//! ```
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

@@ -24,6 +24,9 @@ use jiff::Timestamp;
 use crate::error::InputError;
 use crate::settings::{Settings, is_dns_subdomain, not_a_subdomain};
 
+/// A condition of `status.conditions` (the wire type, re-exported beside the lookup).
+pub use crate::wire::Condition;
+
 pub(crate) use merge::{Change, Wanted, find, is_stale, merge_changed};
 
 /// `Accepted`: the Gateway is ours and its parameters are valid.
@@ -32,9 +35,28 @@ pub const ACCEPTED: &str = "Accepted";
 pub const PROGRAMMED: &str = "Programmed";
 /// Name part of `D/ConfigurationApplied`: the Deployment carries the current
 /// GatewayConfiguration generation.
-pub const CONFIGURATION_APPLIED: &str = "ConfigurationApplied";
+///
+/// Not a condition type by itself: the type is `D/ConfigurationApplied`
+/// ([`ConditionTypes::configuration_applied`]); look a condition up with
+/// [`ConditionTypes::find`].
+pub const CONFIGURATION_APPLIED_NAME: &str = "ConfigurationApplied";
 /// Name part of `D/Degraded`: the LB serves, but not as desired, and will not fix itself soon.
-pub const DEGRADED: &str = "Degraded";
+///
+/// Not a condition type by itself: the type is `D/Degraded` ([`ConditionTypes::degraded`]);
+/// look a condition up with [`ConditionTypes::find`].
+pub const DEGRADED_NAME: &str = "Degraded";
+/// The old name of [`CONFIGURATION_APPLIED_NAME`].
+#[deprecated(
+    since = "0.2.0",
+    note = "a name part, not a condition type: use CONFIGURATION_APPLIED_NAME, or ConditionTypes"
+)]
+pub const CONFIGURATION_APPLIED: &str = CONFIGURATION_APPLIED_NAME;
+/// The old name of [`DEGRADED_NAME`].
+#[deprecated(
+    since = "0.2.0",
+    note = "a name part, not a condition type: use DEGRADED_NAME, or ConditionTypes"
+)]
+pub const DEGRADED: &str = DEGRADED_NAME;
 
 /// Condition status values.
 pub mod status {
@@ -90,13 +112,58 @@ pub const MAX_CONDITIONS: usize = 8;
 /// The API's limit on a condition message (characters).
 pub const MAX_MESSAGE: usize = 32768;
 
-/// The four condition types for one [`Settings::condition_domain`].
+/// The four condition types for one [`Settings::condition_domain`]: the one way to name
+/// them. Two of them carry the domain (`D/ConfigurationApplied`, `D/Degraded`), so the
+/// bare name parts ([`CONFIGURATION_APPLIED_NAME`], [`DEGRADED_NAME`]) find nothing in a
+/// Gateway's `status.conditions`; the fields here and [`ConditionTypes::find`] do.
+///
+/// ```
+/// use gateway_reconcile::conditions::{Condition, ConditionKind, ConditionTypes};
+///
+/// let types = ConditionTypes::new(&Default::default()).unwrap();
+/// assert_eq!(types.degraded, "meridio-2.nordix.org/Degraded");
+/// let conditions: Vec<Condition> = serde_json::from_value(serde_json::json!([
+///     {"type": "meridio-2.nordix.org/Degraded", "status": "True", "reason": "ApplyFailing",
+///      "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+/// ])).unwrap();
+/// let degraded = types.find(&conditions, ConditionKind::Degraded).unwrap();
+/// assert_eq!(degraded.reason, "ApplyFailing");
+/// assert!(types.find(&conditions, ConditionKind::Programmed).is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConditionTypes {
+    /// `Accepted` (the Gateway API's own type, without a domain).
+    pub accepted: String,
+    /// `Programmed` (the Gateway API's own type, without a domain).
+    pub programmed: String,
     /// `D/ConfigurationApplied`.
     pub configuration_applied: String,
     /// `D/Degraded`.
     pub degraded: String,
+}
+
+/// One of the four condition types the crate owns, independent of the domain; its type
+/// string is [`ConditionTypes::type_of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConditionKind {
+    /// `Accepted`.
+    Accepted,
+    /// `Programmed`.
+    Programmed,
+    /// `D/ConfigurationApplied`.
+    ConfigurationApplied,
+    /// `D/Degraded`.
+    Degraded,
+}
+
+impl ConditionKind {
+    /// The four kinds, in the order the crate writes them.
+    pub const ALL: [ConditionKind; 4] = [
+        ConditionKind::Accepted,
+        ConditionKind::Programmed,
+        ConditionKind::ConfigurationApplied,
+        ConditionKind::Degraded,
+    ];
 }
 
 impl ConditionTypes {
@@ -105,6 +172,7 @@ impl ConditionTypes {
     /// ```
     /// let types = gateway_reconcile::conditions::ConditionTypes::new(&Default::default()).unwrap();
     /// assert_eq!(types.degraded, "meridio-2.nordix.org/Degraded");
+    /// assert_eq!(types.accepted, "Accepted");
     /// ```
     pub fn new(settings: &Settings) -> Result<Self, InputError> {
         let domain = settings.condition_domain.as_str();
@@ -121,17 +189,43 @@ impl ConditionTypes {
     pub(crate) fn of_valid(settings: &Settings) -> Self {
         let domain = settings.condition_domain.as_str();
         ConditionTypes {
-            configuration_applied: format!("{domain}/{CONFIGURATION_APPLIED}"),
-            degraded: format!("{domain}/{DEGRADED}"),
+            accepted: ACCEPTED.to_owned(),
+            programmed: PROGRAMMED.to_owned(),
+            configuration_applied: format!("{domain}/{CONFIGURATION_APPLIED_NAME}"),
+            degraded: format!("{domain}/{DEGRADED_NAME}"),
         }
+    }
+
+    /// The full type string of `kind`.
+    pub fn type_of(&self, kind: ConditionKind) -> &str {
+        match kind {
+            ConditionKind::Accepted => &self.accepted,
+            ConditionKind::Programmed => &self.programmed,
+            ConditionKind::ConfigurationApplied => &self.configuration_applied,
+            ConditionKind::Degraded => &self.degraded,
+        }
+    }
+
+    /// The condition of `kind` in `conditions` (a Gateway's `status.conditions`), if any.
+    pub fn find<'c>(
+        &self,
+        conditions: &'c [Condition],
+        kind: ConditionKind,
+    ) -> Option<&'c Condition> {
+        let type_ = self.type_of(kind);
+        conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// The kind of an owned condition type, `None` for a type the crate does not own.
+    pub fn kind_of(&self, type_: &str) -> Option<ConditionKind> {
+        ConditionKind::ALL
+            .into_iter()
+            .find(|&kind| self.type_of(kind) == type_)
     }
 
     /// True for the four types the crate owns.
     pub fn owns(&self, type_: &str) -> bool {
-        type_ == ACCEPTED
-            || type_ == PROGRAMMED
-            || type_ == self.configuration_applied
-            || type_ == self.degraded
+        self.kind_of(type_).is_some()
     }
 }
 

@@ -1,4 +1,4 @@
-//! Semantic drift between the desired and the observed Deployment (SPEC §5).
+//! Semantic drift between the desired and the observed Deployment.
 //!
 //! The observed Deployment has been through the API server: defaulted (strategy,
 //! `terminationMessagePath`, `fieldRef.apiVersion`, ...), normalized (quantities in canonical
@@ -33,7 +33,7 @@
 //!   or `matchLabels` whose desired value is `""` must be present (the API server keeps map
 //!   entries; the empty rule above is for struct fields).
 //! - **Quantities** (values under `resources.requests` and `resources.limits`, and any
-//!   `sizeLimit`) are compared by value with [`Quantity`]: `0.5` == `500m`, `1Gi` == `1024Mi`.
+//!   `sizeLimit`) are compared by value (as the API server parses quantities): `0.5` == `500m`, `1Gi` == `1024Mi`.
 //!   A JSON number counts as its decimal text; a malformed quantity is compared as written.
 //!   Requests and limits are compared rounded up to a milli, as the API server stores them
 //!   (`100u` == `1m`).

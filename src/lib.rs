@@ -7,14 +7,32 @@
 //! to create or update (or to leave alone, with the fields that drifted), the Gateway status
 //! to write (or nothing), and when to look again.
 //!
-//! # The pipeline
+//! # What an embedder uses
 //!
-//! [`wire`] (Kubernetes objects) → [`validate`] → [`render`] → [`drift`] →
-//! [`conditions`] → [`reconcile`] ([`plan`]; then, when it asks for a Deployment write, the
-//! caller writes and [`PendingWrite::settle`]s it). Beside it, [`gateway_class`] decides the
-//! GatewayClass's own `Accepted` (a separate call: a class needs no Gateway), and [`sim`] is
-//! a simulated API server and scenario runner that drives the same pipeline as a cluster
-//! would.
+//! - The reconcile: [`plan`] takes a [`Snapshot`] (the Gateway, its GatewayClass,
+//!   GatewayConfiguration, L34Routes and LB Deployment, the last [`WriteRecord`]), the
+//!   [`Settings`] and the time (a [`jiff`] `Timestamp`, re-exported); it answers a [`Plan`]:
+//!   a [`PendingWrite`] (a [`DeploymentWrite`] to perform, then
+//!   [`settle`](PendingWrite::settle) with its [`WriteOutcome`], or take it out with
+//!   [`into_write`](PendingWrite::into_write) and settle the [`AwaitingOutcome`]), or the
+//!   [`Settlement`] already. A settlement carries the [`StatusPatch`], the Events, the
+//!   [`Requeue`] (with its [`deadline`](Requeue::deadline)) and the new [`WriteRecord`].
+//!   See [`reconcile`] for a whole loop.
+//! - The objects: [`wire`] (Gateway, GatewayClass, GatewayConfiguration, L34Route,
+//!   Deployment, conditions), and the LB Deployment [`template`].
+//! - Write outcomes: [`WriteOutcome`] (`Applied`, `Stored`, an [`ApiError`] or a transport
+//!   error), classified as a [`FailureClass`].
+//! - The vocabulary: [`conditions`] (types, statuses, reasons; look a condition up with
+//!   [`ConditionTypes::find`](conditions::ConditionTypes::find)) and [`events`].
+//! - The GatewayClass's own status: [`gateway_class`].
+//! - Errors: [`InputError`], for inputs the crate cannot work with.
+//! - Behind features (below): `testing` (the test kit), `interop` (k8s-openapi and
+//!   gateway-api conversions), `sim` (the simulator and scenario runner).
+//!
+//! The rules behind the decisions are documented where they are implemented: [`validate`]
+//! (which parameters are `InvalidParameters`, with the exact messages), [`render`] (the LB
+//! Deployment) and [`drift`] (what counts as drift). The code they share (CIDR and
+//! quantity parsing, reading a rollout's state) is crate-private.
 //!
 //! # Changes the API server makes to the controller's own write
 //!
@@ -46,13 +64,14 @@
 //! | `D/`[`Degraded`] | serving, but not as desired, and it will not fix itself soon; present only while True | [`ApplyFailing`], [`ApplyRejected`], [`RolloutStalled`] |
 //!
 //! `D` is [`Settings::condition_domain`] (`meridio-2.nordix.org`). The names are the
-//! constants of [`conditions`], the one place of the vocabulary; the rows that set them are
-//! SPEC §6's, in the `reconcile` module's table.
+//! constants of [`conditions`], the one place of the vocabulary; look a condition up with
+//! [`ConditionTypes::find`](conditions::ConditionTypes::find), since two of the types carry
+//! the domain. The sections below state when each is set.
 //!
 //! [`Accepted`]: conditions::ACCEPTED
 //! [`Programmed`]: conditions::PROGRAMMED
-//! [`ConfigurationApplied`]: conditions::CONFIGURATION_APPLIED
-//! [`Degraded`]: conditions::DEGRADED
+//! [`ConfigurationApplied`]: conditions::CONFIGURATION_APPLIED_NAME
+//! [`Degraded`]: conditions::DEGRADED_NAME
 //! [r-accepted]: conditions::reason::ACCEPTED
 //! [r-programmed]: conditions::reason::PROGRAMMED
 //! [`InvalidParameters`]: conditions::reason::INVALID_PARAMETERS
@@ -151,7 +170,7 @@
 //! - `ConfigurationApplied` is True when the write succeeded, or when nothing was to be
 //!   written and the Deployment carries the current generation; no drift left is implied
 //!   by the generation annotation being compared as drift.
-//! - Render values the API server would refuse are `InvalidParameters` (SPEC §3), each
+//! - Render values the API server would refuse are `InvalidParameters`, each
 //!   message naming the field and the value (see [`validate`] for the order and the exact
 //!   messages): a container named twice in `verticalScaling`, a request or limit that is not
 //!   a quantity or is negative, a negative `horizontalScaling.replicas`, an LB Deployment
@@ -204,7 +223,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod addresses;
-pub mod cidr;
+pub(crate) mod cidr;
 pub mod conditions;
 pub mod drift;
 mod error;
@@ -220,10 +239,10 @@ mod json;
 pub mod nad;
 mod names;
 pub mod outcome;
-pub mod quantity;
+pub(crate) mod quantity;
 pub mod reconcile;
 pub mod render;
-pub mod rollout;
+pub(crate) mod rollout;
 mod settings;
 #[cfg(feature = "sim")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
@@ -235,6 +254,10 @@ pub mod template;
 pub mod testing;
 pub mod validate;
 pub mod wire;
+
+/// The time crate of [`plan`]'s `now` and of [`Requeue::deadline`] (jiff, re-exported so
+/// that an embedder names the same version).
+pub use jiff;
 
 pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};

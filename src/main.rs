@@ -273,7 +273,6 @@ fn plan(args: &[String]) -> Result<(), String> {
         Requeue::AwaitChange => "none".to_owned(),
         Requeue::Immediately => "immediately".to_owned(),
         Requeue::After(d) => format_duration(d),
-        _ => "unknown".to_owned(),
     };
     // The small parts as values (their keys sorted, as the output has always had them);
     // the desired Deployment, which can be as large as the template, written straight from

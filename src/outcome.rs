@@ -42,7 +42,8 @@ pub struct ApiError {
     pub message: String,
 }
 
-/// How a failed write is handled (SPEC §2).
+/// How a failed write is handled: which HTTP answers are retried at once, backed off,
+/// or taken as a rejection (see each variant, and [`WriteOutcome::class`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum FailureClass {

@@ -32,18 +32,6 @@ const MAX_EXPONENT: i64 = 100;
 const MAX_ERROR_INPUT: usize = 64;
 
 /// A parsed quantity, compared by value.
-///
-/// ```
-/// use gateway_reconcile::quantity::Quantity;
-///
-/// let half: Quantity = "0.5".parse().unwrap();
-/// assert_eq!(half, "500m".parse().unwrap());
-/// assert_eq!(half.canonical(), "500m");
-///
-/// let gib: Quantity = "1024Mi".parse().unwrap();
-/// assert_eq!(gib, "1Gi".parse().unwrap());
-/// assert_eq!(gib.canonical(), "1Gi");
-/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Quantity {
     /// Signed mantissa without trailing zeros (0 for zero).
@@ -242,23 +230,9 @@ impl Quantity {
         }
     }
 
-    /// Whether the value is zero.
-    pub fn is_zero(&self) -> bool {
-        self.mantissa == 0
-    }
-
     /// The value rounded up (away from zero) to a milli, as the API server's defaulting
     /// stores every request and limit (`SetDefaults_ResourceList`: `100u` → `1m`); values
     /// already whole millis are returned as they are.
-    ///
-    /// ```
-    /// use gateway_reconcile::quantity::Quantity;
-    ///
-    /// let q = |s: &str| s.parse::<Quantity>().unwrap();
-    /// assert_eq!(q("100u").rounded_up_to_milli(), q("1m"));
-    /// assert_eq!(q("1500u").rounded_up_to_milli().canonical(), "2m");
-    /// assert_eq!(q("1Gi").rounded_up_to_milli(), q("1Gi"));
-    /// ```
     pub fn rounded_up_to_milli(&self) -> Quantity {
         if self.exponent >= -3 {
             return *self;
@@ -296,15 +270,6 @@ impl Quantity {
     /// This is close to, not exactly, apimachinery's canonicalization: apimachinery keeps
     /// the exponent spelling (`1e3` stays `1e3`) where this writes decimal SI (`1k`), and
     /// values beyond exa that do not fit an `E` mantissa are written here as `<m>e<exp>`.
-    ///
-    /// ```
-    /// use gateway_reconcile::quantity::Quantity;
-    ///
-    /// let canonical = |s: &str| s.parse::<Quantity>().unwrap().canonical();
-    /// assert_eq!(canonical("1536Mi"), "1536Mi");
-    /// assert_eq!(canonical("0.1"), "100m");
-    /// assert_eq!(canonical("1e3"), "1k");
-    /// ```
     pub fn canonical(&self) -> String {
         let binary = if self.binary {
             self.binary_canonical()

@@ -25,14 +25,6 @@ pub struct Stall {
 }
 
 /// The rollout state of `deployment`.
-///
-/// ```
-/// let d: gateway_reconcile::wire::Deployment = serde_json::from_value(serde_json::json!({
-///   "metadata": {"generation": 2}, "spec": {"replicas": 2},
-///   "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 2}
-/// })).unwrap();
-/// assert!(gateway_reconcile::rollout::rollout(&d).complete);
-/// ```
 pub fn rollout(deployment: &Deployment) -> Rollout {
     let int = |path: &[&str]| deployment.get(path).and_then(Value::as_i64);
     let generation = int(&["metadata", "generation"]).unwrap_or(0);
@@ -73,6 +65,15 @@ pub fn rollout(deployment: &Deployment) -> Rollout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_observed_and_available_generation_is_complete() {
+        let d: Deployment = serde_json::from_value(serde_json::json!({
+          "metadata": {"generation": 2}, "spec": {"replicas": 2},
+          "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 2}
+        })).unwrap();
+        assert!(rollout(&d).complete);
+    }
     use serde_json::json;
 
     fn dep(v: serde_json::Value) -> Deployment {

@@ -119,7 +119,7 @@ impl TryFrom<Unchecked> for Settings {
 }
 
 impl Settings {
-    /// Checks every field (SPEC §2): the first invalid one, in declaration order, is the
+    /// Checks every field against its bounds (see each field): the first invalid one, in declaration order, is the
     /// error, naming the field (camelCase) and saying what is wrong.
     ///
     /// ```

@@ -1,4 +1,4 @@
-//! Validation of the Gateway's parameters (SPEC §3 step 3), first failure wins.
+//! Validation of the Gateway's parameters, first failure wins.
 //!
 //! The checks run in this order; the first that fails is the one reported, and its
 //! [`Invalid`] `Display` is the exact condition message:
@@ -15,7 +15,9 @@
 //! 4. `spec.internalSubnets`: at most [`MAX_INTERNAL_SUBNETS`] (2, the CRD's `maxItems`:
 //!    `GatewayConfiguration spec.internalSubnets: must have at most 2 items (has 3)`), at
 //!    least one; then each subnet in list order, completely,
-//!    before the next: attachment type `NAD`, the CIDR parses ([`crate::cidr`]), is not a
+//!    before the next: attachment type `NAD`, the CIDR parses (an IPv4 or IPv6 address as `std::net::IpAddr` reads it, without a
+//!    zone, and a prefix of plain decimal digits without sign or leading zero, at most 32
+//!    or 128; host bits may be set), is not a
 //!    default route, holds no IPv6 link-local address, and does not overlap any earlier
 //!    subnet (the first earlier one it overlaps is named). So the reported failure is always
 //!    the one of the earliest bad subnet, as in the Meridio-2 controller this models: with
@@ -34,7 +36,7 @@
 //!    (must be greater than or equal to 0)`); then `horizontalScaling.replicas` not negative
 //!    (`horizontalScaling.replicas: invalid value -1: must be greater than or equal to 0`).
 //!    These and the checks of steps 8 and 9 refuse render values the API server would refuse
-//!    (SPEC §3), so the Gateway says what is wrong rather than carry a write rejection;
+//!    (it would answer 422 Invalid), so the Gateway says what is wrong rather than carry a write rejection;
 //! 7. the merged network selections (the template's pod-template
 //!    `k8s.v1.cni.cncf.io/networks` annotation, read with [`crate::nad::parse_annotation`],
 //!    merged with the GatewayConfiguration's by [`crate::nad::merge`]): no two entries share
@@ -68,8 +70,8 @@
 //! hand-written snapshot over a bound is refused before any of its items is looked at. `spec.verticalScaling.containers` has
 //! no bound in either GatewayConfiguration CRD, so none is enforced here (its checks are
 //! linear, and an entry that names no container is ignored by rendering). The Gateway's
-//! `status.conditions` (8 items in the Gateway API) has its own rule, not a failure (SPEC
-//! §6, [`crate::conditions`]), and its `status.addresses` (16) is replaced whole by the
+//! `status.conditions` (8 items in the Gateway API) has its own rule, not a failure (the
+//! 8-item limit of [`crate::conditions`]), and its `status.addresses` (16) is replaced whole by the
 //! crate's own list, which keeps to 16 ([`crate::addresses`]).
 //!
 //! Quoted values in messages (`"T"`, `"C"`, `"IF"`, ...) are written with Rust's string

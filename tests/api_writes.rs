@@ -99,7 +99,9 @@ fn twenty_transient_failures_cost_at_most_three_status_writes() {
             .any(|c| c.type_ == "meridio-2.nordix.org/Degraded");
         match step.requeue {
             Requeue::After(wait) => c.advance(wait).unwrap(),
-            _ => c.advance(Duration::from_secs(1)).unwrap(),
+            Requeue::Immediately | Requeue::AwaitChange => {
+                c.advance(Duration::from_secs(1)).unwrap()
+            }
         }
     }
     assert!(degraded, "20 backed-off retries outlast degradedAfter");

@@ -28,20 +28,20 @@ fn a_fault_schedule_renders_as_a_timeline() {
     for op in &schedule {
         run.apply(op).unwrap();
     }
-    let text = run.render();
+    let text = run.text();
     // Deterministic: the same schedule renders the same text.
     let mut again = Run::new(strategies::cluster().unwrap()).unwrap();
     for op in &schedule {
         again.apply(op).unwrap();
     }
-    assert_eq!(text, again.render());
+    assert_eq!(text, again.text());
     insta::assert_snapshot!(text);
 }
 
 /// One settlement, rendered: an update of a drifted Deployment that hits a conflict.
 #[test]
 fn a_settlement_renders_with_its_action_and_drift() {
-    use gateway_reconcile::testing::render;
+    use gateway_reconcile::testing::text;
     use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration};
     use gateway_reconcile::{Plan, Snapshot, plan};
 
@@ -71,5 +71,5 @@ fn a_settlement_renders_with_its_action_and_drift() {
     };
     let (write, awaiting) = pending.into_write();
     let settlement = awaiting.settle(strategies::failure(0));
-    insta::assert_snapshot!(render::settlement(Some(&write), &settlement));
+    insta::assert_snapshot!(text::settlement(Some(&write), &settlement));
 }

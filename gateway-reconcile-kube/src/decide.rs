@@ -68,8 +68,6 @@ pub fn requeue(requeue: Requeue) -> controller::Action {
         Requeue::Immediately => controller::Action::requeue(Duration::ZERO),
         Requeue::After(after) => controller::Action::requeue(after),
         Requeue::AwaitChange => controller::Action::await_change(),
-        // `Requeue` may grow; a hint this crate does not know waits for the next watch event.
-        _ => controller::Action::await_change(),
     }
 }
 

@@ -156,3 +156,14 @@ fn ipv6_link_local_is_fe80_slash_10() {
     assert!(!c("169.254.0.0/16").is_ipv6_link_local());
     assert!(!c("254.128.0.0/10").is_ipv6_link_local());
 }
+
+#[test]
+fn host_bits_are_masked_and_overlaps_and_errors_are_read() {
+    let c: Cidr = "10.1.2.3/16".parse().unwrap();
+    assert_eq!(c.network().to_string(), "10.1.0.0/16");
+    assert!(c.overlaps(&"10.0.0.0/8".parse().unwrap()));
+    assert_eq!(
+        "10.0.0.0/33".parse::<Cidr>().unwrap_err().to_string(),
+        r#"invalid CIDR "10.0.0.0/33""#
+    );
+}

@@ -45,3 +45,49 @@ fn api_validation_rules() {
         "settings: conditionDomain: \"Not A Domain\" is not a DNS subdomain (lowercase, at most 253 characters)"
     );
 }
+
+#[test]
+fn condition_types_name_all_four_kinds_with_the_domain() {
+    let settings = Settings {
+        condition_domain: "example.com".into(),
+        ..Settings::default()
+    };
+    let types = ConditionTypes::new(&settings).unwrap();
+    let conditions: Vec<Condition> = ["Accepted", "Programmed", "example.com/Degraded"]
+        .into_iter()
+        .map(|type_| Condition {
+            type_: type_.into(),
+            status: "True".into(),
+            ..Condition::default()
+        })
+        .collect();
+    assert_eq!(
+        types.type_of(ConditionKind::Degraded),
+        "example.com/Degraded"
+    );
+    assert_eq!(
+        types
+            .find(&conditions, ConditionKind::Degraded)
+            .map(|c| c.type_.as_str()),
+        Some("example.com/Degraded")
+    );
+    assert_eq!(
+        types
+            .find(&conditions, ConditionKind::Accepted)
+            .map(|c| c.type_.as_str()),
+        Some("Accepted")
+    );
+    assert!(
+        types
+            .find(&conditions, ConditionKind::ConfigurationApplied)
+            .is_none()
+    );
+    // The name part alone is not a type: it finds nothing.
+    assert!(conditions.iter().all(|c| c.type_ != DEGRADED_NAME));
+    for kind in ConditionKind::ALL {
+        assert_eq!(types.kind_of(types.type_of(kind)), Some(kind));
+        assert!(types.owns(types.type_of(kind)));
+    }
+    assert_eq!(types.kind_of("Degraded"), None);
+    assert!(!types.owns("meridio-2.nordix.org/Degraded"));
+}

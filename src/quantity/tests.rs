@@ -208,3 +208,29 @@ proptest! {
         prop_assert_eq!(again.canonical(), canonical);
     }
 }
+
+#[test]
+fn quantities_compare_by_value() {
+    let half: Quantity = "0.5".parse().unwrap();
+    assert_eq!(half, "500m".parse().unwrap());
+    assert_eq!(half.canonical(), "500m");
+    let gib: Quantity = "1024Mi".parse().unwrap();
+    assert_eq!(gib, "1Gi".parse().unwrap());
+    assert_eq!(gib.canonical(), "1Gi");
+}
+
+#[test]
+fn rounded_up_to_milli_as_defaulting_stores_it() {
+    let q = |s: &str| s.parse::<Quantity>().unwrap();
+    assert_eq!(q("100u").rounded_up_to_milli(), q("1m"));
+    assert_eq!(q("1500u").rounded_up_to_milli().canonical(), "2m");
+    assert_eq!(q("1Gi").rounded_up_to_milli(), q("1Gi"));
+}
+
+#[test]
+fn canonical_spellings() {
+    let canonical = |s: &str| s.parse::<Quantity>().unwrap().canonical();
+    assert_eq!(canonical("1536Mi"), "1536Mi");
+    assert_eq!(canonical("0.1"), "100m");
+    assert_eq!(canonical("1e3"), "1k");
+}

@@ -67,9 +67,9 @@
 //!
 //! # Modules
 //!
-//! `plan` makes the decisions of SPEC §3 up to the Deployment write; `situation` classifies
-//! what happened (decision × write × outcome class); `table` maps a situation to its SPEC §6
-//! row; `settle` merges the row into the observed conditions, with events and requeue.
+//! `plan` makes the decisions up to the Deployment write; `situation` classifies
+//! what happened (decision × write × outcome class); `table` maps a situation to its row of
+//! the condition table (the crate docs state its rules); `settle` merges the row into the observed conditions, with events and requeue.
 
 mod plan;
 mod record;

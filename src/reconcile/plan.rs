@@ -1,4 +1,5 @@
-//! The decisions of SPEC §3, in order, up to the Deployment write; and the plan that
+//! The decisions of one reconcile (deletion, staleness, ownership, validation, render,
+//! drift), in order, up to the Deployment write; and the plan that
 //! carries them to the write and its settlement.
 
 use jiff::Timestamp;
@@ -69,7 +70,8 @@ impl<'a> PendingWrite<'a> {
         &self.write
     }
 
-    /// Settles the write with what happened to it (SPEC §6). Takes the plan by value: a
+    /// Settles the write with what happened to it: the conditions, Events and requeue of the
+    /// crate docs' condition table for that outcome. Takes the plan by value: a
     /// write is settled exactly once.
     pub fn settle(self, outcome: WriteOutcome) -> Settlement {
         self.planned.settle(Some((self.write.kind(), &outcome)))
@@ -200,9 +202,15 @@ pub(super) struct ServerChanges {
     pub identity_annotation: Option<String>,
 }
 
-/// Decides what to do for one Gateway (SPEC §3): deletion, ownership, validation,
-/// rendering and drift; a plan with nothing to write comes settled. Errors are inputs the crate cannot work with; invalid parameters are
-/// not errors but the `InvalidParameters` conditions.
+/// Decides what to do for one Gateway, in this order: a Gateway being deleted gets nothing;
+/// an owned condition with an `observedGeneration` newer than the Gateway's means a stale
+/// snapshot (nothing written, look again at once); a Gateway whose GatewayClass is missing
+/// or names another controller is not ours (its `Accepted=True` of this controller becomes
+/// `Accepted=Unknown/Pending`, the domain conditions go, the rest is left alone); then the
+/// parameters are validated ([`validate`](crate::validate)), the Deployment rendered and
+/// compared by meaning with the observed one ([`drift`](crate::drift)). A plan with nothing
+/// to write comes settled. Errors are inputs the crate cannot work with; invalid parameters
+/// are not errors but the `InvalidParameters` conditions.
 pub fn plan<'a>(
     settings: &'a Settings,
     snapshot: Snapshot<'a>,

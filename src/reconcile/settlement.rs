@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use jiff::{SignedDuration, Timestamp};
+
 use serde_json::{Map, Value};
 
 use super::record::WriteRecord;
@@ -10,8 +12,10 @@ use crate::events::Event;
 use crate::wire::{Condition, GatewayAddress, GatewayStatus};
 
 /// When to reconcile this Gateway again.
+///
+/// Not `#[non_exhaustive]` on purpose, like [`Plan`](crate::Plan): a controller handles
+/// every variant, so a new one is a compile error in its `match`, never a silent default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Requeue {
     /// Only on the next watch event.
     AwaitChange,
@@ -21,7 +25,43 @@ pub enum Requeue {
     After(Duration),
 }
 
+impl Requeue {
+    /// The moment to reconcile again, for a reconcile planned at `now`: `now` for
+    /// [`Requeue::Immediately`], `now + d` for [`Requeue::After`] (saturating at the end of
+    /// representable time, [`Timestamp::MAX`]), and `None` for [`Requeue::AwaitChange`]
+    /// (only a watch event brings the Gateway back). Never panics.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use gateway_reconcile::Requeue;
+    /// use gateway_reconcile::jiff::Timestamp;
+    ///
+    /// let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+    /// let later = Requeue::After(Duration::from_secs(90)).deadline(now);
+    /// assert_eq!(later, Some("2026-01-01T00:01:30Z".parse().unwrap()));
+    /// assert_eq!(Requeue::Immediately.deadline(now), Some(now));
+    /// assert_eq!(Requeue::AwaitChange.deadline(now), None);
+    /// assert_eq!(Requeue::After(Duration::MAX).deadline(now), Some(Timestamp::MAX));
+    /// ```
+    pub fn deadline(self, now: Timestamp) -> Option<Timestamp> {
+        match self {
+            Requeue::AwaitChange => None,
+            Requeue::Immediately => Some(now),
+            Requeue::After(after) => Some(
+                SignedDuration::try_from(after)
+                    .ok()
+                    .and_then(|after| now.checked_add(after).ok())
+                    .unwrap_or(Timestamp::MAX),
+            ),
+        }
+    }
+}
+
 /// What one reconcile ends with.
+///
+/// [`plan`](crate::plan) and [`PendingWrite::settle`](crate::PendingWrite::settle) make it;
+/// a test of the embedder's own status writer or event recorder builds one with
+/// [`Settlement::new`] and the `with_*` setters.
 #[must_use = "write the status, record the events and requeue as it says"]
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -50,8 +90,27 @@ pub struct Settlement {
 }
 
 impl Settlement {
-    /// A settlement with this status and requeue, and nothing else.
-    pub(super) fn new(status: Option<GatewayStatus>, requeue: Requeue) -> Self {
+    /// A settlement with this status and requeue, and nothing else: no events, no write
+    /// record, no held drift, `status.addresses` not owned (the status patch leaves them
+    /// alone) and no precondition. For tests of what an embedder does with a settlement;
+    /// the reconcile's own settlements come from [`plan`](crate::plan).
+    ///
+    /// ```
+    /// use gateway_reconcile::{Requeue, Settlement};
+    /// use gateway_reconcile::wire::GatewayStatus;
+    ///
+    /// let settlement = Settlement::new(Some(GatewayStatus::default()), Requeue::Immediately)
+    ///     .with_resource_version("42")
+    ///     .with_addresses_owned(true);
+    /// let patch = settlement.status_patch().unwrap();
+    /// assert_eq!(patch.resource_version(), Some("42"));
+    /// assert_eq!(
+    ///     patch.body(),
+    ///     &serde_json::json!({"metadata": {"resourceVersion": "42"},
+    ///                         "status": {"conditions": [], "addresses": null}})
+    /// );
+    /// ```
+    pub fn new(status: Option<GatewayStatus>, requeue: Requeue) -> Self {
         Settlement {
             status,
             requeue,
@@ -61,6 +120,26 @@ impl Settlement {
             addresses_owned: false,
             resource_version: None,
         }
+    }
+
+    /// With the observed Gateway's `metadata.resourceVersion`: the status patch's
+    /// precondition ([`StatusPatch::resource_version`]).
+    pub fn with_resource_version(mut self, resource_version: impl Into<String>) -> Self {
+        self.resource_version = Some(resource_version.into());
+        self
+    }
+
+    /// Whether this settlement owns `status.addresses`: when true, the status patch
+    /// replaces them (`null` for none); when false, it leaves them alone.
+    pub fn with_addresses_owned(mut self, owned: bool) -> Self {
+        self.addresses_owned = owned;
+        self
+    }
+
+    /// With these Events to record.
+    pub fn with_events(mut self, events: Vec<Event>) -> Self {
+        self.events = events;
+        self
     }
 
     /// The JSON merge patch (RFC 7386) for the Gateway's status subresource, or `None` when

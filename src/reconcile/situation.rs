@@ -1,5 +1,5 @@
-//! What one reconcile found and did, classified once: the decision of SPEC §3 × the write ×
-//! the class of its outcome. The table maps each situation to its SPEC §6 row.
+//! What one reconcile found and did, classified once: the plan's decision × the write ×
+//! the class of its outcome. The table maps each situation to its row.
 
 use super::plan::{Accepted, Decision};
 use super::write::WriteKind;
@@ -11,7 +11,7 @@ use crate::validate::Invalid;
 /// compiler point at the table.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Situation<'p, 'a> {
-    /// The Gateway is being deleted (SPEC §3): do nothing.
+    /// The Gateway is being deleted: do nothing.
     Deleted,
     /// An owned condition is newer than the snapshot: write nothing, look again at once.
     Stale,

@@ -1,5 +1,5 @@
-//! SPEC §6 (and the status side of the §3 decisions) as one table: a [`Situation`] maps to a
-//! [`Verdict`], the four owned conditions and the requeue. The arms follow the SPEC's rows
+//! The condition table (and the status side of the plan's decisions) as one table: a [`Situation`] maps to a
+//! [`Verdict`], the four owned conditions and the requeue. The arms follow the table's rows
 //! in order, each named in a comment; the messages are written here and nowhere else.
 
 use super::plan::{Accepted, Observed, Planned};
@@ -38,11 +38,11 @@ impl Planned<'_> {
     /// The row of `situation`; `msg` is the failed write's message (empty otherwise).
     pub(super) fn verdict<'p>(&'p self, situation: Situation<'p, '_>, msg: &str) -> Verdict<'p> {
         match situation {
-            // SPEC §3: being deleted.
+            // Being deleted.
             Situation::Deleted => Verdict::Untouched(Requeue::AwaitChange),
-            // SPEC §6: an owned condition newer than the snapshot.
+            // An owned condition newer than the snapshot.
             Situation::Stale => Verdict::Untouched(Requeue::Immediately),
-            // SPEC §3: not ours. Undo our `Accepted=True` (matched by the message suffix other
+            // Not ours. Undo our `Accepted=True` (matched by the message suffix other
             // controllers also match), drop the custom conditions, leave `Programmed` alone.
             Situation::NotOurs => {
                 let ours =
@@ -62,7 +62,7 @@ impl Planned<'_> {
                     requeue: Requeue::AwaitChange,
                 })
             }
-            // SPEC §3: invalid parameters.
+            // Invalid parameters.
             Situation::Invalid(invalid) => {
                 let message = invalid.to_string();
                 Verdict::Row(Row {
@@ -87,7 +87,7 @@ impl Planned<'_> {
         }
     }
 
-    /// SPEC §6, row by row, for an accepted Gateway.
+    /// The condition table, row by row, for an accepted Gateway.
     fn accepted_row<'p>(&self, a: &'p Accepted<'_>, lb: LbDeployment<'_>, msg: &str) -> Row<'p> {
         let m = a.wanted;
         let dep = &a.deployment;
@@ -316,7 +316,7 @@ impl Planned<'_> {
                     ),
                 }
             }
-            // SPEC §5: the API server changes the generation or uid annotation on write.
+            // The API server changes the generation or uid annotation on write.
             // Nothing more is written until the desired object or the Deployment changes
             // (the write record holds the drift back).
             LbDeployment::IdentityChanged {

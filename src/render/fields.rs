@@ -3,8 +3,9 @@
 //! replaces exactly these in the observed Deployment ([`super::complete`]), and drift
 //! compares them as declared here.
 //!
-//! Adding an owned field: a variant, its place in [`Field::ALL`], its path and comparison
-//! below (the compiler asks for both), and the rule that writes it in render.
+//! Adding an owned field: a variant, its place in [`Field::ALL`], and its path, comparison
+//! and render rule below (the compiler asks for all three); a new kind of rule is a
+//! [`Rule`] variant, and the compiler asks render for it too.
 
 /// An owned field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +51,42 @@ pub(crate) enum Compare {
     /// A container list: the requests and limits of the containers whose resources are
     /// enforced are compared exactly (the same names, equal quantities).
     EnforcedResources,
+}
+
+/// How render writes an owned field (the rules of the `render` module docs), on the value
+/// of the template (create) or of the observed Deployment (update).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rule {
+    /// This string.
+    Fixed(&'static str),
+    /// The LB Deployment name (`deploymentPrefix` + the Gateway name).
+    DeploymentName,
+    /// The Gateway's namespace.
+    GatewayNamespace,
+    /// The template's (on update), then the Gateway infrastructure's, then the controller
+    /// labels.
+    Labels,
+    /// The template's (on update), then the Gateway infrastructure's, then the
+    /// GatewayConfiguration generation and uid annotations.
+    Annotations,
+    /// The Gateway as the controller owner.
+    ControllerReference,
+    /// `matchLabels: {app: NAME}`.
+    Selector,
+    /// The configured count, when created or enforced.
+    Replicas,
+    /// As [`Rule::Labels`], with the pod cache label.
+    PodLabels,
+    /// As [`Rule::Annotations`] for the pod, with the networks annotation.
+    PodAnnotations,
+    /// The configured service account.
+    ServiceAccount,
+    /// The required anti-affinity terms, with the Deployment name as `app`.
+    AntiAffinity,
+    /// One readiness gate per IP family of the internal subnets.
+    ReadinessGates,
+    /// A list of the pod spec taken from the template, rendered apart (`render_lists`).
+    TemplateList,
 }
 
 /// Map keys compared in both directions.
@@ -150,12 +187,30 @@ impl Field {
         }
     }
 
+    /// How render writes it.
+    pub(crate) const fn rule(self) -> Rule {
+        match self {
+            Field::ApiVersion => Rule::Fixed("apps/v1"),
+            Field::Kind => Rule::Fixed("Deployment"),
+            Field::Name => Rule::DeploymentName,
+            Field::Namespace => Rule::GatewayNamespace,
+            Field::Labels => Rule::Labels,
+            Field::Annotations => Rule::Annotations,
+            Field::OwnerReferences => Rule::ControllerReference,
+            Field::Selector => Rule::Selector,
+            Field::Replicas => Rule::Replicas,
+            Field::PodLabels => Rule::PodLabels,
+            Field::PodAnnotations => Rule::PodAnnotations,
+            Field::ServiceAccountName => Rule::ServiceAccount,
+            Field::AntiAffinity => Rule::AntiAffinity,
+            Field::ReadinessGates => Rule::ReadinessGates,
+            Field::InitContainers | Field::Containers | Field::Volumes => Rule::TemplateList,
+        }
+    }
+
     /// Whether it is a list of the pod spec a render takes from the template.
     pub(crate) const fn is_template_list(self) -> bool {
-        matches!(
-            self,
-            Field::InitContainers | Field::Containers | Field::Volumes
-        )
+        matches!(self.rule(), Rule::TemplateList)
     }
 
     /// Its key in the pod spec, for a field directly in it.

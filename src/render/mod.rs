@@ -1,4 +1,4 @@
-//! Rendering the desired LB Deployment (SPEC §4).
+//! Rendering the desired LB Deployment.
 //!
 //! [`render`] turns the template (create) or the observed Deployment (update) into the
 //! Deployment the controller wants. The Deployment is JSON, and every field the crate does
@@ -104,7 +104,7 @@ use crate::nad;
 use crate::settings::Settings;
 use crate::validate::Validated;
 use crate::wire::{Deployment, Gateway, GatewayConfigurationSpec, VerticalScalingContainer};
-use fields::{ANTI_AFFINITY_TERMS, Field, POD_SPEC};
+use fields::{ANTI_AFFINITY_TERMS, Field, POD_SPEC, Rule};
 use owned::Leaves;
 pub(crate) use owned::{Owned, PodList, complete};
 
@@ -261,137 +261,142 @@ fn apply<'a>(
         .then(|| json::get(&template.object, &["spec", "template", "metadata"]))
         .flatten();
 
-    json::set_leaf_str(leaves.slot(Field::ApiVersion), "apps/v1");
-    json::set_leaf_str(leaves.slot(Field::Kind), "Deployment");
-
-    // Deployment metadata.
-    json::set_leaf_str(leaves.slot(Field::Name), &name);
-    json::set_leaf_str(leaves.slot(Field::Namespace), namespace);
-    {
-        let mut labels = LeafObject::open(leaves.slot(Field::Labels));
-        layer(
-            &mut labels,
-            template_meta,
-            "labels",
-            infrastructure.map(|i| &i.labels),
-        );
-        set_strings(&mut labels, &controller_labels);
-    }
-    {
-        let leaf = leaves.slot(Field::Annotations);
-        let mut annotations = LeafObject::open(leaf);
-        layer(
-            &mut annotations,
-            template_meta,
-            "annotations",
-            infrastructure.map(|i| &i.annotations),
-        );
-        let key = generation_annotation(settings);
-        match validated.configuration.metadata.generation {
-            Some(generation) => annotations.set_str(&key, &generation.to_string()),
-            None => annotations.remove(&key),
-        }
-        let key = uid_annotation(settings);
-        match validated.configuration.metadata.uid.as_deref() {
-            Some(uid) => annotations.set_str(&key, uid),
-            None => annotations.remove(&key),
-        }
-        remove_if_empty(annotations);
-    }
-    set_controller_reference(leaves.slot(Field::OwnerReferences), gateway_name, uid);
-
-    json::set_leaf_with(
-        leaves.slot(Field::Selector),
-        |v| is_selector_for(v, &name),
-        || json!({ "matchLabels": { APP_LABEL: name.as_str() } }),
-    );
-    if let Some(scaling) = &configuration.horizontal_scaling {
-        if creating || scaling.enforce_replicas {
-            let replicas = match scaling.replicas {
-                Some(n) => Some(Value::from(n)),
-                // On create the template's count is already in place.
-                None if !creating => json::get(&template.object, &["spec", "replicas"]).cloned(),
-                None => None,
-            };
-            let leaf = leaves.slot(Field::Replicas);
-            if let Some(replicas) = replicas.filter(|r| leaf.as_deref() != Some(r)) {
-                *leaf = Some(Cow::Owned(replicas));
+    // Every owned field by its rule (`Field::rule`): a new field or rule is a compile error
+    // here until it is rendered.
+    for field in Field::ALL {
+        let leaf = leaves.slot(field);
+        match field.rule() {
+            Rule::Fixed(value) => json::set_leaf_str(leaf, value),
+            Rule::DeploymentName => json::set_leaf_str(leaf, &name),
+            Rule::GatewayNamespace => json::set_leaf_str(leaf, namespace),
+            Rule::Labels => {
+                let mut labels = LeafObject::open(leaf);
+                layer(
+                    &mut labels,
+                    template_meta,
+                    "labels",
+                    infrastructure.map(|i| &i.labels),
+                );
+                set_strings(&mut labels, &controller_labels);
             }
-        }
-    }
-
-    // Pod template metadata.
-    {
-        let mut labels = LeafObject::open(leaves.slot(Field::PodLabels));
-        layer(
-            &mut labels,
-            template_pod_meta,
-            "labels",
-            infrastructure.map(|i| &i.labels),
-        );
-        if let Some(label) = &settings.pod_cache_label {
-            labels.set_str(&label.key, &label.value);
-        }
-        set_strings(&mut labels, &controller_labels);
-    }
-    {
-        let mut annotations = LeafObject::open(leaves.slot(Field::PodAnnotations));
-        layer(
-            &mut annotations,
-            template_pod_meta,
-            "annotations",
-            infrastructure.map(|i| &i.annotations),
-        );
-        set_networks(&mut annotations, validated, observed, namespace);
-        remove_if_empty(annotations);
-    }
-
-    // Pod spec.
-    json::set_leaf_str(
-        leaves.slot(Field::ServiceAccountName),
-        &settings.service_account,
-    );
-    if !creating {
-        // A template that sets `affinity` replaces the observed one (it is desired whole),
-        // so its required anti-affinity terms are the ones the rule renders.
-        if let Some(affinity) = template_pod_field(template, "affinity") {
-            let terms = affinity
-                .as_object()
-                .and_then(|a| json::get(a, &ANTI_AFFINITY_TERMS));
-            let leaf = leaves.slot(Field::AntiAffinity);
-            // The observed terms stay borrowed when they are the template's, rendered.
-            let rendered = match (terms, leaf.as_deref()) {
-                (Some(t), Some(o)) => terms_render_to(t, o, &name),
-                (None, None) => true,
-                _ => false,
-            };
-            if !rendered {
-                *leaf = terms.map(Cow::Borrowed);
+            Rule::Annotations => {
+                let mut annotations = LeafObject::open(leaf);
+                layer(
+                    &mut annotations,
+                    template_meta,
+                    "annotations",
+                    infrastructure.map(|i| &i.annotations),
+                );
+                let key = generation_annotation(settings);
+                match validated.configuration.metadata.generation {
+                    Some(generation) => annotations.set_str(&key, &generation.to_string()),
+                    None => annotations.remove(&key),
+                }
+                let key = uid_annotation(settings);
+                match validated.configuration.metadata.uid.as_deref() {
+                    Some(uid) => annotations.set_str(&key, uid),
+                    None => annotations.remove(&key),
+                }
+                remove_if_empty(annotations);
             }
+            Rule::ControllerReference => set_controller_reference(leaf, gateway_name, uid),
+            Rule::Selector => json::set_leaf_with(
+                leaf,
+                |v| is_selector_for(v, &name),
+                || json!({ "matchLabels": { APP_LABEL: name.as_str() } }),
+            ),
+            Rule::Replicas => {
+                let Some(scaling) = &configuration.horizontal_scaling else {
+                    continue;
+                };
+                if creating || scaling.enforce_replicas {
+                    let replicas = match scaling.replicas {
+                        Some(n) => Some(Value::from(n)),
+                        // On create the template's count is already in place.
+                        None if !creating => {
+                            json::get(&template.object, &["spec", "replicas"]).cloned()
+                        }
+                        None => None,
+                    };
+                    if let Some(replicas) = replicas.filter(|r| leaf.as_deref() != Some(r)) {
+                        *leaf = Some(Cow::Owned(replicas));
+                    }
+                }
+            }
+            Rule::PodLabels => {
+                let mut labels = LeafObject::open(leaf);
+                layer(
+                    &mut labels,
+                    template_pod_meta,
+                    "labels",
+                    infrastructure.map(|i| &i.labels),
+                );
+                if let Some(label) = &settings.pod_cache_label {
+                    labels.set_str(&label.key, &label.value);
+                }
+                set_strings(&mut labels, &controller_labels);
+            }
+            Rule::PodAnnotations => {
+                let mut annotations = LeafObject::open(leaf);
+                layer(
+                    &mut annotations,
+                    template_pod_meta,
+                    "annotations",
+                    infrastructure.map(|i| &i.annotations),
+                );
+                set_networks(&mut annotations, validated, observed, namespace);
+                remove_if_empty(annotations);
+            }
+            Rule::ServiceAccount => json::set_leaf_str(leaf, &settings.service_account),
+            Rule::AntiAffinity => {
+                if !creating {
+                    // A template that sets `affinity` replaces the observed one (it is
+                    // desired whole), so its required anti-affinity terms are the ones the
+                    // rule renders.
+                    if let Some(affinity) = template_pod_field(template, "affinity") {
+                        let terms = affinity
+                            .as_object()
+                            .and_then(|a| json::get(a, &ANTI_AFFINITY_TERMS));
+                        // The observed terms stay borrowed when they are the template's,
+                        // rendered.
+                        let rendered = match (terms, leaf.as_deref()) {
+                            (Some(t), Some(o)) => terms_render_to(t, o, &name),
+                            (None, None) => true,
+                            _ => false,
+                        };
+                        if !rendered {
+                            *leaf = terms.map(Cow::Borrowed);
+                        }
+                    }
+                }
+                set_anti_affinity(leaf, &name);
+            }
+            Rule::ReadinessGates => {
+                let gates: Vec<&str> = [
+                    (validated.ipv4, IPV4_READINESS_GATE),
+                    (validated.ipv6, IPV6_READINESS_GATE),
+                ]
+                .into_iter()
+                .filter_map(|(wanted, gate)| wanted.then_some(gate))
+                .collect();
+                if gates.is_empty() {
+                    *leaf = None;
+                } else {
+                    json::set_leaf_with(
+                        leaf,
+                        |v| is_gate_list(v, &gates),
+                        || {
+                            gates
+                                .iter()
+                                .map(|gate| json!({ "conditionType": gate }))
+                                .collect()
+                        },
+                    );
+                }
+            }
+            // Rendered apart, by `render_lists`: the lists are borrowed from the template.
+            Rule::TemplateList => {}
         }
-    }
-    set_anti_affinity(leaves.slot(Field::AntiAffinity), &name);
-    let gates: Vec<&str> = [
-        (validated.ipv4, IPV4_READINESS_GATE),
-        (validated.ipv6, IPV6_READINESS_GATE),
-    ]
-    .into_iter()
-    .filter_map(|(wanted, gate)| wanted.then_some(gate))
-    .collect();
-    let leaf = leaves.slot(Field::ReadinessGates);
-    if gates.is_empty() {
-        *leaf = None;
-    } else {
-        json::set_leaf_with(
-            leaf,
-            |v| is_gate_list(v, &gates),
-            || {
-                gates
-                    .iter()
-                    .map(|gate| json!({ "conditionType": gate }))
-                    .collect()
-            },
-        );
     }
 }
 

@@ -3,7 +3,7 @@
 //! The simulated API server runs [`apply_server_defaults`] on every Deployment it is asked to
 //! write, so that what the crate reads back looks like what a real cluster returns: the
 //! fields below are added where missing (never overwritten), and quantities are rewritten in
-//! canonical form ([`Quantity::canonical`]). `metadata.generation` and `resourceVersion` are
+//! canonical form (as apimachinery writes them). `metadata.generation` and `resourceVersion` are
 //! left to the simulated cluster, which knows whether `spec` changed.
 //!
 //! The list is Kubernetes' own for a pod template (`TestWorkloadDefaults` in

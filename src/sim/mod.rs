@@ -3,7 +3,7 @@
 //!
 //! - [`cluster::Cluster`]: the simulated API server for one Gateway and what surrounds it
 //!   (object store, write semantics, the crude Deployment controller, the reconcile driver).
-//! - [`scenario::Scenario`]: the scenario file format of SPEC §7, its reader and runner,
+//! - [`scenario::Scenario`]: the scenario file format, its reader and runner,
 //!   generic over a [`scenario::Backend`] (the simulated cluster, or a real API server).
 //! - [`defaulting`]: the API server's defaulting of a written Deployment.
 //! - [`api_validation`]: what the API server refuses in a written Deployment.

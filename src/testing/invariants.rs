@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::conditions::{self, ACCEPTED, CONFIGURATION_APPLIED, DEGRADED, PROGRAMMED};
+use crate::conditions::{self, ACCEPTED, CONFIGURATION_APPLIED_NAME, DEGRADED_NAME, PROGRAMMED};
 use crate::outcome::{FailureClass, WriteOutcome};
 use crate::reconcile::{Plan, Settlement, WriteKind, plan};
 use crate::render::{generation_annotation, uid_annotation};
@@ -144,8 +144,8 @@ impl Invariants {
         self.step += 1;
         let settings = cluster.settings();
         let domain = &settings.condition_domain;
-        let applied_type = format!("{domain}/{CONFIGURATION_APPLIED}");
-        let degraded_type = format!("{domain}/{DEGRADED}");
+        let applied_type = format!("{domain}/{CONFIGURATION_APPLIED_NAME}");
+        let degraded_type = format!("{domain}/{DEGRADED_NAME}");
         let owned = [
             ACCEPTED,
             PROGRAMMED,
@@ -452,8 +452,11 @@ pub fn converge(cluster: &mut Cluster, invariants: &mut Invariants) -> Result<()
     let gateway: Gateway = parse(cluster.gateway(), invariants.step)?;
     let conditions = &gateway.status.conditions;
     let domain = &cluster.settings().condition_domain;
-    let applied = find(conditions, &format!("{domain}/{CONFIGURATION_APPLIED}"));
-    let degraded = find(conditions, &format!("{domain}/{DEGRADED}"));
+    let applied = find(
+        conditions,
+        &format!("{domain}/{CONFIGURATION_APPLIED_NAME}"),
+    );
+    let degraded = find(conditions, &format!("{domain}/{DEGRADED_NAME}"));
     invariants.ensure(
         is_true(applied) && is_true(find(conditions, PROGRAMMED)) && degraded.is_none(),
         "converged",

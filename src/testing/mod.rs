@@ -10,7 +10,7 @@
 //!   [`Invariants::check`](invariants::Invariants::check) after each reconcile of a run and
 //!   [`converge`](invariants::converge) at its end, failing with a
 //!   [`invariants::Violation`] that names the property and the step.
-//! - [`render`]: a stable, human-readable text of a settlement and of a run (the timeline
+//! - [`text`]: a stable, human-readable text of a settlement and of a run (the timeline
 //!   `simulate` prints), deterministic across runs and platforms, for snapshot tests.
 //! - [`Run`]: a schedule applied to a [`Cluster`], checked as it goes, recorded for
 //!   rendering.
@@ -30,7 +30,7 @@
 //!            Op::Fail(4, 10), Op::Reconcile, Op::Advance(150), Op::Reconcile] {
 //!     run.apply(&op).unwrap();
 //! }
-//! let text = run.render();
+//! let text = run.text();
 //! assert!(text.contains("Degraded = True/ApplyFailing"));
 //! // In an embedder's test: insta::assert_snapshot!(text);
 //! ```
@@ -58,8 +58,8 @@
 //! See the `embedder_snapshot` and `embedder_proptest` examples for complete files.
 
 pub mod invariants;
-pub mod render;
 pub mod strategies;
+pub mod text;
 
 use std::fmt::Write as _;
 
@@ -71,7 +71,7 @@ use invariants::{Invariants, Violation};
 use strategies::Op;
 
 /// A schedule run on a [`Cluster`]: every reconcile checked by [`Invariants`], every step
-/// recorded for [`Run::render`].
+/// recorded for [`Run::text`].
 #[derive(Debug, Clone)]
 pub struct Run {
     cluster: Cluster,
@@ -142,8 +142,8 @@ impl Run {
     }
 
     /// The run as text: each reconcile as the `simulate` command's timeline prints it, each
-    /// other step as [`Op::describe`] says, then the write counts. See [`render`].
-    pub fn render(&self) -> String {
+    /// other step as [`Op::describe`] says, then the write counts. See [`text`].
+    pub fn text(&self) -> String {
         let mut out = String::new();
         for (i, step) in self.steps.iter().enumerate() {
             match &step.record {
@@ -154,7 +154,7 @@ impl Run {
                         note: None,
                         effect: Effect::Reconciled(Box::new(record.clone())),
                     };
-                    out.push_str(&render::timeline(std::slice::from_ref(&entry)));
+                    out.push_str(&text::timeline(std::slice::from_ref(&entry)));
                 }
                 None => {
                     let _ = writeln!(

@@ -24,7 +24,8 @@ pub const FOREIGN: &str = "example.com/Foreign";
 /// Edits of an object that does not exist (the GatewayConfiguration, the Deployment) are
 /// no-ops, so every schedule runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
+// Not `#[non_exhaustive]`: an embedder that runs the schedules on its own state handles every
+// step, so a new one is a compile error in its match, never a silently skipped arm.
 pub enum Op {
     /// One reconcile ([`Cluster::reconcile`]).
     Reconcile,

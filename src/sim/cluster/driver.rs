@@ -222,19 +222,20 @@ impl Cluster {
     }
 }
 
-/// `none`, `immediately` or `after 90s`.
+/// `await change` (only the next watch event), `immediately` or `after 90s`.
 pub fn describe_requeue(requeue: Requeue) -> String {
     match requeue {
-        Requeue::AwaitChange => "none".into(),
+        Requeue::AwaitChange => "await change".into(),
         Requeue::Immediately => "immediately".into(),
         Requeue::After(d) => format!("after {}", crate::settings::format_duration(d)),
     }
 }
 
-/// The requeue a scenario's `expect.requeue` names: `none`, `immediately` or a duration.
+/// The requeue a scenario's `expect.requeue` names: `await change` (or `none`, its older
+/// word), `immediately` or a duration.
 pub(crate) fn requeue_from_word(word: &str) -> Result<Requeue, String> {
     match word {
-        "none" => Ok(Requeue::AwaitChange),
+        "await change" | "none" => Ok(Requeue::AwaitChange),
         "immediately" => Ok(Requeue::Immediately),
         _ => crate::settings::parse_duration(word).map(Requeue::After),
     }

@@ -6,7 +6,7 @@ use super::{Cluster, ClusterError, Kind, format_time};
 use crate::wire::tree::{Map, Value, tree_json as json};
 
 /// What the crude Deployment controller does to the Deployment's status (a scenario's
-/// `rollout` step). Not [`crate::rollout::Rollout`], the crate's reading of a Deployment's
+/// `rollout` step). Not `rollout::Rollout`, the crate's reading of a Deployment's
 /// rollout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RolloutState {

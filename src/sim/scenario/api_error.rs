@@ -45,7 +45,7 @@ struct ApiErrorFile {
 }
 
 /// A failed write as JSON, the one reader (serde, unknown keys refused) the scenario files'
-/// `failWrites.error` and the command line's `--outcome` share (SPEC §2): `{code, reason, message}`, each optional
+/// `failWrites.error` and the command line's `--outcome` share: `{code, reason, message}`, each optional
 /// (no `code`: a transport error), or a whole Kubernetes `Status` object. Refused: unknown
 /// keys, a `code` outside 400–599, a `Status` whose `status` is `Success`, and values of
 /// the wrong type.

@@ -1,5 +1,5 @@
 //! What a scenario needs from the cluster it runs on: the seam between the scenario runner
-//! and a backend, the simulated [`Cluster`] here, a real API server elsewhere (SPEC §7).
+//! and a backend, the simulated [`Cluster`] here, a real API server elsewhere (the kube crate's end-to-end suite).
 //!
 //! The runner holds the virtual clock and hands it to every operation as `now`; a backend
 //! keeps no clock of its own that the scenario could see. An operation that fails is a step
@@ -58,7 +58,7 @@ pub trait Backend {
     /// Why an operation failed.
     type Error: fmt::Display;
 
-    /// Creates the scenario's objects (SPEC §7 `objects`) before the first step; the
+    /// Creates the scenario's objects (the file's `objects`) before the first step; the
     /// crate decides with `settings`.
     fn create(
         &mut self,

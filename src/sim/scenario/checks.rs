@@ -72,7 +72,8 @@ pub struct ConditionExpect {
     pub observed_generation: Option<i64>,
     /// The condition's lastTransitionTime, as the file writes it (RFC 3339). Compared as an
     /// instant when both it and the condition's time are in the supported range; otherwise as
-    /// written, since SPEC §6 keeps a time past the range as written.
+    /// written, since the crate keeps a time past the range as written (it counts as now; see
+    /// [`TransitionTime::OutOfRange`](crate::conditions::TransitionTime::OutOfRange)).
     pub last_transition_time: Option<String>,
 }
 

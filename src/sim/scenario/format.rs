@@ -1,4 +1,4 @@
-//! The scenario file (SPEC §7) as serde reads it, `deny_unknown_fields` on every object of
+//! The scenario file (see [`crate::sim::scenario`]) as serde reads it, `deny_unknown_fields` on every object of
 //! the format, and the checks made when it is read: the objects and every patch must have
 //! the shape of their kind, the Gateway its identity, the clock must stay in range.
 //!
@@ -293,8 +293,8 @@ impl<'de> Deserialize<'de> for Time {
 
 /// An expected condition `lastTransitionTime`: a strict RFC 3339 time ([`parse_time`]),
 /// kept as written. One past the clock's range is taken too: the API server stores such a
-/// time (a four-digit year, up to `9999-12-31T23:59:59Z`), SPEC §6 keeps it as written, so a
-/// file must be able to expect it.
+/// time (a four-digit year, up to `9999-12-31T23:59:59Z`), and the crate keeps it as written
+/// on a condition it does not change (it counts as now), so a file must be able to expect it.
 struct TimeAsWritten(String);
 
 impl<'de> Deserialize<'de> for TimeAsWritten {
@@ -749,7 +749,7 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
 struct Wrapped {
     objects: Obj<ObjectsFile>,
 }
-/// The Gateway fields a scenario cannot do without (SPEC §7): the crate cannot work on a
+/// The Gateway fields a scenario cannot do without (name, namespace, uid, generation): the crate cannot work on a
 /// Gateway without them. Returns the missing field.
 fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> {
     for field in ["name", "namespace", "uid"] {

@@ -1,4 +1,4 @@
-//! Scenario files (SPEC §7): objects, steps that drive a cluster, and expectations on what
+//! Scenario files: objects, steps that drive a cluster, and expectations on what
 //! each reconcile did.
 //!
 //! Its parts, one file each: the format (the file as serde reads it, unknown keys refused,
@@ -15,7 +15,7 @@
 //! assert_eq!(err.to_string(), r#"line 2: step 2: unknown key "expct" in reconcile step"#);
 //! ```
 //!
-//! The format, with the choices made where SPEC §7 is silent:
+//! The format:
 //!
 //! - Top level: `description` (string), `settings` ([`Settings`] JSON), `now` (RFC 3339,
 //!   default `2026-01-01T00:00:00Z`), `objects` (required, with a required `gateway`),
@@ -77,6 +77,8 @@ pub use checks::{ConditionExpect, EventExpect, Expect, Failure};
 pub use malformed::ScenarioError;
 pub use time::{TimeError, parse_time};
 pub use timeline::{Effect, Entry, Report, Skipped, describe_outcome, describe_requeue};
+#[cfg(feature = "testing")]
+pub(crate) use timeline::{describe_condition_facts, describe_status};
 
 /// The built-in demonstration: the stale-Programmed problem and its fix.
 pub const DEMO: &str = include_str!("demo.json");

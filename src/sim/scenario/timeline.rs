@@ -109,6 +109,27 @@ pub(super) fn describe_action(record: &ReconcileRecord) -> String {
     }
 }
 
+/// `TYPE = STATUS/REASON (observedGeneration N, since T)`: a condition's facts but its
+/// message, worded as both text renderers (this timeline and `testing::text`) write them.
+pub(crate) fn describe_condition_facts(c: &Condition) -> String {
+    match c.observed_generation {
+        Some(g) => format!(
+            "{} = {}/{} (observedGeneration {g}, since {})",
+            c.type_, c.status, c.reason, c.last_transition_time
+        ),
+        None => format!(
+            "{} = {}/{} (since {})",
+            c.type_, c.status, c.reason, c.last_transition_time
+        ),
+    }
+}
+
+/// `written` when the reconcile writes the Gateway status, `unchanged` when it equals the
+/// observed one (the settlement has no status).
+pub(crate) fn describe_status(written: bool) -> &'static str {
+    if written { "written" } else { "unchanged" }
+}
+
 pub(super) fn describe_condition(c: &Condition) -> String {
     format!("{}/{}: {:?}", c.status, c.reason, c.message)
 }
@@ -128,25 +149,9 @@ impl fmt::Display for Entry {
                     Some(o) => writeln!(f, "    write: {}", describe_outcome(o))?,
                     None => writeln!(f, "    write: none")?,
                 }
-                writeln!(
-                    f,
-                    "    status: {}",
-                    if r.status_written {
-                        "written"
-                    } else {
-                        "not written"
-                    }
-                )?;
+                writeln!(f, "    status: {}", describe_status(r.status_written))?;
                 for c in &r.conditions {
-                    let generation = c
-                        .observed_generation
-                        .map(|g| format!(" (generation {g}, since {})", c.last_transition_time))
-                        .unwrap_or_default();
-                    writeln!(
-                        f,
-                        "      {} = {}/{}{generation}: {}",
-                        c.type_, c.status, c.reason, c.message
-                    )?;
+                    writeln!(f, "      {}: {}", describe_condition_facts(c), c.message)?;
                 }
                 for e in &r.events {
                     writeln!(f, "    event: {:?} {}: {}", e.type_, e.reason, e.message)?;

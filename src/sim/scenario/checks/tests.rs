@@ -192,7 +192,7 @@ fn each_mismatch_is_one_failure_with_expected_and_actual() {
     );
     assert_eq!(f[0].expected, "None");
     assert_eq!(f[0].actual, "Update (drift: spec.replicas)");
-    assert_eq!(f[9].expected, "none");
+    assert_eq!(f[9].expected, "await change");
     assert_eq!(f[9].actual, "after 1s");
     assert_eq!(
         f[3].to_string(),

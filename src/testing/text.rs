@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::reconcile::{DeploymentWrite, Settlement};
-use crate::sim::scenario::{Entry, describe_requeue};
+use crate::sim::scenario::{Entry, describe_condition_facts, describe_requeue, describe_status};
 use crate::wire::Condition;
 
 fn one_line(s: &str) -> String {
@@ -16,14 +16,7 @@ fn one_line(s: &str) -> String {
 }
 
 fn condition(out: &mut String, c: &Condition) {
-    let generation = c
-        .observed_generation
-        .map_or_else(|| "-".to_owned(), |g| g.to_string());
-    let _ = writeln!(
-        out,
-        "  {} = {}/{} (observedGeneration {generation}, since {})",
-        c.type_, c.status, c.reason, c.last_transition_time
-    );
+    let _ = writeln!(out, "  {}", describe_condition_facts(c));
     let _ = writeln!(out, "    {}", one_line(&c.message));
 }
 
@@ -34,7 +27,7 @@ fn condition(out: &mut String, c: &Condition) {
 /// ```
 /// # use gateway_reconcile::{plan, Plan, Settings, Snapshot, WriteOutcome, template};
 /// # use gateway_reconcile::wire::Gateway;
-/// use gateway_reconcile::testing::render;
+/// use gateway_reconcile::testing::text;
 ///
 /// let gateway: Gateway = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1},
@@ -50,7 +43,7 @@ fn condition(out: &mut String, c: &Condition) {
 ///     }
 ///     Plan::Settled(settlement) => (None, settlement),
 /// };
-/// let text = render::settlement(write.as_ref(), &settlement);
+/// let text = text::settlement(write.as_ref(), &settlement);
 /// assert!(text.starts_with("action: None\n"));
 /// assert!(text.contains("requeue: "));
 /// ```
@@ -70,10 +63,14 @@ pub fn settlement(write: Option<&DeploymentWrite>, settlement: &Settlement) -> S
             );
         }
     }
+    let _ = writeln!(
+        out,
+        "status: {}",
+        describe_status(settlement.status.is_some())
+    );
     match &settlement.status {
-        None => out.push_str("status: unchanged\n"),
+        None => {}
         Some(status) => {
-            out.push_str("status: write\n");
             out.push_str("conditions:\n");
             for c in &status.conditions {
                 condition(&mut out, c);
