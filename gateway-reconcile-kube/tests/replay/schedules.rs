@@ -29,7 +29,10 @@
 
 use std::fmt::Display;
 
-use gateway_reconcile::conditions::{self, ACCEPTED, CONFIGURATION_APPLIED, DEGRADED, PROGRAMMED};
+use gateway_reconcile::conditions::{
+    self, ACCEPTED, CONFIGURATION_APPLIED_NAME as CONFIGURATION_APPLIED, DEGRADED_NAME as DEGRADED,
+    PROGRAMMED,
+};
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, Scenario, StepError, WriteCounts};
 use gateway_reconcile::testing::strategies::{self, Op};
