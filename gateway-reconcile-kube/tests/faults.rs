@@ -36,10 +36,11 @@ const DOMAIN: &str = "meridio-2.nordix.org";
 const BINARY: &str = env!("CARGO_BIN_EXE_gateway-reconcile-controller");
 const WAIT: Duration = Duration::from_secs(60);
 /// How long a Gateway may take to converge after a fault that ended watches with errors:
-/// kube-runtime's watcher backs off 0.8 s, doubling to 30 s, reset only after two minutes
-/// without an error (as client-go's reflector does); a watch resumed on a restarted API
-/// server can also be answered 410 Expired, which costs one more backoff and a new list.
-const RECOVER: Duration = Duration::from_secs(150);
+/// each watch backs off on its own (0.8 s, doubling), and a watch resumed on a restarted
+/// API server can be answered 410 Expired, which costs one more backoff and a new list.
+/// Measured: 13 s after an API server restart (143 s while the Controller also backed off
+/// its merged triggers, which paused every watch on any one's error).
+const RECOVER: Duration = Duration::from_secs(45);
 /// How long an idle controller is watched for writes after a fault.
 const IDLE: Duration = Duration::from_secs(8);
 /// See [`idle`].
@@ -472,18 +473,20 @@ async fn idle(world: &World, after: &str) {
 }
 
 /// Each of `gateways` had its Deployment written once or twice (at most one repeat) since
-/// `since`, and accepted at least once.
+/// `since`. A write answered 504 may still have been stored (etcd applies it once
+/// resumed), so the writes sent are counted, not only the accepted ones; the caller checks
+/// the stored Deployment.
 fn one_write_each(world: &World, gateways: &[&str], since: jiff::Timestamp, fault: &str) {
     let writes = deployment_writes(&world.ns, since);
     eprintln!("{fault}: Deployment writes (sent, accepted): {writes:?}");
     for gateway in gateways {
-        let (sent, accepted) = writes
+        let (sent, _) = writes
             .get(&format!("sllbr-{gateway}"))
             .copied()
             .unwrap_or_default();
         assert!(
-            (1..=2).contains(&accepted) && sent <= 4,
-            "{fault}: sllbr-{gateway} written {sent} times, {accepted} accepted: {writes:?}"
+            (1..=2).contains(&sent),
+            "{fault}: sllbr-{gateway} written {sent} times: {writes:?}"
         );
     }
 }
@@ -704,12 +707,7 @@ async fn watches_cut_every_few_seconds_cost_no_write_while_idle_and_edits_still_
             .await;
         world.converged("gw-2", replicas, false).await;
         eprintln!("cut watches: an edit to {replicas} replicas converged in {took:?}");
-        let writes = deployment_writes(&world.ns, since);
-        assert_eq!(
-            writes.values().map(|w| w.1).collect::<Vec<_>>(),
-            vec![1, 1],
-            "{replicas} replicas: {writes:?}"
-        );
+        one_write_each(&world, &["gw-1", "gw-2"], since, "cut watches");
     }
     idle(&world, "the edits").await;
     p.stop().await;
