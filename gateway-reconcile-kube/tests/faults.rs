@@ -1,5 +1,5 @@
 //! Fault stories on a real kube-apiserver (`e2e/run.sh` runs them, one at a time, on a
-//! control plane of their own with a short `--request-timeout`): the API server killed and
+//! control plane of their own with a short `--request-timeout`; see `e2e/README.md`): the API server killed and
 //! started again on the same etcd, etcd paused for longer than the request timeout, every
 //! connection of the controller cut every few seconds, and the controller SIGKILLed between
 //! its Deployment write and its status write. The controller is the binary, in a process
@@ -383,7 +383,6 @@ impl Drop for Process {
 
 /// One write (or controller read) from the audit log.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // the fields are read through Debug in failure messages too
 struct Audited {
     /// When the request came.
     at: jiff::Timestamp,
