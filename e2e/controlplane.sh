@@ -5,6 +5,10 @@
 #
 #   e2e/controlplane.sh build             build the binaries (skipped when up to date)
 #   e2e/controlplane.sh run -- CMD...     build, start, install the CRDs, run CMD, stop
+#   e2e/controlplane.sh kill-apiserver    (from CMD) SIGKILL the running kube-apiserver
+#   e2e/controlplane.sh start-apiserver   (from CMD) start kube-apiserver again, with the same
+#                                         flags on the same etcd, and wait until it is ready
+#   e2e/controlplane.sh restart-apiserver (from CMD) the two above
 #
 # CMD runs with these variables exported:
 #   KUBECONFIG       kubeconfig of the admin user (client certificate, group system:masters)
@@ -16,6 +20,9 @@
 #   E2E_CA_CERT, E2E_CA_KEY  the CA that signed the serving certificate (for test webhooks)
 #   E2E_CONTROLLER_KUBECONFIG  kubeconfig of the user gateway-reconcile-controller (no
 #                    group; RBAC gives it what it has)
+#   E2E_ETCD_PID     etcd's process id (a test may pause it: SIGSTOP, SIGCONT)
+#   E2E_APISERVER_PID  the first kube-apiserver's process id; $E2E_DIR/kube-apiserver.pid
+#                    holds the running one's (start-apiserver writes it)
 #
 # Exit status: CMD's, or 125 when the control plane could not be built or started (the
 # message and the last lines of the failing component's log go to stderr), 2 for a usage
@@ -26,6 +33,9 @@
 # E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces); E2E_CRDS replaces the
 # CRD files of crds/ (paths split on spaces); E2E_AUDIT_READ_USERS logs every read of these
 # users too (names split on spaces or commas).
+# E2E_AUDIT_WATCHES=1 also logs the watches of the controller under test (once, when each
+# ends). The *-apiserver commands find the control plane through E2E_DIR; the teardown of
+# `run` stops a kube-apiserver they started too (and resumes a paused etcd to stop it).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -102,20 +112,48 @@ tmp=""
 pids=()
 names=()
 
+# Whether PID runs (a zombie, killed but not yet waited for, does not).
+alive() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [[ "${stat:0:1}" != Z ]]
+}
+
+# stop NAME PID: SIGTERM (after SIGCONT: a test may have paused it), then SIGKILL after
+# 10s; PID need not be a child of this shell.
+stop() {
+  local name="$1" pid="$2"
+  kill -CONT "$pid" 2>/dev/null || true
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 100); do
+    alive "$pid" || return 0
+    sleep 0.1
+  done
+  echo "controlplane.sh: $name did not stop in 10s, killing it" >&2
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+# The kube-apiserver of $tmp/kube-apiserver.pid, if that process still runs it.
+current_apiserver() {
+  local pid
+  pid="$(cat "$1/kube-apiserver.pid" 2>/dev/null)" || return 1
+  [[ -n "$pid" ]] && { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q "$1/apiserver.crt" &&
+    echo "$pid"
+}
+
 stop_all() {
   local i pid
+  # A test may have paused etcd: a kube-apiserver stops gracefully only with it.
+  for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null || true; done
+  # A kube-apiserver started again by start-apiserver is no child of this shell.
+  if [[ -n "$tmp" ]] && pid="$(current_apiserver "$tmp")" && [[ " ${pids[*]} " != *" $pid "* ]]; then
+    stop kube-apiserver "$pid"
+  fi
   # Stop in reverse order of start: kube-apiserver first, then etcd.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     pid="${pids[$i]}"
-    kill -TERM "$pid" 2>/dev/null || continue
-    for _ in $(seq 1 100); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      echo "controlplane.sh: ${names[$i]} did not stop in 10s, killing it" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
+    stop "${names[$i]}" "$pid"
     wait "$pid" 2>/dev/null || true
   done
   pids=()
@@ -183,14 +221,16 @@ run() {
   # Audit: every write request, once (at ResponseComplete), with metadata (verb, user,
   # objectRef with resource and subresource, response code). Reads are not logged, except
   # the GETs and LISTs of the controller under test (to prove a steady state reads nothing).
-  cat >"$tmp/audit-policy.yaml" <<'EOF'
+  local audited_reads="get, list"
+  [[ "${E2E_AUDIT_WATCHES:-}" != 1 ]] || audited_reads="get, list, watch"
+  cat >"$tmp/audit-policy.yaml" <<EOF
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted]
 rules:
 - level: Metadata
   users: [gateway-reconcile-controller]
-  verbs: [get, list]
+  verbs: [$audited_reads]
 - level: Metadata
   verbs: [create, update, patch, delete, deletecollection]
 - level: None
@@ -225,6 +265,7 @@ EOF
     --listen-peer-url "http://127.0.0.1:$etcd_peer" >"$tmp/etcd.log" 2>&1 &
   pids+=($!)
   names+=(etcd)
+  echo "${pids[0]}" >"$tmp/etcd.pid"
   wait_ready etcd "${pids[0]}" "$tmp/etcd.log" "http://127.0.0.1:$etcd_client/health"
 
   # E2E_APISERVER_ARGS (split on spaces) is appended, e.g. feature gates a test needs.
@@ -234,24 +275,29 @@ EOF
   # must grant. ServiceAccount admission only acts
   # on Pods, which nothing here creates (no kubelet); ValidatingAdmissionPolicy and the
   # admission webhooks stay enabled: tests use them to make writes fail.
-  "$bin/kube-apiserver" \
-    --etcd-servers "http://127.0.0.1:$etcd_client" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
-    --tls-cert-file "$tmp/apiserver.crt" --tls-private-key-file "$tmp/apiserver.key" \
-    --client-ca-file "$tmp/ca.crt" \
-    --authorization-mode RBAC \
-    --enable-admission-plugins OwnerReferencesPermissionEnforcement \
-    --service-account-issuer https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file "$tmp/sa.pub" \
-    --service-account-signing-key-file "$tmp/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 \
-    --audit-policy-file "$tmp/audit-policy.yaml" \
-    --audit-log-path "$tmp/audit.log" --audit-log-format json --audit-log-mode blocking \
-    --profiling=false \
-    ${E2E_APISERVER_ARGS:-} \
-    >"$tmp/kube-apiserver.log" 2>&1 &
+  local api_args=(
+    --etcd-servers "http://127.0.0.1:$etcd_client"
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port"
+    --tls-cert-file "$tmp/apiserver.crt" --tls-private-key-file "$tmp/apiserver.key"
+    --client-ca-file "$tmp/ca.crt"
+    --authorization-mode RBAC
+    --enable-admission-plugins OwnerReferencesPermissionEnforcement
+    --service-account-issuer https://kubernetes.default.svc.cluster.local
+    --service-account-key-file "$tmp/sa.pub"
+    --service-account-signing-key-file "$tmp/sa.key"
+    --service-cluster-ip-range 10.0.0.0/24
+    --audit-policy-file "$tmp/audit-policy.yaml"
+    --audit-log-path "$tmp/audit.log" --audit-log-format json --audit-log-mode blocking
+    --profiling=false
+    ${E2E_APISERVER_ARGS:-}
+  )
+  # Saved (one argument a line; none holds a newline) for start-apiserver.
+  printf '%s\n' "${api_args[@]}" >"$tmp/kube-apiserver.args"
+  echo "$server" >"$tmp/server"
+  "$bin/kube-apiserver" "${api_args[@]}" >"$tmp/kube-apiserver.log" 2>&1 &
   pids+=($!)
   names+=(kube-apiserver)
+  echo "${pids[1]}" >"$tmp/kube-apiserver.pid"
   wait_ready kube-apiserver "${pids[1]}" "$tmp/kube-apiserver.log" "$server/readyz" "$tmp"
 
   # E2E_CRDS (paths split on spaces) replaces the GatewayConfiguration and L34Route CRDs of
@@ -267,6 +313,7 @@ EOF
   KUBECONFIG="$tmp/kubeconfig" AUDIT_LOG="$tmp/audit.log" E2E_ADMIN_USER="$admin_user" \
     E2E_SERVER="$server" E2E_DIR="$tmp" E2E_CA_CERT="$tmp/ca.crt" E2E_CA_KEY="$tmp/ca.key" \
     E2E_CONTROLLER_KUBECONFIG="$tmp/controller.kubeconfig" \
+    E2E_ETCD_PID="${pids[0]}" E2E_APISERVER_PID="${pids[1]}" \
     "$@" <&0 &
   cmd_pid=$!
   local rc=0
@@ -286,7 +333,50 @@ on_signal() {
   exit "$2"
 }
 
+# The control plane CMD runs on (E2E_DIR).
+control_plane_dir() {
+  [[ -n "${E2E_DIR:-}" && -f "$E2E_DIR/kube-apiserver.args" ]] ||
+    { echo "controlplane.sh: E2E_DIR is not a running control plane's directory" >&2; exit 2; }
+}
+
+kill_apiserver() {
+  control_plane_dir
+  local pid
+  pid="$(current_apiserver "$E2E_DIR")" || return 0
+  kill -KILL "$pid" 2>/dev/null || true
+  # Gone once its port is closed (the leader thread turns zombie before the others end).
+  local server port
+  server="$(cat "$E2E_DIR/server")"
+  port="${server##*:}"
+  while alive "$pid" || (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do sleep 0.05; done
+}
+
+start_apiserver() {
+  control_plane_dir
+  if current_apiserver "$E2E_DIR" >/dev/null; then
+    echo "controlplane.sh: kube-apiserver already runs" >&2
+    exit 2
+  fi
+  local args=()
+  mapfile -t args <"$E2E_DIR/kube-apiserver.args"
+  echo "controlplane.sh: starting kube-apiserver again" >>"$E2E_DIR/kube-apiserver.log"
+  "$bin/kube-apiserver" "${args[@]}" >>"$E2E_DIR/kube-apiserver.log" 2>&1 </dev/null &
+  local pid=$!
+  echo "$pid" >"$E2E_DIR/kube-apiserver.pid"
+  wait_ready kube-apiserver "$pid" "$E2E_DIR/kube-apiserver.log" "$(cat "$E2E_DIR/server")/readyz" "$E2E_DIR"
+}
+
 case "${1:-}" in
+  kill-apiserver)
+    kill_apiserver
+    ;;
+  start-apiserver)
+    start_apiserver
+    ;;
+  restart-apiserver)
+    kill_apiserver
+    start_apiserver
+    ;;
   build)
     build
     ;;
@@ -296,7 +386,7 @@ case "${1:-}" in
     run "$@"
     ;;
   *)
-    echo "usage: $0 build | run -- COMMAND [ARGS...]" >&2
+    echo "usage: $0 build | run -- COMMAND [ARGS...] | kill-apiserver | start-apiserver | restart-apiserver" >&2
     exit 2
     ;;
 esac

@@ -546,7 +546,8 @@ pub async fn run_with(
         &health,
     );
     let controller = Controller::for_stream(gateway_events, gateways.clone())
-        .with_config(controller::Config::default().concurrency(config.concurrency));
+        .with_config(controller::Config::default().concurrency(config.concurrency))
+        .trigger_backoff(NoTriggerBackoff);
     let stores = Stores {
         gateways: gateways.clone(),
         classes,
@@ -754,6 +755,24 @@ where
         deletions,
     );
     (store, events)
+}
+
+/// The backoff of the Controller's merged triggers: none. Each watch backs off on its own
+/// errors (`default_backoff` in [`cached`]); a backoff on the merged stream would stop
+/// polling every watch on any one's error, and double across the errors of different
+/// watches: after an API server restart each dead watch surfaced one backoff later, and
+/// the controller saw an edit only 143 s after the server was back (`tests/faults.rs`).
+struct NoTriggerBackoff;
+
+impl Iterator for NoTriggerBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        Some(Duration::ZERO)
+    }
+}
+
+impl kube::runtime::utils::Backoff for NoTriggerBackoff {
+    fn reset(&mut self) {}
 }
 
 /// Whether [`settled`] passes deleted objects on.

@@ -1,13 +1,15 @@
 //! Webhooks served on loopback: a validating one that denies every request it is asked
 //! about with a given status code, reason and message (how a scenario's 4xx, other than 422,
-//! and 5xx Deployment write failures come from the real API server), and a mutating one
-//! that changes every object it is asked about (how a scenario's `mutateWrites` does).
+//! and 5xx Deployment write failures come from the real API server), a mutating one
+//! that changes every object it is asked about (how a scenario's `mutateWrites` does), and
+//! a validating one that holds the answers it is told to (how a fault story makes a write
+//! slow enough to kill its client while the write waits).
 //!
 //! It serves with the API server's own certificate (issued for 127.0.0.1 by the control
 //! plane's CA), so the webhook's `caBundle` is that CA. HTTP/1.1 only (ALPN `http/1.1`: the
 //! API server's client would otherwise be free to try h2, which this server does not
-//! speak). Every request is read and answered within [`REQUEST_TIMEOUT`], so a stalled
-//! connection ends instead of holding a task; dropping the [`Webhook`] ends the listener
+//! speak). Every request is read and answered within [`REQUEST_TIMEOUT`] (plus the hold
+//! [`hold`] asks for), so a stalled connection ends instead of holding a task; dropping the [`Webhook`] ends the listener
 //! and every connection.
 //!
 //! [`until_admission`] waits until admission (this webhook or any other admission object)
@@ -15,6 +17,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -80,7 +83,33 @@ impl Drop for Webhook {
 /// Serves a webhook denying with `code`, `reason` and `message`.
 pub async fn deny(dir: &str, code: u16, reason: &str, message: &str) -> Result<Webhook, String> {
     let status = json!({ "code": code, "reason": reason, "message": message });
-    serve(dir, "deny", move |request| review(request, &status)).await
+    serve(dir, "deny", move |request| {
+        (review(request, &status), Duration::ZERO)
+    })
+    .await
+}
+
+/// Serves a validating webhook that answers each request after `decide(request)` says how
+/// long to hold it: `(None, hold)` allows it, `(Some(message), hold)` denies it (403) with
+/// `message`.
+#[allow(dead_code)] // tests/faults.rs serves it; the replay does not
+pub async fn hold(
+    dir: &str,
+    decide: impl Fn(&Value) -> (Option<String>, Duration) + Send + Sync + 'static,
+) -> Result<Webhook, String> {
+    serve(dir, "hold", move |request| {
+        let (denied, hold) = decide(request);
+        let answer = match denied {
+            Some(message) => review(
+                request,
+                &json!({ "code": 403, "reason": "Forbidden", "message": message }),
+            ),
+            None => json!({ "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                            "response": { "uid": request["request"]["uid"], "allowed": true } }),
+        };
+        (answer, hold)
+    })
+    .await
 }
 
 /// Serves a mutating webhook that changes every object it is asked about into
@@ -103,17 +132,18 @@ pub async fn mutate(
             response["patchType"] = "JSONPatch".into();
             response["patch"] = base64(Value::Array(patch).to_string().as_bytes()).into();
         }
-        json!({ "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response })
+        let answer = json!({ "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response });
+        (answer, Duration::ZERO)
     })
     .await
 }
 
 /// Serves AdmissionReview requests at `https://127.0.0.1:PORT/PATH`, answering each with
-/// `answer(request)`.
+/// `answer(request)`: the answer, sent after the hold it names.
 async fn serve(
     dir: &str,
     path: &str,
-    answer: impl Fn(&Value) -> Value + Send + Sync + 'static,
+    answer: impl Fn(&Value) -> (Value, Duration) + Send + Sync + 'static,
 ) -> Result<Webhook, String> {
     let answer = Arc::new(answer);
     let calls = Arc::new(AtomicU64::new(0));
@@ -151,8 +181,10 @@ async fn serve(
                     return;
                 };
                 while let Some(request) = read_request(&mut tls).await {
-                    let body = answer(&request).to_string();
+                    let (body, hold) = answer(&request);
+                    let body = body.to_string();
                     counted.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(hold).await;
                     let response = format!(
                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
                         body.len()
