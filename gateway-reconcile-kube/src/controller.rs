@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, Shared};
 use futures::{Future, FutureExt, Stream, StreamExt};
-use gateway_reconcile::{InputError, Settings, render, wire};
+use gateway_reconcile::{InputError, Settings, addresses, render, wire};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::{self, Controller};
@@ -63,12 +63,12 @@ use tracing::{debug, info, warn};
 
 use crate::backoff::{self, Backoff};
 use crate::class_status::ClassStatus;
-use crate::decide;
 use crate::events;
 use crate::health::{Health, Unsynced};
 use crate::leader::{Elector, LeaderError, Leadership};
 use crate::metrics::{self, Metrics, ReconcileResult, RequeueKind};
 use crate::resources::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use crate::settled::Settled;
 use crate::transport;
 use crate::write;
 use gateway_reconcile::{DeploymentWrite, Plan};
@@ -896,11 +896,7 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         .routes
         .state()
         .iter()
-        .filter(|route| {
-            parents_of(route)
-                .iter()
-                .any(|p| p.name == name && p.namespace.as_deref() == Some(namespace.as_str()))
-        })
+        .filter(|route| names_gateway(route, &name, &namespace))
         .filter_map(|route| match wire::L34Route::try_from(route.as_ref()) {
             Ok(route) => Some(route),
             Err(error) => {
@@ -916,19 +912,19 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         .with_deployment(observed.as_ref())
         .with_routes(&routes)
         .with_write_record(ctx.records.get(&key));
-    let plan = decide::decide(settings, snapshot, jiff::Timestamp::now())?;
+    let plan = gateway_reconcile::plan(settings, snapshot, jiff::Timestamp::now())?;
 
     let api = Api::<DynamicObject>::namespaced_with(
         ctx.client.clone(),
         &namespace,
         &ctx.deployment_resource,
     );
-    let (settled, action): (decide::Settled, &str) = match plan {
+    let (settled, action): (Settled, &str) = match plan {
         Plan::Write(pending) => {
             // The write is taken out by value: the desired Deployment becomes the request
             // body without a copy.
             let (write, awaiting) = pending.into_write();
-            let verb = decide::verb(&write);
+            let verb = write::verb(&write);
             let written = match write {
                 DeploymentWrite::Create(desired) => {
                     let written = write::create(&api, desired).await;
@@ -1146,20 +1142,27 @@ fn gateways_of_deployment(prefix: &str, deployment: &DynamicObject) -> Vec<Objec
     out
 }
 
-/// A route's parent Gateways, with the Gateway API defaults applied.
+/// A route's parent Gateways, by the core's rules (`addresses::parent_gateway`).
 fn parents_of(route: &L34Route) -> Vec<ObjectRef<Gateway>> {
-    let own_namespace = route.namespace().unwrap_or_default();
+    let own_namespace = route.metadata.namespace.as_deref().unwrap_or_default();
     route
         .spec
         .parent_refs
         .iter()
-        .filter(|parent| parent.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP)
-        .filter(|parent| parent.kind.as_deref().unwrap_or("Gateway") == "Gateway")
-        .map(|parent| {
-            let namespace = parent.namespace.as_deref().unwrap_or(&own_namespace);
-            ObjectRef::new(&parent.name).within(namespace)
-        })
+        .filter_map(|parent| addresses::parent_gateway(&parent.parent, own_namespace))
+        .map(|(namespace, name)| ObjectRef::new(name).within(namespace))
         .collect()
+}
+
+/// Whether the route names this Gateway, by the core's rules.
+fn names_gateway(route: &L34Route, gateway: &str, namespace: &str) -> bool {
+    let own_namespace = route.metadata.namespace.as_deref().unwrap_or_default();
+    route
+        .spec
+        .parent_refs
+        .iter()
+        .filter_map(|parent| addresses::parent_gateway(&parent.parent, own_namespace))
+        .any(|named| named == (namespace, gateway))
 }
 
 /// Maps an L34Route event to the Gateways of its old and new `parentRefs`: the parents

@@ -8,7 +8,8 @@
 //!   client it is meant for ([`controller::client`], a short retry budget);
 //! - [`write`](mod@write): the LB Deployment write (POST to create, PUT to update) and its answer as
 //!   the core's `WriteOutcome`, with why these verbs;
-//! - [`decide`]: every call into the core's decision API;
+//! - [`settled`]: what a reconcile ends with once the core settled it, and the core's
+//!   requeue hint as kube-runtime's `Action`;
 //! - `class_status`: the GatewayClass's own `Accepted`, which the core decides and this
 //!   writes to `gatewayclasses/status`;
 //! - [`events`]: the core's Events as kube-runtime Events;
@@ -28,7 +29,6 @@
 pub mod backoff;
 mod class_status;
 pub mod controller;
-pub mod decide;
 pub mod events;
 pub mod health;
 pub mod leader;
@@ -36,5 +36,6 @@ pub mod metrics;
 pub mod options;
 pub mod resources;
 pub mod serve;
+pub mod settled;
 pub mod transport;
 pub mod write;

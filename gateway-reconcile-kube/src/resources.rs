@@ -196,18 +196,10 @@ pub struct L34RouteSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParentReference {
-    /// API group; absent means `gateway.networking.k8s.io`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-    /// Kind; absent means `Gateway`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// Namespace; absent means the route's own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    /// Name of the parent.
-    #[serde(default)]
-    pub name: String,
+    /// Group, kind, namespace and name: the core's type, whose rules
+    /// (`gateway_reconcile::addresses::parent_gateway`) say which Gateway it names.
+    #[serde(flatten)]
+    pub parent: wire::ParentReference,
     /// Listener name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section_name: Option<String>,
