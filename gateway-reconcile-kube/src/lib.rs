@@ -13,8 +13,8 @@
 //! - `class_status`: the GatewayClass's own `Accepted`, which the core decides and this
 //!   writes to `gatewayclasses/status`;
 //! - [`events`]: the core's Events as kube-runtime Events;
-//! - [`resources`]: typed GatewayConfiguration and L34Route, and the Gateway and
-//!   GatewayClass as the controller reads them (status as raw JSON);
+//! - [`cached`]: what the watch caches hold: the core's own wire types, read once per
+//!   watch event, an object they cannot read cached (and reported) alone;
 //! - [`options`]: loading the settings and template files of the binary;
 //! - operations: [`leader`] (leader election on a Lease, the write gate), [`health`] (the
 //!   caches' readiness), [`metrics`], [`backoff`] (per-Gateway retries), [`transport`]
@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod backoff;
+pub mod cached;
 mod class_status;
 pub mod controller;
 pub mod events;
@@ -34,7 +35,6 @@ pub mod health;
 pub mod leader;
 pub mod metrics;
 pub mod options;
-pub mod resources;
 pub mod serve;
 pub mod settled;
 pub mod transport;
