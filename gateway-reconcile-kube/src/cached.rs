@@ -236,6 +236,19 @@ mod tests {
     }
 
     #[test]
+    fn a_condition_time_past_year_9999_is_read_and_kept_as_written() {
+        let time = "9999-12-31T23:59:59-01:00";
+        let gateway = Gateway::from_json(json!({
+            "metadata": {"name": "gw", "namespace": "ns"},
+            "spec": {"gatewayClassName": "c"},
+            "status": {"conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted",
+                                       "message": "", "lastTransitionTime": time}]}
+        }));
+        let wire = gateway.read().expect("readable");
+        assert_eq!(wire.status.conditions[0].last_transition_time, time);
+    }
+
+    #[test]
     fn managed_fields_are_not_cached() {
         let deployment = Deployment::from_json(json!({
             "metadata": {"name": "d", "namespace": "ns",
