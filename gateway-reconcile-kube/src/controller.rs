@@ -7,10 +7,10 @@
 //! and Deployments. A reconcile reads only these caches: a steady-state reconcile makes no
 //! API request at all. The first reconciles wait until every cache has its initial list
 //! (one shared future, see `Stores::ready`), and a list reaches the triggers only once it
-//! is in the cache (see `settled`). Gateways and GatewayClasses are read as
-//! [`crate::resources::Gateway`] and [`crate::resources::GatewayClass`], whose status is
-//! raw JSON: a condition time past year 9999, which the API server accepts and
-//! k8s-openapi's `Time` cannot hold, would otherwise fail every list of that kind.
+//! is in the cache (see `settled`). Every cache holds the core's own wire types, read once
+//! per watch event ([`crate::cached`]): a reconcile borrows them and converts none, and an
+//! object the core's type cannot read is cached alone as unreadable (reported, and an
+//! input error of the Gateways that use it) instead of failing the list of its kind.
 //!
 //! Triggers, besides a Gateway's own changes:
 //!
@@ -23,10 +23,9 @@
 //!   changes or goes away. This is why every Deployment of the watched scope is cached,
 //!   not only the LB Deployments (a label selector would hide the colliding ones).
 //!
-//! Deployments are cached as [`DynamicObject`]s, whole: the update is a replace of the
-//! observed object, and a typed object would drop fields newer than the Kubernetes version
-//! compiled into k8s-openapi. `managedFields` are dropped from the cache (never written
-//! back, and the largest part of most objects).
+//! Deployments are cached whole as the core's `wire::Deployment` (every field kept, so the
+//! update, a replace of the observed object, loses no field newer than k8s-openapi), without
+//! `managedFields` (never written back, and the largest part of most objects).
 //!
 //! # Operations
 //!
