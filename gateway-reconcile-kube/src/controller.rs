@@ -125,6 +125,8 @@ struct Stores {
     configurations: Store<GatewayConfiguration>,
     routes: Store<L34Route>,
     deployments: Store<CachedDeployment>,
+    /// The L34Routes by the Gateways they name.
+    routes_by_gateway: Arc<RouteIndex>,
 }
 
 impl Stores {
@@ -511,13 +513,18 @@ pub async fn run_with(
         &health,
         &metrics,
     );
-    let (routes, route_events) = cached(
+    let routes_by_gateway = Arc::new(RouteIndex::default());
+    let (routes, route_events) = cached_with(
         "L34Route",
         scoped::<L34Route>(&client, ns),
         watch.clone(),
         Deletions::Pass,
         &health,
         &metrics,
+        {
+            let index = routes_by_gateway.clone();
+            move |event| index.apply(event)
+        },
     );
 
     let (deployments, deployment_events) = cached(
@@ -546,6 +553,7 @@ pub async fn run_with(
         configurations,
         routes: routes.clone(),
         deployments,
+        routes_by_gateway,
     };
     let ready = stores.ready(health.clone());
     let context = Arc::new(Context {
@@ -716,6 +724,26 @@ fn cached<K>(
 where
     K: cached::Kind + Clone + std::fmt::Debug + Send + Sync + 'static,
 {
+    cached_with(kind, api, watch, deletions, health, metrics, |_| {})
+}
+
+/// [`cached`], with `index` seeing every watch event before the cache applies it (so an
+/// index is filled when the cache becomes ready).
+fn cached_with<K>(
+    kind: &'static str,
+    api: Api<Cached<K>>,
+    watch: watcher::Config,
+    deletions: Deletions,
+    health: &Arc<Health>,
+    metrics: &Arc<Metrics>,
+    index: impl Fn(&watcher::Event<Cached<K>>) + Send + 'static,
+) -> (
+    Store<Cached<K>>,
+    impl Stream<Item = Result<Cached<K>, watcher::Error>> + Send + 'static,
+)
+where
+    K: cached::Kind + Clone + std::fmt::Debug + Send + Sync + 'static,
+{
     let (store, writer) = reflector::store::<Cached<K>>();
     // The watch's errors (a missing CRD, a forbidden list) are kept for the probes and the
     // cache sync timeout's message; the watcher retries with its backoff.
@@ -734,6 +762,11 @@ where
                     }
                 }
                 Ok(_) => {}
+            })
+            .inspect(move |event| {
+                if let Ok(event) = event {
+                    index(event);
+                }
             })
             .reflect(writer),
         store.clone(),
@@ -978,14 +1011,19 @@ impl Inputs {
             .get(&ObjectRef::new(&lb_name).within(namespace));
         // Only the routes that name this Gateway (an unreadable one was reported when its
         // watch event came).
-        let routes = stores
-            .routes
-            .state()
+        let mut routes: Vec<wire::L34Route> = stores
+            .routes_by_gateway
+            .routes_of(&ObjectRef::new(name).within(namespace))
             .iter()
-            .filter_map(|route| route.read().ok())
+            .filter_map(|key| stores.routes.get(key))
+            .filter_map(|route| route.read().ok().cloned())
             .filter(|route| addresses::names_gateway(route, name, namespace))
-            .cloned()
             .collect();
+        // In the cache's order of names, whatever the index's.
+        routes.sort_by(|a, b| {
+            let key = |r: &wire::L34Route| (r.metadata.namespace.clone(), r.metadata.name.clone());
+            key(a).cmp(&key(b))
+        });
         Inputs {
             class,
             configuration,
@@ -1223,6 +1261,81 @@ fn parents_of(route: &L34Route) -> Vec<ObjectRef<Gateway>> {
         .filter_map(|parent| addresses::parent_gateway(parent, own_namespace))
         .map(|(namespace, name)| ObjectRef::new(name).within(namespace))
         .collect()
+}
+
+/// The L34Routes by the Gateways their `parentRefs` name, kept from the route watch's
+/// events (as the reflector keeps its cache, a relist replacing the whole index), so that
+/// a reconcile looks up its Gateway's routes instead of scanning every route.
+#[derive(Default)]
+struct RouteIndex(Mutex<RouteIndexState>);
+
+#[derive(Default)]
+struct RouteIndexState {
+    by_gateway: HashMap<ObjectRef<Gateway>, std::collections::HashSet<ObjectRef<L34Route>>>,
+    by_route: HashMap<ObjectRef<L34Route>, Vec<ObjectRef<Gateway>>>,
+    /// The routes of a list in progress, with their parents.
+    listing: Option<HashMap<ObjectRef<L34Route>, Vec<ObjectRef<Gateway>>>>,
+}
+
+impl RouteIndexState {
+    fn remove(&mut self, route: &ObjectRef<L34Route>) {
+        for parent in self.by_route.remove(route).into_iter().flatten() {
+            if let Some(routes) = self.by_gateway.get_mut(&parent) {
+                routes.remove(route);
+                if routes.is_empty() {
+                    self.by_gateway.remove(&parent);
+                }
+            }
+        }
+    }
+
+    fn insert(&mut self, route: ObjectRef<L34Route>, parents: Vec<ObjectRef<Gateway>>) {
+        self.remove(&route);
+        for parent in &parents {
+            self.by_gateway
+                .entry(parent.clone())
+                .or_default()
+                .insert(route.clone());
+        }
+        self.by_route.insert(route, parents);
+    }
+}
+
+impl RouteIndex {
+    fn apply(&self, event: &watcher::Event<L34Route>) {
+        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            watcher::Event::Apply(route) => {
+                state.insert(ObjectRef::from_obj(route), parents_of(route));
+            }
+            watcher::Event::Delete(route) => state.remove(&ObjectRef::from_obj(route)),
+            watcher::Event::Init => state.listing = Some(HashMap::new()),
+            watcher::Event::InitApply(route) => {
+                if let Some(listing) = &mut state.listing {
+                    listing.insert(ObjectRef::from_obj(route), parents_of(route));
+                }
+            }
+            watcher::Event::InitDone => {
+                if let Some(listing) = state.listing.take() {
+                    state.by_gateway.clear();
+                    state.by_route.clear();
+                    for (route, parents) in listing {
+                        state.insert(route, parents);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The routes that name `gateway`.
+    fn routes_of(&self, gateway: &ObjectRef<Gateway>) -> Vec<ObjectRef<L34Route>> {
+        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        state
+            .by_gateway
+            .get(gateway)
+            .map(|routes| routes.iter().cloned().collect())
+            .unwrap_or_default()
+    }
 }
 
 /// Maps an L34Route event to the Gateways of its old and new `parentRefs`: the parents
@@ -1464,6 +1577,7 @@ mod tests {
             configurations,
             routes,
             deployments: reflector::store::<CachedDeployment>().0,
+            routes_by_gateway: Arc::default(),
         };
         let reporter = Reporter {
             controller: "test".into(),
@@ -1789,14 +1903,17 @@ mod tests {
             }))
             .expect("a configuration"),
         ));
+        let routes_by_gateway = Arc::new(RouteIndex::default());
         for (route, parent) in [("mine", "gw"), ("other", "gw2")] {
-            route_writer.apply_watcher_event(&watcher::Event::Apply(
+            let event = watcher::Event::Apply(
                 serde_json::from_value(serde_json::json!({
                     "metadata": {"name": route, "namespace": "ns"},
                     "spec": {"parentRefs": [{"name": parent}], "destinationCIDRs": ["20.0.0.1/32"]}
                 }))
                 .expect("a route"),
-            ));
+            );
+            routes_by_gateway.apply(&event);
+            route_writer.apply_watcher_event(&event);
         }
         deployment_writer.apply_watcher_event(&watcher::Event::Apply(
             serde_json::from_value(serde_json::json!({
@@ -1812,6 +1929,7 @@ mod tests {
             configurations,
             routes,
             deployments,
+            routes_by_gateway,
         };
         let template = wire::Deployment::default();
         let gateway = stores
@@ -1871,6 +1989,7 @@ mod tests {
             configurations,
             routes: reflector::store::<L34Route>().0,
             deployments: reflector::store::<CachedDeployment>().0,
+            routes_by_gateway: Arc::default(),
         };
         let gateway: Gateway = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "gw", "namespace": "ns"},
@@ -1885,6 +2004,37 @@ mod tests {
             .snapshot(wire_gateway, &template, None)
             .expect_err("unreadable configuration");
         assert!(error.to_string().contains("conf"), "{error}");
+    }
+
+    #[test]
+    fn the_route_index_follows_moves_deletions_and_relists() {
+        let index = RouteIndex::default();
+        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
+        let names = |gateway: &str| {
+            let mut names: Vec<String> = index
+                .routes_of(&gw(gateway))
+                .into_iter()
+                .map(|r| r.name)
+                .collect();
+            names.sort();
+            names
+        };
+        index.apply(&watcher::Event::Apply(named_route("r1", "a")));
+        index.apply(&watcher::Event::Apply(named_route("r2", "a")));
+        assert_eq!(names("a"), ["r1", "r2"]);
+        // Moved: gone from its old Gateway.
+        index.apply(&watcher::Event::Apply(named_route("r2", "b")));
+        assert_eq!(names("a"), ["r1"]);
+        assert_eq!(names("b"), ["r2"]);
+        index.apply(&watcher::Event::Delete(named_route("r1", "a")));
+        assert!(names("a").is_empty());
+        // A relist replaces the whole index at its end: r2, deleted meanwhile, is gone.
+        index.apply(&watcher::Event::Init);
+        index.apply(&watcher::Event::InitApply(named_route("r3", "a")));
+        assert_eq!(names("b"), ["r2"]);
+        index.apply(&watcher::Event::InitDone);
+        assert_eq!(names("a"), ["r3"]);
+        assert!(names("b").is_empty());
     }
 
     /// A waker that records whether it was woken.
@@ -1911,6 +2061,7 @@ mod tests {
             configurations,
             routes,
             deployments,
+            routes_by_gateway: Arc::default(),
         };
         // The Gateway cache is ready first (kube-runtime holds every reconcile until then).
         gateway_writer.apply_watcher_event(&watcher::Event::Init);
