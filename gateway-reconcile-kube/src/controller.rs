@@ -513,7 +513,7 @@ pub async fn run_with(
         &health,
         &metrics,
     );
-    let routes_by_gateway = Arc::new(RouteIndex::default());
+    let routes_by_gateway = Arc::new(route_index());
     let (routes, route_events) = cached_with(
         "L34Route",
         scoped::<L34Route>(&client, ns),
@@ -537,13 +537,18 @@ pub async fn run_with(
     );
 
     // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
-    let (gateways, gateway_events) = cached(
+    let gateways_by = Arc::new(gateway_index(&config.settings));
+    let (gateways, gateway_events) = cached_with(
         "Gateway",
         scoped::<Gateway>(&client, ns),
         watch,
         Deletions::Drop,
         &health,
         &metrics,
+        {
+            let index = gateways_by.clone();
+            move |event| index.apply(event)
+        },
     );
     let controller = Controller::for_stream(gateway_events, gateways.clone())
         .with_config(controller::Config::default().concurrency(config.concurrency));
@@ -575,8 +580,8 @@ pub async fn run_with(
         context: Arc::downgrade(&context),
     }));
 
-    let by_class = gateways.clone();
-    let by_configuration = (gateways, config.settings.clone());
+    let by_class = gateways_by.clone();
+    let by_configuration = gateways_by;
     let route_parents = RouteParents::new(routes);
     let prefix = config.settings.deployment_prefix.clone();
 
@@ -588,10 +593,11 @@ pub async fn run_with(
     let controller = controller
         .watches_stream(class_events, move |class| {
             class_status.settle(&class);
-            gateways_of_class(&by_class, &class)
+            by_class.get(&GatewayKey::Class(class.name_any()))
         })
         .watches_stream(configuration_events, move |conf| {
-            gateways_using(&by_configuration.0, &by_configuration.1, &conf)
+            let namespace = conf.namespace().unwrap_or_default();
+            by_configuration.get(&GatewayKey::Configuration(namespace, conf.name_any()))
         })
         .watches_stream(route_events, move |route| route_parents.wake(&route))
         .watches_stream(deployment_events, move |deployment| {
@@ -1013,7 +1019,7 @@ impl Inputs {
         // watch event came).
         let mut routes: Vec<wire::L34Route> = stores
             .routes_by_gateway
-            .routes_of(&ObjectRef::new(name).within(namespace))
+            .get(&ObjectRef::new(name).within(namespace))
             .iter()
             .filter_map(|key| stores.routes.get(key))
             .filter_map(|route| route.read().ok().cloned())
@@ -1168,49 +1174,6 @@ fn server_retry_after(error: &kube::Error) -> Option<Duration> {
     }
 }
 
-/// The Gateways of this GatewayClass.
-fn gateways_of_class(gateways: &Store<Gateway>, class: &GatewayClass) -> Vec<ObjectRef<Gateway>> {
-    let name = class.name_any();
-    gateways
-        .state()
-        .into_iter()
-        .filter(|gateway| {
-            gateway
-                .read()
-                .is_ok_and(|gateway| gateway.spec.gateway_class_name == name)
-        })
-        .map(|gateway| ObjectRef::from_obj(gateway.as_ref()))
-        .collect()
-}
-
-/// The Gateways whose `parametersRef` names this GatewayConfiguration.
-fn gateways_using(
-    gateways: &Store<Gateway>,
-    settings: &Settings,
-    conf: &GatewayConfiguration,
-) -> Vec<ObjectRef<Gateway>> {
-    let (namespace, name) = (conf.namespace(), conf.name_any());
-    gateways
-        .state()
-        .into_iter()
-        .filter(|gateway| gateway.namespace() == namespace)
-        .filter(|gateway| {
-            let Ok(gateway) = gateway.read() else {
-                return false;
-            };
-            let infrastructure = gateway.spec.infrastructure.as_ref();
-            infrastructure
-                .and_then(|i| i.parameters_ref.as_ref())
-                .is_some_and(|p| {
-                    p.group == settings.parameters_group
-                        && p.kind == settings.parameters_kind
-                        && p.name == name
-                })
-        })
-        .map(|gateway| ObjectRef::from_obj(gateway.as_ref()))
-        .collect()
-}
-
 /// A string field of a JSON object of a cached Deployment.
 fn text<'a>(object: &'a wire::tree::Value, key: &str) -> Option<&'a str> {
     object.get(key).and_then(wire::tree::Value::as_str)
@@ -1263,79 +1226,156 @@ fn parents_of(route: &L34Route) -> Vec<ObjectRef<Gateway>> {
         .collect()
 }
 
-/// The L34Routes by the Gateways their `parentRefs` name, kept from the route watch's
-/// events (as the reflector keeps its cache, a relist replacing the whole index), so that
-/// a reconcile looks up its Gateway's routes instead of scanning every route.
-#[derive(Default)]
-struct RouteIndex(Mutex<RouteIndexState>);
-
-#[derive(Default)]
-struct RouteIndexState {
-    by_gateway: HashMap<ObjectRef<Gateway>, std::collections::HashSet<ObjectRef<L34Route>>>,
-    by_route: HashMap<ObjectRef<L34Route>, Vec<ObjectRef<Gateway>>>,
-    /// The routes of a list in progress, with their parents.
-    listing: Option<HashMap<ObjectRef<L34Route>, Vec<ObjectRef<Gateway>>>>,
+/// Watched objects by keys computed from them (an L34Route by the Gateways it names, a
+/// Gateway by its class and its GatewayConfiguration), kept from the watch's events before
+/// the cache applies them, as the reflector keeps its cache (a relist replaces the whole
+/// index at its end): a lookup instead of a scan of every object of the kind.
+struct Index<O: Resource, K> {
+    keys: Keys<O, K>,
+    state: Mutex<IndexState<O, K>>,
 }
 
-impl RouteIndexState {
-    fn remove(&mut self, route: &ObjectRef<L34Route>) {
-        for parent in self.by_route.remove(route).into_iter().flatten() {
-            if let Some(routes) = self.by_gateway.get_mut(&parent) {
-                routes.remove(route);
-                if routes.is_empty() {
-                    self.by_gateway.remove(&parent);
+struct IndexState<O: Resource, K> {
+    by_key: HashMap<K, std::collections::HashSet<ObjectRef<O>>>,
+    by_object: HashMap<ObjectRef<O>, Vec<K>>,
+    /// The objects of a list in progress, with their keys.
+    listing: Option<HashMap<ObjectRef<O>, Vec<K>>>,
+}
+
+impl<O, K> IndexState<O, K>
+where
+    O: Resource<DynamicType = ()>,
+    K: Eq + std::hash::Hash + Clone,
+{
+    fn remove(&mut self, object: &ObjectRef<O>) {
+        for key in self.by_object.remove(object).into_iter().flatten() {
+            if let Some(objects) = self.by_key.get_mut(&key) {
+                objects.remove(object);
+                if objects.is_empty() {
+                    self.by_key.remove(&key);
                 }
             }
         }
     }
 
-    fn insert(&mut self, route: ObjectRef<L34Route>, parents: Vec<ObjectRef<Gateway>>) {
-        self.remove(&route);
-        for parent in &parents {
-            self.by_gateway
-                .entry(parent.clone())
+    fn insert(&mut self, object: ObjectRef<O>, keys: Vec<K>) {
+        self.remove(&object);
+        for key in &keys {
+            self.by_key
+                .entry(key.clone())
                 .or_default()
-                .insert(route.clone());
+                .insert(object.clone());
         }
-        self.by_route.insert(route, parents);
+        self.by_object.insert(object, keys);
     }
 }
 
-impl RouteIndex {
-    fn apply(&self, event: &watcher::Event<L34Route>) {
-        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+impl<O, K> Index<O, K>
+where
+    O: Resource<DynamicType = ()>,
+    K: Eq + std::hash::Hash + Clone,
+{
+    fn new(keys: impl Fn(&O) -> Vec<K> + Send + Sync + 'static) -> Self {
+        Index {
+            keys: Box::new(keys),
+            state: Mutex::new(IndexState {
+                by_key: HashMap::new(),
+                by_object: HashMap::new(),
+                listing: None,
+            }),
+        }
+    }
+
+    fn apply(&self, event: &watcher::Event<O>) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match event {
-            watcher::Event::Apply(route) => {
-                state.insert(ObjectRef::from_obj(route), parents_of(route));
+            watcher::Event::Apply(object) => {
+                state.insert(ObjectRef::from_obj(object), (self.keys)(object));
             }
-            watcher::Event::Delete(route) => state.remove(&ObjectRef::from_obj(route)),
+            watcher::Event::Delete(object) => state.remove(&ObjectRef::from_obj(object)),
             watcher::Event::Init => state.listing = Some(HashMap::new()),
-            watcher::Event::InitApply(route) => {
+            watcher::Event::InitApply(object) => {
+                let keys = (self.keys)(object);
                 if let Some(listing) = &mut state.listing {
-                    listing.insert(ObjectRef::from_obj(route), parents_of(route));
+                    listing.insert(ObjectRef::from_obj(object), keys);
                 }
             }
             watcher::Event::InitDone => {
                 if let Some(listing) = state.listing.take() {
-                    state.by_gateway.clear();
-                    state.by_route.clear();
-                    for (route, parents) in listing {
-                        state.insert(route, parents);
+                    state.by_key.clear();
+                    state.by_object.clear();
+                    for (object, keys) in listing {
+                        state.insert(object, keys);
                     }
                 }
             }
         }
     }
 
-    /// The routes that name `gateway`.
-    fn routes_of(&self, gateway: &ObjectRef<Gateway>) -> Vec<ObjectRef<L34Route>> {
-        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+    /// The objects with this key.
+    fn get(&self, key: &K) -> Vec<ObjectRef<O>> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state
-            .by_gateway
-            .get(gateway)
-            .map(|routes| routes.iter().cloned().collect())
+            .by_key
+            .get(key)
+            .map(|objects| objects.iter().cloned().collect())
             .unwrap_or_default()
     }
+}
+
+/// How an [`Index`] computes an object's keys.
+type Keys<O, K> = Box<dyn Fn(&O) -> Vec<K> + Send + Sync>;
+
+/// The L34Routes by the Gateways they name.
+type RouteIndex = Index<L34Route, ObjectRef<Gateway>>;
+
+/// A route index: by [`parents_of`].
+fn route_index() -> RouteIndex {
+    Index::new(parents_of)
+}
+
+/// What a Gateway is looked up by when a GatewayClass or GatewayConfiguration changes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum GatewayKey {
+    /// `spec.gatewayClassName`.
+    Class(String),
+    /// The GatewayConfiguration its `parametersRef` names (our kind only): namespace, name.
+    Configuration(String, String),
+}
+
+/// The Gateways by class and by GatewayConfiguration.
+type GatewayIndex = Index<Gateway, GatewayKey>;
+
+fn gateway_index(settings: &Settings) -> GatewayIndex {
+    let (group, kind) = (
+        settings.parameters_group.clone(),
+        settings.parameters_kind.clone(),
+    );
+    Index::new(move |gateway: &Gateway| {
+        let Ok(wire_gateway) = gateway.read() else {
+            // Unreadable: found by its class (see `unreadable_gateway`).
+            return gateway
+                .unread_class()
+                .map(|class| GatewayKey::Class(class.to_owned()))
+                .into_iter()
+                .collect();
+        };
+        let mut keys = vec![GatewayKey::Class(
+            wire_gateway.spec.gateway_class_name.clone(),
+        )];
+        let parameters = wire_gateway
+            .spec
+            .infrastructure
+            .as_ref()
+            .and_then(|i| i.parameters_ref.as_ref());
+        if let (Some(p), Some(namespace)) = (parameters, gateway.namespace())
+            && p.group == group
+            && p.kind == kind
+        {
+            keys.push(GatewayKey::Configuration(namespace, p.name.clone()));
+        }
+        keys
+    })
 }
 
 /// Maps an L34Route event to the Gateways of its old and new `parentRefs`: the parents
@@ -1577,7 +1617,7 @@ mod tests {
             configurations,
             routes,
             deployments: reflector::store::<CachedDeployment>().0,
-            routes_by_gateway: Arc::default(),
+            routes_by_gateway: Arc::new(route_index()),
         };
         let reporter = Reporter {
             controller: "test".into(),
@@ -1903,7 +1943,7 @@ mod tests {
             }))
             .expect("a configuration"),
         ));
-        let routes_by_gateway = Arc::new(RouteIndex::default());
+        let routes_by_gateway = Arc::new(route_index());
         for (route, parent) in [("mine", "gw"), ("other", "gw2")] {
             let event = watcher::Event::Apply(
                 serde_json::from_value(serde_json::json!({
@@ -1989,7 +2029,7 @@ mod tests {
             configurations,
             routes: reflector::store::<L34Route>().0,
             deployments: reflector::store::<CachedDeployment>().0,
-            routes_by_gateway: Arc::default(),
+            routes_by_gateway: Arc::new(route_index()),
         };
         let gateway: Gateway = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "gw", "namespace": "ns"},
@@ -2008,11 +2048,11 @@ mod tests {
 
     #[test]
     fn the_route_index_follows_moves_deletions_and_relists() {
-        let index = RouteIndex::default();
+        let index = route_index();
         let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
         let names = |gateway: &str| {
             let mut names: Vec<String> = index
-                .routes_of(&gw(gateway))
+                .get(&gw(gateway))
                 .into_iter()
                 .map(|r| r.name)
                 .collect();
@@ -2035,6 +2075,37 @@ mod tests {
         index.apply(&watcher::Event::InitDone);
         assert_eq!(names("a"), ["r3"]);
         assert!(names("b").is_empty());
+    }
+
+    #[test]
+    fn the_gateway_index_finds_gateways_by_class_and_configuration() {
+        let index = gateway_index(&Settings::default());
+        let gateway = |name: &str, class: &str, conf: &str| -> Gateway {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "ns"},
+                "spec": {"gatewayClassName": class, "infrastructure": {"parametersRef": {
+                    "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": conf}}}
+            }))
+            .expect("a Gateway")
+        };
+        let names = |key: GatewayKey| {
+            let mut names: Vec<String> = index.get(&key).into_iter().map(|g| g.name).collect();
+            names.sort();
+            names
+        };
+        let class = |c: &str| GatewayKey::Class(c.into());
+        let conf = |c: &str| GatewayKey::Configuration("ns".into(), c.into());
+        index.apply(&watcher::Event::Apply(gateway("a", "c1", "x")));
+        index.apply(&watcher::Event::Apply(gateway("b", "c1", "y")));
+        assert_eq!(names(class("c1")), ["a", "b"]);
+        assert_eq!(names(conf("x")), ["a"]);
+        index.apply(&watcher::Event::Apply(gateway("b", "c2", "x")));
+        assert_eq!(names(class("c1")), ["a"]);
+        assert_eq!(names(conf("x")), ["a", "b"]);
+        assert!(names(conf("y")).is_empty());
+        index.apply(&watcher::Event::Delete(gateway("a", "c1", "x")));
+        assert!(names(class("c1")).is_empty());
+        assert_eq!(names(conf("x")), ["b"]);
     }
 
     /// A waker that records whether it was woken.
@@ -2061,7 +2132,7 @@ mod tests {
             configurations,
             routes,
             deployments,
-            routes_by_gateway: Arc::default(),
+            routes_by_gateway: Arc::new(route_index()),
         };
         // The Gateway cache is ready first (kube-runtime holds every reconcile until then).
         gateway_writer.apply_watcher_event(&watcher::Event::Init);
