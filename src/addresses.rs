@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 
 use crate::cidr::Cidr;
-use crate::wire::{GatewayAddress, L34Route};
+use crate::wire::{GatewayAddress, L34Route, ParentReference};
 
 /// The CRD's limit on `status.addresses`.
 pub const MAX_ADDRESSES: usize = 16;
@@ -51,14 +51,7 @@ pub fn addresses(gateway: &str, namespace: &str, routes: &[L34Route]) -> Vec<Gat
         {
             continue;
         }
-        let route_ns = route.metadata.namespace.as_deref().unwrap_or("");
-        let attached = route.spec.parent_refs.iter().any(|p| {
-            p.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP
-                && p.kind.as_deref().unwrap_or("Gateway") == "Gateway"
-                && p.namespace.as_deref().unwrap_or(route_ns) == namespace
-                && p.name == gateway
-        });
-        if attached {
+        if names_gateway(route, gateway, namespace) {
             for cidr in &route.spec.destination_cidrs {
                 let Ok(cidr) = cidr.parse::<Cidr>() else {
                     continue;
@@ -77,6 +70,55 @@ pub fn addresses(gateway: &str, namespace: &str, routes: &[L34Route]) -> Vec<Gat
             value,
         })
         .collect()
+}
+
+/// The Gateway a route's `parentRef` names, as `(namespace, name)`, with the Gateway API
+/// defaults applied (group `gateway.networking.k8s.io`, kind `Gateway`, namespace the
+/// route's own); `None` when it names something other than a Gateway. The one definition
+/// of route attachment: [`addresses`] and a controller's route triggers both use it.
+///
+/// ```
+/// use gateway_reconcile::addresses::parent_gateway;
+/// use gateway_reconcile::wire::ParentReference;
+/// let parent = ParentReference { name: "gw".into(), ..ParentReference::default() };
+/// assert_eq!(parent_gateway(&parent, "ns"), Some(("ns", "gw")));
+/// let service = ParentReference { kind: Some("Service".into()), ..parent };
+/// assert_eq!(parent_gateway(&service, "ns"), None);
+/// ```
+pub fn parent_gateway<'a>(
+    parent: &'a ParentReference,
+    route_namespace: &'a str,
+) -> Option<(&'a str, &'a str)> {
+    let gateway = parent.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP
+        && parent.kind.as_deref().unwrap_or("Gateway") == "Gateway";
+    gateway.then(|| {
+        (
+            parent.namespace.as_deref().unwrap_or(route_namespace),
+            parent.name.as_str(),
+        )
+    })
+}
+
+/// Whether one of the route's `parentRefs` names the Gateway `namespace/gateway` (see
+/// [`parent_gateway`]). The CRD's bounds are not looked at here: [`addresses`] skips a
+/// route over them.
+///
+/// ```
+/// use gateway_reconcile::addresses::names_gateway;
+/// let route: gateway_reconcile::wire::L34Route = serde_json::from_str(r#"{
+///   "metadata": {"namespace": "ns"}, "spec": {"parentRefs": [{"name": "gw"}]}
+/// }"#).unwrap();
+/// assert!(names_gateway(&route, "gw", "ns"));
+/// assert!(!names_gateway(&route, "gw", "other"));
+/// ```
+pub fn names_gateway(route: &L34Route, gateway: &str, namespace: &str) -> bool {
+    let route_namespace = route.metadata.namespace.as_deref().unwrap_or("");
+    route
+        .spec
+        .parent_refs
+        .iter()
+        .filter_map(|parent| parent_gateway(parent, route_namespace))
+        .any(|named| named == (namespace, gateway))
 }
 
 #[cfg(test)]

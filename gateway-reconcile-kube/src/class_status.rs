@@ -17,14 +17,14 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use gateway_reconcile::{Settings, gateway_class, wire};
+use gateway_reconcile::{Settings, gateway_class};
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 
+use crate::cached::GatewayClass;
 use crate::leader::Leadership;
-use crate::resources::GatewayClass;
 use crate::write::FIELD_MANAGER;
 
 /// The first wait before a failed class status write is tried again; each next one
@@ -91,19 +91,26 @@ impl Writer {
     }
 
     async fn settle(&self, class: GatewayClass, retry: Duration) {
-        if class.metadata.deletion_timestamp.is_some() {
-            return;
-        }
         let name = class.name_any();
-        let settled = match wire::GatewayClass::try_from(&class).and_then(|typed| {
-            gateway_class::settle_class(&self.settings, &typed, jiff::Timestamp::now())
-        }) {
-            Ok(settled) => settled,
-            Err(error) => {
-                warn!(class = %name, %error, "GatewayClass status not settled");
+        let typed = match class.read() {
+            Ok(typed) => typed,
+            // Reported when its watch event came; a class of ours is then not settled.
+            Err(why) => {
+                warn!(class = %name, %why, "GatewayClass status not settled");
                 return;
             }
         };
+        if typed.metadata.deletion_timestamp.is_some() {
+            return;
+        }
+        let settled =
+            match gateway_class::settle_class(&self.settings, typed, jiff::Timestamp::now()) {
+                Ok(settled) => settled,
+                Err(error) => {
+                    warn!(class = %name, %error, "GatewayClass status not settled");
+                    return;
+                }
+            };
         let Some(patch) = settled.status_patch() else {
             debug!(class = %name, stale = settled.stale, "GatewayClass status unchanged");
             return;

@@ -7,10 +7,10 @@
 //! and Deployments. A reconcile reads only these caches: a steady-state reconcile makes no
 //! API request at all. The first reconciles wait until every cache has its initial list
 //! (one shared future, see `Stores::ready`), and a list reaches the triggers only once it
-//! is in the cache (see `settled`). Gateways and GatewayClasses are read as
-//! [`crate::resources::Gateway`] and [`crate::resources::GatewayClass`], whose status is
-//! raw JSON: a condition time past year 9999, which the API server accepts and
-//! k8s-openapi's `Time` cannot hold, would otherwise fail every list of that kind.
+//! is in the cache (see `settled`). Every cache holds the core's own wire types, read once
+//! per watch event ([`crate::cached`]): a reconcile borrows them and converts none, and an
+//! object the core's type cannot read is cached alone as unreadable (reported, and an
+//! input error of the Gateways that use it) instead of failing the list of its kind.
 //!
 //! Triggers, besides a Gateway's own changes:
 //!
@@ -23,10 +23,9 @@
 //!   changes or goes away. This is why every Deployment of the watched scope is cached,
 //!   not only the LB Deployments (a label selector would hide the colliding ones).
 //!
-//! Deployments are cached as [`DynamicObject`]s, whole: the update is a replace of the
-//! observed object, and a typed object would drop fields newer than the Kubernetes version
-//! compiled into k8s-openapi. `managedFields` are dropped from the cache (never written
-//! back, and the largest part of most objects).
+//! Deployments are cached whole as the core's `wire::Deployment` (every field kept, so the
+//! update, a replace of the observed object, loses no field newer than k8s-openapi), without
+//! `managedFields` (never written back, and the largest part of most objects).
 //!
 //! # Operations
 //!
@@ -51,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, Shared};
 use futures::{Future, FutureExt, Stream, StreamExt};
-use gateway_reconcile::{InputError, Settings, render, wire};
+use gateway_reconcile::{InputError, Settings, addresses, render, wire};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::{self, Controller};
@@ -62,13 +61,16 @@ use kube::{Client, Resource, ResourceExt};
 use tracing::{debug, info, warn};
 
 use crate::backoff::{self, Backoff};
+use crate::cached::{
+    self, Cached, Deployment as CachedDeployment, Gateway, GatewayClass, GatewayConfiguration,
+    L34Route,
+};
 use crate::class_status::ClassStatus;
-use crate::decide;
 use crate::events;
 use crate::health::{Health, Unsynced};
 use crate::leader::{Elector, LeaderError, Leadership};
 use crate::metrics::{self, Metrics, ReconcileResult, RequeueKind};
-use crate::resources::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use crate::settled::Settled;
 use crate::transport;
 use crate::write;
 use gateway_reconcile::{DeploymentWrite, Plan};
@@ -122,7 +124,9 @@ struct Stores {
     classes: Store<GatewayClass>,
     configurations: Store<GatewayConfiguration>,
     routes: Store<L34Route>,
-    deployments: Store<DynamicObject>,
+    deployments: Store<CachedDeployment>,
+    /// The L34Routes by the Gateways they name.
+    routes_by_gateway: Arc<RouteIndex>,
 }
 
 impl Stores {
@@ -499,6 +503,7 @@ pub async fn run_with(
         watch.clone(),
         Deletions::Pass,
         &health,
+        &metrics,
     );
     let (configurations, configuration_events) = cached(
         "GatewayConfiguration",
@@ -506,44 +511,44 @@ pub async fn run_with(
         watch.clone(),
         Deletions::Pass,
         &health,
+        &metrics,
     );
-    let (routes, route_events) = cached(
+    let routes_by_gateway = Arc::new(route_index());
+    let (routes, route_events) = cached_with(
         "L34Route",
         scoped::<L34Route>(&client, ns),
         watch.clone(),
         Deletions::Pass,
         &health,
+        &metrics,
+        {
+            let index = routes_by_gateway.clone();
+            move |event| index.apply(event)
+        },
     );
 
-    let resource = deployment_resource();
-    let writer = reflector::store::Writer::new(resource.clone());
-    let deployments = writer.as_reader();
-    let deployment_api = match ns {
-        Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource),
-        None => Api::<DynamicObject>::all_with(client.clone(), &resource),
-    };
-    let deployment_health = health.clone();
-    let deployment_events = settled(
-        watcher(deployment_api, watch.clone())
-            .default_backoff()
-            .inspect(move |event| {
-                if let Err(error) = event {
-                    deployment_health.watch_error("Deployment", error);
-                }
-            })
-            .modify(|d| d.metadata.managed_fields = None)
-            .reflect(writer),
-        deployments.clone(),
+    let (deployments, deployment_events) = cached(
+        "Deployment",
+        scoped::<CachedDeployment>(&client, ns),
+        watch.clone(),
         Deletions::Pass,
+        &health,
+        &metrics,
     );
 
     // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
-    let (gateways, gateway_events) = cached(
+    let gateways_by = Arc::new(gateway_index(&config.settings));
+    let (gateways, gateway_events) = cached_with(
         "Gateway",
         scoped::<Gateway>(&client, ns),
         watch,
         Deletions::Drop,
         &health,
+        &metrics,
+        {
+            let index = gateways_by.clone();
+            move |event| index.apply(event)
+        },
     );
     let controller = Controller::for_stream(gateway_events, gateways.clone())
         .with_config(controller::Config::default().concurrency(config.concurrency))
@@ -554,6 +559,7 @@ pub async fn run_with(
         configurations,
         routes: routes.clone(),
         deployments,
+        routes_by_gateway,
     };
     let ready = stores.ready(health.clone());
     let context = Arc::new(Context {
@@ -564,7 +570,7 @@ pub async fn run_with(
         client,
         config: config.clone(),
         stores: stores.clone(),
-        deployment_resource: resource.clone(),
+        deployment_resource: deployment_resource(),
         backoff: Backoff::default(),
         metrics: metrics.clone(),
         leadership: leadership.clone(),
@@ -575,8 +581,8 @@ pub async fn run_with(
         context: Arc::downgrade(&context),
     }));
 
-    let by_class = gateways.clone();
-    let by_configuration = (gateways, config.settings.clone());
+    let by_class = gateways_by.clone();
+    let by_configuration = gateways_by;
     let route_parents = RouteParents::new(routes);
     let prefix = config.settings.deployment_prefix.clone();
 
@@ -588,17 +594,16 @@ pub async fn run_with(
     let controller = controller
         .watches_stream(class_events, move |class| {
             class_status.settle(&class);
-            gateways_of_class(&by_class, &class)
+            by_class.get(&GatewayKey::Class(class.name_any()))
         })
         .watches_stream(configuration_events, move |conf| {
-            gateways_using(&by_configuration.0, &by_configuration.1, &conf)
+            let namespace = conf.namespace().unwrap_or_default();
+            by_configuration.get(&GatewayKey::Configuration(namespace, conf.name_any()))
         })
         .watches_stream(route_events, move |route| route_parents.wake(&route))
-        .watches_stream_with(
-            deployment_events,
-            move |deployment| gateways_of_deployment(&prefix, &deployment),
-            resource,
-        )
+        .watches_stream(deployment_events, move |deployment| {
+            gateways_of_deployment(&prefix, &deployment)
+        })
         // A standby's reconciles return at once; winning the lease reconciles everything.
         .reconcile_all_on(leadership.acquired())
         .graceful_shutdown_on(shutdown)
@@ -667,7 +672,11 @@ impl metrics::Observe for Observed {
             .classes
             .state()
             .iter()
-            .filter(|class| class.spec.controller_name == self.settings.controller_name)
+            .filter(|class| {
+                class
+                    .read()
+                    .is_ok_and(|class| class.spec.controller_name == self.settings.controller_name)
+            })
             .map(|class| class.name_any())
             .collect();
         let domain = &self.settings.condition_domain;
@@ -675,13 +684,18 @@ impl metrics::Observe for Observed {
             .gateways
             .state()
             .iter()
-            .filter(|gateway| ours.contains(&gateway.spec.gateway_class_name))
-            .map(|gateway| metrics::GatewayState {
-                namespace: gateway.namespace().unwrap_or_default(),
-                name: gateway.name_any(),
-                conditions: status_conditions(gateway)
-                    .filter_map(|(type_, status)| {
-                        metrics::Condition::of_type(&type_, domain).map(|c| (c, status))
+            .filter_map(|cached| Some((cached, cached.read().ok()?)))
+            .filter(|(_, gateway)| ours.contains(&gateway.spec.gateway_class_name))
+            .map(|(cached, gateway)| metrics::GatewayState {
+                namespace: cached.namespace().unwrap_or_default(),
+                name: cached.name_any(),
+                conditions: gateway
+                    .status
+                    .conditions
+                    .iter()
+                    .filter_map(|condition| {
+                        metrics::Condition::of_type(&condition.type_, domain)
+                            .map(|c| (c, condition.status.clone()))
                     })
                     .collect(),
             })
@@ -701,53 +715,64 @@ impl metrics::Observe for Observed {
     }
 }
 
-/// `(type, status)` of each condition in a cached Gateway's status (raw JSON).
-fn status_conditions(gateway: &Gateway) -> impl Iterator<Item = (String, String)> + '_ {
-    gateway
-        .status
-        .as_ref()
-        .and_then(|status| status.get("conditions"))
-        .and_then(|conditions| conditions.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|condition| {
-            let type_ = condition.get("type")?.as_str()?;
-            let status = condition.get("status")?.as_str()?;
-            Some((type_.to_owned(), status.to_owned()))
-        })
-}
-
 /// A watch of `api` (of `kind`, as the probes name it) filling a new cache: the cache, and
 /// the objects the watch touched, each once the cache shows it (see [`settled`]).
 fn cached<K>(
     kind: &'static str,
-    api: Api<K>,
+    api: Api<Cached<K>>,
     watch: watcher::Config,
     deletions: Deletions,
     health: &Arc<Health>,
+    metrics: &Arc<Metrics>,
 ) -> (
-    Store<K>,
-    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+    Store<Cached<K>>,
+    impl Stream<Item = Result<Cached<K>, watcher::Error>> + Send + 'static,
 )
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: cached::Kind + Clone + std::fmt::Debug + Send + Sync + 'static,
 {
-    let (store, writer) = reflector::store::<K>();
+    cached_with(kind, api, watch, deletions, health, metrics, |_| {})
+}
+
+/// [`cached`], with `index` seeing every watch event before the cache applies it (so an
+/// index is filled when the cache becomes ready).
+fn cached_with<K>(
+    kind: &'static str,
+    api: Api<Cached<K>>,
+    watch: watcher::Config,
+    deletions: Deletions,
+    health: &Arc<Health>,
+    metrics: &Arc<Metrics>,
+    index: impl Fn(&watcher::Event<Cached<K>>) + Send + 'static,
+) -> (
+    Store<Cached<K>>,
+    impl Stream<Item = Result<Cached<K>, watcher::Error>> + Send + 'static,
+)
+where
+    K: cached::Kind + Clone + std::fmt::Debug + Send + Sync + 'static,
+{
+    let (store, writer) = reflector::store::<Cached<K>>();
     // The watch's errors (a missing CRD, a forbidden list) are kept for the probes and the
     // cache sync timeout's message; the watcher retries with its backoff.
     let health = health.clone();
+    let metrics = metrics.clone();
     let events = settled(
         watcher(api, watch)
             .default_backoff()
+            .inspect(move |event| match event {
+                Err(error) => health.watch_error(kind, error),
+                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                    if let Err(why) = object.read() {
+                        // Cached as unreadable: this object alone is skipped.
+                        warn!(kind, object = %ObjectRef::from_obj(object), %why, "unreadable object");
+                        metrics.unreadable(kind);
+                    }
+                }
+                Ok(_) => {}
+            })
             .inspect(move |event| {
-                if let Err(error) = event {
-                    health.watch_error(kind, error);
+                if let Ok(event) = event {
+                    index(event);
                 }
             })
             .reflect(writer),
@@ -861,7 +886,11 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
     debug!(gateway = %name, %namespace, "reconciling");
     let settings = &ctx.config.settings;
     let key = ObjectRef::from_obj(gateway.as_ref());
-    if gateway.meta().deletion_timestamp.is_some() {
+    let wire_gateway = match gateway.read() {
+        Ok(wire_gateway) => wire_gateway,
+        Err(why) => return Err(unreadable_gateway(&ctx, &gateway, why).await),
+    };
+    if wire_gateway.metadata.deletion_timestamp.is_some() {
         ctx.records.forget(&key);
     }
     let gateway_version = gateway.resource_version().unwrap_or_default();
@@ -869,85 +898,30 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         debug!(gateway = %name, %namespace, "waiting for the cache to see our status write");
         return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
     }
-    let snapshot_gateway = wire::Gateway::try_from(gateway.as_ref())?;
-
-    let class = ctx
-        .stores
-        .classes
-        .get(&ObjectRef::new(&snapshot_gateway.spec.gateway_class_name))
-        .map(|class| wire::GatewayClass::try_from(class.as_ref()))
-        .transpose()?;
-
-    let parameters = gateway
-        .spec
-        .infrastructure
-        .as_ref()
-        .and_then(|i| i.parameters_ref.as_ref());
-    let configuration = match parameters {
-        // Only our own kind is looked up; the core reports any other reference.
-        Some(p) if p.group == settings.parameters_group && p.kind == settings.parameters_kind => {
-            ctx.stores
-                .configurations
-                .get(&ObjectRef::new(&p.name).within(&namespace))
-                .map(|conf| wire::GatewayConfiguration::try_from(conf.as_ref()))
-                .transpose()?
-        }
-        _ => None,
-    };
-
+    let inputs = Inputs::gather(&ctx.stores, settings, wire_gateway, &namespace);
     let lb_name = render::deployment_name(settings, &name);
-    let cached = ctx
-        .stores
-        .deployments
-        .get(&ObjectRef::new_with(&lb_name, ctx.deployment_resource.clone()).within(&namespace));
-    let deployment_version = cached.as_ref().and_then(|d| d.resource_version());
+    let deployment_version = inputs
+        .deployment
+        .as_ref()
+        .and_then(|d| d.resource_version());
     if Pending::stale(&ctx.pending.deployments, &key, &deployment_version) {
         debug!(gateway = %name, %namespace, "waiting for the cache to see our Deployment write");
         return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
     }
-    let observed = cached
-        .map(|deployment| to_wire_deployment(deployment.as_ref()))
-        .transpose()?;
-
-    // Only the routes that name this Gateway (the core applies the exact rules).
-    let routes: Vec<wire::L34Route> = ctx
-        .stores
-        .routes
-        .state()
-        .iter()
-        .filter(|route| {
-            parents_of(route)
-                .iter()
-                .any(|p| p.name == name && p.namespace.as_deref() == Some(namespace.as_str()))
-        })
-        .filter_map(|route| match wire::L34Route::try_from(route.as_ref()) {
-            Ok(route) => Some(route),
-            Err(error) => {
-                warn!(route = %ObjectRef::from_obj(route.as_ref()), %error, "L34Route skipped");
-                None
-            }
-        })
-        .collect();
-
-    let snapshot = gateway_reconcile::Snapshot::new(&snapshot_gateway, &ctx.config.template)
-        .with_gateway_class(class.as_ref())
-        .with_configuration(configuration.as_ref())
-        .with_deployment(observed.as_ref())
-        .with_routes(&routes)
-        .with_write_record(ctx.records.get(&key));
-    let plan = decide::decide(settings, snapshot, jiff::Timestamp::now())?;
+    let snapshot = inputs.snapshot(wire_gateway, &ctx.config.template, ctx.records.get(&key))?;
+    let plan = gateway_reconcile::plan(settings, snapshot, jiff::Timestamp::now())?;
 
     let api = Api::<DynamicObject>::namespaced_with(
         ctx.client.clone(),
         &namespace,
         &ctx.deployment_resource,
     );
-    let (settled, action): (decide::Settled, &str) = match plan {
+    let (settled, action): (Settled, &str) = match plan {
         Plan::Write(pending) => {
             // The write is taken out by value: the desired Deployment becomes the request
             // body without a copy.
             let (write, awaiting) = pending.into_write();
-            let verb = decide::verb(&write);
+            let verb = write::verb(&write);
             let written = match write {
                 DeploymentWrite::Create(desired) => {
                     let written = write::create(&api, desired).await;
@@ -1016,6 +990,131 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         }
     }
     Ok(settled.requeue)
+}
+
+/// What a reconcile reads from the caches besides the Gateway: the cached objects
+/// themselves (shared, never converted), and the routes that name the Gateway, cloned into
+/// the list the core's snapshot takes.
+struct Inputs {
+    class: Option<Arc<GatewayClass>>,
+    configuration: Option<Arc<GatewayConfiguration>>,
+    deployment: Option<Arc<CachedDeployment>>,
+    routes: Vec<wire::L34Route>,
+}
+
+impl Inputs {
+    /// Looks the Gateway's objects up in the caches.
+    fn gather(
+        stores: &Stores,
+        settings: &Settings,
+        gateway: &wire::Gateway,
+        namespace: &str,
+    ) -> Inputs {
+        let name = gateway.metadata.name.as_deref().unwrap_or_default();
+        let class = stores
+            .classes
+            .get(&ObjectRef::new(&gateway.spec.gateway_class_name));
+        let parameters = gateway
+            .spec
+            .infrastructure
+            .as_ref()
+            .and_then(|i| i.parameters_ref.as_ref());
+        let configuration = match parameters {
+            // Only our own kind is looked up; the core reports any other reference.
+            Some(p)
+                if p.group == settings.parameters_group && p.kind == settings.parameters_kind =>
+            {
+                stores
+                    .configurations
+                    .get(&ObjectRef::new(&p.name).within(namespace))
+            }
+            _ => None,
+        };
+        let lb_name = render::deployment_name(settings, name);
+        let deployment = stores
+            .deployments
+            .get(&ObjectRef::new(&lb_name).within(namespace));
+        // Only the routes that name this Gateway (an unreadable one was reported when its
+        // watch event came).
+        let mut routes: Vec<wire::L34Route> = stores
+            .routes_by_gateway
+            .get(&ObjectRef::new(name).within(namespace))
+            .iter()
+            .filter_map(|key| stores.routes.get(key))
+            .filter_map(|route| route.read().ok().cloned())
+            .filter(|route| addresses::names_gateway(route, name, namespace))
+            .collect();
+        // In the cache's order of names, whatever the index's.
+        routes.sort_by(|a, b| {
+            let key = |r: &wire::L34Route| (r.metadata.namespace.clone(), r.metadata.name.clone());
+            key(a).cmp(&key(b))
+        });
+        Inputs {
+            class,
+            configuration,
+            deployment,
+            routes,
+        }
+    }
+
+    /// The core's snapshot, borrowing the cached objects; an unreadable class,
+    /// configuration or Deployment is this Gateway's input error.
+    fn snapshot<'a>(
+        &'a self,
+        gateway: &'a wire::Gateway,
+        template: &'a wire::Deployment,
+        record: Option<gateway_reconcile::WriteRecord>,
+    ) -> Result<gateway_reconcile::Snapshot<'a>, InputError> {
+        Ok(gateway_reconcile::Snapshot::new(gateway, template)
+            .with_gateway_class(read_cached(self.class.as_deref())?)
+            .with_configuration(read_cached(self.configuration.as_deref())?)
+            .with_deployment(read_cached(self.deployment.as_deref())?)
+            .with_routes(&self.routes)
+            .with_write_record(record))
+    }
+}
+
+/// A cached object's wire type, or why it cannot be read (naming the object).
+fn read_cached<K: cached::Kind>(cached: Option<&Cached<K>>) -> Result<Option<&K>, InputError> {
+    cached
+        .map(|object| {
+            object.read().map_err(|why| InputError::Malformed {
+                object: ObjectRef::from_obj(object).to_string(),
+                why: why.to_owned(),
+            })
+        })
+        .transpose()
+}
+
+/// A Gateway the core's type cannot read: a Warning Event on it when its class is ours,
+/// and the error (logged, counted, and waited on until the Gateway changes).
+async fn unreadable_gateway(ctx: &Context, gateway: &Gateway, why: &str) -> Error {
+    let ours = gateway.unread_class().is_some_and(|class| {
+        ctx.stores
+            .classes
+            .get(&ObjectRef::new(class))
+            .is_some_and(|class| {
+                class.read().is_ok_and(|class| {
+                    class.spec.controller_name == ctx.config.settings.controller_name
+                })
+            })
+    });
+    if ours {
+        let event = kube::runtime::events::Event {
+            type_: kube::runtime::events::EventType::Warning,
+            reason: "Unreadable".into(),
+            note: Some(events::truncate(why, events::MAX_NOTE_BYTES).to_owned()),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(error) = ctx.recorder.publish(&event, &gateway.object_ref(&())).await {
+            warn!(gateway = %ObjectRef::from_obj(gateway), %error, "Event not recorded");
+        }
+    }
+    Error::Input(InputError::Malformed {
+        object: ObjectRef::from_obj(gateway).to_string(),
+        why: why.to_owned(),
+    })
 }
 
 /// [`reconcile`] as the controller runs it: nothing on a standby, metrics, and every
@@ -1094,66 +1193,32 @@ fn server_retry_after(error: &kube::Error) -> Option<Duration> {
     }
 }
 
-/// A cached Deployment as the core's wire type (the whole JSON object).
-fn to_wire_deployment(deployment: &DynamicObject) -> Result<wire::Deployment, InputError> {
-    let malformed = |why: String| InputError::Malformed {
-        object: "Deployment".into(),
-        why,
-    };
-    // Through its text, not a `serde_json::Value`: the text and the compact tree cost about a
-    // third of what one `Value` of a large Deployment does.
-    let text = serde_json::to_vec(deployment).map_err(|e| malformed(e.to_string()))?;
-    serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))
-}
-
-/// The Gateways of this GatewayClass.
-fn gateways_of_class(gateways: &Store<Gateway>, class: &GatewayClass) -> Vec<ObjectRef<Gateway>> {
-    let name = class.name_any();
-    gateways
-        .state()
-        .into_iter()
-        .filter(|gateway| gateway.spec.gateway_class_name == name)
-        .map(|gateway| ObjectRef::from_obj(gateway.as_ref()))
-        .collect()
-}
-
-/// The Gateways whose `parametersRef` names this GatewayConfiguration.
-fn gateways_using(
-    gateways: &Store<Gateway>,
-    settings: &Settings,
-    conf: &GatewayConfiguration,
-) -> Vec<ObjectRef<Gateway>> {
-    let (namespace, name) = (conf.namespace(), conf.name_any());
-    gateways
-        .state()
-        .into_iter()
-        .filter(|gateway| gateway.namespace() == namespace)
-        .filter(|gateway| {
-            let infrastructure = gateway.spec.infrastructure.as_ref();
-            infrastructure
-                .and_then(|i| i.parameters_ref.as_ref())
-                .is_some_and(|p| {
-                    p.group == settings.parameters_group
-                        && p.kind == settings.parameters_kind
-                        && p.name == name
-                })
-        })
-        .map(|gateway| ObjectRef::from_obj(gateway.as_ref()))
-        .collect()
+/// A string field of a JSON object of a cached Deployment.
+fn text<'a>(object: &'a wire::tree::Value, key: &str) -> Option<&'a str> {
+    object.get(key).and_then(wire::tree::Value::as_str)
 }
 
 /// The Gateways a Deployment concerns: its controller, when that is a Gateway, and the
 /// Gateway whose LB Deployment name it has (a name collision).
-fn gateways_of_deployment(prefix: &str, deployment: &DynamicObject) -> Vec<ObjectRef<Gateway>> {
+fn gateways_of_deployment(prefix: &str, deployment: &CachedDeployment) -> Vec<ObjectRef<Gateway>> {
     let Some(namespace) = deployment.namespace() else {
         return Vec::new();
     };
-    let mut out: Vec<ObjectRef<Gateway>> = deployment
-        .owner_references()
-        .iter()
-        .filter(|o| o.controller == Some(true) && o.kind == "Gateway")
-        .filter(|o| o.api_version.split('/').next() == Some(GATEWAY_GROUP))
-        .map(|o| ObjectRef::new(&o.name).within(&namespace))
+    let owners = deployment
+        .read()
+        .ok()
+        .and_then(|d| d.get(&["metadata", "ownerReferences"]))
+        .and_then(wire::tree::Value::as_array);
+    let mut out: Vec<ObjectRef<Gateway>> = owners
+        .into_iter()
+        .flatten()
+        .filter(|o| o.get("controller").and_then(wire::tree::Value::as_bool) == Some(true))
+        .filter(|o| text(o, "kind") == Some("Gateway"))
+        .filter(|o| {
+            text(o, "apiVersion").is_some_and(|v| v.split('/').next() == Some(GATEWAY_GROUP))
+        })
+        .filter_map(|o| text(o, "name"))
+        .map(|name| ObjectRef::new(name).within(&namespace))
         .collect();
     let name = deployment.name_any();
     if let Some(gateway) = name.strip_prefix(prefix).filter(|g| !g.is_empty()) {
@@ -1165,20 +1230,171 @@ fn gateways_of_deployment(prefix: &str, deployment: &DynamicObject) -> Vec<Objec
     out
 }
 
-/// A route's parent Gateways, with the Gateway API defaults applied.
+/// A route's parent Gateways, by the core's rules (`addresses::parent_gateway`).
 fn parents_of(route: &L34Route) -> Vec<ObjectRef<Gateway>> {
-    let own_namespace = route.namespace().unwrap_or_default();
-    route
+    let Ok(wire_route) = route.read() else {
+        return Vec::new();
+    };
+    let own_namespace = route.meta().namespace.as_deref().unwrap_or_default();
+    wire_route
         .spec
         .parent_refs
         .iter()
-        .filter(|parent| parent.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP)
-        .filter(|parent| parent.kind.as_deref().unwrap_or("Gateway") == "Gateway")
-        .map(|parent| {
-            let namespace = parent.namespace.as_deref().unwrap_or(&own_namespace);
-            ObjectRef::new(&parent.name).within(namespace)
-        })
+        .filter_map(|parent| addresses::parent_gateway(parent, own_namespace))
+        .map(|(namespace, name)| ObjectRef::new(name).within(namespace))
         .collect()
+}
+
+/// Watched objects by keys computed from them (an L34Route by the Gateways it names, a
+/// Gateway by its class and its GatewayConfiguration), kept from the watch's events before
+/// the cache applies them, as the reflector keeps its cache (a relist replaces the whole
+/// index at its end): a lookup instead of a scan of every object of the kind.
+struct Index<O: Resource, K> {
+    keys: Keys<O, K>,
+    state: Mutex<IndexState<O, K>>,
+}
+
+struct IndexState<O: Resource, K> {
+    by_key: HashMap<K, std::collections::HashSet<ObjectRef<O>>>,
+    by_object: HashMap<ObjectRef<O>, Vec<K>>,
+    /// The objects of a list in progress, with their keys.
+    listing: Option<HashMap<ObjectRef<O>, Vec<K>>>,
+}
+
+impl<O, K> IndexState<O, K>
+where
+    O: Resource<DynamicType = ()>,
+    K: Eq + std::hash::Hash + Clone,
+{
+    fn remove(&mut self, object: &ObjectRef<O>) {
+        for key in self.by_object.remove(object).into_iter().flatten() {
+            if let Some(objects) = self.by_key.get_mut(&key) {
+                objects.remove(object);
+                if objects.is_empty() {
+                    self.by_key.remove(&key);
+                }
+            }
+        }
+    }
+
+    fn insert(&mut self, object: ObjectRef<O>, keys: Vec<K>) {
+        self.remove(&object);
+        for key in &keys {
+            self.by_key
+                .entry(key.clone())
+                .or_default()
+                .insert(object.clone());
+        }
+        self.by_object.insert(object, keys);
+    }
+}
+
+impl<O, K> Index<O, K>
+where
+    O: Resource<DynamicType = ()>,
+    K: Eq + std::hash::Hash + Clone,
+{
+    fn new(keys: impl Fn(&O) -> Vec<K> + Send + Sync + 'static) -> Self {
+        Index {
+            keys: Box::new(keys),
+            state: Mutex::new(IndexState {
+                by_key: HashMap::new(),
+                by_object: HashMap::new(),
+                listing: None,
+            }),
+        }
+    }
+
+    fn apply(&self, event: &watcher::Event<O>) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            watcher::Event::Apply(object) => {
+                state.insert(ObjectRef::from_obj(object), (self.keys)(object));
+            }
+            watcher::Event::Delete(object) => state.remove(&ObjectRef::from_obj(object)),
+            watcher::Event::Init => state.listing = Some(HashMap::new()),
+            watcher::Event::InitApply(object) => {
+                let keys = (self.keys)(object);
+                if let Some(listing) = &mut state.listing {
+                    listing.insert(ObjectRef::from_obj(object), keys);
+                }
+            }
+            watcher::Event::InitDone => {
+                if let Some(listing) = state.listing.take() {
+                    state.by_key.clear();
+                    state.by_object.clear();
+                    for (object, keys) in listing {
+                        state.insert(object, keys);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The objects with this key.
+    fn get(&self, key: &K) -> Vec<ObjectRef<O>> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state
+            .by_key
+            .get(key)
+            .map(|objects| objects.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// How an [`Index`] computes an object's keys.
+type Keys<O, K> = Box<dyn Fn(&O) -> Vec<K> + Send + Sync>;
+
+/// The L34Routes by the Gateways they name.
+type RouteIndex = Index<L34Route, ObjectRef<Gateway>>;
+
+/// A route index: by [`parents_of`].
+fn route_index() -> RouteIndex {
+    Index::new(parents_of)
+}
+
+/// What a Gateway is looked up by when a GatewayClass or GatewayConfiguration changes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum GatewayKey {
+    /// `spec.gatewayClassName`.
+    Class(String),
+    /// The GatewayConfiguration its `parametersRef` names (our kind only): namespace, name.
+    Configuration(String, String),
+}
+
+/// The Gateways by class and by GatewayConfiguration.
+type GatewayIndex = Index<Gateway, GatewayKey>;
+
+fn gateway_index(settings: &Settings) -> GatewayIndex {
+    let (group, kind) = (
+        settings.parameters_group.clone(),
+        settings.parameters_kind.clone(),
+    );
+    Index::new(move |gateway: &Gateway| {
+        let Ok(wire_gateway) = gateway.read() else {
+            // Unreadable: found by its class (see `unreadable_gateway`).
+            return gateway
+                .unread_class()
+                .map(|class| GatewayKey::Class(class.to_owned()))
+                .into_iter()
+                .collect();
+        };
+        let mut keys = vec![GatewayKey::Class(
+            wire_gateway.spec.gateway_class_name.clone(),
+        )];
+        let parameters = wire_gateway
+            .spec
+            .infrastructure
+            .as_ref()
+            .and_then(|i| i.parameters_ref.as_ref());
+        if let (Some(p), Some(namespace)) = (parameters, gateway.namespace())
+            && p.group == group
+            && p.kind == kind
+        {
+            keys.push(GatewayKey::Configuration(namespace, p.name.clone()));
+        }
+        keys
+    })
 }
 
 /// Maps an L34Route event to the Gateways of its old and new `parentRefs`: the parents
@@ -1221,20 +1437,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_cached_deployment_becomes_the_whole_wire_object() {
-        let cached: DynamicObject = serde_json::from_value(serde_json::json!({
+    fn a_cached_deployment_is_the_whole_wire_object() {
+        let json = serde_json::json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "sllbr-gw", "namespace": "red", "resourceVersion": "7"},
             "spec": {"replicas": 2, "futureField": {"kept": true}},
             "status": {"observedGeneration": 1}
-        }))
-        .expect("object");
-        let wire = to_wire_deployment(&cached).expect("wire");
-        assert_eq!(wire.to_json(), serde_json::to_value(&cached).expect("json"));
-        assert_eq!(
-            to_wire_deployment(&cached).expect("wire").name(),
-            Some("sllbr-gw")
-        );
+        });
+        let cached: CachedDeployment = serde_json::from_value(json.clone()).expect("object");
+        let wire = cached.read().expect("wire");
+        assert_eq!(wire.to_json(), json);
+        assert_eq!(wire.name(), Some("sllbr-gw"));
+        assert_eq!(cached.resource_version().as_deref(), Some("7"));
     }
 
     /// A plain-HTTP server on loopback that answers every request with `code` and counts
@@ -1340,9 +1554,10 @@ mod tests {
         )
         .expect("client");
         let api: Api<DynamicObject> = Api::namespaced_with(client, "red", &deployment_resource());
-        let body = deployment(serde_json::json!({
+        let body: DynamicObject = serde_json::from_value(serde_json::json!({
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": "sllbr-gw" }
-        }));
+        }))
+        .expect("a Deployment");
         let refused = api.create(&Default::default(), &body).await;
         assert!(
             matches!(&refused, Err(kube::Error::Service(e)) if e.to_string().contains("does not hold the leader lease")),
@@ -1420,7 +1635,8 @@ mod tests {
             classes,
             configurations,
             routes,
-            deployments: reflector::store::Writer::new(deployment_resource()).as_reader(),
+            deployments: reflector::store::<CachedDeployment>().0,
+            routes_by_gateway: Arc::new(route_index()),
         };
         let reporter = Reporter {
             controller: "test".into(),
@@ -1546,7 +1762,7 @@ mod tests {
         );
     }
 
-    fn deployment(value: serde_json::Value) -> DynamicObject {
+    fn deployment(value: serde_json::Value) -> CachedDeployment {
         serde_json::from_value(value).expect("a Deployment")
     }
 
@@ -1629,9 +1845,12 @@ mod tests {
     }
 
     fn named_route(name: &str, gateway: &str) -> L34Route {
-        let mut route = route(gateway);
-        route.metadata.name = Some(name.into());
-        route
+        serde_json::from_value(serde_json::json!({
+            "metadata": { "name": name, "namespace": "ns" },
+            "spec": { "parentRefs": [{ "name": gateway }], "destinationCIDRs": [],
+                      "protocols": ["TCP"], "priority": 1 }
+        }))
+        .expect("a route")
     }
 
     /// Runs watch events through the reflector and [`settled`], and for each object passed
@@ -1646,7 +1865,8 @@ mod tests {
             .map(|route| {
                 let route = route.expect("no error");
                 let cached = store.get(&ObjectRef::from_obj(&route));
-                let shown = cached.is_some_and(|c| c.spec.parent_refs == route.spec.parent_refs);
+                let parents = |r: &L34Route| r.read().map(|r| r.spec.parent_refs.clone()).ok();
+                let shown = cached.is_some_and(|c| parents(&c) == parents(&route));
                 (route.name_any(), shown)
             })
             .collect()
@@ -1709,6 +1929,204 @@ mod tests {
         assert_eq!(woken, vec![vec![gw("a")], vec![gw("b"), gw("a")]]);
     }
 
+    /// A reconcile's inputs are the cached objects themselves: each object was read once,
+    /// when its watch event came, and a reconcile reads (parses, converts) none.
+    #[test]
+    fn a_reconcile_borrows_the_cached_objects_and_reads_none() {
+        let settings = Settings::default();
+        let (gateways, mut gateway_writer) = reflector::store::<Gateway>();
+        let (classes, mut class_writer) = reflector::store::<GatewayClass>();
+        let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
+        let (routes, mut route_writer) = reflector::store::<L34Route>();
+        let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
+        let before_events = cached::objects_read();
+        gateway_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1,
+                             "resourceVersion": "1"},
+                "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+                    "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+                    "name": "conf"}}}
+            }))
+            .expect("a Gateway"),
+        ));
+        class_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "c"}, "spec": {"controllerName": settings.controller_name}
+            }))
+            .expect("a class"),
+        ));
+        configuration_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "conf", "namespace": "ns"}, "spec": {}
+            }))
+            .expect("a configuration"),
+        ));
+        let routes_by_gateway = Arc::new(route_index());
+        for (route, parent) in [("mine", "gw"), ("other", "gw2")] {
+            let event = watcher::Event::Apply(
+                serde_json::from_value(serde_json::json!({
+                    "metadata": {"name": route, "namespace": "ns"},
+                    "spec": {"parentRefs": [{"name": parent}], "destinationCIDRs": ["20.0.0.1/32"]}
+                }))
+                .expect("a route"),
+            );
+            routes_by_gateway.apply(&event);
+            route_writer.apply_watcher_event(&event);
+        }
+        deployment_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "sllbr-gw", "namespace": "ns", "resourceVersion": "5"}
+            }))
+            .expect("a Deployment"),
+        ));
+        // One read per watch event.
+        assert_eq!(cached::objects_read() - before_events, 6);
+        let stores = Stores {
+            gateways,
+            classes,
+            configurations,
+            routes,
+            deployments,
+            routes_by_gateway,
+        };
+        let template = wire::Deployment::default();
+        let gateway = stores
+            .gateways
+            .get(&ObjectRef::new("gw").within("ns"))
+            .expect("cached");
+        let before = cached::objects_read();
+        for _ in 0..3 {
+            let wire_gateway = gateway.read().expect("readable");
+            let inputs = Inputs::gather(&stores, &settings, wire_gateway, "ns");
+            let snapshot = inputs
+                .snapshot(wire_gateway, &template, None)
+                .expect("readable inputs");
+            let cached_class = stores.classes.get(&ObjectRef::new("c")).expect("class");
+            let cached_conf = stores
+                .configurations
+                .get(&ObjectRef::new("conf").within("ns"))
+                .expect("configuration");
+            let cached_deployment = stores
+                .deployments
+                .get(&ObjectRef::new("sllbr-gw").within("ns"))
+                .expect("Deployment");
+            assert!(std::ptr::eq(snapshot.gateway, wire_gateway));
+            assert!(std::ptr::eq(
+                snapshot.gateway_class.expect("class"),
+                cached_class.read().expect("readable")
+            ));
+            assert!(std::ptr::eq(
+                snapshot.configuration.expect("configuration"),
+                cached_conf.read().expect("readable")
+            ));
+            assert!(std::ptr::eq(
+                snapshot.deployment.expect("Deployment"),
+                cached_deployment.read().expect("readable")
+            ));
+            // Only the route naming the Gateway, by the core's rule.
+            assert_eq!(snapshot.routes.len(), 1);
+            assert_eq!(snapshot.routes[0].metadata.name.as_deref(), Some("mine"));
+        }
+        assert_eq!(cached::objects_read(), before, "a reconcile read an object");
+    }
+
+    #[test]
+    fn an_unreadable_cached_configuration_is_its_gateways_input_error_alone() {
+        let settings = Settings::default();
+        let (configurations, mut writer) = reflector::store::<GatewayConfiguration>();
+        writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "conf", "namespace": "ns"},
+                "spec": {"networkAttachments": 5}
+            }))
+            .expect("cached though unreadable"),
+        ));
+        let stores = Stores {
+            gateways: reflector::store::<Gateway>().0,
+            classes: reflector::store::<GatewayClass>().0,
+            configurations,
+            routes: reflector::store::<L34Route>().0,
+            deployments: reflector::store::<CachedDeployment>().0,
+            routes_by_gateway: Arc::new(route_index()),
+        };
+        let gateway: Gateway = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "gw", "namespace": "ns"},
+            "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
+        }))
+        .expect("a Gateway");
+        let wire_gateway = gateway.read().expect("readable");
+        let inputs = Inputs::gather(&stores, &settings, wire_gateway, "ns");
+        let template = wire::Deployment::default();
+        let error = inputs
+            .snapshot(wire_gateway, &template, None)
+            .expect_err("unreadable configuration");
+        assert!(error.to_string().contains("conf"), "{error}");
+    }
+
+    #[test]
+    fn the_route_index_follows_moves_deletions_and_relists() {
+        let index = route_index();
+        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
+        let names = |gateway: &str| {
+            let mut names: Vec<String> = index
+                .get(&gw(gateway))
+                .into_iter()
+                .map(|r| r.name)
+                .collect();
+            names.sort();
+            names
+        };
+        index.apply(&watcher::Event::Apply(named_route("r1", "a")));
+        index.apply(&watcher::Event::Apply(named_route("r2", "a")));
+        assert_eq!(names("a"), ["r1", "r2"]);
+        // Moved: gone from its old Gateway.
+        index.apply(&watcher::Event::Apply(named_route("r2", "b")));
+        assert_eq!(names("a"), ["r1"]);
+        assert_eq!(names("b"), ["r2"]);
+        index.apply(&watcher::Event::Delete(named_route("r1", "a")));
+        assert!(names("a").is_empty());
+        // A relist replaces the whole index at its end: r2, deleted meanwhile, is gone.
+        index.apply(&watcher::Event::Init);
+        index.apply(&watcher::Event::InitApply(named_route("r3", "a")));
+        assert_eq!(names("b"), ["r2"]);
+        index.apply(&watcher::Event::InitDone);
+        assert_eq!(names("a"), ["r3"]);
+        assert!(names("b").is_empty());
+    }
+
+    #[test]
+    fn the_gateway_index_finds_gateways_by_class_and_configuration() {
+        let index = gateway_index(&Settings::default());
+        let gateway = |name: &str, class: &str, conf: &str| -> Gateway {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "ns"},
+                "spec": {"gatewayClassName": class, "infrastructure": {"parametersRef": {
+                    "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": conf}}}
+            }))
+            .expect("a Gateway")
+        };
+        let names = |key: GatewayKey| {
+            let mut names: Vec<String> = index.get(&key).into_iter().map(|g| g.name).collect();
+            names.sort();
+            names
+        };
+        let class = |c: &str| GatewayKey::Class(c.into());
+        let conf = |c: &str| GatewayKey::Configuration("ns".into(), c.into());
+        index.apply(&watcher::Event::Apply(gateway("a", "c1", "x")));
+        index.apply(&watcher::Event::Apply(gateway("b", "c1", "y")));
+        assert_eq!(names(class("c1")), ["a", "b"]);
+        assert_eq!(names(conf("x")), ["a"]);
+        index.apply(&watcher::Event::Apply(gateway("b", "c2", "x")));
+        assert_eq!(names(class("c1")), ["a"]);
+        assert_eq!(names(conf("x")), ["a", "b"]);
+        assert!(names(conf("y")).is_empty());
+        index.apply(&watcher::Event::Delete(gateway("a", "c1", "x")));
+        assert!(names(class("c1")).is_empty());
+        assert_eq!(names(conf("x")), ["b"]);
+    }
+
     /// A waker that records whether it was woken.
     struct Flag(std::sync::atomic::AtomicBool);
 
@@ -1726,13 +2144,14 @@ mod tests {
         let (classes, mut class_writer) = reflector::store::<GatewayClass>();
         let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
         let (routes, mut route_writer) = reflector::store::<L34Route>();
-        let mut deployment_writer = reflector::store::Writer::new(deployment_resource());
+        let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
         let stores = Stores {
             gateways,
             classes,
             configurations,
             routes,
-            deployments: deployment_writer.as_reader(),
+            deployments,
+            routes_by_gateway: Arc::new(route_index()),
         };
         // The Gateway cache is ready first (kube-runtime holds every reconcile until then).
         gateway_writer.apply_watcher_event(&watcher::Event::Init);

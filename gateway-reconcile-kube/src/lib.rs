@@ -8,12 +8,13 @@
 //!   client it is meant for ([`controller::client`], a short retry budget);
 //! - [`write`](mod@write): the LB Deployment write (POST to create, PUT to update) and its answer as
 //!   the core's `WriteOutcome`, with why these verbs;
-//! - [`decide`]: every call into the core's decision API;
+//! - [`settled`]: what a reconcile ends with once the core settled it, and the core's
+//!   requeue hint as kube-runtime's `Action`;
 //! - `class_status`: the GatewayClass's own `Accepted`, which the core decides and this
 //!   writes to `gatewayclasses/status`;
 //! - [`events`]: the core's Events as kube-runtime Events;
-//! - [`resources`]: typed GatewayConfiguration and L34Route, and the Gateway and
-//!   GatewayClass as the controller reads them (status as raw JSON);
+//! - [`cached`]: what the watch caches hold: the core's own wire types, read once per
+//!   watch event, an object they cannot read cached (and reported) alone;
 //! - [`options`]: loading the settings and template files of the binary;
 //! - operations: [`leader`] (leader election on a Lease, the write gate), [`health`] (the
 //!   caches' readiness), [`metrics`], [`backoff`] (per-Gateway retries), [`transport`]
@@ -26,15 +27,15 @@
 #![deny(missing_docs)]
 
 pub mod backoff;
+pub mod cached;
 mod class_status;
 pub mod controller;
-pub mod decide;
 pub mod events;
 pub mod health;
 pub mod leader;
 pub mod metrics;
 pub mod options;
-pub mod resources;
 pub mod serve;
+pub mod settled;
 pub mod transport;
 pub mod write;

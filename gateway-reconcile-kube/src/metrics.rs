@@ -19,6 +19,7 @@
 //! | `gateway_reconcile_deployment_writes_total` | counter | `verb`, `outcome` |
 //! | `gateway_reconcile_status_writes_total` | counter | `result` |
 //! | `gateway_reconcile_cached_objects` | gauge | `kind` |
+//! | `gateway_reconcile_unreadable_objects_total` | counter | `kind` |
 //! | `gateway_reconcile_leader` | gauge | |
 //! | `gateway_reconcile_leader_write_refusals_total` | counter | |
 //! | `gateway_reconcile_gateways` | gauge | `condition`, `status` |
@@ -169,6 +170,7 @@ pub struct Metrics {
     api_requests: Family<OwnedLabels, Counter>,
     deployment_writes: Family<Labels<2>, Counter>,
     status_writes: Family<Labels<1>, Counter>,
+    unreadable: Family<Labels<1>, Counter>,
     write_refusals: Counter,
     observed: Arc<Mutex<Option<Arc<dyn Observe>>>>,
 }
@@ -232,6 +234,12 @@ impl Metrics {
             "Gateway status writes, by result (written, conflict, failed)",
             status_writes.clone(),
         );
+        let unreadable = Family::<Labels<1>, Counter>::default();
+        registry.register(
+            "gateway_reconcile_unreadable_objects",
+            "Watched objects the core's types cannot read (each skipped alone), by kind",
+            unreadable.clone(),
+        );
         let write_refusals = Counter::default();
         registry.register(
             "gateway_reconcile_leader_write_refusals",
@@ -251,6 +259,7 @@ impl Metrics {
             api_requests,
             deployment_writes,
             status_writes,
+            unreadable,
             write_refusals,
             observed,
         }
@@ -300,6 +309,11 @@ impl Metrics {
                 .get_or_create(&[("result", result)])
                 .inc();
         }
+    }
+
+    /// A watch event brought an object of `kind` the core's type cannot read.
+    pub fn unreadable(&self, kind: &'static str) {
+        self.unreadable.get_or_create(&[("kind", kind)]).inc();
     }
 
     /// An LB Deployment write (`Create` or `Update`) and its outcome.

@@ -142,6 +142,14 @@ pub fn outcome_from_error(error: &kube::Error) -> WriteOutcome {
     }
 }
 
+/// `Create` or `Update`, for logs, metrics and Event actions.
+pub fn verb(write: &gateway_reconcile::DeploymentWrite) -> &'static str {
+    match write {
+        gateway_reconcile::DeploymentWrite::Create(_) => "Create",
+        gateway_reconcile::DeploymentWrite::Update { .. } => "Update",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use gateway_reconcile::FailureClass;

@@ -106,3 +106,30 @@ fn many_routes_keep_the_smallest_addresses() {
     expected.truncate(MAX_ADDRESSES);
     assert_eq!(values(&list), expected);
 }
+
+#[test]
+fn names_gateway_applies_the_parent_ref_defaults() {
+    let named =
+        |ns: &str, parents: serde_json::Value| names_gateway(&route(ns, parents, &[]), "gw", "ns");
+    assert!(named("ns", json!([{"name": "gw"}])));
+    assert!(named("other", json!([{"name": "gw", "namespace": "ns"}])));
+    assert!(named(
+        "ns",
+        json!([{"name": "gw", "group": "gateway.networking.k8s.io", "kind": "Gateway"}])
+    ));
+    assert!(named("ns", json!([{"name": "x"}, {"name": "gw"}])));
+    assert!(!named("other", json!([{"name": "gw"}])));
+    assert!(!named("ns", json!([{"name": "gw", "kind": "Service"}])));
+    assert!(!named(
+        "ns",
+        json!([{"name": "gw", "group": "example.com"}])
+    ));
+    assert!(!named("ns", json!([{"name": "gw2"}])));
+    assert!(!named("ns", json!([])));
+    let parent = ParentReference {
+        namespace: Some("far".into()),
+        name: "gw".into(),
+        ..ParentReference::default()
+    };
+    assert_eq!(parent_gateway(&parent, "ns"), Some(("far", "gw")));
+}

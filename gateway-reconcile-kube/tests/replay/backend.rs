@@ -22,7 +22,7 @@ use gateway_reconcile::{
     DeploymentWrite, FailureClass, Plan, Settings, Snapshot, WriteOutcome, WriteRecord,
     gateway_class, render, wire,
 };
-use gateway_reconcile_kube::resources::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use gateway_reconcile_kube::cached::{Cached, Kind as CachedKind};
 use gateway_reconcile_kube::write;
 use jiff::Timestamp;
 use kube::api::{
@@ -563,16 +563,10 @@ impl Real {
         };
         let resource_version =
             str_at(&gateway_json, "/metadata/resourceVersion").map(str::to_owned);
-        let typed_gateway: Gateway = serde_json::from_value(gateway_json.clone())
-            .or_else(|e| failed(format!("Gateway: {e}")))?;
-        let gateway = wire::Gateway::try_from(&typed_gateway).or_else(failed)?;
+        let gateway: wire::Gateway = read_as_cached(gateway_json.clone())?;
         self.class_name = gateway.spec.gateway_class_name.clone();
         let class = match self.get(&controller, Kind::GatewayClass).await? {
-            Some(v) => {
-                let typed: GatewayClass =
-                    serde_json::from_value(v).or_else(|e| failed(format!("GatewayClass: {e}")))?;
-                Some(wire::GatewayClass::try_from(&typed).or_else(failed)?)
-            }
+            Some(v) => Some(read_as_cached::<wire::GatewayClass>(v)?),
             None => None,
         };
         let reference = gateway_json
@@ -588,11 +582,7 @@ impl Real {
                 .and_then(|p| str_at(p, "/name"))
                 .map(str::to_owned);
             match self.get(&controller, Kind::Configuration).await? {
-                Some(v) => {
-                    let typed: GatewayConfiguration = serde_json::from_value(v)
-                        .or_else(|e| failed(format!("GatewayConfiguration: {e}")))?;
-                    Some(wire::GatewayConfiguration::try_from(&typed).or_else(failed)?)
-                }
+                Some(v) => Some(read_as_cached::<wire::GatewayConfiguration>(v)?),
                 None => None,
             }
         } else {
@@ -612,10 +602,9 @@ impl Real {
                 .await
                 .or_else(|e| failed(api_text(&e)))?;
             for route in list {
-                let typed: L34Route =
-                    serde_json::from_value(self.file_form(Kind::Routes, to_json(&route)))
-                        .or_else(|e| failed(format!("L34Route: {e}")))?;
-                routes.push(wire::L34Route::try_from(&typed).or_else(failed)?);
+                routes.push(read_as_cached::<wire::L34Route>(
+                    self.file_form(Kind::Routes, to_json(&route)),
+                )?);
             }
         }
         let template: wire::Deployment = serde_json::from_value(self.template.clone())
@@ -1461,5 +1450,13 @@ impl Backend for Real {
 
     fn write_counts(&self) -> WriteCounts {
         self.counts
+    }
+}
+
+/// An object read as the controller's caches read it (the core's wire type, once).
+fn read_as_cached<K: CachedKind + Clone>(json: Value) -> Step<K> {
+    match Cached::<K>::from_json(json).read() {
+        Ok(object) => Ok(object.clone()),
+        Err(why) => failed(why.to_owned()),
     }
 }

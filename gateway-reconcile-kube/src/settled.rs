@@ -1,35 +1,11 @@
-//! Every call into the core crate: plan, the write it asks for, settle, the status patch
-//! and the requeue hint. Nothing else in this crate names the core's decision API, so a
-//! change of that API is a change of this module only.
+//! What a reconcile ends with once the core settled it ([`Settled`]), and the core's
+//! requeue hint as kube-runtime's [`controller::Action`].
 
 use std::time::Duration;
 
-/// The core's protocol types the caller matches on: a plan to write or settled, the write.
-pub use gateway_reconcile::{DeploymentWrite, Plan};
-use gateway_reconcile::{
-    InputError, Requeue, Settings, Settlement, Snapshot, WriteRecord, events::Event, plan,
-};
+use gateway_reconcile::{Requeue, Settlement, WriteRecord, events::Event};
 use kube::runtime::controller;
 use serde_json::Value;
-
-/// Plans a reconcile from cached objects: [`Plan::Write`] when the LB Deployment must be
-/// written (perform it, then settle the pending write with its outcome), or
-/// [`Plan::Settled`].
-pub fn decide<'a>(
-    settings: &'a Settings,
-    snapshot: Snapshot<'a>,
-    now: jiff::Timestamp,
-) -> Result<Plan<'a>, InputError> {
-    plan(settings, snapshot, now)
-}
-
-/// `Create` or `Update`, for logs and Event actions.
-pub fn verb(write: &DeploymentWrite) -> &'static str {
-    match write {
-        DeploymentWrite::Create(_) => "Create",
-        DeploymentWrite::Update { .. } => "Update",
-    }
-}
 
 /// What a reconcile ends with, once the write (if any) has been made.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +52,7 @@ pub fn requeue_after(requeue: Requeue) -> Option<Duration> {
     match requeue {
         Requeue::Immediately => Some(Duration::ZERO),
         Requeue::After(after) => Some(after),
-        _ => None,
+        Requeue::AwaitChange => None,
     }
 }
 
