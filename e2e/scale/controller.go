@@ -178,8 +178,11 @@ func (c *controller) start() error {
 	switch c.kind {
 	case "ours":
 		// JSON logs at debug for the controller crate: each reconcile logs `reconciled`.
+		// One replica, as Meridio-2's below: no leader election, and no probe or metrics
+		// port (nothing here scrapes them; two runs must not collide on a fixed port).
 		args = []string{"--kubeconfig", c.kubeconfig, "--log-format", "json",
-			"--log", "gateway_reconcile_kube=debug,info"}
+			"--log", "gateway_reconcile_kube=debug,info",
+			"--leader-elect=false", "--health-addr", "0", "--metrics-addr", "0"}
 	default:
 		port, err := freePort()
 		if err != nil {

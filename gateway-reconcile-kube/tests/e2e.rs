@@ -409,6 +409,37 @@ async fn create_accepts_programs_and_renders() {
         message.starts_with("LB Deployment reconciled with GatewayConfiguration generation 1"),
         "{message}"
     );
+    // The class's own Accepted, written by the controller (`gatewayclasses/status`).
+    let classes: Api<DynamicObject> = Api::all_with(
+        story.admin.clone(),
+        &resource(
+            "gateway.networking.k8s.io/v1",
+            "GatewayClass",
+            "gatewayclasses",
+        ),
+    );
+    let start = Instant::now();
+    let accepted = loop {
+        let class =
+            serde_json::to_value(classes.get(&story.class).await.expect("class")).expect("json");
+        if let Some(c) = conditions(&class)
+            .get("Accepted")
+            .filter(|c| c["status"] == "True")
+        {
+            break c.clone();
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "the class was never accepted: {class:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(accepted["reason"], "Accepted");
+    assert_eq!(
+        accepted["message"],
+        format!("GatewayClass accepted by {CONTROLLER_NAME}")
+    );
+    assert_eq!(accepted["observedGeneration"], 1);
     let gateway = story.get("Gateway", "gw").await;
     let deployment = story.get("Deployment", "sllbr-gw").await;
     // As rendered: owner, labels, generation annotations, replicas, containers, NADs.
