@@ -32,8 +32,10 @@ use crate::write::FIELD_MANAGER;
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(300);
 
-/// A class to settle, and the wait before its next try should this one fail.
-type Item = (GatewayClass, Duration);
+/// A class to settle, the wait before its next try should this one fail, and whether it
+/// comes from the watch (a retry brings back an older copy, which must not replace a
+/// newer one the watch delivered meanwhile).
+type Item = (GatewayClass, Duration, bool);
 
 /// Where the class watch hands the classes it delivers.
 #[derive(Clone)]
@@ -55,7 +57,7 @@ impl ClassStatus {
 
     /// Hands a class the watch delivered to the writer (dropped when it has stopped).
     pub(crate) fn settle(&self, class: &GatewayClass) {
-        let _ = self.0.send((class.clone(), FIRST_RETRY));
+        let _ = self.0.send((class.clone(), FIRST_RETRY, true));
     }
 }
 
@@ -75,8 +77,10 @@ impl Writer {
         loop {
             tokio::select! {
                 item = classes.recv() => {
-                    let Some((class, retry)) = item else { return };
-                    latest.insert(class.name_any(), class.clone());
+                    let Some((class, retry, from_watch)) = item else { return };
+                    if from_watch {
+                        latest.insert(class.name_any(), class.clone());
+                    }
                     if leadership.may_write() {
                         self.settle(class, retry).await;
                     }
@@ -136,7 +140,7 @@ impl Writer {
                 if let Some(sender) = self.again.upgrade() {
                     tokio::spawn(async move {
                         tokio::time::sleep(retry).await;
-                        let _ = sender.send((class, (retry * 2).min(MAX_RETRY)));
+                        let _ = sender.send((class, (retry * 2).min(MAX_RETRY), false));
                     });
                 }
             }
