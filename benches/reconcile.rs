@@ -25,8 +25,8 @@ use common::{
     scaled_template,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gateway_reconcile::addresses::addresses;
-use gateway_reconcile::validate::validate;
+use gateway_reconcile::stages::addresses::addresses;
+use gateway_reconcile::stages::validate::validate;
 use gateway_reconcile::{Settings, WriteOutcome};
 use std::hint::black_box;
 

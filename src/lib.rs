@@ -14,7 +14,8 @@
 //!   [`Settings`] and the time (a [`jiff`] `Timestamp`, re-exported); it answers a [`Plan`]:
 //!   a [`PendingWrite`] (a [`DeploymentWrite`] to perform, then
 //!   [`settle`](PendingWrite::settle) with its [`WriteOutcome`], or take it out with
-//!   [`into_write`](PendingWrite::into_write) and settle the [`AwaitingOutcome`]), or the
+//!   [`into_write`](PendingWrite::into_write) and settle the [`AwaitingOutcome`], or
+//!   [`detach`](AwaitingOutcome::detach) it to settle a [`Detached`] that borrows nothing), or the
 //!   [`Settlement`] already. A settlement carries the [`StatusPatch`], the Events, the
 //!   [`Requeue`] (with its [`deadline`](Requeue::deadline)) and the new [`WriteRecord`].
 //!   See [`reconcile`] for a whole loop.
@@ -25,14 +26,16 @@
 //! - The vocabulary: [`conditions`] (types, statuses, reasons; look a condition up with
 //!   [`ConditionTypes::find`](conditions::ConditionTypes::find)) and [`events`].
 //! - The GatewayClass's own status: [`gateway_class`].
+//! - Finding and watching the objects: [`lookup`] (the LB Deployment's name, labels and
+//!   annotations; which Gateway a route names).
 //! - Errors: [`InputError`], for inputs the crate cannot work with.
 //! - Behind features (below): `testing` (the test kit), `interop` (k8s-openapi and
 //!   gateway-api conversions), `sim` (the simulator and scenario runner).
 //!
-//! The rules behind the decisions are documented where they are implemented: [`validate`]
-//! (which parameters are `InvalidParameters`, with the exact messages), [`render`] (the LB
-//! Deployment) and [`drift`] (what counts as drift). The code they share (CIDR and
-//! quantity parsing, reading a rollout's state) is crate-private.
+//! Nothing else is needed to run the reconcile. The rules behind its decisions are
+//! documented where they are implemented, in [`stages`] (validation with the exact
+//! `InvalidParameters` messages, the LB Deployment's render, what counts as drift, the
+//! addresses), which [`plan`] runs.
 //!
 //! # Changes the API server makes to the controller's own write
 //!
@@ -222,10 +225,8 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod addresses;
 pub(crate) mod cidr;
 pub mod conditions;
-pub mod drift;
 mod error;
 pub mod events;
 pub mod gateway_class;
@@ -236,24 +237,26 @@ pub mod gateway_class;
 )]
 pub mod interop;
 mod json;
-pub mod nad;
+pub mod lookup;
 mod names;
 pub mod outcome;
 pub(crate) mod quantity;
 pub mod reconcile;
-pub mod render;
 pub(crate) mod rollout;
 mod settings;
 #[cfg(feature = "sim")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub mod sim;
 mod snapshot;
+pub mod stages;
 pub mod template;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
-pub mod validate;
 pub mod wire;
+
+// The stages under their short names inside the crate.
+pub(crate) use stages::{addresses, drift, nad, render, validate};
 
 /// The time crate of [`plan`]'s `now` and of [`Requeue::deadline`] (jiff, re-exported so
 /// that an embedder names the same version).
@@ -262,8 +265,8 @@ pub use jiff;
 pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};
 pub use reconcile::{
-    AwaitingOutcome, DeploymentWrite, PendingWrite, Plan, Requeue, Settlement, StatusPatch,
-    WriteKind, WriteRecord, plan,
+    AwaitingOutcome, DeploymentWrite, Detached, PendingWrite, Plan, Requeue, Settlement,
+    StatusPatch, WriteKind, WriteRecord, plan,
 };
 pub use settings::{Label, Settings, format_duration, parse_duration};
 pub use snapshot::Snapshot;

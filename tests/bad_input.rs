@@ -669,7 +669,7 @@ fn b39_plan_outcome_refuses_a_duplicate_key() {
 /// gives `InvalidParameters` naming the field and the limit, and nothing is created.
 #[test]
 fn b40_parameter_lists_over_their_crd_bounds() {
-    use gateway_reconcile::validate::{
+    use gateway_reconcile::stages::validate::{
         MAX_INFRASTRUCTURE_ENTRIES, MAX_INTERNAL_SUBNETS, MAX_NETWORK_ATTACHMENTS,
     };
     use gateway_reconcile::wire::{InternalSubnet, NetworkAttachment};

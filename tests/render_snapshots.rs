@@ -2,10 +2,10 @@
 //! server-defaulted Deployment that others have edited.
 
 use gateway_reconcile::Settings;
-use gateway_reconcile::nad::NetworkSelection;
-use gateway_reconcile::render::render;
+use gateway_reconcile::stages::nad::NetworkSelection;
+use gateway_reconcile::stages::render::render;
+use gateway_reconcile::stages::validate::validate;
 use gateway_reconcile::template::default_template;
-use gateway_reconcile::validate::validate;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration};
 use serde_json::json;
 

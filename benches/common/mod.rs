@@ -249,7 +249,7 @@ pub fn elements(t: &Deployment) -> usize {
 /// /64s, disjoint) and `2k` network attachments (distinct interfaces), each up to the CRD's
 /// bound (2 and 10), `2k` verticalScaling entries (distinct names), and `5k` L34Routes.
 pub fn scaled_inputs(k: usize) -> Inputs {
-    use gateway_reconcile::validate::{MAX_INTERNAL_SUBNETS, MAX_NETWORK_ATTACHMENTS};
+    use gateway_reconcile::stages::validate::{MAX_INTERNAL_SUBNETS, MAX_NETWORK_ATTACHMENTS};
     let mut i = realistic();
     let spec = &mut i.configuration.spec;
     spec.internal_subnets = (0..k)

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, Shared};
 use futures::{Future, FutureExt, Stream, StreamExt};
-use gateway_reconcile::{InputError, Settings, addresses, render, wire};
+use gateway_reconcile::{InputError, Settings, lookup, wire};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::{self, Controller};
@@ -899,7 +899,7 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
     }
     let inputs = Inputs::gather(&ctx.stores, settings, wire_gateway, &namespace);
-    let lb_name = render::deployment_name(settings, &name);
+    let lb_name = lookup::deployment_name(settings, &name);
     let deployment_version = inputs
         .deployment
         .as_ref()
@@ -1030,7 +1030,7 @@ impl Inputs {
             }
             _ => None,
         };
-        let lb_name = render::deployment_name(settings, name);
+        let lb_name = lookup::deployment_name(settings, name);
         let deployment = stores
             .deployments
             .get(&ObjectRef::new(&lb_name).within(namespace));
@@ -1042,7 +1042,7 @@ impl Inputs {
             .iter()
             .filter_map(|key| stores.routes.get(key))
             .filter_map(|route| route.read().ok().cloned())
-            .filter(|route| addresses::names_gateway(route, name, namespace))
+            .filter(|route| lookup::names_gateway(route, name, namespace))
             .collect();
         // In the cache's order of names, whatever the index's.
         routes.sort_by(|a, b| {
@@ -1240,7 +1240,7 @@ fn parents_of(route: &L34Route) -> Vec<ObjectRef<Gateway>> {
         .spec
         .parent_refs
         .iter()
-        .filter_map(|parent| addresses::parent_gateway(parent, own_namespace))
+        .filter_map(|parent| lookup::parent_gateway(parent, own_namespace))
         .map(|(namespace, name)| ObjectRef::new(name).within(namespace))
         .collect()
 }

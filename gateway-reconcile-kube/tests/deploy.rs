@@ -5,7 +5,7 @@
 //! unchanged; the admission policy names the managed-by label the core renders.
 //! `tests/chart.rs` renders the chart itself and proves it on the real API server.
 
-use gateway_reconcile::render::{MANAGED_BY, MANAGED_BY_LABEL};
+use gateway_reconcile::lookup::{MANAGED_BY, MANAGED_BY_LABEL};
 use serde::Deserialize;
 use serde_json::Value;
 

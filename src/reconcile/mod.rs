@@ -8,6 +8,9 @@
 //! or is settled already ([`Plan::Settled`]). A caller that sends the desired Deployment by
 //! value takes the write out with [`PendingWrite::into_write`] and settles the
 //! [`AwaitingOutcome`] it returns instead: a Deployment can be large, and it is not copied.
+//! A caller that must change the objects the snapshot borrows while the write is in flight
+//! (one mutable store) [`detach`](AwaitingOutcome::detach)es it first: a [`Detached`]
+//! borrows nothing.
 //!
 //! ```
 //! use gateway_reconcile::{
@@ -71,6 +74,7 @@
 //! what happened (decision × write × outcome class); `table` maps a situation to its row of
 //! the condition table (the crate docs state its rules); `settle` merges the row into the observed conditions, with events and requeue.
 
+mod detached;
 mod plan;
 mod record;
 mod settle;
@@ -79,6 +83,7 @@ mod situation;
 mod table;
 mod write;
 
+pub use detached::Detached;
 pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};
 pub use record::WriteRecord;
 pub use settlement::{Requeue, Settlement, StatusPatch};

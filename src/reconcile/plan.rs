@@ -111,8 +111,8 @@ impl<'a> PendingWrite<'a> {
 #[must_use = "settle it with the outcome of the write"]
 #[derive(Debug)]
 pub struct AwaitingOutcome<'a> {
-    planned: Planned<'a>,
-    kind: WriteKind,
+    pub(super) planned: Planned<'a>,
+    pub(super) kind: WriteKind,
 }
 
 impl AwaitingOutcome<'_> {

@@ -58,7 +58,7 @@ impl Planned<'_> {
                 .map(|key| (key, carried(stored))),
             (None, Some(a)) => self
                 .identity_in(&a.held)
-                .map(|key| (key, self.snapshot.deployment.and_then(carried))),
+                .map(|key| (key, a.observed.as_ref().and_then(|o| o.carried))),
             _ => None,
         };
         let identity = identity.as_ref().map(|(key, c)| (key.as_str(), *c));

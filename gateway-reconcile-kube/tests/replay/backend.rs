@@ -20,7 +20,7 @@ use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, R
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::{
     DeploymentWrite, FailureClass, Plan, Settings, Snapshot, WriteOutcome, WriteRecord,
-    gateway_class, render, wire,
+    gateway_class, lookup, wire,
 };
 use gateway_reconcile_kube::cached::{Cached, Kind as CachedKind};
 use gateway_reconcile_kube::write;
@@ -344,7 +344,7 @@ impl Real {
     fn name_of(&self, kind: Kind) -> Step<String> {
         match kind {
             Kind::Gateway => Ok(self.gateway_name.clone()),
-            Kind::Deployment => Ok(render::deployment_name(&self.settings, &self.gateway_name)),
+            Kind::Deployment => Ok(lookup::deployment_name(&self.settings, &self.gateway_name)),
             Kind::Configuration => Ok(self.configuration_name().unwrap_or_default()),
             Kind::GatewayClass => Ok(self.class_name.clone()),
             Kind::Template | Kind::Routes => failed(format!("{kind} has no name")),

@@ -318,7 +318,7 @@ impl Truth {
         }
 
         if ours && is_true(find(after, ACCEPTED)) && is_true(applied) {
-            let key = gateway_reconcile::render::generation_annotation(&self.settings);
+            let key = gateway_reconcile::lookup::generation_annotation(&self.settings);
             let carried = deployment
                 .and_then(|d| d.pointer("/metadata/annotations"))
                 .and_then(|a| a.get(&key))

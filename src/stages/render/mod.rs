@@ -159,9 +159,9 @@ pub fn uid_annotation(settings: &Settings) -> String {
 /// missing one renders as the empty string.
 ///
 /// ```
-/// use gateway_reconcile::render::render;
+/// use gateway_reconcile::stages::render::render;
 /// use gateway_reconcile::template::default_template;
-/// use gateway_reconcile::validate::validate;
+/// use gateway_reconcile::stages::validate::validate;
 /// use gateway_reconcile::wire::{Gateway, GatewayConfiguration};
 /// use gateway_reconcile::Settings;
 ///

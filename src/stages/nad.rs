@@ -28,7 +28,7 @@ pub struct NetworkSelection {
 /// skipped; text that is neither a JSON list nor shorthand yields what could be read.
 ///
 /// ```
-/// use gateway_reconcile::nad::parse_annotation;
+/// use gateway_reconcile::stages::nad::parse_annotation;
 /// let list = parse_annotation("ns1/a@eth1, b@eth2", "gw-ns");
 /// assert_eq!(list[0].namespace, "ns1");
 /// assert_eq!(list[1].namespace, "gw-ns");
@@ -118,7 +118,7 @@ pub(crate) fn merge_owned(
 /// The annotation value: a JSON list of `{"name","namespace","interface"}`.
 ///
 /// ```
-/// use gateway_reconcile::nad::{NetworkSelection, to_annotation};
+/// use gateway_reconcile::stages::nad::{NetworkSelection, to_annotation};
 /// let s = NetworkSelection { name: "a".into(), namespace: "ns".into(), interface: "eth1".into() };
 /// assert_eq!(to_annotation(&[s]), r#"[{"name":"a","namespace":"ns","interface":"eth1"}]"#);
 /// ```

@@ -139,7 +139,7 @@ impl Enforcement {
     /// condition domain. The container names are sorted and deduplicated.
     ///
     /// ```
-    /// use gateway_reconcile::drift::Enforcement;
+    /// use gateway_reconcile::stages::drift::Enforcement;
     /// use gateway_reconcile::wire::GatewayConfiguration;
     /// use gateway_reconcile::Settings;
     ///
@@ -184,7 +184,7 @@ impl Enforcement {
 /// rules.
 ///
 /// ```
-/// use gateway_reconcile::drift::{Enforcement, drift};
+/// use gateway_reconcile::stages::drift::{Enforcement, drift};
 /// use gateway_reconcile::wire::Deployment;
 ///
 /// let desired: Deployment = serde_json::from_value(serde_json::json!({

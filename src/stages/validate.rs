@@ -333,7 +333,7 @@ impl Invalid {
 ///
 /// ```
 /// use gateway_reconcile::Settings;
-/// use gateway_reconcile::validate::validate;
+/// use gateway_reconcile::stages::validate::validate;
 /// use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration};
 /// use serde_json::json;
 ///

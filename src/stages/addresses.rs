@@ -1,4 +1,4 @@
-//! The Gateway's `status.addresses`, from the L34Routes attached to it (SPEC §3 step 5).
+//! The Gateway's `status.addresses`, from the L34Routes attached to it.
 //!
 //! A route holding more `parentRefs` than [`MAX_PARENT_REFS`] or more `destinationCIDRs`
 //! than [`MAX_DESTINATION_CIDRS`] (the L34Route CRD's `maxItems`, the same in this
@@ -34,7 +34,7 @@ const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 /// Only the 16 smallest addresses are ever held, however many routes there are.
 ///
 /// ```
-/// use gateway_reconcile::addresses::addresses;
+/// use gateway_reconcile::stages::addresses::addresses;
 /// let route: gateway_reconcile::wire::L34Route = serde_json::from_str(r#"{
 ///   "metadata": {"namespace": "ns"},
 ///   "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32", "bad"]}
@@ -78,7 +78,7 @@ pub fn addresses(gateway: &str, namespace: &str, routes: &[L34Route]) -> Vec<Gat
 /// of route attachment: [`addresses`] and a controller's route triggers both use it.
 ///
 /// ```
-/// use gateway_reconcile::addresses::parent_gateway;
+/// use gateway_reconcile::stages::addresses::parent_gateway;
 /// use gateway_reconcile::wire::ParentReference;
 /// let parent = ParentReference { name: "gw".into(), ..ParentReference::default() };
 /// assert_eq!(parent_gateway(&parent, "ns"), Some(("ns", "gw")));
@@ -104,7 +104,7 @@ pub fn parent_gateway<'a>(
 /// route over them.
 ///
 /// ```
-/// use gateway_reconcile::addresses::names_gateway;
+/// use gateway_reconcile::stages::addresses::names_gateway;
 /// let route: gateway_reconcile::wire::L34Route = serde_json::from_str(r#"{
 ///   "metadata": {"namespace": "ns"}, "spec": {"parentRefs": [{"name": "gw"}]}
 /// }"#).unwrap();
