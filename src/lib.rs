@@ -29,7 +29,8 @@
 //! - Finding and watching the objects: [`lookup`] (the LB Deployment's name, labels and
 //!   annotations; which Gateway a route names).
 //! - Errors: [`InputError`], for inputs the crate cannot work with.
-//! - Behind features (below): `testing` (the test kit), `interop` (k8s-openapi and
+//! - Behind features (below): `kube` (`kube::Resource` for the wire types, to watch and
+//!   cache them with kube-rs), `testing` (the test kit), `interop` (k8s-openapi and
 //!   gateway-api conversions), `sim` (the simulator and scenario runner).
 //!
 //! Nothing else is needed to run the reconcile. The rules behind its decisions are
@@ -209,13 +210,19 @@
 //! turns it off (`default-features = false`): its build then has no simulator and no
 //! `serde_path_to_error`.
 //!
-//! Off by default: `yaml` (YAML input for the `gateway-reconcile` command line only),
-//! `k8s-openapi` (conversions with k8s-openapi 0.28's `Deployment` and
-//! `Condition`) and `gateway-api` (conversions from gateway-api 0.22's `Gateway` and
-//! `GatewayClass`, and condition lists back). The library enables no Kubernetes version of
-//! k8s-openapi; the final binary does. `testing` is the test kit for embedders
-//! (`testing` module: proptest strategies, the invariants as reusable checks, stable text
-//! for snapshot tests); it adds proptest as a dependency.
+//! Off by default:
+//!
+//! | feature | gives | needs |
+//! |---|---|---|
+//! | `kube` | `kube::Resource` for the wire types (`resource::Watched`), to watch and cache them with kube-rs | kube-core 5 (types only, no client); Rust 1.89 |
+//! | `k8s-openapi` | conversions with k8s-openapi 0.29's `Deployment` and `Condition` (`interop`) | |
+//! | `gateway-api` | conversions from gateway-api 0.22's `Gateway` and `GatewayClass`, and condition lists back (`interop`) | gateway-api 0.22, itself on k8s-openapi 0.28 and kube 4; Rust 1.92 |
+//! | `testing` | the test kit for embedders (`testing`: proptest strategies, the invariants as reusable checks, stable text for snapshot tests) | proptest |
+//! | `yaml` | YAML input for the `gateway-reconcile` command line | |
+//!
+//! The library enables no Kubernetes version of k8s-openapi; the final binary does. The
+//! crate's own MSRV (1.85) is that of its default features and of `k8s-openapi`,
+//! `testing` and `yaml`.
 //!
 //! # Example
 //!
@@ -242,6 +249,9 @@ mod names;
 pub mod outcome;
 pub(crate) mod quantity;
 pub mod reconcile;
+#[cfg(feature = "kube")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
+pub mod resource;
 pub(crate) mod rollout;
 mod settings;
 #[cfg(feature = "sim")]

@@ -3,10 +3,13 @@
 //! [`GatewayStatus`] (feature `gateway-api`).
 //!
 //! The types are those of gateway-api's standard channel
-//! (`gateway_api::apis::standard::{gateways, gatewayclasses}`). Their status conditions are
-//! k8s-openapi's `Condition`, so the condition conversions of
-//! [`interop::k8s_openapi`](super::k8s_openapi) apply; [`gateway_conditions`] gives exactly
-//! the type of `GatewayStatus::conditions`.
+//! (`gateway_api::apis::standard::{gateways, gatewayclasses}`). gateway-api 0.22 is built on
+//! k8s-openapi 0.28 (and kube 4), while the `k8s-openapi` feature converts k8s-openapi 0.29's
+//! types: this module names its own k8s-openapi 0.28 types, and needs no other feature.
+//! Its status conditions are that `Condition`; [`gateway_conditions`] gives exactly the type
+//! of `GatewayStatus::conditions`, by the same rules as the `k8s-openapi` feature's
+//! conversion (a `lastTransitionTime` must be an RFC 3339 timestamp; a fraction of a second
+//! or a non-`Z` offset becomes the second in UTC).
 //!
 //! ```
 //! # #[cfg(feature = "gateway-api")] {
@@ -29,21 +32,17 @@
 
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::{Gateway, GatewayStatus};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi_gateway_api::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::k8s_openapi::conditions_to_k8s;
 use super::{malformed, read_keeping};
 use crate::InputError;
 use crate::wire;
 
 /// `Kind "ns/name"` (or `Kind "name"` for a cluster-scoped object), as errors name objects.
-fn object_name(
-    kind: &str,
-    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-) -> String {
+fn object_name(kind: &str, meta: &ObjectMeta) -> String {
     match (&meta.namespace, &meta.name) {
         (Some(ns), Some(name)) => format!("{kind} {:?}", format!("{ns}/{name}")),
         (None, Some(name)) => format!("{kind} {name:?}"),
@@ -163,8 +162,14 @@ pub fn gateway_conditions(
     if conditions.is_empty() {
         return Ok(None);
     }
-    conditions_to_k8s(conditions).map(Some)
+    conditions
+        .iter()
+        .map(typed_condition)
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
+
+super::typed_condition!(typed_condition, Condition, Time);
 
 #[cfg(test)]
 mod tests {
@@ -395,7 +400,6 @@ mod tests {
     #[test]
     fn a_reconcile_from_typed_objects_round_trips_its_writes() {
         use crate::{DeploymentWrite, Plan, Settings, Snapshot, WriteOutcome, plan, template};
-        use k8s_openapi::api::apps::v1::Deployment;
 
         let mut json = gateway_json();
         json["status"] = json!({});
@@ -419,16 +423,22 @@ mod tests {
             .with_configuration(Some(&conf));
         let plan = plan(&settings, snapshot, "2026-01-01T09:00:00Z".parse().unwrap()).unwrap();
 
-        // The Deployment the crate wants written fits k8s-openapi's type without loss.
         let Plan::Write(pending) = plan else {
             panic!("expected a write, got {plan:?}");
         };
         let DeploymentWrite::Create(desired) = pending.write() else {
             panic!("expected a create, got {:?}", pending.write());
         };
-        let typed = Deployment::try_from(desired).unwrap();
-        assert_eq!(typed.metadata.name.as_deref(), Some("sllbr-gw"));
-        assert_eq!(&wire::Deployment::try_from(&typed).unwrap(), desired);
+        assert_eq!(desired.name(), Some("sllbr-gw"));
+        // With the `k8s-openapi` feature too, the Deployment the crate wants written fits
+        // k8s-openapi's type without loss.
+        #[cfg(feature = "k8s-openapi")]
+        {
+            use k8s_openapi::api::apps::v1::Deployment;
+            let typed = Deployment::try_from(desired).unwrap();
+            assert_eq!(typed.metadata.name.as_deref(), Some("sllbr-gw"));
+            assert_eq!(&wire::Deployment::try_from(&typed).unwrap(), desired);
+        }
 
         // The status it wants written converts to gateway-api's type.
         let settlement = pending.settle(WriteOutcome::Applied);

@@ -136,6 +136,8 @@ impl From<Condition> for wire::Condition {
     }
 }
 
+super::typed_condition!(typed_condition, Condition, Time);
+
 impl TryFrom<&wire::Condition> for Condition {
     type Error = InputError;
 
@@ -164,26 +166,7 @@ impl TryFrom<&wire::Condition> for Condition {
     /// # }
     /// ```
     fn try_from(condition: &wire::Condition) -> Result<Self, InputError> {
-        let time: Time = serde_json::from_value(Value::String(
-            condition.last_transition_time.clone(),
-        ))
-        .map_err(|_| {
-            malformed(
-                format!("condition {:?}", condition.type_),
-                format!(
-                    "lastTransitionTime is not an RFC 3339 timestamp: {:?}",
-                    condition.last_transition_time
-                ),
-            )
-        })?;
-        Ok(Condition {
-            last_transition_time: time,
-            message: condition.message.clone(),
-            observed_generation: condition.observed_generation,
-            reason: condition.reason.clone(),
-            status: condition.status.clone(),
-            type_: condition.type_.clone(),
-        })
+        typed_condition(condition)
     }
 }
 

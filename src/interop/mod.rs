@@ -3,8 +3,17 @@
 //!
 //! | feature | crate | converts |
 //! |---|---|---|
-//! | `k8s-openapi` | [`k8s-openapi`](https://docs.rs/k8s-openapi) 0.28 | [`wire::Deployment`] ⇄ `api::apps::v1::Deployment`, [`wire::Condition`] ⇄ `apimachinery::pkg::apis::meta::v1::Condition` |
-//! | `gateway-api` | [`gateway-api`](https://docs.rs/gateway-api) 0.22 (implies `k8s-openapi`) | `Gateway` → [`wire::Gateway`], `GatewayClass` → [`wire::GatewayClass`], [`wire::GatewayStatus`] → `GatewayStatus`, conditions back |
+//! | `k8s-openapi` | [`k8s-openapi`](https://docs.rs/k8s-openapi) 0.29 (kube 5's) | [`wire::Deployment`] ⇄ `api::apps::v1::Deployment`, [`wire::Condition`] ⇄ `apimachinery::pkg::apis::meta::v1::Condition` |
+//! | `gateway-api` | [`gateway-api`](https://docs.rs/gateway-api) 0.22 (itself on k8s-openapi 0.28 and kube 4) | `Gateway` → [`wire::Gateway`], `GatewayClass` → [`wire::GatewayClass`], [`wire::GatewayStatus`] → `GatewayStatus`, conditions back |
+//!
+//! # Who uses it
+//!
+//! Embedders whose caches hold typed objects: a kube-rs controller with k8s-openapi's
+//! `Deployment`, or one built on the gateway-api crate's `Gateway`. The workspace's own
+//! controller (`gateway-reconcile-kube`) uses none of it: it watches the wire types
+//! directly (the `kube` feature, [`resource`](crate::resource)). The `gateway-api`
+//! conversions stay on k8s-openapi 0.28 until the gateway-api crate moves to kube 5; they
+//! name their own k8s-openapi version and need no other feature.
 //!
 //! The crate's own types stay the contract: every conversion goes through the Kubernetes
 //! wire JSON (serde), so a field means the same thing on both sides, and every fallible
@@ -56,6 +65,40 @@ pub mod k8s_openapi;
 use serde_json::Value;
 
 use crate::InputError;
+
+/// Defines `fn $name(&wire::Condition) -> Result<$condition, InputError>`: one condition,
+/// field by field, its time as `metav1.Time` reads it (an RFC 3339 timestamp; a fraction
+/// of a second or a non-`Z` offset becomes the second in UTC). One definition for the two
+/// k8s-openapi versions the features convert to (0.29, and gateway-api's 0.28).
+#[cfg(any(feature = "k8s-openapi", feature = "gateway-api"))]
+macro_rules! typed_condition {
+    ($name:ident, $condition:ident, $time:ty) => {
+        fn $name(condition: &$crate::wire::Condition) -> Result<$condition, $crate::InputError> {
+            let time: $time = serde_json::from_value(serde_json::Value::String(
+                condition.last_transition_time.clone(),
+            ))
+            .map_err(|_| {
+                super::malformed(
+                    format!("condition {:?}", condition.type_),
+                    format!(
+                        "lastTransitionTime is not an RFC 3339 timestamp: {:?}",
+                        condition.last_transition_time
+                    ),
+                )
+            })?;
+            Ok($condition {
+                last_transition_time: time,
+                message: condition.message.clone(),
+                observed_generation: condition.observed_generation,
+                reason: condition.reason.clone(),
+                status: condition.status.clone(),
+                type_: condition.type_.clone(),
+            })
+        }
+    };
+}
+#[cfg(any(feature = "k8s-openapi", feature = "gateway-api"))]
+use typed_condition;
 
 /// The error for a value that failed to convert on its way between the two types.
 fn malformed(object: impl Into<String>, why: impl std::fmt::Display) -> InputError {

@@ -1,0 +1,318 @@
+//! `kube::Resource` for the crate's wire types (feature `kube`), so that a kube-rs
+//! controller watches and caches them directly: a [`Watched<T>`] is what a watch of `T`'s
+//! kind deserializes into, and what its reflector stores and its reconcile borrows.
+//!
+//! ```
+//! use gateway_reconcile::resource::Watched;
+//! use gateway_reconcile::wire;
+//! use kube_core::Resource;
+//!
+//! // What a watch event carries: the JSON of one object.
+//! let watched: Watched<wire::Gateway> = serde_json::from_value(serde_json::json!({
+//!     "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+//!     "metadata": {"name": "gw", "namespace": "red", "uid": "u-1", "generation": 2,
+//!                  "managedFields": [{"manager": "kubectl"}]},
+//!     "spec": {"gatewayClassName": "meridio", "listeners": []}
+//! })).unwrap();
+//! assert_eq!(Watched::<wire::Gateway>::plural(&()), "gateways");
+//! assert_eq!(watched.meta().name.as_deref(), Some("gw"));
+//! let gateway: &wire::Gateway = watched.read().unwrap(); // what `Snapshot` borrows
+//! assert_eq!(gateway.spec.gateway_class_name, "meridio");
+//! ```
+//!
+//! With kube-rs, `Api::<Watched<wire::Gateway>>::all(client)` lists and watches Gateways
+//! as the crate reads them, and `kube::runtime::reflector` caches them.
+//!
+//! # Why a wrapper, not `Resource` on the wire types themselves
+//!
+//! [`Resource::meta`] must return k8s-openapi's `ObjectMeta`, and the wire types hold the
+//! crate's own [`wire::ObjectMeta`] (so that the crate reads objects without k8s-openapi,
+//! and keeps every metadata field it does not model). The wrapper carries the few fields
+//! kube-runtime keys caches and triggers by (name, namespace, uid, `resourceVersion`,
+//! generation) beside the untouched wire object.
+//!
+//! # One bad object never fails a list
+//!
+//! A watcher deserializes a whole list page at once: one object that fails to deserialize
+//! fails the page, and the cache of that kind never fills. A [`Watched<T>`] never fails on
+//! an object the API server returns: the wire type is read on its own, and an object it
+//! cannot read is kept as [`Watched::read`]'s error (naming the field), with its identity,
+//! so the page and every other object are kept. (kube-core's `DeserializeGuard` does the
+//! same for a typed object; here the object's identity and its `spec.gatewayClassName` are
+//! kept too, so that an unreadable Gateway of a controller's class is told apart from a
+//! foreign one.)
+//!
+//! `metadata.managedFields` is dropped before the object is read: the crate never reads or
+//! writes it back, and it is the largest part of most objects.
+
+use std::borrow::Cow;
+
+use kube_core::{ClusterResourceScope, NamespaceResourceScope, ObjectMeta, Resource};
+use serde::de::{Deserialize, DeserializeOwned, Deserializer};
+use serde_json::Value;
+
+use crate::wire;
+
+/// A kind the crate reads as the wire type `Self`, with what `kube::Resource` needs to
+/// name its API.
+pub trait Kind: DeserializeOwned {
+    /// `ClusterResourceScope` or `NamespaceResourceScope`.
+    type Scope;
+    /// The kind, e.g. `Gateway`.
+    const KIND: &'static str;
+    /// The API group (`""` for core).
+    const GROUP: &'static str;
+    /// The API version.
+    const VERSION: &'static str;
+    /// The resource's plural.
+    const PLURAL: &'static str;
+}
+
+macro_rules! kind {
+    ($type:ty, $scope:ty, $kind:literal, $group:literal, $version:literal, $plural:literal) => {
+        impl Kind for $type {
+            type Scope = $scope;
+            const KIND: &'static str = $kind;
+            const GROUP: &'static str = $group;
+            const VERSION: &'static str = $version;
+            const PLURAL: &'static str = $plural;
+        }
+    };
+}
+
+kind!(
+    wire::Gateway,
+    NamespaceResourceScope,
+    "Gateway",
+    "gateway.networking.k8s.io",
+    "v1",
+    "gateways"
+);
+kind!(
+    wire::GatewayClass,
+    ClusterResourceScope,
+    "GatewayClass",
+    "gateway.networking.k8s.io",
+    "v1",
+    "gatewayclasses"
+);
+kind!(
+    wire::GatewayConfiguration,
+    NamespaceResourceScope,
+    "GatewayConfiguration",
+    "meridio-2.nordix.org",
+    "v1alpha1",
+    "gatewayconfigurations"
+);
+kind!(
+    wire::L34Route,
+    NamespaceResourceScope,
+    "L34Route",
+    "meridio-2.nordix.org",
+    "v1alpha1",
+    "l34routes"
+);
+kind!(
+    wire::Deployment,
+    NamespaceResourceScope,
+    "Deployment",
+    "apps",
+    "v1",
+    "deployments"
+);
+
+/// A watched object: the wire type `T` read once from the watch event, and the metadata
+/// kube-runtime keys it by.
+#[derive(Debug, Clone)]
+pub struct Watched<T> {
+    /// Name, namespace, uid, `resourceVersion` and generation only.
+    meta: ObjectMeta,
+    /// The wire object, or why `T` cannot read it.
+    read: Result<T, String>,
+    /// `spec.gatewayClassName` of an object `T` cannot read, when it is a string there.
+    unread_class: Option<String>,
+}
+
+impl<T> Watched<T> {
+    /// The wire object, or why the crate's type cannot read it (the error names the kind
+    /// and the field).
+    pub fn read(&self) -> Result<&T, &str> {
+        self.read.as_ref().map_err(String::as_str)
+    }
+
+    /// The `spec.gatewayClassName` of an object the crate's type cannot read (so that an
+    /// unreadable Gateway of a controller's class is told apart from a foreign one).
+    pub fn unread_class(&self) -> Option<&str> {
+        self.unread_class.as_deref()
+    }
+}
+
+impl<T: Kind> Watched<T> {
+    /// Reads one object from its JSON: never fails (see the module documentation).
+    ///
+    /// ```
+    /// use gateway_reconcile::resource::Watched;
+    /// use gateway_reconcile::wire;
+    ///
+    /// let bad = Watched::<wire::GatewayConfiguration>::from_json(serde_json::json!({
+    ///     "metadata": {"name": "conf", "namespace": "red"},
+    ///     "spec": {"networkAttachments": "not a list"}
+    /// }));
+    /// assert!(bad.read().unwrap_err().starts_with("GatewayConfiguration: invalid type"));
+    /// ```
+    pub fn from_json(mut value: Value) -> Self {
+        let mut meta = ObjectMeta::default();
+        if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("managedFields");
+            let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_owned);
+            meta.name = text("name");
+            meta.namespace = text("namespace");
+            meta.uid = text("uid");
+            meta.resource_version = text("resourceVersion");
+            meta.generation = metadata.get("generation").and_then(Value::as_i64);
+        }
+        let class = value
+            .pointer("/spec/gatewayClassName")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let read = serde_json::from_value::<T>(value).map_err(|e| format!("{}: {e}", T::KIND));
+        let unread_class = class.filter(|_| read.is_err());
+        Watched {
+            meta,
+            read,
+            unread_class,
+        }
+    }
+}
+
+impl<'de, T: Kind> Deserialize<'de> for Watched<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Only what is not JSON at all fails (the watch's own error then).
+        Value::deserialize(deserializer).map(Watched::from_json)
+    }
+}
+
+impl<T: Kind> Resource for Watched<T> {
+    type DynamicType = ();
+    type Scope = T::Scope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        T::KIND.into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        T::GROUP.into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        T::VERSION.into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        T::PLURAL.into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.meta
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.meta
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube_core::{ApiResource, ResourceExt};
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_unreadable_object_keeps_its_identity_and_does_not_fail_the_list() {
+        let list: Vec<Watched<wire::GatewayConfiguration>> = serde_json::from_value(json!([
+            {"metadata": {"name": "good", "namespace": "ns", "resourceVersion": "3"},
+             "spec": {"networkAttachments": []}},
+            {"metadata": {"name": "bad", "namespace": "ns", "resourceVersion": "4"},
+             "spec": {"networkAttachments": "not a list"}}
+        ]))
+        .expect("the list is read");
+        assert!(list[0].read().is_ok());
+        let error = list[1].read().expect_err("unreadable");
+        assert!(
+            error.starts_with("GatewayConfiguration: invalid type"),
+            "{error}"
+        );
+        assert_eq!(list[1].name_any(), "bad");
+        assert_eq!(list[1].resource_version().as_deref(), Some("4"));
+    }
+
+    #[test]
+    fn an_unreadable_gateway_keeps_its_class() {
+        let gateway = Watched::<wire::Gateway>::from_json(json!({
+            "metadata": {"name": "gw", "namespace": "ns"},
+            "spec": {"gatewayClassName": "meridio", "infrastructure": 5}
+        }));
+        assert!(gateway.read().is_err());
+        assert_eq!(gateway.unread_class(), Some("meridio"));
+        let readable = Watched::<wire::Gateway>::from_json(json!({
+            "metadata": {"name": "gw", "namespace": "ns"},
+            "spec": {"gatewayClassName": "meridio"}
+        }));
+        assert_eq!(readable.unread_class(), None);
+    }
+
+    #[test]
+    fn a_condition_time_past_year_9999_is_read_and_kept_as_written() {
+        let time = "9999-12-31T23:59:59-01:00";
+        let gateway = Watched::<wire::Gateway>::from_json(json!({
+            "metadata": {"name": "gw", "namespace": "ns"},
+            "spec": {"gatewayClassName": "c"},
+            "status": {"conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted",
+                                       "message": "", "lastTransitionTime": time}]}
+        }));
+        let wire = gateway.read().expect("readable");
+        assert_eq!(wire.status.conditions[0].last_transition_time, time);
+    }
+
+    #[test]
+    fn managed_fields_are_not_kept() {
+        let deployment = Watched::<wire::Deployment>::from_json(json!({
+            "metadata": {"name": "d", "namespace": "ns", "uid": "u", "generation": 4,
+                         "managedFields": [{"manager": "kubectl"}]},
+            "spec": {"replicas": 1}
+        }));
+        let wire = deployment.read().expect("a Deployment");
+        assert!(wire.get(&["metadata", "managedFields"]).is_none());
+        assert_eq!(wire.name(), Some("d"));
+        assert_eq!(deployment.meta().uid.as_deref(), Some("u"));
+        assert_eq!(deployment.meta().generation, Some(4));
+    }
+
+    /// The API paths kube-rs builds from the trait: a wrong group, version or plural
+    /// would make every request of a controller 404.
+    #[test]
+    fn each_kind_names_its_api() {
+        fn path<K: Resource<DynamicType = ()>>(namespace: Option<&str>) -> String {
+            K::url_path(&(), namespace)
+        }
+        assert_eq!(
+            path::<Watched<wire::Gateway>>(Some("red")),
+            "/apis/gateway.networking.k8s.io/v1/namespaces/red/gateways"
+        );
+        assert_eq!(
+            path::<Watched<wire::GatewayClass>>(None),
+            "/apis/gateway.networking.k8s.io/v1/gatewayclasses"
+        );
+        assert_eq!(
+            path::<Watched<wire::GatewayConfiguration>>(Some("red")),
+            "/apis/meridio-2.nordix.org/v1alpha1/namespaces/red/gatewayconfigurations"
+        );
+        assert_eq!(
+            path::<Watched<wire::L34Route>>(Some("red")),
+            "/apis/meridio-2.nordix.org/v1alpha1/namespaces/red/l34routes"
+        );
+        assert_eq!(
+            path::<Watched<wire::Deployment>>(Some("red")),
+            "/apis/apps/v1/namespaces/red/deployments"
+        );
+        let resource = ApiResource::erase::<Watched<wire::Deployment>>(&());
+        assert_eq!(resource.api_version, "apps/v1");
+        assert_eq!(resource.kind, "Deployment");
+    }
+}
