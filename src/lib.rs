@@ -221,8 +221,8 @@
 //! | `yaml` | YAML input for the `gateway-reconcile` command line | |
 //!
 //! The library enables no Kubernetes version of k8s-openapi; the final binary does. The
-//! crate's own MSRV (1.85) is that of its default features and of `k8s-openapi`,
-//! `testing` and `yaml`.
+//! crate's MSRV (1.88, `rust-version`) holds for its default features and for
+//! `k8s-openapi`, `testing` and `yaml`; CI checks it with that toolchain.
 //!
 //! # Example
 //!

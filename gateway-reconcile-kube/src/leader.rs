@@ -3,12 +3,13 @@
 //!
 //! # Why not a crate
 //!
-//! Of the crates for kube-rs, `kube-coordinate` (2.0.0-rc.0) needs kube 2, and
-//! `kube-lease-manager` 0.13 needs kube 5; its 0.12 and `kube-leader-election` 0.44 fit
-//! kube 4, but neither gives what the controller needs: a holder that stops writing before
-//! its lease can be taken over. Both judge expiry from the Lease's `renewTime` against the
-//! local clock (a skewed clock shortens or stretches the lease), neither has a renew
-//! deadline (a leader whose renewals fail keeps saying it leads until a renewal succeeds,
+//! Of the crates for kube-rs, `kube-coordinate` (2.0.0-rc.0) needs kube 2;
+//! `kube-lease-manager` 0.13 fits kube 5 (the version in use), its 0.12 and
+//! `kube-leader-election` 0.44 fit kube 4, but none gives what the controller needs: a
+//! holder that stops writing before its lease can be taken over. They judge expiry from the
+//! Lease's `renewTime` plus its duration against the local clock (a skewed clock shortens
+//! or stretches the lease; 0.13 does so as 0.12 did), neither has a renew deadline (a
+//! leader whose renewals fail keeps saying it leads until a renewal succeeds,
 //! `kube-lease-manager` backing off up to 30 s meanwhile), and `kube-leader-election`
 //! takes an expired lease with a merge patch without precondition, so two candidates can
 //! both believe they won.

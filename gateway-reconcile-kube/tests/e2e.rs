@@ -1375,7 +1375,17 @@ fn recovered_with_valid_times(c: &BTreeMap<String, Value>) -> bool {
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_status_time_past_year_9999_neither_blinds_the_controller_nor_stays() {
-    use gateway_api::apis::standard::gateways::Gateway as TypedGateway;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+    use kube::core::Object;
+
+    /// A Gateway as a typed client reads it: its conditions as k8s-openapi's `Condition`,
+    /// whose `metav1.Time` is what the gateway-api crate's types hold too.
+    #[derive(Clone, Debug, Default, serde::Deserialize)]
+    struct TypedStatus {
+        #[allow(dead_code)] // read only to show that it cannot be
+        conditions: Vec<Condition>,
+    }
+    type TypedGateway = Object<Value, TypedStatus>;
 
     let mut story = Story::new(settings()).await;
     story.healthy_gateway().await;
@@ -1427,11 +1437,15 @@ async fn a_status_time_past_year_9999_neither_blinds_the_controller_nor_stays() 
         .patch_status("conf", &PatchParams::default(), &Patch::Merge(&foreign))
         .await
         .expect("GatewayConfiguration status");
-    let typed = Api::<TypedGateway>::namespaced(story.admin.clone(), &story.ns);
+    let typed = Api::<TypedGateway>::namespaced_with(
+        story.admin.clone(),
+        &story.ns,
+        &resource("gateway.networking.k8s.io/v1", "Gateway", "gateways"),
+    );
     let get = typed
         .get("gw")
         .await
-        .expect_err("gateway-api's Gateway cannot read it");
+        .expect_err("a typed Gateway (k8s-openapi's Condition) cannot read it");
     eprintln!("typed get: {get}");
     let list = typed
         .list(&Default::default())
