@@ -30,8 +30,9 @@
 #
 # Environment knobs: E2E_KEEP_DIR=1 keeps the directory (its path is printed);
 # E2E_START_TIMEOUT (seconds, default 180) bounds the wait for each component's readiness;
-# E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces); E2E_CRDS replaces the
-# CRD files of crds/ (paths split on spaces); E2E_AUDIT_READ_USERS logs every read of these
+# E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces); MERIDIO2_SRC is Meridio-2's
+# source, whose GatewayConfiguration and L34Route CRDs are installed (crds/ when it is
+# absent); E2E_CRDS replaces those CRD files (paths split on spaces); E2E_AUDIT_READ_USERS logs every read of these
 # users too (names split on spaces or commas).
 # E2E_AUDIT_WATCHES=1 also logs the watches of the controller under test (once, when each
 # ends). The *-apiserver commands find the control plane through E2E_DIR; the teardown of
@@ -300,9 +301,19 @@ EOF
   echo "${pids[1]}" >"$tmp/kube-apiserver.pid"
   wait_ready kube-apiserver "${pids[1]}" "$tmp/kube-apiserver.log" "$server/readyz" "$tmp"
 
-  # E2E_CRDS (paths split on spaces) replaces the GatewayConfiguration and L34Route CRDs of
-  # crds/, e.g. with Meridio-2's own (its config/crd/bases/*.yaml).
-  local own_crds="$crd_dir/meridio-2.nordix.org_gatewayconfigurations.yaml $crd_dir/meridio-2.nordix.org_l34routes.yaml"
+  # The GatewayConfiguration and L34Route CRDs: Meridio-2's own (its config/crd/bases, read
+  # from MERIDIO2_SRC, default ../shared/meridio-2 from the repository root), what a real
+  # cluster runs; when that source is absent, this project's copies in crds/ (they differ:
+  # e2e/README.md, "Meridio-2's own CRDs"). E2E_CRDS (paths split on spaces) replaces both.
+  local upstream="${MERIDIO2_SRC:-$here/../../shared/meridio-2}/config/crd/bases"
+  local own_crds
+  if [[ -f "$upstream/meridio-2.nordix.org_gatewayconfigurations.yaml" && -f "$upstream/meridio-2.nordix.org_l34routes.yaml" ]]; then
+    own_crds="$upstream/meridio-2.nordix.org_gatewayconfigurations.yaml $upstream/meridio-2.nordix.org_l34routes.yaml"
+    [[ -n "${E2E_CRDS:-}" ]] || echo "controlplane.sh: installing Meridio-2's own GatewayConfiguration and L34Route CRDs from $upstream" >&2
+  else
+    own_crds="$crd_dir/meridio-2.nordix.org_gatewayconfigurations.yaml $crd_dir/meridio-2.nordix.org_l34routes.yaml"
+    [[ -n "${E2E_CRDS:-}" ]] || echo "controlplane.sh: Meridio-2's source is not at ${MERIDIO2_SRC:-$here/../../shared/meridio-2} (set MERIDIO2_SRC): installing this project's CRD copies from crds/ instead" >&2
+  fi
   # shellcheck disable=SC2086 # one path a line, no spaces in them
   "$bin/e2e-helper" crds "$tmp/kubeconfig" $crd_files ${E2E_CRDS:-$own_crds} >"$tmp/crds.log" 2>&1 ||
     fail_start "CRD installation" "$tmp/crds.log" "see below"

@@ -41,6 +41,7 @@ var (
 	configurations = schema.GroupVersionResource{Group: "meridio-2.nordix.org", Version: "v1alpha1", Resource: "gatewayconfigurations"}
 	routes         = schema.GroupVersionResource{Group: "meridio-2.nordix.org", Version: "v1alpha1", Resource: "l34routes"}
 	deployments    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	crds           = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
 type env struct {
@@ -176,8 +177,15 @@ func TestControlPlane(t *testing.T) {
 		if got := nested(gc.Object, "spec", "internalSubnets"); got.([]any)[0].(map[string]any)["attachmentType"] != "NAD" {
 			t.Errorf("attachmentType not defaulted: %v", got)
 		}
-		if got := nested(gc.Object, "spec", "horizontalScaling", "enforceReplicas"); got != false {
-			t.Errorf("enforceReplicas not defaulted: %v", got)
+		// The two CRDs the control plane may install default it differently (crds/: false;
+		// Meridio-2's own: true): the installed CRD's schema says which one it is.
+		crd, err := e.dyn.Resource(crds).Get(ctx, "gatewayconfigurations.meridio-2.nordix.org", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := schemaDefault(t, crd.Object, "spec", "horizontalScaling", "enforceReplicas")
+		if got := nested(gc.Object, "spec", "horizontalScaling", "enforceReplicas"); got != want {
+			t.Errorf("enforceReplicas not defaulted: %v, the installed CRD's default is %v", got, want)
 		}
 		if got := nested(gc.Object, "spec", "verticalScaling", "containers"); got.([]any)[0].(map[string]any)["enforceResources"] != false {
 			t.Errorf("enforceResources not defaulted: %v", got)
@@ -506,4 +514,27 @@ func nested(m map[string]any, path ...string) any {
 		}
 	}
 	return cur
+}
+
+// schemaDefault is the `default` the served version of a CRD declares for the field at
+// path (under spec.versions[].schema.openAPIV3Schema); the test fails when it declares none.
+func schemaDefault(t *testing.T, crd map[string]any, path ...string) any {
+	t.Helper()
+	versions, _ := nested(crd, "spec", "versions").([]any)
+	for _, v := range versions {
+		version, _ := v.(map[string]any)
+		if served, _ := version["served"].(bool); !served {
+			continue
+		}
+		node, _ := nested(version, "schema", "openAPIV3Schema").(map[string]any)
+		for _, key := range path {
+			properties, _ := node["properties"].(map[string]any)
+			node, _ = properties[key].(map[string]any)
+		}
+		if d, ok := node["default"]; ok {
+			return d
+		}
+	}
+	t.Fatalf("the installed CRD declares no default for %v", path)
+	return nil
 }
