@@ -57,6 +57,7 @@
 //!
 //! See the `embedder_snapshot` and `embedder_proptest` examples for complete files.
 
+mod controller_loop;
 pub mod invariants;
 pub mod strategies;
 pub mod text;
@@ -67,14 +68,15 @@ use jiff::Timestamp;
 
 use crate::sim::cluster::{Cluster, ReconcileRecord, format_time};
 use crate::sim::scenario::{Effect, Entry};
+pub use controller_loop::ControllerLoop;
 use invariants::{Invariants, Violation};
 use strategies::Op;
 
-/// A schedule run on a [`Cluster`]: every reconcile checked by [`Invariants`], every step
-/// recorded for [`Run::text`].
+/// A schedule run on a [`ControllerLoop`] (the simulated [`Cluster`] unless said otherwise):
+/// every reconcile checked by [`Invariants`], every step recorded for [`Run::text`].
 #[derive(Debug, Clone)]
-pub struct Run {
-    cluster: Cluster,
+pub struct Run<L: ControllerLoop = Cluster> {
+    controller: L,
     invariants: Invariants,
     steps: Vec<Step>,
 }
@@ -83,52 +85,60 @@ pub struct Run {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Step {
-    /// The cluster clock after the step.
+    /// The clock after the step.
     pub time: Timestamp,
-    /// What was applied.
+    /// What was applied (a reconcile that fell due during an [`Op::Advance`] is an
+    /// [`Op::Reconcile`] step of its own, marked `due`, before the advance's step).
     pub op: Op,
-    /// The reconcile's record, when the op was [`Op::Reconcile`].
+    /// The reconcile's record, when the step was a reconcile.
     pub record: Option<ReconcileRecord>,
+    /// The reconcile ran because the loop scheduled it (its requeue fell due).
+    pub due: bool,
 }
 
-impl Run {
-    /// A run starting on `cluster` as it is.
-    pub fn new(cluster: Cluster) -> Result<Self, Violation> {
-        let invariants = Invariants::new(&cluster)?;
+impl<L: ControllerLoop> Run<L> {
+    /// A run starting on `controller` as it is (its objects, settings and clock).
+    pub fn new(controller: L) -> Result<Self, Violation> {
+        let invariants = Invariants::new(&controller)?;
         Ok(Run {
-            cluster,
+            controller,
             invariants,
             steps: Vec::new(),
         })
     }
 
-    /// Applies one op ([`strategies::apply`]); a reconcile is checked against the
-    /// invariants. An op the cluster refuses is a `cluster` violation.
+    /// Applies one op ([`strategies::apply`]): every reconcile it runs is checked against
+    /// the invariants. An op the loop refuses is a `backend` violation.
     pub fn apply(&mut self, op: &Op) -> Result<(), Violation> {
-        let record = strategies::apply(&mut self.cluster, op).map_err(|e| Violation {
-            step: self.invariants.steps(),
-            property: "cluster",
-            message: format!("{}: {e}", op.describe()),
-        })?;
-        if let Some(record) = &record {
-            self.invariants.check(&self.cluster, record)?;
+        let records = strategies::apply(&mut self.controller, &mut self.invariants, op)?;
+        let due = matches!(op, Op::Advance(_));
+        for record in records {
+            self.steps.push(Step {
+                time: record.time,
+                op: Op::Reconcile,
+                record: Some(record),
+                due,
+            });
         }
-        self.steps.push(Step {
-            time: self.cluster.now(),
-            op: op.clone(),
-            record,
-        });
+        if !matches!(op, Op::Reconcile) {
+            self.steps.push(Step {
+                time: self.invariants.now(),
+                op: op.clone(),
+                record: None,
+                due: false,
+            });
+        }
         Ok(())
     }
 
     /// Ends the run with [`invariants::converge`] (its reconciles are checked, not recorded).
     pub fn converge(&mut self) -> Result<(), Violation> {
-        invariants::converge(&mut self.cluster, &mut self.invariants)
+        invariants::converge(&mut self.controller, &mut self.invariants)
     }
 
-    /// The cluster.
-    pub fn cluster(&self) -> &Cluster {
-        &self.cluster
+    /// The controller loop.
+    pub fn controller(&self) -> &L {
+        &self.controller
     }
 
     /// The steps of the run, in order.
@@ -141,8 +151,9 @@ impl Run {
         self.steps.iter().filter_map(|s| s.record.as_ref())
     }
 
-    /// The run as text: each reconcile as the `simulate` command's timeline prints it, each
-    /// other step as [`Op::describe`] says, then the write counts. See [`text`].
+    /// The run as text: each reconcile as the `simulate` command's timeline prints it (one
+    /// that fell due noted `requeue due`), each other step as [`Op::describe`] says, then
+    /// the write counts. See [`text`].
     pub fn text(&self) -> String {
         let mut out = String::new();
         for (i, step) in self.steps.iter().enumerate() {
@@ -151,7 +162,7 @@ impl Run {
                     let entry = Entry {
                         step: i + 1,
                         time: step.time,
-                        note: None,
+                        note: step.due.then(|| "requeue due".to_owned()),
                         effect: Effect::Reconciled(Box::new(record.clone())),
                     };
                     out.push_str(&text::timeline(std::slice::from_ref(&entry)));
@@ -167,12 +178,19 @@ impl Run {
                 }
             }
         }
+        let writes = self.controller.write_counts();
         let _ = writeln!(
             out,
             "\n{} Deployment writes, {} status writes",
-            self.cluster.deployment_writes(),
-            self.cluster.status_writes()
+            writes.deployment_writes, writes.status_writes
         );
         out
+    }
+}
+
+impl Run<Cluster> {
+    /// The simulated cluster.
+    pub fn cluster(&self) -> &Cluster {
+        &self.controller
     }
 }
