@@ -177,7 +177,12 @@ fn reconcile(
         outcome,
         status_written,
         conditions: after.status.conditions,
-        addresses: after.status.addresses.into_iter().map(|a| a.value).collect(),
+        addresses: after
+            .status
+            .addresses
+            .into_iter()
+            .map(|a| a.value)
+            .collect(),
         requeue: settlement.requeue,
         events: settlement.events,
         class_conditions: Vec::new(),
@@ -211,7 +216,11 @@ impl Toy {
     /// A toy holding the kit's objects, ready for a run.
     fn with_kit_objects(scheduling: Scheduling) -> Toy {
         let mut toy = Toy::new(scheduling);
-        let created = toy.create(&strategies::settings(), strategies::objects(), strategies::start());
+        let created = toy.create(
+            &strategies::settings(),
+            strategies::objects(),
+            strategies::start(),
+        );
         assert!(created.is_ok(), "the kit's objects");
         toy
     }

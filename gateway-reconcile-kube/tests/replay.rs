@@ -909,7 +909,10 @@ fn a_schedule_replays_from_its_scenario_file() {
     let scenario = Scenario::from_value(&file).expect("a scenario");
     let mut replayed = Cluster::default();
     let report = scenario.run_on(&mut replayed);
-    assert!(report.failures.is_empty() && report.skipped.is_none(), "{report:?}");
+    assert!(
+        report.failures.is_empty() && report.skipped.is_none(),
+        "{report:?}"
+    );
     assert_eq!(
         Backend::write_counts(&replayed),
         looped.schedule_writes,

@@ -155,13 +155,12 @@ fn is_true(c: Option<&Condition>) -> bool {
 impl Invariants {
     /// Starts checking a run on `controller` as it is now (its settings and clock).
     pub fn new<L: ControllerLoop + ?Sized>(controller: &L) -> Result<Self, Violation> {
-        let gateway: Gateway = read_typed(controller, Kind::Gateway, 0)?.ok_or_else(|| {
-            Violation {
+        let gateway: Gateway =
+            read_typed(controller, Kind::Gateway, 0)?.ok_or_else(|| Violation {
                 step: 0,
                 property: "backend",
                 message: "there is no Gateway".into(),
-            }
-        })?;
+            })?;
         Ok(Invariants {
             settings: controller.settings().clone(),
             now: controller.now(),
@@ -569,8 +568,8 @@ pub fn converge<L: ControllerLoop + ?Sized>(
         .rollout(RolloutState::Complete, invariants.now)
         .map_err(|e| failed(invariants, "roll out", e))?;
     reconcile(controller, invariants)?;
-    let gateway: Gateway = read_typed(controller, Kind::Gateway, invariants.step)?
-        .unwrap_or_default();
+    let gateway: Gateway =
+        read_typed(controller, Kind::Gateway, invariants.step)?.unwrap_or_default();
     let conditions = &gateway.status.conditions;
     let domain = &invariants.settings.condition_domain;
     let applied = find(
@@ -596,7 +595,8 @@ pub fn converge<L: ControllerLoop + ?Sized>(
     invariants.ensure(writes == now, property, || {
         format!(
             "converged, yet {} Deployment and {} status writes were sent",
-            now.deployment_writes.saturating_sub(writes.deployment_writes),
+            now.deployment_writes
+                .saturating_sub(writes.deployment_writes),
             now.status_writes.saturating_sub(writes.status_writes)
         )
     })

@@ -1,6 +1,7 @@
 //! proptest strategies: configurations (valid, and invalid with their message), Gateways with
 //! foreign conditions, observed Deployments, write outcomes of every class, and fault
-//! schedules of [`Op`]s that [`apply`] runs through the simulated cluster.
+//! schedules of [`Op`]s that [`apply`] runs on any [`ControllerLoop`] (the simulated
+//! cluster, or the embedder's own).
 
 use std::time::Duration;
 
@@ -240,12 +241,11 @@ pub fn apply<L: ControllerLoop + ?Sized>(
         .read(Kind::Deployment)
         .map_err(|e| refused(invariants, e))?
         .is_some();
-    let patch_configuration = |controller: &mut L, spec: Value| {
-        match controller.read(Kind::Configuration)? {
+    let patch_configuration =
+        |controller: &mut L, spec: Value| match controller.read(Kind::Configuration)? {
             Some(_) => controller.patch(Kind::Configuration, &json!({ "spec": spec }), now),
             None => Ok(()),
-        }
-    };
+        };
     let done = match op {
         Op::Reconcile => {
             let record = controller

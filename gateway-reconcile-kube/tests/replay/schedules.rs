@@ -199,7 +199,10 @@ where
     }
 
     /// Notes a skip, passes the result on.
-    fn seen<T>(&mut self, result: Result<T, StepError<B::Error>>) -> Result<T, StepError<B::Error>> {
+    fn seen<T>(
+        &mut self,
+        result: Result<T, StepError<B::Error>>,
+    ) -> Result<T, StepError<B::Error>> {
         if let Err(StepError::Skip(why)) = &result {
             self.skipped.get_or_insert_with(|| why.clone());
         }
@@ -251,7 +254,12 @@ where
         Ok(record)
     }
 
-    fn patch(&mut self, kind: Kind, patch: &Value, now: Timestamp) -> Result<(), StepError<B::Error>> {
+    fn patch(
+        &mut self,
+        kind: Kind,
+        patch: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
         self.enter(now, json!({"patch": {kind.key(): patch}}));
         // Another writer's edit of the Deployment is a fault.
         self.tally.faults += u64::from(kind == Kind::Deployment);
@@ -284,7 +292,10 @@ where
             other => other.clone(),
         };
         let now = self.now;
-        self.enter(now, json!({"failWrites": {"count": count, "error": error_of(&outcome)}}));
+        self.enter(
+            now,
+            json!({"failWrites": {"count": count, "error": error_of(&outcome)}}),
+        );
         if count == 0 {
             return self
                 .inner
