@@ -158,8 +158,6 @@ pub struct Looped<B> {
     logged_at: Timestamp,
     /// How many logged steps the schedule's ops made (the convergence's follow).
     schedule_steps: Option<usize>,
-    /// The writes when the schedule's ops were done (before the convergence).
-    pub schedule_writes: WriteCounts,
     /// Why the backend could not run a step, when it could not.
     pub skipped: Option<String>,
     /// What the run did.
@@ -180,7 +178,6 @@ where
             log: Vec::new(),
             logged_at: strategies::start(),
             schedule_steps: None,
-            schedule_writes: WriteCounts::default(),
             skipped: None,
             tally: Tally::default(),
         }
@@ -291,17 +288,19 @@ where
             WriteOutcome::Transport { .. } => strategies::failure(4),
             other => other.clone(),
         };
-        let now = self.now;
-        self.enter(
-            now,
-            json!({"failWrites": {"count": count, "error": error_of(&outcome)}}),
-        );
         if count == 0 {
+            // Not logged: a scenario file cannot stop pending write failures.
+            self.tally.steps += 1;
             return self
                 .inner
                 .stop_faults()
                 .map_err(|why| StepError::Skip(format!("cannot stop the write failures: {why}")));
         }
+        let now = self.now;
+        self.enter(
+            now,
+            json!({"failWrites": {"count": count, "error": error_of(&outcome)}}),
+        );
         self.tally.faults += 1;
         let done = self.inner.fail_writes(count, &outcome);
         self.seen(done)
@@ -410,7 +409,6 @@ where
     let done = runnable(ops).iter().try_for_each(|op| run.apply(op));
     drop(run);
     looped.schedule_steps = Some(looped.log.len());
-    looped.schedule_writes = looped.inner.write_counts();
     done.map_err(|v| v.to_string())?;
     Run::new(&mut *looped)
         .and_then(|mut run| run.converge())
