@@ -33,15 +33,7 @@ impl Wrapper {
             return Ok(());
         }
         self.breaker_open = failing;
-        match strategies::apply(cluster, op) {
-            Ok(Some(record)) => check.check(cluster, &record),
-            Ok(None) => Ok(()),
-            Err(e) => Err(Violation {
-                step: check.steps(),
-                property: "cluster",
-                message: e.to_string(),
-            }),
-        }
+        strategies::apply(cluster, check, op).map(|_| ())
     }
 }
 

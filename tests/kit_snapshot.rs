@@ -46,13 +46,14 @@ fn a_settlement_renders_with_its_action_and_drift() {
     use gateway_reconcile::{Plan, Snapshot, plan};
 
     let mut cluster = strategies::cluster().unwrap();
+    let mut check = gateway_reconcile::testing::invariants::Invariants::new(&cluster).unwrap();
     for op in [
         Op::Reconcile,
         Op::Rollout(0),
         Op::Reconcile,
         Op::DeploymentEdit,
     ] {
-        strategies::apply(&mut cluster, &op).unwrap();
+        strategies::apply(&mut cluster, &mut check, &op).unwrap();
     }
     let gateway: Gateway = serde_json::from_value(cluster.gateway().clone()).unwrap();
     let class: GatewayClass =

@@ -731,11 +731,12 @@ use replay::schedules::{self, Tally, Verdict};
 const SCHEDULE_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// Runs the kit's schedule `ops` on a fresh `Real` backend in a thread of its own, for at
-/// most [`SCHEDULE_TIMEOUT`]: the verdict, what it did, and the steps that were no-ops.
+/// most [`SCHEDULE_TIMEOUT`]: the verdict, what it did, and its calls as a scenario file.
 fn run_real(
     world: &World,
     ops: &[gateway_reconcile::testing::strategies::Op],
-) -> (Verdict, Tally, Vec<usize>) {
+    description: &str,
+) -> (Verdict, Tally, Value) {
     let routes = schedules::objects_json()["routes"]
         .as_array()
         .cloned()
@@ -749,10 +750,12 @@ fn run_real(
     let cancel = backend.cancel_flag();
     let (send, receive) = std::sync::mpsc::channel();
     let ops = ops.to_vec();
+    let description = description.to_owned();
     std::thread::spawn(move || {
-        let (verdict, mut checked) = schedules::run_schedule(backend, &ops);
-        checked.inner.clean_up();
-        let _ = send.send((verdict, checked.tally, checked.noops));
+        let (verdict, mut looped) = schedules::run_schedule(backend, &ops);
+        looped.inner.clean_up();
+        let file = looped.scenario(&description);
+        let _ = send.send((verdict, looped.tally, file));
     });
     match receive.recv_timeout(SCHEDULE_TIMEOUT) {
         Ok(done) => done,
@@ -765,7 +768,7 @@ fn run_real(
             (
                 Verdict::Failed(format!("no end within {} s", SCHEDULE_TIMEOUT.as_secs())),
                 Tally::default(),
-                Vec::new(),
+                Value::Null,
             )
         }
     }
@@ -808,7 +811,7 @@ fn schedules_on_the_real_server() {
             tree.current()
         };
         let began = std::time::Instant::now();
-        let (verdict, done, _) = run_real(&world, &ops);
+        let (verdict, done, _) = run_real(&world, &ops, "");
         println!(
             "schedule seed {seed}: {} ops, {} steps, {} reconciles, {} faults, {} failed writes, {:.1} s: {verdict:?}",
             ops.len(),
@@ -826,15 +829,14 @@ fn schedules_on_the_real_server() {
             Verdict::Skipped(why) => skipped.push((seed, why)),
             Verdict::Failed(why) => {
                 let (smallest, why) =
-                    schedules::shrink(tree, why, budget, |ops| match run_real(&world, ops).0 {
+                    schedules::shrink(tree, why, budget, |ops| match run_real(&world, ops, "").0 {
                         Verdict::Failed(why) => Some(why),
                         _ => None,
                     });
-                let (_, _, noops) = run_real(&world, &smallest);
-                let file = schedules::scenario_json(
-                    &format!("Fault schedule of seed {seed}, shrunk: {why}"),
+                let (_, _, file) = run_real(
+                    &world,
                     &smallest,
-                    &noops,
+                    &format!("Fault schedule of seed {seed}, shrunk: {why}"),
                 );
                 let text = serde_json::to_string_pretty(&file).unwrap_or_default();
                 let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -879,130 +881,61 @@ fn kit_schedules_pass_on_the_simulator() {
             use proptest::strategy::ValueTree;
             schedules::schedule_tree(seed, schedules::MAX_LEN).current()
         };
-        let (verdict, checked) = schedules::run_schedule(Cluster::default(), &ops);
+        let (verdict, looped) = schedules::run_schedule(Cluster::default(), &ops);
         assert_eq!(verdict, Verdict::Passed, "seed {seed}: {ops:?}");
-        tally.add(&checked.tally);
+        tally.add(&looped.tally);
     }
     assert!(tally.faults > 64 && tally.failed_writes > 16, "{tally:?}");
 }
 
-/// The checks fail when the status lies: a `Degraded` without `Programmed` True, a
-/// `ConfigurationApplied` True for a generation the Deployment does not carry, a flapping
-/// `Programmed`, a second write with nothing changed, a touched foreign condition.
+/// A schedule's calls, written as a scenario file (what a failing schedule prints), replay
+/// on the simulator to the same objects and writes: the reconciles that fell due during an
+/// advance are in the file, at their times.
 #[test]
-fn the_schedule_checks_can_fail() {
-    use gateway_reconcile::sim::cluster::{Cluster, RolloutState};
-    use gateway_reconcile::testing::strategies;
-    use schedules::Truth;
-    use serde_json::json;
-
-    let mut cluster = strategies::cluster().expect("cluster");
-    let settings = strategies::settings();
-    let read = |c: &Cluster, kind| Backend::read(c, kind).expect("read");
-    let objects = |c: &Cluster| {
-        (
-            read(c, Kind::Gateway).unwrap_or_default(),
-            read(c, Kind::GatewayClass),
-            read(c, Kind::Configuration),
-            read(c, Kind::Deployment),
+fn a_schedule_replays_from_its_scenario_file() {
+    use gateway_reconcile::sim::cluster::Cluster;
+    use gateway_reconcile::testing::Run;
+    use gateway_reconcile::testing::strategies::{self, Op};
+    use proptest::strategy::ValueTree;
+    let seed = (0..64)
+        .find(|seed| {
+            let ops = schedules::schedule_tree(*seed, schedules::MAX_LEN).current();
+            ops.iter().any(|op| matches!(op, Op::Fail(..)))
+                && ops.iter().any(|op| matches!(op, Op::Advance(..)))
+        })
+        .expect("a schedule with write failures and advances");
+    let ops = schedules::schedule_tree(seed, schedules::MAX_LEN).current();
+    let mut looped = schedules::Looped::new(Cluster::default());
+    looped
+        .create(
+            &strategies::settings(),
+            schedules::objects().expect("objects"),
+            strategies::start(),
         )
-    };
-    let mut truth = Truth::new(settings.clone(), cluster.gateway()).expect("truth");
-    let created = cluster.reconcile().expect("reconcile");
-    let (g, k, c, d) = objects(&cluster);
-    truth
-        .check(&created, &g, k.as_ref(), c.as_ref(), d.as_ref())
-        .expect("the create is fine");
-    // The same write again with nothing changed in between: a write loop.
-    let err = truth
-        .clone()
-        .check(&created, &g, k.as_ref(), c.as_ref(), d.as_ref())
-        .unwrap_err();
-    assert!(err.starts_with("no-write-loop"), "{err}");
-
-    cluster.rollout(RolloutState::Complete).expect("rollout");
-    truth.changed();
-    let settled = cluster.reconcile().expect("reconcile");
-    let (g, k, c, d) = objects(&cluster);
-    truth
-        .check(&settled, &g, k.as_ref(), c.as_ref(), d.as_ref())
-        .expect("settled");
-    let conditions = g["status"]["conditions"].clone();
-    let with = |edit: &dyn Fn(&mut Value)| {
-        let mut g = g.clone();
-        edit(&mut g);
-        g
-    };
-    let set = |t: &str, key: &str, value: Value| {
-        let mut cs = conditions.clone();
-        for c in cs.as_array_mut().expect("conditions") {
-            if c["type"] == t {
-                c[key] = value.clone();
-            }
-        }
-        cs
-    };
-    // ConfigurationApplied True for a generation the Deployment does not carry.
-    let mut newer = c.clone().expect("configuration");
-    newer["metadata"]["generation"] = json!(2);
-    let err = truth
-        .clone()
-        .check(&settled, &g, k.as_ref(), Some(&newer), d.as_ref())
-        .unwrap_err();
-    assert!(err.starts_with("applied-truth"), "{err}");
-    // Degraded with Programmed False.
-    let mut cs = set("Programmed", "status", json!("False"));
-    cs.as_array_mut().expect("conditions").push(json!({
-        "type": "meridio-2.nordix.org/Degraded", "status": "True", "observedGeneration": 1,
-        "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "ApplyFailing", "message": "m"}));
-    let lying = with(&|g| g["status"]["conditions"] = cs.clone());
-    let err = truth
-        .clone()
-        .check(&settled, &lying, k.as_ref(), c.as_ref(), d.as_ref())
-        .unwrap_err();
-    assert!(err.starts_with("degraded"), "{err}");
-    // A foreign condition rewritten.
-    let touched = with(&|g| g["status"]["conditions"][0]["message"] = json!("rewritten"));
-    let err = truth
-        .clone()
-        .check(&settled, &touched, k.as_ref(), c.as_ref(), d.as_ref())
-        .unwrap_err();
-    assert!(err.starts_with("foreign-untouched"), "{err}");
-    // Programmed turned False on a transient update failure.
-    cluster
-        .patch(
-            Kind::Configuration,
-            &json!({"spec": {"horizontalScaling": {"replicas": 3}}}),
-        )
-        .expect("edit");
-    cluster.fail_writes(1, strategies::failure(4));
-    truth.changed();
-    let failed = cluster.reconcile().expect("reconcile");
-    let (g, k, c, d) = objects(&cluster);
-    let flapped = with(&|_| ());
-    let flapped = {
-        let mut f = g.clone();
-        f["status"]["conditions"] = {
-            let mut cs = g["status"]["conditions"].clone();
-            for c in cs.as_array_mut().expect("conditions") {
-                if c["type"] == "Programmed" {
-                    c["status"] = json!("False");
-                    c["lastTransitionTime"] = json!("2026-01-01T00:05:00Z");
-                }
-            }
-            cs
-        };
-        let _ = flapped;
-        f
-    };
-    let err = truth
-        .clone()
-        .check(&failed, &flapped, k.as_ref(), c.as_ref(), d.as_ref())
-        .unwrap_err();
-    assert!(err.starts_with("no-flapping"), "{err}");
-    truth
-        .check(&failed, &g, k.as_ref(), c.as_ref(), d.as_ref())
-        .expect("the simulator's own status after a 503 is fine");
+        .expect("create");
+    let mut run = Run::new(&mut looped).expect("run");
+    for op in schedules::runnable(&ops) {
+        run.apply(&op).expect("the schedule passes");
+    }
+    let due = run.steps().iter().filter(|s| s.due).count();
+    assert!(due > 0, "seed {seed}: no reconcile fell due");
+    drop(run);
+    let file = looped.scenario("replayed");
+    let scenario = Scenario::from_value(&file).expect("a scenario");
+    let mut replayed = Cluster::default();
+    let report = scenario.run_on(&mut replayed);
+    assert!(
+        report.failures.is_empty() && report.skipped.is_none(),
+        "{report:?}"
+    );
+    let ran = &looped.inner;
+    assert_eq!(replayed.gateway(), ran.gateway(), "seed {seed}");
+    assert_eq!(replayed.deployment(), ran.deployment(), "seed {seed}");
+    assert_eq!(
+        Backend::write_counts(&replayed),
+        Backend::write_counts(ran),
+        "seed {seed}"
+    );
 }
 
 /// The shrinking the real-server run uses finds the smallest failing schedule: here,

@@ -1,18 +1,23 @@
 //! The truthfulness properties of the crate's own model test, as checks an embedder calls on
-//! a run of its own: [`Invariants::check`] after every [`Cluster::reconcile`], and
+//! a run of its own [`ControllerLoop`]: [`Invariants::check`] after every reconcile, and
 //! [`converge`] at the end of a schedule.
 
 use std::fmt;
 
+use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::conditions::{self, ACCEPTED, CONFIGURATION_APPLIED_NAME, DEGRADED_NAME, PROGRAMMED};
 use crate::outcome::{FailureClass, WriteOutcome};
 use crate::reconcile::{Plan, Settlement, WriteKind, plan};
 use crate::render::{generation_annotation, uid_annotation};
-use crate::sim::cluster::{Cluster, ReconcileRecord, RolloutState};
+use crate::settings::Settings;
+use crate::sim::cluster::{Kind, ReconcileRecord, RolloutState};
+use crate::sim::scenario::{Backend, StepError};
 use crate::snapshot::Snapshot;
-use crate::wire::{Condition, Gateway, GatewayClass, GatewayConfiguration};
+use crate::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+
+use super::ControllerLoop;
 
 /// A property that failed, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +69,11 @@ impl std::error::Error for Violation {}
 /// - `no-idle-write`: the status is written only when a condition or an address changed;
 /// - `status-patch`: the settlement's status patch, applied as the API server would, gives
 ///   the settled status;
-/// - `deterministic`: planning the same snapshot twice gives the same write and settlement.
+/// - `deterministic`: planning the same snapshot twice gives the same write and settlement;
+/// - `requeue-honoured`: the loop scheduled its next reconcile no later than the
+///   reconcile's [`Requeue`](crate::Requeue) asked (its
+///   [`deadline`](crate::Requeue::deadline) from the reconcile's time), as
+///   [`ControllerLoop::next_due`] reports it.
 ///
 /// [`converge`] adds `converged`: once faults stop and the configuration is valid and ours,
 /// the status settles and no write is sent, Deployment or status; and `no-write-loop`: the
@@ -72,9 +81,50 @@ impl std::error::Error for Violation {}
 /// holds the server's change back instead of writing it again).
 #[derive(Debug, Clone)]
 pub struct Invariants {
+    settings: Settings,
+    now: Timestamp,
+    /// Mutating admission changes every Deployment write (an odd `MutateWrites` last).
+    pub(crate) mutating: bool,
     before: Vec<Condition>,
     addresses: Vec<String>,
     step: usize,
+}
+
+/// The objects a check reads back from the loop, typed.
+struct Objects {
+    gateway: Gateway,
+    class: Option<GatewayClass>,
+    configuration: Option<GatewayConfiguration>,
+    deployment: Option<Deployment>,
+    template: Deployment,
+    routes: Vec<L34Route>,
+}
+
+/// A backend's failure as a violation of `property` at `step`.
+pub(crate) fn refused<E: fmt::Display>(
+    step: usize,
+    property: &'static str,
+    what: &str,
+    e: StepError<E>,
+) -> Violation {
+    Violation {
+        step,
+        property,
+        message: format!("{what}: {e}"),
+    }
+}
+
+fn read<L: Backend + ?Sized>(l: &L, kind: Kind, step: usize) -> Result<Option<Value>, Violation> {
+    l.read(kind)
+        .map_err(|e| refused(step, "backend", &format!("read the {kind}"), e))
+}
+
+fn read_typed<L: Backend + ?Sized, T: serde::de::DeserializeOwned>(
+    l: &L,
+    kind: Kind,
+    step: usize,
+) -> Result<Option<T>, Violation> {
+    read(l, kind, step)?.map(|v| parse(&v, step)).transpose()
 }
 
 fn parse<T: serde::de::DeserializeOwned>(v: &Value, step: usize) -> Result<T, Violation> {
@@ -103,10 +153,18 @@ fn is_true(c: Option<&Condition>) -> bool {
 }
 
 impl Invariants {
-    /// Starts checking a run on `cluster` as it is now.
-    pub fn new(cluster: &Cluster) -> Result<Self, Violation> {
-        let gateway: Gateway = parse(cluster.gateway(), 0)?;
+    /// Starts checking a run on `controller` as it is now (its settings and clock).
+    pub fn new<L: ControllerLoop + ?Sized>(controller: &L) -> Result<Self, Violation> {
+        let gateway: Gateway =
+            read_typed(controller, Kind::Gateway, 0)?.ok_or_else(|| Violation {
+                step: 0,
+                property: "backend",
+                message: "there is no Gateway".into(),
+            })?;
         Ok(Invariants {
+            settings: controller.settings().clone(),
+            now: controller.now(),
+            mutating: false,
             addresses: addresses(&gateway),
             before: gateway.status.conditions,
             step: 0,
@@ -116,6 +174,40 @@ impl Invariants {
     /// How many reconciles were checked.
     pub fn steps(&self) -> usize {
         self.step
+    }
+
+    /// The run's clock: the kit hands it to every call on the loop.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// Moves the run's clock to `now` (never backwards).
+    pub(crate) fn set_now(&mut self, now: Timestamp) {
+        self.now = self.now.max(now);
+    }
+
+    /// The settings the run checks against.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn objects<L: ControllerLoop + ?Sized>(&self, controller: &L) -> Result<Objects, Violation> {
+        let step = self.step;
+        let missing = |what: &str| Violation {
+            step,
+            property: "backend",
+            message: format!("there is no {what}"),
+        };
+        Ok(Objects {
+            gateway: read_typed(controller, Kind::Gateway, step)?
+                .ok_or_else(|| missing("Gateway"))?,
+            class: read_typed(controller, Kind::GatewayClass, step)?,
+            configuration: read_typed(controller, Kind::Configuration, step)?,
+            deployment: read_typed(controller, Kind::Deployment, step)?,
+            template: read_typed(controller, Kind::Template, step)?
+                .ok_or_else(|| missing("template"))?,
+            routes: read_typed(controller, Kind::Routes, step)?.unwrap_or_default(),
+        })
     }
 
     fn violation(&self, property: &'static str, message: String) -> Violation {
@@ -139,10 +231,18 @@ impl Invariants {
         }
     }
 
-    /// Checks the reconcile `record` the cluster has just run.
-    pub fn check(&mut self, cluster: &Cluster, record: &ReconcileRecord) -> Result<(), Violation> {
+    /// Checks the reconcile `record` the loop has just run (at `record.time`), with the
+    /// objects read back from it.
+    pub fn check<L: ControllerLoop + ?Sized>(
+        &mut self,
+        controller: &L,
+        record: &ReconcileRecord,
+    ) -> Result<(), Violation> {
         self.step += 1;
-        let settings = cluster.settings();
+        self.set_now(record.time);
+        let now = record.time;
+        let objects = self.objects(controller)?;
+        let settings = &self.settings;
         let domain = &settings.condition_domain;
         let applied_type = format!("{domain}/{CONFIGURATION_APPLIED_NAME}");
         let degraded_type = format!("{domain}/{DEGRADED_NAME}");
@@ -152,16 +252,29 @@ impl Invariants {
             applied_type.as_str(),
             degraded_type.as_str(),
         ];
-        let gateway: Gateway = parse(cluster.gateway(), self.step)?;
+        let gateway = &objects.gateway;
         let generation = gateway.metadata.generation;
         let after = &gateway.status.conditions;
         let before = &self.before;
-        let ours = cluster
-            .gateway_class()
-            .is_some_and(|c| c["spec"]["controllerName"] == settings.controller_name.as_str());
+        let ours = objects
+            .class
+            .as_ref()
+            .is_some_and(|c| c.spec.controller_name == settings.controller_name);
+
+        // The loop's schedule: no later than the requeue asked.
+        if let Some(deadline) = record.requeue.deadline(now) {
+            let due = controller.next_due();
+            self.ensure(due.is_some_and(|due| due <= deadline), "requeue-honoured", || {
+                format!(
+                    "the reconcile at {now} asked to look again by {deadline} ({}), and the loop scheduled {}",
+                    crate::sim::scenario::describe_requeue(record.requeue),
+                    due.map_or("nothing (it waits for a change)".into(), |d| d.to_string())
+                )
+            })?;
+        }
 
         // No status write when nothing changed, and the patch gives the settled status.
-        let changed = *after != *before || addresses(&gateway) != self.addresses;
+        let changed = *after != *before || addresses(gateway) != self.addresses;
         self.ensure(!record.status_written || changed, "no-idle-write", || {
             "the status was written, and neither a condition nor an address changed".into()
         })?;
@@ -261,7 +374,7 @@ impl Invariants {
                         .ok()
                         .and_then(|d| s.checked_add(d).ok())
                 });
-            if ours && is_true(programmed) && due.is_some_and(|due| cluster.now() >= due) {
+            if ours && is_true(programmed) && due.is_some_and(|due| now >= due) {
                 self.ensure(is_true(degraded), "degraded-after", || {
                     format!(
                         "ConfigurationApplied False/ApplyFailed since {}, degradedAfter {:?} passed, and no Degraded",
@@ -291,10 +404,10 @@ impl Invariants {
                         .ok()
                         .and_then(|d| s.checked_add(d).ok())
                 });
-                self.ensure(due.is_some_and(|due| cluster.now() >= due), "degraded-after", || {
+                self.ensure(due.is_some_and(|due| now >= due), "degraded-after", || {
                     format!(
                         "ApplyFailing at {} before degradedAfter ({:?}) from ConfigurationApplied's lastTransitionTime {:?}",
-                        cluster.now(),
+                        now,
                         settings.degraded_after,
                         applied.map(|a| a.last_transition_time.as_str())
                     )
@@ -321,17 +434,20 @@ impl Invariants {
 
         // Honesty, for an accepted Gateway of ours.
         if ours && is_true(find(after, ACCEPTED)) {
-            let stored = cluster.deployment();
-            let wanted = cluster
-                .configuration()
-                .and_then(|c| c["metadata"]["generation"].as_i64());
+            let stored = objects.deployment.as_ref();
+            let wanted = objects
+                .configuration
+                .as_ref()
+                .and_then(|c| c.metadata.generation);
             let key = generation_annotation(settings);
             let carried = stored
                 .and_then(|d| d.annotation(&key))
                 .and_then(|g| g.parse::<i64>().ok());
             let collision = programmed.is_some_and(|p| p.message.contains("name collision"));
             if !collision {
-                let no_drift = self.fresh_write(cluster)?.is_none();
+                let no_drift = self
+                    .fresh_write(&objects, controller.write_record(), now)?
+                    .is_none();
                 let truth = stored.is_some() && carried == wanted && no_drift;
                 self.ensure(applied.map(|c| c.status == conditions::status::TRUE) == Some(truth), "applied-truth", || {
                     format!(
@@ -342,9 +458,10 @@ impl Invariants {
                 // The uid: a Deployment applied to another GatewayConfiguration of the same
                 // name is not applied (one without the annotation is compared by generation).
                 let carried_uid = stored.and_then(|d| d.annotation(&uid_annotation(settings)));
-                let wanted_uid = cluster
-                    .configuration()
-                    .and_then(|c| c["metadata"]["uid"].as_str());
+                let wanted_uid = objects
+                    .configuration
+                    .as_ref()
+                    .and_then(|c| c.metadata.uid.as_deref());
                 if is_true(applied) {
                     self.ensure(carried_uid.is_none() || carried_uid == wanted_uid, "applied-truth", || {
                         format!("ConfigurationApplied is True, but the Deployment carries uid {carried_uid:?}, not {wanted_uid:?}")
@@ -373,34 +490,27 @@ impl Invariants {
             }
         }
         self.before = after.clone();
-        self.addresses = addresses(&gateway);
+        self.addresses = addresses(gateway);
         Ok(())
     }
 
-    /// The Deployment kind a plan made now on the cluster's objects asks for (`None`: no
-    /// write), planned twice to check determinism.
-    fn fresh_write(&self, cluster: &Cluster) -> Result<Option<WriteKind>, Violation> {
-        let step = self.step;
-        let gateway: Gateway = parse(cluster.gateway(), step)?;
-        let class: Option<GatewayClass> = cluster
-            .gateway_class()
-            .map(|v| parse(v, step))
-            .transpose()?;
-        let configuration: Option<GatewayConfiguration> = cluster
-            .configuration()
-            .map(|v| parse(v, step))
-            .transpose()?;
-        let deployment = cluster.deployment();
-        let template = cluster.template();
-        let snapshot = Snapshot::new(&gateway, template)
-            .with_gateway_class(class.as_ref())
-            .with_configuration(configuration.as_ref())
-            .with_deployment(deployment)
-            .with_routes(cluster.routes())
+    /// The Deployment kind a plan made now on the loop's objects and write record asks for
+    /// (`None`: no write), planned twice to check determinism.
+    fn fresh_write(
+        &self,
+        objects: &Objects,
+        record: Option<crate::reconcile::WriteRecord>,
+        now: Timestamp,
+    ) -> Result<Option<WriteKind>, Violation> {
+        let snapshot = Snapshot::new(&objects.gateway, &objects.template)
+            .with_gateway_class(objects.class.as_ref())
+            .with_configuration(objects.configuration.as_ref())
+            .with_deployment(objects.deployment.as_ref())
+            .with_routes(&objects.routes)
             // The drift the controller's write record holds back is not drift left.
-            .with_write_record(cluster.write_record());
-        let settings = cluster.settings();
-        let planned = |()| plan(settings, snapshot, cluster.now());
+            .with_write_record(record);
+        let settings = &self.settings;
+        let planned = |()| plan(settings, snapshot, now);
         let (Ok(first), Ok(second)) = (planned(()), planned(())) else {
             return Ok(None);
         };
@@ -421,37 +531,47 @@ impl Invariants {
     }
 }
 
-/// Ends a schedule: stops the injected faults, hands the class back and fixes the
-/// configuration, then reconciles (checking each) until the status must have converged:
+/// Ends a schedule: stops the injected write failures, hands the class back and fixes the
+/// configuration (mutating admission stays: the write record must hold its change back),
+/// then reconciles (checking each) until the status must have converged:
 /// `ConfigurationApplied` and `Programmed` True, no `Degraded`, then no more writes.
-pub fn converge(cluster: &mut Cluster, invariants: &mut Invariants) -> Result<(), Violation> {
+pub fn converge<L: ControllerLoop + ?Sized>(
+    controller: &mut L,
+    invariants: &mut Invariants,
+) -> Result<(), Violation> {
     use super::strategies::{Op, apply};
-    let failed = |invariants: &Invariants, e: crate::sim::cluster::ClusterError| Violation {
-        step: invariants.step,
-        property: "converged",
-        message: format!("the cluster refused a step: {e}"),
+    let failed = |invariants: &Invariants, what: &str, e: StepError<L::Error>| {
+        refused(invariants.step, "converged", what, e)
     };
-    cluster.fail_writes(0, WriteOutcome::Applied);
-    for op in [Op::ClassOurs, Op::ConfigurationFixed] {
-        apply(cluster, &op).map_err(|e| failed(invariants, e))?;
+    controller
+        .fail_writes(0, &WriteOutcome::Applied)
+        .map_err(|e| failed(invariants, "stop the write failures", e))?;
+    let ours = read_typed::<L, GatewayClass>(controller, Kind::GatewayClass, invariants.step)?
+        .is_none_or(|c| c.spec.controller_name == invariants.settings.controller_name);
+    if !ours {
+        apply(controller, invariants, &Op::ClassOurs)?;
     }
-    let reconcile = |cluster: &mut Cluster, invariants: &mut Invariants| -> Result<(), Violation> {
-        let record = cluster.reconcile().map_err(|e| failed(invariants, e))?;
-        invariants.check(cluster, &record)
+    apply(controller, invariants, &Op::ConfigurationFixed)?;
+    let reconcile = |controller: &mut L, invariants: &mut Invariants| -> Result<(), Violation> {
+        let record = controller
+            .reconcile(invariants.now)
+            .map_err(|e| failed(invariants, "reconcile", e))?;
+        invariants.check(controller, &record)
     };
     for _ in 0..3 {
-        reconcile(cluster, invariants)?;
+        reconcile(controller, invariants)?;
     }
-    if cluster.configuration().is_none() {
+    if read(controller, Kind::Configuration, invariants.step)?.is_none() {
         return Ok(());
     }
-    cluster
-        .rollout(RolloutState::Complete)
-        .map_err(|e| failed(invariants, e))?;
-    reconcile(cluster, invariants)?;
-    let gateway: Gateway = parse(cluster.gateway(), invariants.step)?;
+    controller
+        .rollout(RolloutState::Complete, invariants.now)
+        .map_err(|e| failed(invariants, "roll out", e))?;
+    reconcile(controller, invariants)?;
+    let gateway: Gateway =
+        read_typed(controller, Kind::Gateway, invariants.step)?.unwrap_or_default();
     let conditions = &gateway.status.conditions;
-    let domain = &cluster.settings().condition_domain;
+    let domain = &invariants.settings.condition_domain;
     let applied = find(
         conditions,
         &format!("{domain}/{CONFIGURATION_APPLIED_NAME}"),
@@ -462,20 +582,22 @@ pub fn converge(cluster: &mut Cluster, invariants: &mut Invariants) -> Result<()
         "converged",
         || format!("the status did not converge: {conditions:?}"),
     )?;
-    let writes = (cluster.deployment_writes(), cluster.status_writes());
+    let writes = controller.write_counts();
     for _ in 0..3 {
-        reconcile(cluster, invariants)?;
+        reconcile(controller, invariants)?;
     }
-    let now = (cluster.deployment_writes(), cluster.status_writes());
-    let property = match cluster.write_mutation() {
-        Some(_) => "no-write-loop",
-        None => "converged",
+    let now = controller.write_counts();
+    let property = if invariants.mutating {
+        "no-write-loop"
+    } else {
+        "converged"
     };
     invariants.ensure(writes == now, property, || {
         format!(
             "converged, yet {} Deployment and {} status writes were sent",
-            now.0.saturating_sub(writes.0),
-            now.1.saturating_sub(writes.1)
+            now.deployment_writes
+                .saturating_sub(writes.deployment_writes),
+            now.status_writes.saturating_sub(writes.status_writes)
         )
     })
 }

@@ -1,24 +1,252 @@
 //! A test kit for embedders (the `testing` feature, off by default): what a controller built
-//! on this crate needs to test its own code around it.
+//! on this crate needs to test its own code around it, on its own state.
 //!
+//! - [`ControllerLoop`]: what the kit runs on. It is the scenario runner's
+//!   [`Backend`](crate::sim::scenario::Backend) (create, reconcile, patch, delete, rollout,
+//!   fail and mutate writes, restart, read, write counts), whose `reconcile` is the
+//!   embedder's own (its loop body, a closure around [`plan`](crate::plan) and `settle`, or
+//!   its controller), plus the loop's memory: its write record and when it scheduled its
+//!   next reconcile. The simulated [`Cluster`] is one (the crate's own loop); an embedder
+//!   implements it for its store, or for a real API server.
 //! - [`strategies`]: proptest strategies for valid GatewayConfigurations (and invalid ones,
 //!   tagged with their validation message), Gateways with foreign conditions, observed
 //!   Deployments as the API server returns them, write outcomes of every class, and fault
 //!   schedules ([`Op`] values: reconciles, edits, write failures, rollouts, clock
-//!   advances, restarts) that run through the simulated cluster.
+//!   advances, restarts) that [`apply`](strategies::apply) runs on any [`ControllerLoop`].
 //! - [`invariants`]: the truthfulness properties the crate's own model test asserts, as
 //!   [`Invariants::check`](invariants::Invariants::check) after each reconcile of a run and
 //!   [`converge`](invariants::converge) at its end, failing with a
 //!   [`invariants::Violation`] that names the property and the step.
 //! - [`text`]: a stable, human-readable text of a settlement and of a run (the timeline
 //!   `simulate` prints), deterministic across runs and platforms, for snapshot tests.
-//! - [`Run`]: a schedule applied to a [`Cluster`], checked as it goes, recorded for
+//! - [`Run`]: a schedule applied to a [`ControllerLoop`], checked as it goes, recorded for
 //!   rendering.
+//!
+//! # The clock and the loop's schedule
+//!
+//! The kit holds the clock and hands it to every call as `now`. Between reconciles it checks
+//! the loop's scheduling (`requeue-honoured`): after a reconcile at `t` whose
+//! [`Requeue`](crate::Requeue) has a [`deadline`](crate::Requeue::deadline) (`t` for
+//! `Immediately`, `t + d` for `After(d)`), [`ControllerLoop::next_due`] must be at or before
+//! it. [`Op::Advance`] then runs every reconcile that falls due on the way, at its due time,
+//! each one checked: a `Degraded` condition due after `degradedAfter` must appear then,
+//! without waiting for a change. A loop that maps `After` to "wait for a change" fails.
 //!
 //! The crate's own model test and its snapshot of a fault schedule use this kit, so it is
 //! exercised on every test run. The default build depends on neither proptest nor insta;
 //! with `testing`, proptest is a dependency (insta stays the embedder's choice: the
 //! rendering is plain text).
+//!
+//! # An embedder's own loop under the kit
+//!
+//! A toy controller: its objects in an in-memory store, its reconcile a closure around
+//! `plan` and `settle`, its schedule taken from each settlement's requeue. The store's
+//! plumbing (bookkeeping, injected failures, a crude rollout) is hidden here; the
+//! `kit_loop` test holds a complete one.
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use gateway_reconcile::jiff::Timestamp;
+//! use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileRecord, RolloutState};
+//! use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
+//! use gateway_reconcile::testing::{ControllerLoop, Run, strategies::{self, Op}};
+//! use gateway_reconcile::wire::{Deployment, Gateway};
+//! use gateway_reconcile::{DeploymentWrite, Plan, Settings, Snapshot, WriteOutcome, WriteRecord};
+//! use serde_json::{Value, json};
+//!
+//! /// The embedder's store: objects as JSON, by kind.
+//! #[derive(Default)]
+//! struct Store {
+//!     objects: BTreeMap<&'static str, Value>,
+//!     failures: Option<(u32, WriteOutcome)>,
+//!     writes: WriteCounts,
+//! #   revision: u64,
+//! }
+//! # impl Store {
+//! #     fn get<T: serde::de::DeserializeOwned>(&self, kind: Kind) -> Option<T> {
+//! #         self.objects.get(kind.key()).and_then(|v| serde_json::from_value(v.clone()).ok())
+//! #     }
+//! #     /// Stores with a new resourceVersion; a spec change bumps the generation.
+//! #     fn put(&mut self, kind: Kind, mut object: Value) {
+//! #         self.revision += 1;
+//! #         if !matches!(kind, Kind::Template | Kind::Routes) {
+//! #             let old = self.objects.get(kind.key());
+//! #             let generation = old.and_then(|o| o.pointer("/metadata/generation"))
+//! #                 .and_then(Value::as_i64).unwrap_or(0);
+//! #             let bumped = old.is_none_or(|o| o.get("spec") != object.get("spec"));
+//! #             object["metadata"]["generation"] = json!(generation + i64::from(bumped));
+//! #             object["metadata"]["resourceVersion"] = json!(self.revision.to_string());
+//! #         }
+//! #         self.objects.insert(kind.key(), object);
+//! #     }
+//! #     fn write(&mut self, write: &DeploymentWrite) -> WriteOutcome {
+//! #         self.writes.deployment_writes += 1;
+//! #         if let Some((count, outcome)) = self.failures.take() {
+//! #             self.failures = (count > 1).then(|| (count - 1, outcome.clone()));
+//! #             return outcome;
+//! #         }
+//! #         let (DeploymentWrite::Create(desired) | DeploymentWrite::Update { desired, .. }) = write;
+//! #         let mut object = desired.to_json();
+//! #         if let Some(status) = self.objects.get("deployment").and_then(|d| d.get("status")) {
+//! #             object["status"] = status.clone();
+//! #         }
+//! #         self.put(Kind::Deployment, object);
+//! #         WriteOutcome::Applied
+//! #     }
+//! # }
+//!
+//! /// The embedder's reconcile: read, plan, write, settle, write the status; what it did,
+//! /// and the write record to keep.
+//! type Reconcile = fn(&mut Store, Option<WriteRecord>, Timestamp)
+//!     -> Result<(ReconcileRecord, Option<WriteRecord>), String>;
+//!
+//! /// The toy loop: its store, its memory, its schedule.
+//! struct Toy {
+//!     store: Store,
+//!     reconcile: Reconcile,
+//!     record: Option<WriteRecord>,
+//!     due: Option<Timestamp>,
+//!     settings: Settings,
+//!     now: Timestamp,
+//! }
+//!
+//! let reconcile: Reconcile = |store, record, now| {
+//!     let settings = strategies::settings();
+//!     let gateway: Gateway = store.get(Kind::Gateway).ok_or("no Gateway")?;
+//!     let (class, configuration) = (store.get(Kind::GatewayClass), store.get(Kind::Configuration));
+//!     let deployment: Option<Deployment> = store.get(Kind::Deployment);
+//!     let template: Deployment = store.get(Kind::Template).ok_or("no template")?;
+//!     let routes: Vec<_> = store.get(Kind::Routes).unwrap_or_default();
+//!     let snapshot = Snapshot::new(&gateway, &template)
+//!         .with_gateway_class(class.as_ref())
+//!         .with_configuration(configuration.as_ref())
+//!         .with_deployment(deployment.as_ref())
+//!         .with_routes(&routes)
+//!         .with_write_record(record);
+//!     let planned = gateway_reconcile::plan(&settings, snapshot, now).map_err(|e| e.to_string())?;
+//!     let action = planned.write_kind();
+//!     let (outcome, settlement) = match planned {
+//!         Plan::Write(pending) => {
+//!             let (write, awaiting) = pending.into_write();
+//!             let outcome = store.write(&write);
+//!             (Some(outcome.clone()), awaiting.settle(outcome))
+//!         }
+//!         Plan::Settled(settlement) => (None, settlement),
+//!     };
+//!     if let Some(patch) = settlement.status_patch() {
+//!         let mut gateway = store.objects["gateway"].clone();
+//!         gateway_reconcile::sim::merge_patch::apply(&mut gateway, patch.body());
+//!         store.put(Kind::Gateway, gateway);
+//!         store.writes.status_writes += 1;
+//!     }
+//!     let after: Gateway = store.get(Kind::Gateway).ok_or("no Gateway")?;
+//!     let memory = settlement.write_record.or(record);
+//!     Ok((ReconcileRecord {
+//!         time: now, action, drift: settlement.held_drift.clone(), outcome,
+//!         status_written: settlement.status.is_some(),
+//!         conditions: after.status.conditions,
+//!         addresses: after.status.addresses.into_iter().map(|a| a.value).collect(),
+//!         requeue: settlement.requeue, events: settlement.events,
+//!         class_conditions: Vec::new(), class_status_written: false,
+//!         status_patch_problem: None,
+//!     }, memory))
+//! };
+//!
+//! type Step<T> = Result<T, StepError<String>>;
+//!
+//! impl Backend for Toy {
+//!     type Error = String;
+//!
+//!     fn reconcile(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
+//!         self.now = now;
+//!         let (done, record) = (self.reconcile)(&mut self.store, self.record, now)?;
+//!         // The loop's memory and schedule, as a real loop keeps them.
+//!         self.record = record;
+//!         self.due = done.requeue.deadline(now);
+//!         Ok(done)
+//!     }
+//!
+//!     fn fail_writes(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {
+//!         self.store.failures = (count > 0).then(|| (count, outcome.clone()));
+//!         Ok(())
+//!     }
+//!
+//!     fn restart(&mut self, _: Timestamp) -> Step<()> {
+//!         (self.record, self.due) = (None, None);
+//!         Ok(())
+//!     }
+//!
+//!     fn read(&self, kind: Kind) -> Step<Option<Value>> {
+//!         Ok(self.store.objects.get(kind.key()).cloned())
+//!     }
+//!
+//!     fn write_counts(&self) -> WriteCounts {
+//!         self.store.writes
+//!     }
+//! #
+//! #   fn create(&mut self, settings: &Settings, objects: Objects, now: Timestamp) -> Step<()> {
+//! #       (self.settings, self.now) = (settings.clone(), now);
+//! #       let template = objects.template.unwrap_or_else(gateway_reconcile::template::default_template);
+//! #       for (kind, object) in [
+//! #           (Kind::GatewayClass, objects.gateway_class), (Kind::Gateway, Some(objects.gateway)),
+//! #           (Kind::Configuration, objects.configuration),
+//! #           (Kind::Deployment, objects.deployment.map(Deployment::into_json)),
+//! #           (Kind::Template, Some(template.into_json())),
+//! #           (Kind::Routes, serde_json::to_value(objects.routes).ok()),
+//! #       ] {
+//! #           if let Some(object) = object { self.store.put(kind, object); }
+//! #       }
+//! #       Ok(())
+//! #   }
+//! #   fn patch(&mut self, kind: Kind, patch: &Value, _: Timestamp) -> Step<()> {
+//! #       let mut object = self.store.objects.get(kind.key()).cloned().unwrap_or(json!({}));
+//! #       gateway_reconcile::sim::merge_patch::apply(&mut object, patch);
+//! #       self.store.put(kind, object);
+//! #       Ok(())
+//! #   }
+//! #   fn delete(&mut self, kind: Kind, _: Timestamp) -> Step<()> {
+//! #       self.store.objects.remove(kind.key());
+//! #       Ok(())
+//! #   }
+//! #   fn rollout(&mut self, state: RolloutState, now: Timestamp) -> Step<()> {
+//! #       let mut d = self.store.objects.get("deployment").cloned()
+//! #           .ok_or_else(|| StepError::Failed("no Deployment".to_owned()))?;
+//! #       let replicas = d["spec"]["replicas"].as_i64().unwrap_or(1);
+//! #       let ready = if state == RolloutState::Complete { replicas } else { 0 };
+//! #       let available = if ready == replicas { "True" } else { "False" };
+//! #       d["status"] = json!({"observedGeneration": d["metadata"]["generation"],
+//! #           "replicas": replicas, "updatedReplicas": replicas, "readyReplicas": ready,
+//! #           "availableReplicas": ready, "conditions": [{"type": "Available",
+//! #           "status": available, "reason": "Rollout", "lastTransitionTime": now.to_string()}]});
+//! #       self.store.put(Kind::Deployment, d);
+//! #       Ok(())
+//! #   }
+//! #   fn mutate_writes(&mut self, _: Option<&Value>, _: Timestamp) -> Step<()> {
+//! #       Err(StepError::Skip("the toy has no admission".into()))
+//! #   }
+//! }
+//!
+//! impl ControllerLoop for Toy {
+//!     fn settings(&self) -> &Settings { &self.settings }
+//!     fn now(&self) -> Timestamp { self.now }
+//!     fn write_record(&self) -> Option<WriteRecord> { self.record }
+//!     fn next_due(&self) -> Option<Timestamp> { self.due }
+//! }
+//!
+//! let mut toy = Toy { store: Store::default(), reconcile, record: None, due: None,
+//!                     settings: Settings::default(), now: Timestamp::UNIX_EPOCH };
+//! toy.create(&strategies::settings(), strategies::objects(), strategies::start()).unwrap();
+//! let mut run = Run::new(toy).unwrap();
+//! for op in [Op::Reconcile, Op::Rollout(0), Op::Reconcile, Op::ConfigurationEdit(3),
+//!            Op::Fail(4, 10), Op::Reconcile, Op::Advance(150)] {
+//!     run.apply(&op).unwrap();
+//! }
+//! // The backoff reconciles the toy scheduled ran during the advance, and Degraded came
+//! // on time, 120 s after ConfigurationApplied turned False.
+//! assert!(run.steps().iter().filter(|s| s.due).count() >= 5);
+//! assert!(run.text().contains("Degraded = True/ApplyFailing (observedGeneration 1, since 2026-01-01T00:02:00Z)"));
+//! run.converge().unwrap();
+//! ```
 //!
 //! # A snapshot of the condition output through a fault schedule
 //!
@@ -35,7 +263,11 @@
 //! // In an embedder's test: insta::assert_snapshot!(text);
 //! ```
 //!
-//! # A property test of an embedder's wrapper
+//! # A property test of an embedder's loop
+//!
+//! With the simulated cluster here; with an embedder's own [`ControllerLoop`], `Run::new`
+//! takes it instead (leave out of the schedule the ops it cannot do, e.g. with
+//! `prop_filter`).
 //!
 //! ```
 //! use gateway_reconcile::testing::{Run, invariants, strategies};
@@ -57,6 +289,7 @@
 //!
 //! See the `embedder_snapshot` and `embedder_proptest` examples for complete files.
 
+mod controller_loop;
 pub mod invariants;
 pub mod strategies;
 pub mod text;
@@ -67,14 +300,15 @@ use jiff::Timestamp;
 
 use crate::sim::cluster::{Cluster, ReconcileRecord, format_time};
 use crate::sim::scenario::{Effect, Entry};
+pub use controller_loop::ControllerLoop;
 use invariants::{Invariants, Violation};
 use strategies::Op;
 
-/// A schedule run on a [`Cluster`]: every reconcile checked by [`Invariants`], every step
-/// recorded for [`Run::text`].
+/// A schedule run on a [`ControllerLoop`] (the simulated [`Cluster`] unless said otherwise):
+/// every reconcile checked by [`Invariants`], every step recorded for [`Run::text`].
 #[derive(Debug, Clone)]
-pub struct Run {
-    cluster: Cluster,
+pub struct Run<L: ControllerLoop = Cluster> {
+    controller: L,
     invariants: Invariants,
     steps: Vec<Step>,
 }
@@ -83,52 +317,60 @@ pub struct Run {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Step {
-    /// The cluster clock after the step.
+    /// The clock after the step.
     pub time: Timestamp,
-    /// What was applied.
+    /// What was applied (a reconcile that fell due during an [`Op::Advance`] is an
+    /// [`Op::Reconcile`] step of its own, marked `due`, before the advance's step).
     pub op: Op,
-    /// The reconcile's record, when the op was [`Op::Reconcile`].
+    /// The reconcile's record, when the step was a reconcile.
     pub record: Option<ReconcileRecord>,
+    /// The reconcile ran because the loop scheduled it (its requeue fell due).
+    pub due: bool,
 }
 
-impl Run {
-    /// A run starting on `cluster` as it is.
-    pub fn new(cluster: Cluster) -> Result<Self, Violation> {
-        let invariants = Invariants::new(&cluster)?;
+impl<L: ControllerLoop> Run<L> {
+    /// A run starting on `controller` as it is (its objects, settings and clock).
+    pub fn new(controller: L) -> Result<Self, Violation> {
+        let invariants = Invariants::new(&controller)?;
         Ok(Run {
-            cluster,
+            controller,
             invariants,
             steps: Vec::new(),
         })
     }
 
-    /// Applies one op ([`strategies::apply`]); a reconcile is checked against the
-    /// invariants. An op the cluster refuses is a `cluster` violation.
+    /// Applies one op ([`strategies::apply`]): every reconcile it runs is checked against
+    /// the invariants. An op the loop refuses is a `backend` violation.
     pub fn apply(&mut self, op: &Op) -> Result<(), Violation> {
-        let record = strategies::apply(&mut self.cluster, op).map_err(|e| Violation {
-            step: self.invariants.steps(),
-            property: "cluster",
-            message: format!("{}: {e}", op.describe()),
-        })?;
-        if let Some(record) = &record {
-            self.invariants.check(&self.cluster, record)?;
+        let records = strategies::apply(&mut self.controller, &mut self.invariants, op)?;
+        let due = matches!(op, Op::Advance(_));
+        for record in records {
+            self.steps.push(Step {
+                time: record.time,
+                op: Op::Reconcile,
+                record: Some(record),
+                due,
+            });
         }
-        self.steps.push(Step {
-            time: self.cluster.now(),
-            op: op.clone(),
-            record,
-        });
+        if !matches!(op, Op::Reconcile) {
+            self.steps.push(Step {
+                time: self.invariants.now(),
+                op: op.clone(),
+                record: None,
+                due: false,
+            });
+        }
         Ok(())
     }
 
     /// Ends the run with [`invariants::converge`] (its reconciles are checked, not recorded).
     pub fn converge(&mut self) -> Result<(), Violation> {
-        invariants::converge(&mut self.cluster, &mut self.invariants)
+        invariants::converge(&mut self.controller, &mut self.invariants)
     }
 
-    /// The cluster.
-    pub fn cluster(&self) -> &Cluster {
-        &self.cluster
+    /// The controller loop.
+    pub fn controller(&self) -> &L {
+        &self.controller
     }
 
     /// The steps of the run, in order.
@@ -141,8 +383,9 @@ impl Run {
         self.steps.iter().filter_map(|s| s.record.as_ref())
     }
 
-    /// The run as text: each reconcile as the `simulate` command's timeline prints it, each
-    /// other step as [`Op::describe`] says, then the write counts. See [`text`].
+    /// The run as text: each reconcile as the `simulate` command's timeline prints it (one
+    /// that fell due noted `requeue due`), each other step as [`Op::describe`] says, then
+    /// the write counts. See [`text`].
     pub fn text(&self) -> String {
         let mut out = String::new();
         for (i, step) in self.steps.iter().enumerate() {
@@ -151,7 +394,7 @@ impl Run {
                     let entry = Entry {
                         step: i + 1,
                         time: step.time,
-                        note: None,
+                        note: step.due.then(|| "requeue due".to_owned()),
                         effect: Effect::Reconciled(Box::new(record.clone())),
                     };
                     out.push_str(&text::timeline(std::slice::from_ref(&entry)));
@@ -167,12 +410,19 @@ impl Run {
                 }
             }
         }
+        let writes = self.controller.write_counts();
         let _ = writeln!(
             out,
             "\n{} Deployment writes, {} status writes",
-            self.cluster.deployment_writes(),
-            self.cluster.status_writes()
+            writes.deployment_writes, writes.status_writes
         );
         out
+    }
+}
+
+impl Run<Cluster> {
+    /// The simulated cluster.
+    pub fn cluster(&self) -> &Cluster {
+        &self.controller
     }
 }

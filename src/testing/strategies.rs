@@ -1,6 +1,7 @@
 //! proptest strategies: configurations (valid, and invalid with their message), Gateways with
 //! foreign conditions, observed Deployments, write outcomes of every class, and fault
-//! schedules of [`Op`]s that [`apply`] runs through the simulated cluster.
+//! schedules of [`Op`]s that [`apply`] runs on any [`ControllerLoop`] (the simulated
+//! cluster, or the embedder's own).
 
 use std::time::Duration;
 
@@ -11,7 +12,11 @@ use serde_json::{Value, json};
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileRecord, RolloutState};
+use crate::sim::scenario::{Backend, StepError};
 use crate::wire::{Deployment, L34Route};
+
+use super::ControllerLoop;
+use super::invariants::{Invariants, Violation};
 
 /// The GatewayClass `controllerName` of [`Settings::default`]: the Gateway is ours.
 pub const OURS: &str = "meridio-2.nordix.org/gateway-controller";
@@ -19,7 +24,8 @@ pub const OURS: &str = "meridio-2.nordix.org/gateway-controller";
 /// The `type` of the foreign condition [`objects`] puts on the Gateway.
 pub const FOREIGN: &str = "example.com/Foreign";
 
-/// One step of a fault schedule, applied to a [`Cluster`] by [`apply`].
+/// One step of a fault schedule, applied to a [`ControllerLoop`] (the simulated
+/// [`Cluster`], or an embedder's own) by [`apply`].
 ///
 /// Edits of an object that does not exist (the GatewayConfiguration, the Deployment) are
 /// no-ops, so every schedule runs.
@@ -27,7 +33,8 @@ pub const FOREIGN: &str = "example.com/Foreign";
 // Not `#[non_exhaustive]`: an embedder that runs the schedules on its own state handles every
 // step, so a new one is a compile error in its match, never a silently skipped arm.
 pub enum Op {
-    /// One reconcile ([`Cluster::reconcile`]).
+    /// One reconcile (the loop's [`reconcile`](Backend::reconcile)), as a watch event
+    /// triggers it.
     Reconcile,
     /// A Gateway spec edit (an infrastructure label): its generation goes up.
     GatewayEdit(u8),
@@ -52,10 +59,12 @@ pub enum Op {
     /// The Deployment controller runs: 0 complete, 1 progressing, 2 stalled (see
     /// [`RolloutState`]).
     Rollout(u8),
-    /// The clock moves forward by this many seconds.
+    /// The clock moves forward by this many seconds; the reconciles the loop scheduled run
+    /// when they fall due on the way.
     Advance(u32),
-    /// The controller restarts: only what the API server holds carries over (injected
-    /// faults do not; mutating admission, the server's, does).
+    /// The controller restarts: it forgets what it held in memory (its write record and
+    /// schedule); what the API server holds carries over (pending write failures and
+    /// mutating admission included).
     Restart,
     /// Mutating admission: an odd `n` makes every Deployment write that goes through get an
     /// injected readiness gate (as a webhook would add one); an even `n` stops it.
@@ -209,77 +218,143 @@ pub fn cluster() -> Result<Cluster, ClusterError> {
     Cluster::new(settings(), start(), objects())
 }
 
-/// Applies one [`Op`] to the cluster; the record when it was a reconcile.
-pub fn apply(cluster: &mut Cluster, op: &Op) -> Result<Option<ReconcileRecord>, ClusterError> {
-    let patch_configuration = |cluster: &mut Cluster, spec: Value| {
-        if cluster.configuration().is_some() {
-            cluster.patch(Kind::Configuration, &json!({ "spec": spec }))
-        } else {
-            Ok(())
-        }
+/// At most this many reconciles fall due within one [`Op::Advance`]: more is a loop that
+/// keeps asking to be run again at once.
+pub const MAX_DUE_PER_ADVANCE: usize = 1000;
+
+/// Applies one [`Op`] to the controller loop at the run's clock ([`Invariants::now`]), and
+/// checks every reconcile it runs: the records of those reconciles, in order. A
+/// [`Op::Reconcile`] runs one; an [`Op::Advance`] runs every reconcile the loop scheduled
+/// ([`ControllerLoop::next_due`]) that falls due before the clock reaches its end, each at
+/// its due time; the other ops run none. An op the loop refuses is a `backend` violation
+/// (a [`StepError::Skip`] too: filter out of the schedule what the loop cannot do).
+pub fn apply<L: ControllerLoop + ?Sized>(
+    controller: &mut L,
+    invariants: &mut Invariants,
+    op: &Op,
+) -> Result<Vec<ReconcileRecord>, Violation> {
+    let now = invariants.now();
+    let refused = |invariants: &Invariants, e: StepError<L::Error>| {
+        super::invariants::refused(invariants.steps(), "backend", &op.describe(), e)
     };
-    let has_deployment = cluster.deployment().is_some();
-    match op {
-        Op::Reconcile => return cluster.reconcile().map(Some),
-        Op::GatewayEdit(n) => cluster.patch(
+    let has_deployment = controller
+        .read(Kind::Deployment)
+        .map_err(|e| refused(invariants, e))?
+        .is_some();
+    let patch_configuration =
+        |controller: &mut L, spec: Value| match controller.read(Kind::Configuration)? {
+            Some(_) => controller.patch(Kind::Configuration, &json!({ "spec": spec }), now),
+            None => Ok(()),
+        };
+    let done = match op {
+        Op::Reconcile => {
+            let record = controller
+                .reconcile(now)
+                .map_err(|e| refused(invariants, e))?;
+            invariants.check(controller, &record)?;
+            return Ok(vec![record]);
+        }
+        Op::Advance(secs) => return advance(controller, invariants, *secs),
+        Op::GatewayEdit(n) => controller.patch(
             Kind::Gateway,
             &json!({"spec": {"infrastructure": {"labels": {"edit": n.to_string()}}}}),
-        )?,
+            now,
+        ),
         Op::ConfigurationEdit(n) => patch_configuration(
-            cluster,
+            controller,
             json!({"horizontalScaling": {"replicas": 1 + n % 5, "enforceReplicas": n % 2 == 0}}),
-        )?,
+        ),
         Op::ConfigurationInvalid => patch_configuration(
-            cluster,
+            controller,
             json!({"internalSubnets": [{"attachmentType": "NAD", "cidr": "0.0.0.0/0"}]}),
-        )?,
+        ),
         Op::ConfigurationFixed => patch_configuration(
-            cluster,
+            controller,
             json!({"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}),
-        )?,
-        Op::ClassOther => cluster.patch(
+        ),
+        Op::ClassOther => controller.patch(
             Kind::GatewayClass,
             &json!({"spec": {"controllerName": "example.com/other"}}),
-        )?,
-        Op::ClassOurs => cluster.patch(
-            Kind::GatewayClass,
-            &json!({"spec": {"controllerName": cluster.settings().controller_name.clone()}}),
-        )?,
-        Op::DeploymentEdit if has_deployment => cluster.patch(
+            now,
+        ),
+        Op::ClassOurs => {
+            let ours = invariants.settings().controller_name.clone();
+            controller.patch(
+                Kind::GatewayClass,
+                &json!({"spec": {"controllerName": ours}}),
+                now,
+            )
+        }
+        Op::DeploymentEdit if has_deployment => controller.patch(
             Kind::Deployment,
             &json!({"spec": {"template": {"spec": {"serviceAccountName": "hacked"}}}}),
-        )?,
-        Op::DeploymentDelete if has_deployment => cluster.delete(Kind::Deployment)?,
-        Op::Autoscale(n) if has_deployment => {
-            cluster.patch(Kind::Deployment, &json!({"spec": {"replicas": 1 + n % 7}}))?
+            now,
+        ),
+        Op::DeploymentDelete if has_deployment => controller.delete(Kind::Deployment, now),
+        Op::Autoscale(n) if has_deployment => controller.patch(
+            Kind::Deployment,
+            &json!({"spec": {"replicas": 1 + n % 7}}),
+            now,
+        ),
+        Op::Rollout(r) if has_deployment => controller.rollout(rollout_state(*r), now),
+        Op::DeploymentEdit | Op::DeploymentDelete | Op::Autoscale(_) | Op::Rollout(_) => Ok(()),
+        Op::Fail(class, count) => controller.fail_writes(*count, &failure(*class)),
+        Op::Restart => controller.restart(now),
+        Op::MutateWrites(n) => {
+            invariants.mutating = n % 2 == 1;
+            controller.mutate_writes(mutation(*n).as_ref(), now)
         }
-        Op::Rollout(r) if has_deployment => cluster.rollout(rollout_state(*r))?,
-        Op::DeploymentEdit | Op::DeploymentDelete | Op::Autoscale(_) | Op::Rollout(_) => {}
-        Op::Fail(class, count) => cluster.fail_writes(*count, failure(*class)),
-        Op::Advance(secs) => cluster.advance(Duration::from_secs(u64::from(*secs)))?,
-        // The crate keeps no state, so a restarted controller is one that plans on the same
-        // snapshot later: rebuild the cluster from its own objects.
-        Op::Restart => {
-            let objects = Objects {
-                gateway_class: cluster.gateway_class().cloned(),
-                gateway: cluster.gateway().clone(),
-                configuration: cluster.configuration().cloned(),
-                deployment: cluster.deployment().cloned(),
-                template: Some(cluster.template().clone()),
-                routes: cluster.routes().to_vec(),
-            };
-            let mut rebuilt = Cluster::new(cluster.settings().clone(), cluster.now(), objects)?
-                .with_server_defaults(cluster.server_defaults());
-            rebuilt.mutate_writes(cluster.write_mutation().cloned());
-            *cluster = rebuilt;
+    };
+    done.map_err(|e| refused(invariants, e))?;
+    Ok(Vec::new())
+}
+
+/// The merge patch mutating admission applies for [`Op::MutateWrites`]`(n)` (`None`: it
+/// stops): a readiness gate, as a webhook would add one.
+pub fn mutation(n: u8) -> Option<Value> {
+    (n % 2 == 1).then(|| {
+        json!({"spec": {"template": {"spec": {"readinessGates": [
+            {"conditionType": "example.com/injected"}
+        ]}}}})
+    })
+}
+
+/// [`Op::Advance`]: the reconciles that fall due on the way, each at its due time (one
+/// already due runs at once), then the clock at the end.
+fn advance<L: ControllerLoop + ?Sized>(
+    controller: &mut L,
+    invariants: &mut Invariants,
+    secs: u32,
+) -> Result<Vec<ReconcileRecord>, Violation> {
+    let start = invariants.now();
+    let end = start
+        .checked_add(jiff::SignedDuration::from_secs(i64::from(secs)))
+        .map_err(|e| Violation {
+            step: invariants.steps(),
+            property: "backend",
+            message: format!("advance {secs}s from {start}: {e}"),
+        })?;
+    let mut records = Vec::new();
+    while let Some(due) = controller.next_due().filter(|due| *due <= end) {
+        if records.len() == MAX_DUE_PER_ADVANCE {
+            return Err(Violation {
+                step: invariants.steps(),
+                property: "requeue-honoured",
+                message: format!(
+                    "more than {MAX_DUE_PER_ADVANCE} reconciles fell due between {start} and {end}"
+                ),
+            });
         }
-        Op::MutateWrites(n) => cluster.mutate_writes((n % 2 == 1).then(|| {
-            json!({"spec": {"template": {"spec": {"readinessGates": [
-                {"conditionType": "example.com/injected"}
-            ]}}}})
-        })),
+        let at = due.max(invariants.now());
+        invariants.set_now(at);
+        let record = controller.reconcile(at).map_err(|e| {
+            super::invariants::refused(invariants.steps(), "backend", "reconcile when due", e)
+        })?;
+        invariants.check(controller, &record)?;
+        records.push(record);
     }
-    Ok(None)
+    invariants.set_now(end);
+    Ok(records)
 }
 
 /// A valid GatewayConfiguration object (`ns/conf`, generation 1): one or two internal

@@ -1309,6 +1309,28 @@ impl Real {
         })
     }
 
+    /// The controller's memory: the write record of its last successful Deployment write.
+    pub fn write_record(&self) -> Option<WriteRecord> {
+        self.record
+    }
+
+    /// The L34Routes of every namespace of the scenario, as the file names them.
+    async fn list_routes(&self, client: &Client) -> Step<Vec<Value>> {
+        let mut routes = Vec::new();
+        for real in self.namespaces.values() {
+            let api = self.api(client, Kind::Routes, Some(real));
+            let list = api
+                .list(&Default::default())
+                .await
+                .or_else(|e| failed(api_text(&e)))?;
+            routes.extend(
+                list.iter()
+                    .map(|route| self.file_form(Kind::Routes, to_json(route))),
+            );
+        }
+        Ok(routes)
+    }
+
     /// Removes what the scenario left at cluster scope (namespaces stay: they never finish
     /// deleting here).
     pub fn clean_up(&mut self) {
@@ -1442,10 +1464,13 @@ impl Backend for Real {
 
     fn read(&self, kind: Kind) -> Step<Option<Value>> {
         self.check_cancelled()?;
-        if kind == Kind::Template {
-            return Ok(Some(self.template.clone()));
+        match kind {
+            Kind::Template => Ok(Some(self.template.clone())),
+            Kind::Routes => Ok(Some(Value::Array(
+                self.rt.block_on(self.list_routes(&self.admin))?,
+            ))),
+            _ => self.rt.block_on(self.get(&self.admin, kind)),
         }
-        self.rt.block_on(self.get(&self.admin, kind))
     }
 
     fn write_counts(&self) -> WriteCounts {

@@ -1,95 +1,42 @@
-//! The test kit's fault schedules (`testing::strategies::Op`) as scenario steps, run on any
-//! scenario backend (the real server's or the simulator) with the invariants checked after
-//! every reconcile.
+//! The test kit's fault schedules (`testing::strategies::Op`) run by the kit itself
+//! (`testing::Run`: its ops, its invariants after every reconcile, its convergence) on any
+//! scenario backend, the real server's or the simulator, made a `testing::ControllerLoop`
+//! by [`Looped`]: the loop's memory is the backend's write record, its schedule each
+//! reconcile's `Requeue` deadline (`Requeue::deadline`), so the kit's `Advance` runs the
+//! reconciles that fall due and checks that they were scheduled (`requeue-honoured`).
 //!
-//! The ops become steps as follows; what the real server cannot take is mapped to the
-//! nearest thing it can, or left out:
+//! What the real server needs beyond the kit, and why:
 //!
-//! | op | step |
-//! |---|---|
-//! | `Reconcile` | `reconcile` (no expectations: the invariants are the checks) |
-//! | `GatewayEdit(n)` | `patch` of the Gateway's `infrastructure.labels.edit` |
-//! | `ConfigurationEdit(n)` | `patch` of `horizontalScaling` |
-//! | `ConfigurationInvalid` / `Fixed` | `patch` of `internalSubnets` (`0.0.0.0/0`: the CRD accepts it, the core refuses it) |
-//! | `ClassOther` / `ClassOurs` | left out: `controllerName` is immutable on the real server |
-//! | `DeploymentEdit` / `Autoscale(n)` | `patch` of the Deployment (none when there is no Deployment) |
-//! | `DeploymentDelete` | `delete` of the Deployment (none when there is no Deployment) |
-//! | `Fail(class, n)` | `failWrites` (a transport error, which admission cannot give, becomes a 503 `ServiceUnavailable`: the same failure class) |
-//! | `Rollout(r)` | `rollout` (none when there is no Deployment) |
-//! | `Advance(s)` | `advance` |
-//! | `Restart` | `restart` (the write record is dropped; the server keeps pending admission) |
-//! | `MutateWrites(n)` | `mutateWrites` (a readiness gate added by a mutating webhook, or stopped) |
+//! - ops it cannot take: `ClassOther` / `ClassOurs` are left out of the schedules
+//!   (`controllerName` is immutable on the real server); a transport error, which admission
+//!   cannot give, becomes a 503 `ServiceUnavailable` (the same failure class); `Fail(_, 0)`
+//!   (and the convergence's stop) removes the pending admission object;
+//! - objects the CRDs accept: the kit's objects completed with what they require
+//!   ([`objects_json`]);
+//! - a step the backend cannot reproduce ([`StepError::Skip`]) makes the schedule a skip,
+//!   never a failure or a pass;
+//! - a failing schedule written back as a scenario file, from the calls the backend saw
+//!   ([`Looped::scenario`]), to replay it on either backend.
 //!
-//! The invariants are checked by [`Truth`] rather than `testing::invariants::Invariants`:
-//! that one checks a simulated `Cluster`, and an adapter would have to rebuild one from the
-//! server's objects. A rebuilt cluster has no write record (a `Cluster` takes none from
-//! outside), so under mutating admission its `applied-truth` would count the drift the
-//! controller's record holds back as drift left, and fail a run that is right. [`Truth`]
-//! checks what a `ReconcileRecord` and the objects read back show.
+//! No invariant of its own: the kit's are a superset of the ones this file used to restate
+//! (foreign conditions, well-formed conditions, no flapping, `Degraded` only with
+//! `Programmed`, `ConfigurationApplied` naming the carried generation), and where this file
+//! checked "no second Deployment write with nothing changed" the kit's `applied-truth`
+//! (a plan made with the loop's write record asks for no write exactly when
+//! `ConfigurationApplied` is True) and `no-write-loop` at convergence cover it with the
+//! write record, which the kit now reads from the backend.
 
 use std::fmt::Display;
 
-use gateway_reconcile::conditions::{
-    self, ACCEPTED, CONFIGURATION_APPLIED_NAME as CONFIGURATION_APPLIED, DEGRADED_NAME as DEGRADED,
-    PROGRAMMED,
-};
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
-use gateway_reconcile::sim::scenario::{Backend, Scenario, StepError, WriteCounts};
+use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::testing::strategies::{self, Op};
-use gateway_reconcile::wire::{Condition, Gateway};
-use gateway_reconcile::{FailureClass, Settings, WriteKind, WriteOutcome};
+use gateway_reconcile::testing::{ControllerLoop, Run};
+use gateway_reconcile::{Settings, WriteOutcome, WriteRecord};
 use jiff::Timestamp;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{Value, json};
-
-/// The internal subnets of a valid GatewayConfiguration (the kit's).
-fn valid_subnets() -> Value {
-    json!([{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}])
-}
-
-/// The `failWrites.error` of the kit's failure class `class`.
-fn error_of(class: u8) -> Value {
-    // Admission always answers with an HTTP status: a transport error becomes a 503, which
-    // the core classes the same (transient).
-    let class = if class % 6 == 5 { 4 } else { class };
-    match strategies::failure(class) {
-        WriteOutcome::Api(e) => json!({"code": e.code, "reason": e.reason, "message": e.message}),
-        other => json!({"reason": "", "message": other.message()}),
-    }
-}
-
-/// The scenario step of `op`, or `None` when it is left out (see the module's table).
-pub fn step_of(op: &Op) -> Option<Value> {
-    let configuration = |spec: Value| json!({"patch": {"configuration": {"spec": spec}}});
-    Some(match op {
-        Op::Reconcile => json!({"reconcile": {}}),
-        Op::GatewayEdit(n) => json!({"patch": {"gateway": {"spec": {"infrastructure": {
-            "labels": {"edit": n.to_string()}}}}}}),
-        Op::ConfigurationEdit(n) => configuration(json!({"horizontalScaling": {
-            "replicas": 1 + n % 5, "enforceReplicas": n % 2 == 0}})),
-        Op::ConfigurationInvalid => configuration(json!({"internalSubnets": [
-            {"attachmentType": "NAD", "cidr": "0.0.0.0/0"}]})),
-        Op::ConfigurationFixed => configuration(json!({"internalSubnets": valid_subnets()})),
-        Op::DeploymentEdit => json!({"patch": {"deployment": {"spec": {"template": {"spec": {
-            "serviceAccountName": "hacked"}}}}}}),
-        Op::DeploymentDelete => json!({"delete": "deployment"}),
-        Op::Autoscale(n) => json!({"patch": {"deployment": {"spec": {"replicas": 1 + n % 7}}}}),
-        Op::Fail(_, 0) => return None,
-        Op::Fail(class, n) => json!({"failWrites": {"count": n, "error": error_of(*class)}}),
-        Op::Rollout(r) => {
-            let state = ["complete", "progressing", "stalled"][usize::from(r % 3)];
-            json!({ "rollout": state })
-        }
-        Op::Advance(s) => json!({"advance": format!("{s}s")}),
-        Op::Restart => json!({"restart": {}}),
-        Op::MutateWrites(n) if n % 2 == 1 => json!({"mutateWrites": {"patch": {"spec": {
-            "template": {"spec": {"readinessGates": [{"conditionType": "example.com/injected"}]}}}}}}),
-        Op::MutateWrites(_) => json!({"mutateWrites": {"patch": null}}),
-        // ClassOther, ClassOurs, and any op added later.
-        _ => return None,
-    })
-}
 
 /// The kit's objects as a scenario file writes them, completed with what the real server's
 /// CRDs require and the kit's objects leave out: the Gateway's `listeners`, the
@@ -121,238 +68,11 @@ pub fn objects_json() -> Value {
     })
 }
 
-/// The scenario of `ops` on the kit's objects and settings; `dropped` lists the steps (by
-/// their index among the steps that call the backend, every step but `advance`) to leave
-/// out: the ops that were no-ops in a run (an edit of a Deployment that did not exist).
-pub fn scenario_json(description: &str, ops: &[Op], dropped: &[usize]) -> Value {
-    let mut calls = 0;
-    let steps: Vec<Value> = ops
-        .iter()
-        .filter_map(step_of)
-        .filter(|step| {
-            if step.get("advance").is_some() {
-                return true;
-            }
-            calls += 1;
-            !dropped.contains(&(calls - 1))
-        })
-        .collect();
-    json!({
-        "description": description,
-        "settings": {"degradedAfter": "2m"},
-        "now": "2026-01-01T00:00:00Z",
-        "objects": objects_json(),
-        "steps": steps,
-    })
-}
-
-/// The clock at the end of `ops`: the kit's start plus every advance.
-fn end_of(ops: &[Op]) -> Timestamp {
-    let secs: i64 = ops
-        .iter()
-        .map(|op| match op {
-            Op::Advance(s) => i64::from(*s),
-            _ => 0,
-        })
-        .sum();
-    strategies::start()
-        .checked_add(jiff::SignedDuration::from_secs(secs))
-        .unwrap_or_else(|_| strategies::start())
-}
-
-/// The invariants of one Gateway's run, checked reconcile by reconcile from what the
-/// reconcile recorded and the objects read back after it.
-///
-/// - `foreign-untouched`: conditions of other types are kept, byte for byte, in place;
-/// - `well-formed`: owned conditions carry the Gateway's generation when written, a valid
-///   type and reason, a message of at most 32768 characters, an RFC 3339
-///   `lastTransitionTime` that moves only with the status;
-/// - `no-flapping`: a transient or conflicting update failure never turns `Programmed`
-///   False;
-/// - `degraded`: `Degraded` is only ever True, and only with `Programmed` True;
-/// - `applied-truth`: `ConfigurationApplied` True (of an accepted Gateway of ours) only when
-///   the stored Deployment carries the current GatewayConfiguration generation;
-/// - `no-write-loop`: a reconcile right after one whose Deployment write went through, with
-///   no operation in between, writes no Deployment.
-#[derive(Debug, Clone)]
-pub struct Truth {
-    settings: Settings,
-    before: Vec<Condition>,
-    /// An operation other than a reconcile since the last reconcile.
-    changed: bool,
-    /// The last reconcile's Deployment write went through.
-    wrote: bool,
-    /// Reconciles checked.
-    pub step: usize,
-}
-
-fn find<'a>(conditions: &'a [Condition], t: &str) -> Option<&'a Condition> {
-    conditions.iter().find(|c| c.type_ == t)
-}
-
-fn is_true(c: Option<&Condition>) -> bool {
-    c.is_some_and(|c| c.status == conditions::status::TRUE)
-}
-
-fn ensure(ok: bool, property: &str, message: impl FnOnce() -> String) -> Result<(), String> {
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("{property}: {}", message()))
-    }
-}
-
-impl Truth {
-    /// Starts a run whose Gateway is `gateway` now.
-    pub fn new(settings: Settings, gateway: &Value) -> Result<Truth, String> {
-        let gateway: Gateway =
-            serde_json::from_value(gateway.clone()).map_err(|e| format!("Gateway: {e}"))?;
-        Ok(Truth {
-            settings,
-            before: gateway.status.conditions,
-            changed: true,
-            wrote: false,
-            step: 0,
-        })
-    }
-
-    /// Notes an operation between two reconciles.
-    pub fn changed(&mut self) {
-        self.changed = true;
-    }
-
-    /// Checks one reconcile: its record, and the objects read back after it.
-    pub fn check(
-        &mut self,
-        record: &ReconcileRecord,
-        gateway: &Value,
-        class: Option<&Value>,
-        configuration: Option<&Value>,
-        deployment: Option<&Value>,
-    ) -> Result<(), String> {
-        self.step += 1;
-        let domain = &self.settings.condition_domain;
-        let applied_type = format!("{domain}/{CONFIGURATION_APPLIED}");
-        let degraded_type = format!("{domain}/{DEGRADED}");
-        let owned = [ACCEPTED, PROGRAMMED, &applied_type, &degraded_type];
-        let gateway: Gateway =
-            serde_json::from_value(gateway.clone()).map_err(|e| format!("well-formed: {e}"))?;
-        let generation = gateway.metadata.generation;
-        let after = &gateway.status.conditions;
-        let before = &self.before;
-        let ours = class.is_some_and(|c| {
-            c.pointer("/spec/controllerName").and_then(Value::as_str)
-                == Some(self.settings.controller_name.as_str())
-        });
-
-        let foreign = |cs: &[Condition]| -> Vec<(usize, Condition)> {
-            cs.iter()
-                .enumerate()
-                .filter(|(_, c)| !owned.contains(&c.type_.as_str()))
-                .map(|(i, c)| (i, c.clone()))
-                .collect()
-        };
-        let (foreign_before, foreign_after) = (foreign(before), foreign(after));
-        ensure(foreign_before == foreign_after, "foreign-untouched", || {
-            format!("foreign conditions were {foreign_before:?}, are {foreign_after:?}")
-        })?;
-
-        for c in after.iter().filter(|c| owned.contains(&c.type_.as_str())) {
-            if record.status_written && ours {
-                ensure(c.observed_generation == generation, "well-formed", || {
-                    format!(
-                        "{} has observedGeneration {:?}, the Gateway {generation:?}",
-                        c.type_, c.observed_generation
-                    )
-                })?;
-            }
-            ensure(
-                conditions::is_valid_reason(&c.reason),
-                "well-formed",
-                || format!("{} reason {:?}", c.type_, c.reason),
-            )?;
-            ensure(conditions::is_valid_type(&c.type_), "well-formed", || {
-                format!("type {:?}", c.type_)
-            })?;
-            ensure(c.message.chars().count() <= 32768, "well-formed", || {
-                format!("{} message too long", c.type_)
-            })?;
-            ensure(
-                c.last_transition_time.parse::<Timestamp>().is_ok(),
-                "well-formed",
-                || {
-                    format!(
-                        "{} lastTransitionTime {:?}",
-                        c.type_, c.last_transition_time
-                    )
-                },
-            )?;
-            if let Some(b) = find(before, &c.type_) {
-                ensure(
-                    b.status != c.status || b.last_transition_time == c.last_transition_time,
-                    "well-formed",
-                    || format!("{} lastTransitionTime moved without a transition", c.type_),
-                )?;
-            }
-        }
-
-        let programmed = find(after, PROGRAMMED);
-        let applied = find(after, &applied_type);
-        if is_true(find(before, PROGRAMMED))
-            && record.action == WriteKind::Update
-            && let Some(class) = record.outcome.as_ref().and_then(WriteOutcome::class)
-            && matches!(class, FailureClass::Transient | FailureClass::Conflict)
-        {
-            ensure(is_true(programmed), "no-flapping", || {
-                format!("Programmed turned {programmed:?} on a {class:?} failure")
-            })?;
-        }
-
-        if let Some(d) = find(after, &degraded_type) {
-            ensure(d.status == conditions::status::TRUE, "degraded", || {
-                format!("Degraded is {}", d.status)
-            })?;
-            ensure(is_true(programmed), "degraded", || {
-                format!("Degraded without Programmed True: {programmed:?}")
-            })?;
-        }
-
-        if ours && is_true(find(after, ACCEPTED)) && is_true(applied) {
-            let key = gateway_reconcile::lookup::generation_annotation(&self.settings);
-            let carried = deployment
-                .and_then(|d| d.pointer("/metadata/annotations"))
-                .and_then(|a| a.get(&key))
-                .and_then(Value::as_str)
-                .and_then(|g| g.parse::<i64>().ok());
-            let wanted = configuration
-                .and_then(|c| c.pointer("/metadata/generation"))
-                .and_then(Value::as_i64);
-            ensure(
-                carried.is_some() && carried == wanted,
-                "applied-truth",
-                || {
-                    format!(
-                        "ConfigurationApplied is True, the Deployment carries generation {carried:?}, the GatewayConfiguration is at {wanted:?}"
-                    )
-                },
-            )?;
-        }
-
-        let written = record.outcome.is_some();
-        ensure(
-            !(self.wrote && !self.changed && written),
-            "no-write-loop",
-            || {
-                format!(
-                    "the Deployment was written again ({:?}, drift {:?}) with nothing changed since the last write went through",
-                    record.action, record.drift
-                )
-            },
-        )?;
-        self.wrote = record.outcome.as_ref().is_some_and(|o| o.class().is_none());
-        self.changed = false;
-        self.before = after.clone();
-        Ok(())
+/// The `failWrites.error` of a scenario step failing writes with `outcome`.
+fn error_of(outcome: &WriteOutcome) -> Value {
+    match outcome {
+        WriteOutcome::Api(e) => json!({"code": e.code, "reason": e.reason, "message": e.message}),
+        other => json!({"reason": "", "message": other.message()}),
     }
 }
 
@@ -384,200 +104,6 @@ impl Tally {
     }
 }
 
-/// Ends the faults a backend injects (the pending write failures).
-pub trait Faults {
-    /// Stops every pending write failure.
-    fn stop_faults(&mut self) -> Result<(), String>;
-}
-
-impl Faults for Cluster {
-    fn stop_faults(&mut self) -> Result<(), String> {
-        self.fail_writes(0, WriteOutcome::Applied);
-        Ok(())
-    }
-}
-
-impl Faults for super::backend::Real {
-    fn stop_faults(&mut self) -> Result<(), String> {
-        self.stop_failures()
-    }
-}
-
-/// A backend that runs a schedule: edits of a Deployment that does not exist are no-ops
-/// (as in the kit), and every reconcile is checked by [`Truth`]; the first violation ends
-/// the run (as a skip of the runner, with the violation kept here).
-pub struct Checked<B> {
-    /// The backend.
-    pub inner: B,
-    truth: Option<Truth>,
-    settings: Settings,
-    /// Backend calls so far (every step but `advance` makes one).
-    calls: usize,
-    /// The calls that were no-ops.
-    pub noops: Vec<usize>,
-    /// The first invariant violated.
-    pub violation: Option<String>,
-    /// What the run did.
-    pub tally: Tally,
-}
-
-impl<B: Backend> Checked<B> {
-    /// Wraps `inner`.
-    pub fn new(inner: B) -> Self {
-        Checked {
-            inner,
-            truth: None,
-            settings: Settings::default(),
-            calls: 0,
-            noops: Vec::new(),
-            violation: None,
-            tally: Tally::default(),
-        }
-    }
-
-    /// Counts a step; whether the Deployment exists, when `needs_deployment`.
-    fn enter(&mut self, needs_deployment: bool) -> Result<bool, StepError<B::Error>> {
-        self.calls += 1;
-        self.tally.steps += 1;
-        if let Some(truth) = self.truth.as_mut() {
-            truth.changed();
-        }
-        if needs_deployment && self.inner.read(Kind::Deployment)?.is_none() {
-            self.noops.push(self.calls - 1);
-            return Ok(false);
-        }
-        Ok(true)
-    }
-}
-
-impl<B: Backend> Backend for Checked<B> {
-    type Error = B::Error;
-
-    fn create(
-        &mut self,
-        settings: &Settings,
-        objects: Objects,
-        now: Timestamp,
-    ) -> Result<(), StepError<B::Error>> {
-        self.settings = settings.clone();
-        self.inner.create(settings, objects, now)?;
-        let gateway = self.inner.read(Kind::Gateway)?.unwrap_or(Value::Null);
-        match Truth::new(settings.clone(), &gateway) {
-            Ok(truth) => self.truth = Some(truth),
-            Err(why) => {
-                self.violation = Some(why.clone());
-                return Err(StepError::Skip(format!("invariant violated: {why}")));
-            }
-        }
-        Ok(())
-    }
-
-    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<B::Error>> {
-        self.calls += 1;
-        self.tally.steps += 1;
-        self.tally.reconciles += 1;
-        let record = self.inner.reconcile(now)?;
-        if record.outcome.as_ref().is_some_and(|o| o.class().is_some()) {
-            self.tally.failed_writes += 1;
-        }
-        let read = |kind| self.inner.read(kind);
-        let (gateway, class, configuration, deployment) = (
-            read(Kind::Gateway)?.unwrap_or(Value::Null),
-            read(Kind::GatewayClass)?,
-            read(Kind::Configuration)?,
-            read(Kind::Deployment)?,
-        );
-        let checked = match self.truth.as_mut() {
-            Some(truth) => truth
-                .check(
-                    &record,
-                    &gateway,
-                    class.as_ref(),
-                    configuration.as_ref(),
-                    deployment.as_ref(),
-                )
-                .map_err(|why| format!("reconcile {} ({}): {why}", truth.step, record.time)),
-            None => Err("no objects".into()),
-        };
-        match checked {
-            Ok(()) => Ok(record),
-            Err(why) => {
-                self.violation = Some(why.clone());
-                Err(StepError::Skip(format!("invariant violated: {why}")))
-            }
-        }
-    }
-
-    fn patch(
-        &mut self,
-        kind: Kind,
-        patch: &Value,
-        now: Timestamp,
-    ) -> Result<(), StepError<B::Error>> {
-        match self.enter(kind == Kind::Deployment)? {
-            true => {
-                // Another writer's edit of the Deployment is a fault; an edit of ours is not.
-                self.tally.faults += u64::from(kind == Kind::Deployment);
-                self.inner.patch(kind, patch, now)
-            }
-            false => Ok(()),
-        }
-    }
-
-    fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<B::Error>> {
-        match self.enter(kind == Kind::Deployment)? {
-            true => {
-                self.tally.faults += 1;
-                self.inner.delete(kind, now)
-            }
-            false => Ok(()),
-        }
-    }
-
-    fn rollout(&mut self, state: RolloutState, now: Timestamp) -> Result<(), StepError<B::Error>> {
-        match self.enter(true)? {
-            true => self.inner.rollout(state, now),
-            false => Ok(()),
-        }
-    }
-
-    fn fail_writes(
-        &mut self,
-        count: u32,
-        outcome: &WriteOutcome,
-    ) -> Result<(), StepError<B::Error>> {
-        self.tally.faults += 1;
-        self.enter(false)?;
-        self.inner.fail_writes(count, outcome)
-    }
-
-    fn mutate_writes(
-        &mut self,
-        patch: Option<&Value>,
-        now: Timestamp,
-    ) -> Result<(), StepError<B::Error>> {
-        if patch.is_some() {
-            self.tally.faults += 1;
-        }
-        self.enter(false)?;
-        self.inner.mutate_writes(patch, now)
-    }
-
-    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<B::Error>> {
-        self.tally.faults += 1;
-        self.enter(false)?;
-        self.inner.restart(now)
-    }
-
-    fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {
-        self.inner.read(kind)
-    }
-
-    fn write_counts(&self) -> WriteCounts {
-        self.inner.write_counts()
-    }
-}
-
 /// How a schedule ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -589,94 +115,304 @@ pub enum Verdict {
     Failed(String),
 }
 
-/// Ends a schedule: the write failures stop and the configuration is made valid (mutating
-/// admission stays: the write record must hold its change back), then the Gateway must
-/// converge: `ConfigurationApplied` and `Programmed` True and no `Degraded` after a complete
-/// rollout, then three reconciles with no write at all.
-pub fn converge<B: Backend + Faults>(checked: &mut Checked<B>, end: Timestamp) -> Result<(), String>
+/// What [`Looped`] needs from the backend beyond the scenario operations.
+pub trait Server: Backend {
+    /// Stops every pending write failure.
+    fn stop_faults(&mut self) -> Result<(), String>;
+    /// The controller's memory: the write record of its last successful Deployment write.
+    fn write_record(&self) -> Option<WriteRecord>;
+}
+
+impl Server for Cluster {
+    fn stop_faults(&mut self) -> Result<(), String> {
+        self.fail_writes(0, WriteOutcome::Applied);
+        Ok(())
+    }
+
+    fn write_record(&self) -> Option<WriteRecord> {
+        Cluster::write_record(self)
+    }
+}
+
+impl Server for super::backend::Real {
+    fn stop_faults(&mut self) -> Result<(), String> {
+        self.stop_failures()
+    }
+
+    fn write_record(&self) -> Option<WriteRecord> {
+        super::backend::Real::write_record(self)
+    }
+}
+
+/// A scenario backend as the kit's controller loop: it schedules the next reconcile at each
+/// reconcile's requeue deadline, counts what the run did, and logs every call as a
+/// scenario step.
+pub struct Looped<B> {
+    /// The backend.
+    pub inner: B,
+    settings: Settings,
+    now: Timestamp,
+    due: Option<Timestamp>,
+    /// The scenario steps of the calls so far (an `advance` before a call at a later time).
+    log: Vec<Value>,
+    logged_at: Timestamp,
+    /// How many logged steps the schedule's ops made (the convergence's follow).
+    schedule_steps: Option<usize>,
+    /// Why the backend could not run a step, when it could not.
+    pub skipped: Option<String>,
+    /// What the run did.
+    pub tally: Tally,
+}
+
+impl<B: Server> Looped<B>
 where
     B::Error: Display,
 {
-    let text = |e: StepError<B::Error>| e.to_string();
-    let tick = |now: Timestamp| {
-        now.checked_add(jiff::SignedDuration::from_secs(30))
-            .unwrap_or(now)
-    };
-    let mut now = end;
-    checked.inner.stop_faults()?;
-    checked
-        .patch(
-            Kind::Configuration,
-            &json!({"spec": {"internalSubnets": valid_subnets()}}),
+    /// Wraps `inner`.
+    pub fn new(inner: B) -> Self {
+        Looped {
+            inner,
+            settings: Settings::default(),
+            now: strategies::start(),
+            due: None,
+            log: Vec::new(),
+            logged_at: strategies::start(),
+            schedule_steps: None,
+            skipped: None,
+            tally: Tally::default(),
+        }
+    }
+
+    /// Logs `step` at `now`; counts it.
+    fn enter(&mut self, now: Timestamp, step: Value) {
+        self.now = self.now.max(now);
+        if now > self.logged_at {
+            let secs = now.duration_since(self.logged_at).as_secs();
+            self.log.push(json!({ "advance": format!("{secs}s") }));
+            self.logged_at = now;
+        }
+        self.log.push(step);
+        self.tally.steps += 1;
+    }
+
+    /// Notes a skip, passes the result on.
+    fn seen<T>(
+        &mut self,
+        result: Result<T, StepError<B::Error>>,
+    ) -> Result<T, StepError<B::Error>> {
+        if let Err(StepError::Skip(why)) = &result {
+            self.skipped.get_or_insert_with(|| why.clone());
+        }
+        result
+    }
+
+    /// The schedule's calls (not the convergence's: a scenario cannot stop pending write
+    /// failures) as a scenario file on the kit's objects and settings.
+    pub fn scenario(&self, description: &str) -> Value {
+        let steps = &self.log[..self.schedule_steps.unwrap_or(self.log.len())];
+        json!({
+            "description": description,
+            "settings": {"degradedAfter": "2m"},
+            "now": "2026-01-01T00:00:00Z",
+            "objects": objects_json(),
+            "steps": steps,
+        })
+    }
+}
+
+impl<B: Server> Backend for Looped<B>
+where
+    B::Error: Display,
+{
+    type Error = B::Error;
+
+    fn create(
+        &mut self,
+        settings: &Settings,
+        objects: Objects,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.settings = settings.clone();
+        self.now = now;
+        self.logged_at = now;
+        let done = self.inner.create(settings, objects, now);
+        self.seen(done)
+    }
+
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<B::Error>> {
+        self.enter(now, json!({"reconcile": {}}));
+        self.tally.reconciles += 1;
+        let done = self.inner.reconcile(now);
+        let record = self.seen(done)?;
+        if record.outcome.as_ref().is_some_and(|o| o.class().is_some()) {
+            self.tally.failed_writes += 1;
+        }
+        self.due = record.requeue.deadline(now);
+        Ok(record)
+    }
+
+    fn patch(
+        &mut self,
+        kind: Kind,
+        patch: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter(now, json!({"patch": {kind.key(): patch}}));
+        // Another writer's edit of the Deployment is a fault.
+        self.tally.faults += u64::from(kind == Kind::Deployment);
+        let done = self.inner.patch(kind, patch, now);
+        self.seen(done)
+    }
+
+    fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        self.enter(now, json!({"delete": kind.key()}));
+        self.tally.faults += 1;
+        let done = self.inner.delete(kind, now);
+        self.seen(done)
+    }
+
+    fn rollout(&mut self, state: RolloutState, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        self.enter(now, json!({"rollout": state.key()}));
+        let done = self.inner.rollout(state, now);
+        self.seen(done)
+    }
+
+    fn fail_writes(
+        &mut self,
+        count: u32,
+        outcome: &WriteOutcome,
+    ) -> Result<(), StepError<B::Error>> {
+        // Admission always answers with an HTTP status: a transport error becomes a 503,
+        // which the core classes the same (transient).
+        let outcome = match outcome {
+            WriteOutcome::Transport { .. } => strategies::failure(4),
+            other => other.clone(),
+        };
+        if count == 0 {
+            // Not logged: a scenario file cannot stop pending write failures.
+            self.tally.steps += 1;
+            return self
+                .inner
+                .stop_faults()
+                .map_err(|why| StepError::Skip(format!("cannot stop the write failures: {why}")));
+        }
+        let now = self.now;
+        self.enter(
             now,
-        )
-        .map_err(text)?;
-    for _ in 0..3 {
-        now = tick(now);
-        checked.reconcile(now).map_err(text)?;
+            json!({"failWrites": {"count": count, "error": error_of(&outcome)}}),
+        );
+        self.tally.faults += 1;
+        let done = self.inner.fail_writes(count, &outcome);
+        self.seen(done)
     }
-    checked.rollout(RolloutState::Complete, now).map_err(text)?;
-    now = tick(now);
-    checked.reconcile(now).map_err(text)?;
-    let gateway: Gateway = serde_json::from_value(
-        checked
-            .inner
-            .read(Kind::Gateway)
-            .map_err(text)?
-            .unwrap_or(Value::Null),
-    )
-    .map_err(|e| format!("Gateway: {e}"))?;
-    let conditions = &gateway.status.conditions;
-    let domain = &checked.settings.condition_domain;
-    ensure(
-        is_true(find(
-            conditions,
-            &format!("{domain}/{CONFIGURATION_APPLIED}"),
-        )) && is_true(find(conditions, PROGRAMMED))
-            && find(conditions, &format!("{domain}/{DEGRADED}")).is_none(),
-        "converged",
-        || format!("the status did not converge: {conditions:?}"),
-    )?;
-    let before = checked.inner.write_counts();
-    for _ in 0..3 {
-        now = tick(now);
-        checked.reconcile(now).map_err(text)?;
+
+    fn mutate_writes(
+        &mut self,
+        patch: Option<&Value>,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter(now, json!({"mutateWrites": {"patch": patch}}));
+        self.tally.faults += u64::from(patch.is_some());
+        let done = self.inner.mutate_writes(patch, now);
+        self.seen(done)
     }
-    let after = checked.inner.write_counts();
-    ensure(before == after, "converged", || {
-        format!("converged, yet writes went on: {before:?} then {after:?}")
+
+    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        self.enter(now, json!({"restart": {}}));
+        self.tally.faults += 1;
+        self.due = None;
+        let done = self.inner.restart(now);
+        self.seen(done)
+    }
+
+    fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {
+        self.inner.read(kind)
+    }
+
+    fn write_counts(&self) -> WriteCounts {
+        self.inner.write_counts()
+    }
+}
+
+impl<B: Server> ControllerLoop for Looped<B>
+where
+    B::Error: Display,
+{
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    fn write_record(&self) -> Option<WriteRecord> {
+        self.inner.write_record()
+    }
+
+    fn next_due(&self) -> Option<Timestamp> {
+        self.due
+    }
+}
+
+/// The kit's objects, completed for the real server's CRDs ([`objects_json`]).
+pub fn objects() -> Result<Objects, String> {
+    let file = objects_json();
+    let take = |key: &str| Some(file[key].clone()).filter(|v| !v.is_null());
+    Ok(Objects {
+        gateway_class: take("gatewayClass"),
+        gateway: file["gateway"].clone(),
+        configuration: take("configuration"),
+        deployment: None,
+        template: None,
+        routes: serde_json::from_value(file["routes"].clone())
+            .map_err(|e| format!("routes: {e}"))?,
     })
 }
 
-/// Runs `ops` on `backend` (fresh: the kit's objects are created), checking every
-/// reconcile, then [`converge`]: the verdict, and what the run did.
-pub fn run_schedule<B: Backend + Faults>(backend: B, ops: &[Op]) -> (Verdict, Checked<B>)
+/// The ops of `ops` the real server can take (see the module's docs).
+pub fn runnable(ops: &[Op]) -> Vec<Op> {
+    ops.iter()
+        .filter(|op| !matches!(op, Op::ClassOther | Op::ClassOurs))
+        .cloned()
+        .collect()
+}
+
+/// Runs `ops` (those the server can take) with the kit on `backend` (fresh: the kit's
+/// objects are created), then the kit's convergence: the verdict, and the loop (what the
+/// run did, its calls as a scenario).
+pub fn run_schedule<B: Server>(backend: B, ops: &[Op]) -> (Verdict, Looped<B>)
 where
     B::Error: Display,
 {
-    let mut checked = Checked::new(backend);
-    let scenario = match Scenario::from_value(&scenario_json("", ops, &[])) {
-        Ok(s) => s,
-        Err(e) => return (Verdict::Failed(format!("not a scenario: {e}")), checked),
+    let mut looped = Looped::new(backend);
+    let verdict = match run_kit(&mut looped, ops) {
+        Ok(()) => Verdict::Passed,
+        Err(why) => match &looped.skipped {
+            Some(skip) => Verdict::Skipped(skip.clone()),
+            None => Verdict::Failed(why),
+        },
     };
-    let report = scenario.run_on(&mut checked);
-    let verdict = if let Some(v) = &checked.violation {
-        Verdict::Failed(v.clone())
-    } else if let Some(f) = report.failures.first() {
-        Verdict::Failed(format!(
-            "step {} {}: expected {}, found {}",
-            f.step, f.what, f.expected, f.actual
-        ))
-    } else if let Some(skip) = report.skipped {
-        Verdict::Skipped(format!("step {}: {}", skip.step, skip.why))
-    } else {
-        match converge(&mut checked, end_of(ops)) {
-            Ok(()) => Verdict::Passed,
-            Err(why) => Verdict::Failed(checked.violation.clone().unwrap_or(why)),
-        }
-    };
-    checked.tally.writes = checked.inner.write_counts();
-    (verdict, checked)
+    looped.tally.writes = looped.inner.write_counts();
+    (verdict, looped)
+}
+
+fn run_kit<B: Server>(looped: &mut Looped<B>, ops: &[Op]) -> Result<(), String>
+where
+    B::Error: Display,
+{
+    let objects = objects()?;
+    looped
+        .create(&strategies::settings(), objects, strategies::start())
+        .map_err(|e| format!("create: {e}"))?;
+    let mut run = Run::new(&mut *looped).map_err(|v| v.to_string())?;
+    let done = runnable(ops).iter().try_for_each(|op| run.apply(op));
+    drop(run);
+    looped.schedule_steps = Some(looped.log.len());
+    done.map_err(|v| v.to_string())?;
+    Run::new(&mut *looped)
+        .and_then(|mut run| run.converge())
+        .map_err(|v| v.to_string())
 }
 
 /// The schedule of `seed`: the kit's `schedule(max_len)` strategy drawn with a ChaCha

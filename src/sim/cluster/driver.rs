@@ -126,6 +126,7 @@ impl Cluster {
         if let Some(record) = settlement.write_record {
             self.record = Some(record);
         }
+        self.due = settlement.requeue.deadline(self.now);
         let patch = settlement.status_patch();
         let mut status_patch_problem = None;
         let status_written = match &settlement.status {

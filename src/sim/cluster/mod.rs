@@ -150,6 +150,8 @@ pub struct Cluster {
     class_status_writes: u64,
     /// The controller's memory: the write record of its last successful write.
     record: Option<WriteRecord>,
+    /// The controller's schedule: when the last reconcile's requeue falls due.
+    due: Option<Timestamp>,
 }
 
 impl Cluster {
@@ -179,6 +181,7 @@ impl Cluster {
             status_writes: 0,
             class_status_writes: 0,
             record: None,
+            due: None,
         };
         for kind in Kind::ALL {
             let value = match kind {
@@ -294,10 +297,18 @@ impl Cluster {
         self.record
     }
 
-    /// The controller restarts: it forgets what it held in memory (the write record);
-    /// what is in the cluster stays.
+    /// When the simulated controller reconciles next with no change to wait for: the
+    /// deadline of the last reconcile's [`Requeue`](crate::Requeue) (`None`: it waits for a
+    /// change).
+    pub fn next_due(&self) -> Option<Timestamp> {
+        self.due
+    }
+
+    /// The controller restarts: it forgets what it held in memory (the write record and its
+    /// scheduled requeue); what is in the cluster stays.
     pub fn restart(&mut self) {
         self.record = None;
+        self.due = None;
     }
 }
 
@@ -326,6 +337,7 @@ impl Default for Cluster {
             status_writes: 0,
             class_status_writes: 0,
             record: None,
+            due: None,
         }
     }
 }
