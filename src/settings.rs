@@ -200,18 +200,18 @@ impl Settings {
                 ),
             );
         }
-        if let Some(resync) = self.resync {
-            if !(MIN_RESYNC..=MAX_PERIOD).contains(&resync) {
-                return invalid(
-                    "resync",
-                    format!(
-                        "must be at least {} and at most {} (got {})",
-                        format_duration(MIN_RESYNC),
-                        format_duration(MAX_PERIOD),
-                        format_duration(resync)
-                    ),
-                );
-            }
+        if let Some(resync) = self.resync
+            && !(MIN_RESYNC..=MAX_PERIOD).contains(&resync)
+        {
+            return invalid(
+                "resync",
+                format!(
+                    "must be at least {} and at most {} (got {})",
+                    format_duration(MIN_RESYNC),
+                    format_duration(MAX_PERIOD),
+                    format_duration(resync)
+                ),
+            );
         }
         Ok(())
     }

@@ -169,12 +169,11 @@ impl Planned<'_> {
         let since = self.applied_false_since.unwrap_or(self.now);
         let elapsed = Duration::try_from(self.now.duration_since(since)).unwrap_or(Duration::ZERO);
         let mut wait = elapsed.clamp(MIN_BACKOFF, MAX_BACKOFF);
-        if let Some(due) = degraded_due {
-            if let Ok(until_due) = Duration::try_from(due.duration_since(self.now)) {
-                if !until_due.is_zero() {
-                    wait = wait.min(until_due);
-                }
-            }
+        if let Some(due) = degraded_due
+            && let Ok(until_due) = Duration::try_from(due.duration_since(self.now))
+            && !until_due.is_zero()
+        {
+            wait = wait.min(until_due);
         }
         wait
     }

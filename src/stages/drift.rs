@@ -588,14 +588,14 @@ impl<'a> Walker<'a> {
         if d == o {
             return true;
         }
-        if self.in_quantity_position() {
-            if let (Some(a), Some(b)) = (quantity(d), quantity(o)) {
-                return if self.in_resource_list() {
-                    a.rounded_up_to_milli() == b.rounded_up_to_milli()
-                } else {
-                    a == b
-                };
-            }
+        if self.in_quantity_position()
+            && let (Some(a), Some(b)) = (quantity(d), quantity(o))
+        {
+            return if self.in_resource_list() {
+                a.rounded_up_to_milli() == b.rounded_up_to_milli()
+            } else {
+                a == b
+            };
         }
         match (d, o) {
             (Value::Number(a), Value::Number(b)) => numbers_equal(a, b),
@@ -700,10 +700,10 @@ impl<'a> Walker<'a> {
                 }
                 Compare::Exact => self.at_path(path, |w| w.exact(d(field), get(o, path))),
                 Compare::Authoritative => {
-                    if let Some(Value::Array(ol)) = get(o, path) {
-                        if d(field).is_none_or(is_empty) {
-                            self.at_path(path, |w| w.list::<Value>(&[], ol));
-                        }
+                    if let Some(Value::Array(ol)) = get(o, path)
+                        && d(field).is_none_or(is_empty)
+                    {
+                        self.at_path(path, |w| w.list::<Value>(&[], ol));
                     }
                 }
                 Compare::WhenEnforced if enforcement.replicas => {

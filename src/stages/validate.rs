@@ -787,13 +787,13 @@ fn check_template(template: &Deployment) -> Result<(), String> {
 /// negative `spec.replicas`, a request or limit of a container or init container that is not
 /// a quantity or is negative, a label value out of form.
 fn check_template_values(template: &Deployment) -> Result<(), String> {
-    if let Some(replicas) = template.get(&["spec", "replicas"]) {
-        if replicas.as_i64().is_none_or(|r| r < 0) {
-            return Err(format!(
-                "spec.replicas: invalid value {}: must be an integer greater than or equal to 0",
-                cut(&replicas.to_string())
-            ));
-        }
+    if let Some(replicas) = template.get(&["spec", "replicas"])
+        && replicas.as_i64().is_none_or(|r| r < 0)
+    {
+        return Err(format!(
+            "spec.replicas: invalid value {}: must be an integer greater than or equal to 0",
+            cut(&replicas.to_string())
+        ));
     }
     for list in ["initContainers", "containers"] {
         let items = template.get(&["spec", "template", "spec", list]);

@@ -350,14 +350,14 @@ impl Invariants {
         let degraded = find(after, &degraded_type);
 
         // No flapping on a transient or conflicting update failure.
-        if is_true(find(before, PROGRAMMED)) && record.action == WriteKind::Update {
-            if let Some(class) = record.outcome.as_ref().and_then(WriteOutcome::class) {
-                if matches!(class, FailureClass::Transient | FailureClass::Conflict) {
-                    self.ensure(is_true(programmed), "no-flapping", || {
-                        format!("Programmed turned {programmed:?} on a {class:?} failure")
-                    })?;
-                }
-            }
+        if is_true(find(before, PROGRAMMED))
+            && record.action == WriteKind::Update
+            && let Some(class) = record.outcome.as_ref().and_then(WriteOutcome::class)
+            && matches!(class, FailureClass::Transient | FailureClass::Conflict)
+        {
+            self.ensure(is_true(programmed), "no-flapping", || {
+                format!("Programmed turned {programmed:?} on a {class:?} failure")
+            })?;
         }
 
         // Degraded on time: ConfigurationApplied False/ApplyFailed (a transient failure) for
@@ -416,20 +416,22 @@ impl Invariants {
         }
 
         // Degraded never flaps while the gap lasts.
-        if let Some(b) = find(before, &degraded_type) {
-            if ours && is_true(programmed) && !is_true(applied) {
-                let now = degraded.map(|d| (d.status.as_str(), d.last_transition_time.as_str()));
-                self.ensure(
-                    now == Some((conditions::status::TRUE, b.last_transition_time.as_str())),
-                    "degraded-steady",
-                    || {
-                        format!(
-                            "Degraded flapped: was True since {}, is {now:?}",
-                            b.last_transition_time
-                        )
-                    },
-                )?;
-            }
+        if let Some(b) = find(before, &degraded_type)
+            && ours
+            && is_true(programmed)
+            && !is_true(applied)
+        {
+            let now = degraded.map(|d| (d.status.as_str(), d.last_transition_time.as_str()));
+            self.ensure(
+                now == Some((conditions::status::TRUE, b.last_transition_time.as_str())),
+                "degraded-steady",
+                || {
+                    format!(
+                        "Degraded flapped: was True since {}, is {now:?}",
+                        b.last_transition_time
+                    )
+                },
+            )?;
         }
 
         // Honesty, for an accepted Gateway of ours.
