@@ -161,6 +161,8 @@ impl<T: Kind> Watched<T> {
     /// assert!(bad.read().unwrap_err().starts_with("GatewayConfiguration: invalid type"));
     /// ```
     pub fn from_json(mut value: Value) -> Self {
+        #[cfg(feature = "testing")]
+        OBJECTS_READ.with(|count| count.set(count.get() + 1));
         let mut meta = ObjectMeta::default();
         if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
             metadata.remove("managedFields");
@@ -183,6 +185,21 @@ impl<T: Kind> Watched<T> {
             unread_class,
         }
     }
+}
+
+#[cfg(feature = "testing")]
+thread_local! {
+    /// Objects read by [`Watched::from_json`] on this thread.
+    static OBJECTS_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many objects [`Watched::from_json`] (and so a watch) has read on the calling thread
+/// (feature `testing`): a controller's test proves with it that each watch event is read
+/// once and a reconcile reads none.
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub fn objects_read() -> u64 {
+    OBJECTS_READ.with(std::cell::Cell::get)
 }
 
 impl<'de, T: Kind> Deserialize<'de> for Watched<T> {
@@ -268,6 +285,17 @@ mod tests {
         }));
         let wire = gateway.read().expect("readable");
         assert_eq!(wire.status.conditions[0].last_transition_time, time);
+    }
+
+    #[cfg(feature = "testing")]
+    #[test]
+    fn each_object_read_is_counted() {
+        let before = objects_read();
+        let _: Vec<Watched<wire::L34Route>> = serde_json::from_value(
+            json!([{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]),
+        )
+        .expect("two routes");
+        assert_eq!(objects_read() - before, 2);
     }
 
     #[test]
