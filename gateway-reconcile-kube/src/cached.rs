@@ -26,6 +26,17 @@
 //!
 //! `managedFields` are dropped before the object is read: never written back, and the
 //! largest part of most objects.
+//!
+//! # Deployments: the LB ones whole, every one by its metadata
+//!
+//! Only the LB Deployments (the managed-by label the core puts on each) are cached whole,
+//! as [`Deployment`]: they are what the controller compares and replaces. Every Deployment
+//! of the watched scope is also cached by its metadata alone, as [`DeploymentMeta`] (a
+//! metadata-only watch, `managedFields` dropped, see [`strip_managed_fields`]): a foreign
+//! Deployment is needed only to see that it holds a Gateway's LB Deployment name, and its
+//! metadata (name, labels, annotations, ownerReferences) is all the core reads of it
+//! ([`deployment_of_meta`]). The controller thus never holds a foreign pod template, which
+//! may carry secrets in its env.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -34,6 +45,7 @@ use gateway_reconcile::wire;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube::Resource;
+use kube::core::PartialObjectMeta;
 use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::Value;
 
@@ -208,8 +220,32 @@ pub type GatewayClass = Cached<wire::GatewayClass>;
 pub type GatewayConfiguration = Cached<wire::GatewayConfiguration>;
 /// A cached L34Route.
 pub type L34Route = Cached<wire::L34Route>;
-/// A cached Deployment (every field kept, `managedFields` aside).
+/// A cached LB Deployment (every field kept, `managedFields` aside).
 pub type Deployment = Cached<wire::Deployment>;
+
+/// A Deployment's metadata, as a metadata-only watch returns it (`managedFields` dropped).
+pub type DeploymentMeta = PartialObjectMeta<k8s_openapi::api::apps::v1::Deployment>;
+
+/// Drops `managedFields` from an object's metadata (a metadata-only watch still sends them,
+/// and they are most of it).
+pub fn strip_managed_fields(meta: &mut DeploymentMeta) {
+    meta.metadata.managed_fields = None;
+}
+
+/// A Deployment as the core reads it, built from its metadata alone: `apiVersion`, `kind`
+/// and `metadata`, no `spec` and no `status`. Enough for the core to see that a Deployment
+/// holding a Gateway's LB name is not that Gateway's (its controller ownerReference); not
+/// for an own Deployment, which the core compares and replaces whole.
+pub fn deployment_of_meta(meta: &DeploymentMeta) -> wire::Deployment {
+    let mut object = serde_json::Map::new();
+    object.insert("apiVersion".into(), Value::from("apps/v1"));
+    object.insert("kind".into(), Value::from("Deployment"));
+    object.insert(
+        "metadata".into(),
+        serde_json::to_value(&meta.metadata).unwrap_or_default(),
+    );
+    wire::Deployment::from_object(object)
+}
 
 #[cfg(test)]
 mod tests {

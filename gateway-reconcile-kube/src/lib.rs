@@ -35,6 +35,7 @@ pub mod health;
 pub mod leader;
 pub mod metrics;
 pub mod options;
+mod reflect;
 pub mod serve;
 pub mod settled;
 pub mod transport;

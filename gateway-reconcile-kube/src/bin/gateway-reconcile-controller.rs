@@ -53,6 +53,13 @@ struct Args {
     #[arg(long, default_value_t = 8)]
     concurrency: u16,
 
+    /// The watches' initial lists as streaming lists (a `watch` with
+    /// `sendInitialEvents=true`, served by Kubernetes 1.32 and later) instead of paged
+    /// LISTs. `--streaming-lists=false` for an API server that does not serve them.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", value_name = "BOOL")]
+    streaming_lists: bool,
+
     /// The reporting instance of the Events (e.g. the Pod name).
     #[arg(long, env = "POD_NAME", value_name = "NAME")]
     instance: Option<String>,
@@ -274,9 +281,10 @@ async fn run(args: Args) -> Result<(), String> {
             instance: args.instance.clone(),
         },
         concurrency: args.concurrency,
+        streaming_lists: args.streaming_lists,
     };
     info!(namespace = ?config.namespace, controller_name = %config.settings.controller_name,
-          %identity, leader_elect = args.leader_elect, "starting");
+          %identity, leader_elect = args.leader_elect, streaming_lists = args.streaming_lists, "starting");
     let operations = Operations {
         metrics,
         health,
