@@ -125,8 +125,8 @@ pub struct Config {
     pub concurrency: u16,
     /// The watches' initial lists as streaming lists (one `watch` with
     /// `sendInitialEvents=true` per watch, the objects streamed one by one) instead of
-    /// paged LISTs (500 objects a page). The API server must serve them (Kubernetes 1.32
-    /// and later by default, the `WatchList` feature).
+    /// paged LISTs (500 objects a page); a watch the API server refuses them for falls back
+    /// to paged LISTs (see [`crate::watch`]).
     pub streaming_lists: bool,
 }
 
@@ -564,11 +564,14 @@ pub async fn run_with(
     } = operations;
     let namespace = config.namespace.clone();
     let ns = namespace.as_deref();
-    let watch = watch_config(config.streaming_lists);
+    let watch = watcher::Config::default();
     let caches = Caches {
         health: &health,
         metrics: &metrics,
         relists: Arc::new(Relists::default()),
+        streaming_lists: config
+            .streaming_lists
+            .then(|| Arc::new(crate::watch::StreamingLists::default())),
     };
 
     let (classes, class_events) = caches.cached(
@@ -801,17 +804,6 @@ impl metrics::Observe for Observed {
     }
 }
 
-/// The watches' configuration: paged LISTs, or streaming lists (see
-/// [`Config::streaming_lists`]).
-fn watch_config(streaming_lists: bool) -> watcher::Config {
-    let config = watcher::Config::default();
-    if streaming_lists {
-        config.streaming_lists()
-    } else {
-        config
-    }
-}
-
 /// An object a watch caches.
 trait Watched:
     Resource<DynamicType = ()> + Clone + std::fmt::Debug + DeserializeOwned + Send + Sync + 'static
@@ -845,6 +837,9 @@ struct Caches<'a> {
     health: &'a Arc<Health>,
     metrics: &'a Arc<Metrics>,
     relists: Arc<Relists>,
+    /// Initial lists streamed where the server serves them ([`crate::watch`]): what the
+    /// watches learnt of the server, shared.
+    streaming_lists: Option<Arc<crate::watch::StreamingLists>>,
 }
 
 impl Caches<'_> {
@@ -882,7 +877,7 @@ impl Caches<'_> {
         let health = self.health.clone();
         let metrics = self.metrics.clone();
         let events = reflect::with_init(
-            watcher(api, watch)
+            crate::watch::watcher(api, watch, self.streaming_lists.clone())
                 .default_backoff()
                 .map_ok(|event| event.modify(K::trim)),
         )

@@ -39,4 +39,5 @@ mod reflect;
 pub mod serve;
 pub mod settled;
 pub mod transport;
+mod watch;
 pub mod write;

@@ -290,6 +290,11 @@ impl Story {
     /// Starts the controller as the user `gateway-reconcile-controller`, with a client that
     /// records every request it sends: method, URI and `Accept` header.
     async fn start_recording(&mut self) -> Sent {
+        self.start_recording_with(false).await
+    }
+
+    /// [`Story::start_recording`], its watches' initial lists streamed when `streaming`.
+    async fn start_recording_with(&mut self, streaming: bool) -> Sent {
         let kubeconfig = kube::config::Kubeconfig::read_from(env("E2E_CONTROLLER_KUBECONFIG"))
             .expect("controller kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
@@ -300,16 +305,16 @@ impl Story {
             .expect("client builder")
             .with_layer(&sent)
             .build();
-        self.start_client(client);
+        self.start_client(client, streaming);
         sent
     }
 
     fn start_with(&mut self, config: kube::Config) {
         let client = controller::client(config).expect("controller client");
-        self.start_client(client);
+        self.start_client(client, false);
     }
 
-    fn start_client(&mut self, client: Client) {
+    fn start_client(&mut self, client: Client, streaming_lists: bool) {
         let config = controller::Config {
             settings: self.settings.clone(),
             template: gateway_reconcile::template::default_template(),
@@ -319,7 +324,7 @@ impl Story {
                 instance: Some("e2e".into()),
             },
             concurrency: 4,
-            streaming_lists: false,
+            streaming_lists,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(controller::run(client, config, async move {
@@ -1286,6 +1291,101 @@ async fn a_foreign_deployment_of_the_lb_name_is_never_taken_and_its_removal_wake
     story.wait_conditions("gw", "healthy", healthy).await;
     let deployment = story.get("Deployment", "sllbr-gw").await;
     assert_eq!(deployment["metadata"]["ownerReferences"][0]["name"], "gw");
+    story.stop().await;
+}
+
+/// Whether the API server serves streaming lists (a watch with `sendInitialEvents=true`),
+/// asked as the admin.
+async fn serves_streaming_lists(admin: &Client, ns: &str) -> bool {
+    let request = http::Request::get(format!(
+        "/apis/apps/v1/namespaces/{ns}/deployments?watch=true&sendInitialEvents=true\
+         &resourceVersionMatch=NotOlderThan&resourceVersion=0&allowWatchBookmarks=true\
+         &timeoutSeconds=1"
+    ))
+    .body(Vec::new())
+    .expect("request");
+    match admin.request_text(request).await {
+        Ok(text) => !text.contains("sendInitialEvents is forbidden"),
+        Err(kube::Error::Api(status)) if status.code == 422 => false,
+        Err(error) => panic!("watch-list probe: {error}"),
+    }
+}
+
+/// With streaming lists on, every watch reads its initial list as a streaming list where
+/// the server serves them (no LIST at all), and falls back to paged LISTs where it does
+/// not (run under `E2E_APISERVER_ARGS=--feature-gates=WatchList=false` for that case);
+/// either way the Gateway becomes healthy and the Deployment watches keep their label
+/// selector and metadata-only answers.
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn streaming_lists_fill_every_cache_or_fall_back_to_paged_lists() {
+    let mut story = Story::create(settings()).await;
+    let served = serves_streaming_lists(&story.admin, &story.ns).await;
+    let sent = story.start_recording_with(true).await;
+    story.healthy_gateway().await;
+    let reads = sent.to("/");
+    let watch_lists: Vec<_> = reads
+        .iter()
+        .filter(|(_, uri, _)| uri.contains("watch=true") && uri.contains("sendInitialEvents=true"))
+        .collect();
+    let lists: Vec<_> = reads
+        .iter()
+        .filter(|(method, uri, _)| {
+            method == "GET"
+                && uri.contains("?")
+                && !uri.contains("watch=true")
+                && !uri.contains("/leases/")
+        })
+        .collect();
+    // One per watch: Gateways, GatewayClasses, GatewayConfigurations, L34Routes, the LB
+    // Deployments and every Deployment's metadata.
+    for resource in [
+        "/gateways?",
+        "/gatewayclasses?",
+        "/gatewayconfigurations?",
+        "/l34routes?",
+    ] {
+        assert!(
+            watch_lists.iter().any(|(_, uri, _)| uri.contains(resource)),
+            "{resource}: {reads:#?}"
+        );
+    }
+    let deployments: Vec<_> = watch_lists
+        .iter()
+        .filter(|(_, uri, _)| uri.contains("/deployments?"))
+        .collect();
+    assert!(
+        deployments
+            .iter()
+            .any(|(_, uri, _)| uri.contains(LB_SELECTOR_QUERY)),
+        "{reads:#?}"
+    );
+    assert!(
+        deployments
+            .iter()
+            .any(|(_, uri, accept)| !uri.contains(LB_SELECTOR_QUERY)
+                && accept.contains("as=PartialObjectMetadata")),
+        "{reads:#?}"
+    );
+    if served {
+        assert!(
+            lists.is_empty(),
+            "a LIST though streaming lists are served: {lists:#?}"
+        );
+    } else {
+        assert!(
+            lists.iter().any(|(_, uri, _)| uri.contains("/gateways?"))
+                && lists
+                    .iter()
+                    .any(|(_, uri, _)| uri.contains(LB_SELECTOR_QUERY)),
+            "no fallback to paged LISTs: {reads:#?}"
+        );
+    }
+    eprintln!(
+        "streaming lists served: {served}; {} streaming lists, {} LISTs",
+        watch_lists.len(),
+        lists.len()
+    );
     story.stop().await;
 }
 

@@ -54,9 +54,10 @@ struct Args {
     concurrency: u16,
 
     /// The watches' initial lists as streaming lists (a `watch` with
-    /// `sendInitialEvents=true`, served by Kubernetes 1.32 and later) instead of paged
-    /// LISTs. `--streaming-lists=false` for an API server that does not serve them.
-    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+    /// `sendInitialEvents=true`, served by Kubernetes 1.32 and later; a watch the server
+    /// refuses them for falls back to paged LISTs) instead of paged LISTs.
+    /// `--streaming-lists=false`: paged LISTs only.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true", value_name = "BOOL")]
     streaming_lists: bool,
 
