@@ -32,7 +32,7 @@
 //! Only the LB Deployments (the managed-by label the core puts on each) are cached whole,
 //! as [`Deployment`]: they are what the controller compares and replaces. Every Deployment
 //! of the watched scope is also cached by its metadata alone, as [`DeploymentMeta`] (a
-//! metadata-only watch, `managedFields` dropped, see [`strip_managed_fields`]): a foreign
+//! metadata-only watch, `managedFields` skipped unread): a foreign
 //! Deployment is needed only to see that it holds a Gateway's LB Deployment name, and its
 //! metadata (name, labels, annotations, ownerReferences) is all the core reads of it
 //! ([`deployment_of_meta`]). The controller thus never holds a foreign pod template, which
@@ -45,7 +45,6 @@ use gateway_reconcile::wire;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube::Resource;
-use kube::core::PartialObjectMeta;
 use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::Value;
 
@@ -223,13 +222,89 @@ pub type L34Route = Cached<wire::L34Route>;
 /// A cached LB Deployment (every field kept, `managedFields` aside).
 pub type Deployment = Cached<wire::Deployment>;
 
-/// A Deployment's metadata, as a metadata-only watch returns it (`managedFields` dropped).
-pub type DeploymentMeta = PartialObjectMeta<k8s_openapi::api::apps::v1::Deployment>;
+/// A Deployment's metadata, as a metadata-only watch returns it (`PartialObjectMetadata`),
+/// read without its `managedFields`.
+///
+/// kube's `PartialObjectMeta<Deployment>` would read them: a metadata-only list still sends
+/// them, and in full they are most of an LB Deployment's metadata (`fieldsV1` mirrors every
+/// field each manager set, read as a JSON tree); a page of 500 would hold them all until
+/// its last object is cached. This type reads only the fields the controller uses and
+/// skips the rest unread; like `PartialObjectMeta`, its [`Resource::metadata_api`] makes
+/// `Api<DeploymentMeta>` ask for metadata only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeploymentMeta {
+    /// Name, namespace, uid, `resourceVersion`, generation, labels, annotations,
+    /// ownerReferences and deletionTimestamp.
+    pub metadata: ObjectMeta,
+}
 
-/// Drops `managedFields` from an object's metadata (a metadata-only watch still sends them,
-/// and they are most of it).
-pub fn strip_managed_fields(meta: &mut DeploymentMeta) {
-    meta.metadata.managed_fields = None;
+impl<'de> Deserialize<'de> for DeploymentMeta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+        use std::collections::BTreeMap;
+
+        // Unknown fields (managedFields among them) are skipped without being read.
+        #[derive(serde::Deserialize)]
+        struct Object {
+            #[serde(default)]
+            metadata: Metadata,
+        }
+        #[derive(serde::Deserialize, Default)]
+        #[serde(rename_all = "camelCase", default)]
+        struct Metadata {
+            name: Option<String>,
+            namespace: Option<String>,
+            uid: Option<String>,
+            resource_version: Option<String>,
+            generation: Option<i64>,
+            labels: Option<BTreeMap<String, String>>,
+            annotations: Option<BTreeMap<String, String>>,
+            owner_references: Option<Vec<OwnerReference>>,
+            deletion_timestamp: Option<Time>,
+        }
+        let Object { metadata: m } = Object::deserialize(deserializer)?;
+        Ok(DeploymentMeta {
+            metadata: ObjectMeta {
+                name: m.name,
+                namespace: m.namespace,
+                uid: m.uid,
+                resource_version: m.resource_version,
+                generation: m.generation,
+                labels: m.labels,
+                annotations: m.annotations,
+                owner_references: m.owner_references,
+                deletion_timestamp: m.deletion_timestamp,
+                ..ObjectMeta::default()
+            },
+        })
+    }
+}
+
+impl Resource for DeploymentMeta {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Deployment".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        "apps".into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1".into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "deployments".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn metadata_api() -> bool {
+        true
+    }
 }
 
 /// A Deployment as the core reads it, built from its metadata alone: `apiVersion`, `kind`
@@ -282,6 +357,28 @@ mod tests {
         }));
         let wire = gateway.read().expect("readable");
         assert_eq!(wire.status.conditions[0].last_transition_time, time);
+    }
+
+    #[test]
+    fn a_deployments_metadata_is_read_without_managed_fields() {
+        let meta: DeploymentMeta = serde_json::from_value(serde_json::json!({
+            "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+            "metadata": {"name": "d", "namespace": "ns", "uid": "u", "resourceVersion": "3",
+                         "generation": 2, "labels": {"a": "b"}, "annotations": {"c": "d"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                              "name": "x", "uid": "y", "controller": true}],
+                         "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]}
+        }))
+        .expect("metadata");
+        assert_eq!(meta.metadata.managed_fields, None);
+        assert_eq!(meta.metadata.name.as_deref(), Some("d"));
+        assert_eq!(meta.metadata.generation, Some(2));
+        let wire = deployment_of_meta(&meta);
+        assert_eq!(wire.controller_owner(), Some(("ReplicaSet", "x", "y")));
+        assert_eq!(wire.labels().get("a").map(String::as_str), Some("b"));
+        assert_eq!(wire.annotation("c"), Some("d"));
+        assert!(wire.get(&["metadata", "managedFields"]).is_none());
+        assert!(<DeploymentMeta as Resource>::metadata_api());
     }
 
     #[test]

@@ -78,7 +78,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, Shared};
-use futures::{Future, FutureExt, Stream, StreamExt, TryStreamExt};
+use futures::{Future, FutureExt, Stream, StreamExt};
 use gateway_reconcile::{InputError, Settings, addresses, render, wire};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
@@ -812,9 +812,6 @@ trait Watched:
     fn unreadable(&self) -> Option<&str> {
         None
     }
-
-    /// Drops what the cache does not keep.
-    fn trim(&mut self) {}
 }
 
 impl<K> Watched for Cached<K>
@@ -826,11 +823,7 @@ where
     }
 }
 
-impl Watched for DeploymentMeta {
-    fn trim(&mut self) {
-        cached::strip_managed_fields(self);
-    }
-}
+impl Watched for DeploymentMeta {}
 
 /// What every watch cache of a run shares.
 struct Caches<'a> {
@@ -877,9 +870,7 @@ impl Caches<'_> {
         let health = self.health.clone();
         let metrics = self.metrics.clone();
         let events = reflect::with_init(
-            crate::watch::watcher(api, watch, self.streaming_lists.clone())
-                .default_backoff()
-                .map_ok(|event| event.modify(K::trim)),
+            crate::watch::watcher(api, watch, self.streaming_lists.clone()).default_backoff(),
         )
         .inspect(move |event| match event {
             Err(error) => health.watch_error(kind, error),
@@ -2033,9 +2024,7 @@ mod tests {
     }
 
     fn meta(value: serde_json::Value) -> DeploymentMeta {
-        let mut meta: DeploymentMeta = serde_json::from_value(value).expect("metadata");
-        cached::strip_managed_fields(&mut meta);
-        meta
+        serde_json::from_value(value).expect("metadata")
     }
 
     #[test]
@@ -2186,7 +2175,7 @@ mod tests {
             .deployment_meta
             .get(&ObjectRef::new("sllbr-gw").within("ns"))
             .expect("cached");
-        let json = serde_json::to_string(cached.as_ref()).expect("json");
+        let json = serde_json::to_string(&cached.metadata).expect("json");
         assert!(
             !json.contains("secret") && !json.contains("containers"),
             "{json}"
