@@ -41,7 +41,8 @@ type controller struct {
 	user       string
 	kubeconfig string
 	templates  string
-	dir        string // logs
+	extra      []string // ours: more arguments
+	dir        string   // logs
 	starts     int
 
 	cmd         *exec.Cmd
@@ -62,7 +63,8 @@ func newController(ctx context.Context, dyn dynamic.Interface, o options) (*cont
 	if dir == "" {
 		return nil, fmt.Errorf("E2E_DIR is not set: run under e2e/controlplane.sh run")
 	}
-	c := &controller{kind: o.controller, bin: o.bin, dir: dir, templates: o.templates}
+	c := &controller{kind: o.controller, bin: o.bin, dir: dir, templates: o.templates,
+		extra: strings.Fields(o.oursArgs)}
 	switch o.controller {
 	case "ours":
 		if o.clusterRole == "" {
@@ -183,6 +185,7 @@ func (c *controller) start() error {
 		args = []string{"--kubeconfig", c.kubeconfig, "--log-format", "json",
 			"--log", "gateway_reconcile_kube=debug,info",
 			"--leader-elect=false", "--health-addr", "0", "--metrics-addr", "0"}
+		args = append(args, c.extra...)
 	default:
 		port, err := freePort()
 		if err != nil {

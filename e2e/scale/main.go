@@ -34,6 +34,7 @@ type options struct {
 	check       bool          // fail when ours misses a goal of the issue
 	clusterRole string        // ours: the ClusterRole file bound to its user
 	templates   string        // meridio-2: the directory holding lb-deployment.yaml
+	oursArgs    string        // ours: more arguments, split on spaces
 	workers     int           // concurrent creates
 }
 
@@ -86,6 +87,7 @@ func parse(name string, args []string) options {
 	fs.StringVar(&o.clusterRole, "clusterrole", "", "ours: ClusterRole YAML bound to its user")
 	fs.StringVar(&o.templates, "templates", "", "meridio-2: directory with lb-deployment.yaml")
 	fs.IntVar(&o.workers, "workers", 24, "concurrent creates")
+	fs.StringVar(&o.oursArgs, "ours-args", "", "ours: more arguments of the controller, split on spaces (e.g. --streaming-lists)")
 	_ = fs.Parse(args)
 	if o.bin == "" || (o.controller != "ours" && o.controller != "meridio-2") {
 		usageExit()

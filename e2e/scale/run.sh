@@ -9,7 +9,8 @@
 #
 # Knobs: SCALE_N (default 20); SCALE_CONTROLLERS (default "ours meridio-2"); SCALE_IDLE (the
 # idle window, default 60s); SCALE_PROFILE (cargo profile of our controller, default
-# release; `debug` reuses the test build); SCALE_OUT (where the JSON results go, default
+# release; `debug` reuses the test build); SCALE_OURS_ARGS (more arguments of our
+# controller, e.g. `--streaming-lists=false`); SCALE_OUT (where the JSON results go, default
 # e2e/scale/results); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
 # the repository root: copied, then built with its Go dependencies from the module proxy;
 # when absent, the comparison is skipped with a message). Exit status: 1 when our
@@ -23,6 +24,7 @@ sizes="${SCALE_N:-20}"
 controllers="${SCALE_CONTROLLERS:-ours meridio-2}"
 idle="${SCALE_IDLE:-60s}"
 profile="${SCALE_PROFILE:-release}"
+ours_args="${SCALE_OURS_ARGS:-}"
 meridio_src="${MERIDIO2_SRC:-$root/../shared/meridio-2}"
 mkdir -p "$bin" "$out"
 
@@ -77,7 +79,7 @@ results=()
 for n in $sizes; do
   for c in $controllers; do
     case "$c" in
-      ours) args=(-controller ours -bin "$ours" -check -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml") ;;
+      ours) args=(-controller ours -bin "$ours" -check -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml" -ours-args "$ours_args") ;;
       meridio-2) args=(-controller meridio-2 -bin "$bin/meridio-2-controller-manager" -templates "$bin/meridio-2-templates") ;;
       *) echo "scale: unknown controller $c" >&2; exit 2 ;;
     esac

@@ -2,15 +2,22 @@
 //!
 //! # Reads
 //!
-//! One watch per resource feeds both a reflector cache and the controller's triggers:
-//! Gateways (the controller's own cache), GatewayClasses, GatewayConfigurations, L34Routes
-//! and Deployments. A reconcile reads only these caches: a steady-state reconcile makes no
-//! API request at all. The first reconciles wait until every cache has its initial list
-//! (one shared future, see `Stores::ready`), and a list reaches the triggers only once it
-//! is in the cache (see `settled`). Every cache holds the core's own wire types, read once
+//! One watch per resource feeds both a cache and the controller's triggers: Gateways (the
+//! controller's own cache), GatewayClasses, GatewayConfigurations, L34Routes, the LB
+//! Deployments (a watch selected by the managed-by label, whole objects) and every
+//! Deployment of the scope by its metadata alone (a metadata-only watch). A reconcile reads
+//! only these caches: a steady-state reconcile makes no API request at all. The first
+//! reconciles wait until every cache has its initial list (one shared future, see
+//! `Stores::ready`), and a list reaches the triggers only once it is in the cache (see
+//! `settled`). Every cache but the metadata one holds the core's own wire types, read once
 //! per watch event ([`crate::cached`]): a reconcile borrows them and converts none, and an
 //! object the core's type cannot read is cached alone as unreadable (reported, and an
 //! input error of the Gateways that use it) instead of failing the list of its kind.
+//!
+//! Each cache is written by [`crate::reflect`]: a relist is applied in place (no second
+//! whole copy of the kind), and reconciles wait while one runs. The watches list with
+//! paged LISTs, or with streaming lists (`watch` with `sendInitialEvents=true`) when
+//! [`Config::streaming_lists`] is set.
 //!
 //! Triggers, besides a Gateway's own changes:
 //!
@@ -20,12 +27,34 @@
 //!   route wakes the Gateway it left, which loses an address);
 //! - a Deployment: its controller Gateway, and the Gateway whose LB Deployment name it has.
 //!   The second wakes a Gateway stuck on a name collision when the foreign Deployment
-//!   changes or goes away. This is why every Deployment of the watched scope is cached,
-//!   not only the LB Deployments (a label selector would hide the colliding ones).
+//!   changes or goes away: the metadata watch sees every Deployment of the scope (the
+//!   label-selected one would hide the colliding ones); it wakes nobody for a Deployment
+//!   that carries our managed-by label, which the LB watch reports already.
 //!
-//! Deployments are cached whole as the core's `wire::Deployment` (every field kept, so the
-//! update, a replace of the observed object, loses no field newer than k8s-openapi), without
-//! `managedFields` (never written back, and the largest part of most objects).
+//! # The LB Deployment of a Gateway
+//!
+//! The LB Deployments are cached whole as the core's `wire::Deployment` (every field kept,
+//! so the update, a replace of the observed object, loses no field newer than k8s-openapi),
+//! without `managedFields` (never written back, and the largest part of most objects).
+//! Every other Deployment is held by its metadata only: the controller never caches a
+//! foreign pod template. A reconcile looks the Gateway's LB name up in the LB cache, then
+//! in the metadata cache ([`Inputs::gather`]):
+//!
+//! - in the LB cache: that object, whole;
+//! - in neither: none (a create);
+//! - only in the metadata cache, carrying our managed-by label: the LB watch has not
+//!   delivered it yet (or the metadata watch has not yet seen the label go): the reconcile
+//!   waits for the watches to agree, as for an own write;
+//! - only in the metadata cache, without the label, and its controller ownerReference is
+//!   this Gateway (same uid): our own Deployment whose label someone removed. The core
+//!   compares and replaces it whole, so that one object is read with a GET for this
+//!   reconcile; the replace restores the label, and the LB watch has it again;
+//! - only in the metadata cache, not ours: a name collision, which the core reports from
+//!   the metadata alone (its ownerReferences: [`cached::deployment_of_meta`]).
+//!
+//! The metadata watch covers the LB Deployments too (a few hundred bytes each), so a
+//! Deployment that moves between the two watches (its label removed or restored) is never
+//! absent from both: a moment of absence would plan a create.
 //!
 //! # Operations
 //!
@@ -58,19 +87,21 @@ use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
 use tracing::{debug, info, warn};
 
 use crate::backoff::{self, Backoff};
 use crate::cached::{
-    self, Cached, Deployment as CachedDeployment, Gateway, GatewayClass, GatewayConfiguration,
-    L34Route,
+    self, Cached, Deployment as CachedDeployment, DeploymentMeta, Gateway, GatewayClass,
+    GatewayConfiguration, L34Route,
 };
 use crate::class_status::ClassStatus;
 use crate::events;
 use crate::health::{Health, Unsynced};
 use crate::leader::{Elector, LeaderError, Leadership};
 use crate::metrics::{self, Metrics, ReconcileResult, RequeueKind};
-use crate::settled::Settled;
+use crate::reflect::{self, Relists};
+use crate::settled::{self, Settled};
 use crate::transport;
 use crate::write;
 use gateway_reconcile::{DeploymentWrite, Plan};
@@ -92,6 +123,11 @@ pub struct Config {
     pub reporter: Reporter,
     /// How many Gateways reconcile at once (0: no limit).
     pub concurrency: u16,
+    /// The watches' initial lists as streaming lists (one `watch` with
+    /// `sendInitialEvents=true` per watch, the objects streamed one by one) instead of
+    /// paged LISTs (500 objects a page); a watch the API server refuses them for falls back
+    /// to paged LISTs (see [`crate::watch`]).
+    pub streaming_lists: bool,
 }
 
 /// Why a reconcile stopped before it settled. The Deployment write is never one: its
@@ -115,6 +151,14 @@ pub enum Error {
     /// An object the core cannot work with (no uid, a malformed timestamp, ...).
     #[error(transparent)]
     Input(#[from] InputError),
+    /// The GET of an own LB Deployment the LB cache does not hold (its managed-by label
+    /// was removed) failed.
+    #[error("LB Deployment read: {source}")]
+    Read {
+        /// The answer.
+        #[source]
+        source: kube::Error,
+    },
 }
 
 /// The caches a reconcile reads.
@@ -124,9 +168,14 @@ struct Stores {
     classes: Store<GatewayClass>,
     configurations: Store<GatewayConfiguration>,
     routes: Store<L34Route>,
+    /// The LB Deployments (our managed-by label), whole.
     deployments: Store<CachedDeployment>,
+    /// Every Deployment of the scope, by its metadata.
+    deployment_meta: Store<DeploymentMeta>,
     /// The L34Routes by the Gateways they name.
     routes_by_gateway: Arc<RouteIndex>,
+    /// The relists in progress (a reconcile reads no cache during one).
+    relists: Arc<Relists>,
 }
 
 impl Stores {
@@ -142,12 +191,13 @@ impl Stores {
     /// The caches are waited on together, each marked synced in `health` as it fills (the
     /// readiness probe, and the sync timeout naming the ones that did not).
     fn ready(&self, health: Arc<Health>) -> Ready {
-        const KINDS: [&str; 5] = [
+        const KINDS: [&str; 6] = [
             "Gateway",
             "GatewayClass",
             "GatewayConfiguration",
             "L34Route",
             "Deployment",
+            DEPLOYMENT_METADATA,
         ];
         for kind in KINDS {
             health.expect(kind);
@@ -160,6 +210,7 @@ impl Stores {
                 stores.configurations.wait_until_ready().boxed(),
                 stores.routes.wait_until_ready().boxed(),
                 stores.deployments.wait_until_ready().boxed(),
+                stores.deployment_meta.wait_until_ready().boxed(),
             ];
             let filled =
                 futures::future::join_all(KINDS.into_iter().zip(waits).map(|(kind, wait)| {
@@ -187,6 +238,24 @@ impl Stores {
 
 /// See [`Stores::ready`].
 type Ready = Shared<BoxFuture<'static, bool>>;
+
+/// The metadata cache of every Deployment, as the probes and metrics name it.
+const DEPLOYMENT_METADATA: &str = "DeploymentMetadata";
+
+/// The label selector of the LB Deployments' watch: the managed-by label the core puts on
+/// every LB Deployment.
+fn lb_selector() -> String {
+    format!("{}={}", lookup::MANAGED_BY_LABEL, lookup::MANAGED_BY)
+}
+
+/// Whether a Deployment's labels select it into the LB watch.
+fn lb_labeled(meta: &DeploymentMeta) -> bool {
+    meta.metadata
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get(lookup::MANAGED_BY_LABEL))
+        .is_some_and(|value| value == lookup::MANAGED_BY)
+}
 
 /// Own writes the caches have not seen yet, by Gateway: the `resourceVersion` the object
 /// had before the write (`None`: the Deployment did not exist). While a cache still shows
@@ -351,9 +420,12 @@ pub struct ClientOptions {
     pub user_agent: Option<String>,
 }
 
-/// controller-runtime's client defaults: 20 requests a second after a burst of 30.
-pub const DEFAULT_QPS: f32 = 20.0;
-/// See [`DEFAULT_QPS`].
+/// No client-side rate limit by default (`≤ 0`), as controller-runtime's `GetConfig` since
+/// it relies on the API server's priority and fairness (v0.23, Meridio-2's, sets `QPS = -1`
+/// when none is given). The older 20 a second paced a start of 1,000 Gateways (3,000
+/// writes) to 149 s against 12 s without. `--qps` and `--burst` set one.
+pub const DEFAULT_QPS: f32 = 0.0;
+/// The burst of a client-side rate limit, when `--qps` sets one (client-go's 20/30 pair).
 pub const DEFAULT_BURST: u32 = 30;
 
 impl Default for ClientOptions {
@@ -496,55 +568,60 @@ pub async fn run_with(
     let namespace = config.namespace.clone();
     let ns = namespace.as_deref();
     let watch = watcher::Config::default();
+    let caches = Caches {
+        health: &health,
+        metrics: &metrics,
+        relists: Arc::new(Relists::default()),
+        streaming_lists: config
+            .streaming_lists
+            .then(|| Arc::new(crate::watch::StreamingLists::default())),
+    };
 
-    let (classes, class_events) = cached(
+    let (classes, class_events) = caches.cached(
         "GatewayClass",
         Api::<GatewayClass>::all(client.clone()),
         watch.clone(),
         Deletions::Pass,
-        &health,
-        &metrics,
     );
-    let (configurations, configuration_events) = cached(
+    let (configurations, configuration_events) = caches.cached(
         "GatewayConfiguration",
         scoped::<GatewayConfiguration>(&client, ns),
         watch.clone(),
         Deletions::Pass,
-        &health,
-        &metrics,
     );
     let routes_by_gateway = Arc::new(route_index());
-    let (routes, route_events) = cached_with(
+    let (routes, route_events) = caches.cached_with(
         "L34Route",
         scoped::<L34Route>(&client, ns),
         watch.clone(),
         Deletions::Pass,
-        &health,
-        &metrics,
         {
             let index = routes_by_gateway.clone();
             move |event| index.apply(event)
         },
     );
 
-    let (deployments, deployment_events) = cached(
+    // The LB Deployments whole; every Deployment by its metadata (see the module docs).
+    let (deployments, deployment_events) = caches.cached(
         "Deployment",
         scoped::<CachedDeployment>(&client, ns),
+        watch.clone().labels(&lb_selector()),
+        Deletions::Pass,
+    );
+    let (deployment_meta, deployment_meta_events) = caches.cached(
+        DEPLOYMENT_METADATA,
+        scoped::<DeploymentMeta>(&client, ns),
         watch.clone(),
         Deletions::Pass,
-        &health,
-        &metrics,
     );
 
     // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
     let gateways_by = Arc::new(gateway_index(&config.settings));
-    let (gateways, gateway_events) = cached_with(
+    let (gateways, gateway_events) = caches.cached_with(
         "Gateway",
         scoped::<Gateway>(&client, ns),
         watch,
         Deletions::Drop,
-        &health,
-        &metrics,
         {
             let index = gateways_by.clone();
             move |event| index.apply(event)
@@ -559,7 +636,9 @@ pub async fn run_with(
         configurations,
         routes: routes.clone(),
         deployments,
+        deployment_meta,
         routes_by_gateway,
+        relists: caches.relists.clone(),
     };
     let ready = stores.ready(health.clone());
     let context = Arc::new(Context {
@@ -585,6 +664,7 @@ pub async fn run_with(
     let by_configuration = gateways_by;
     let route_parents = RouteParents::new(routes);
     let prefix = config.settings.deployment_prefix.clone();
+    let meta_prefix = prefix.clone();
 
     let class_status = ClassStatus::spawn(
         context.client.clone(),
@@ -603,6 +683,14 @@ pub async fn run_with(
         .watches_stream(route_events, move |route| route_parents.wake(&route))
         .watches_stream(deployment_events, move |deployment| {
             gateways_of_deployment(&prefix, &deployment)
+        })
+        .watches_stream(deployment_meta_events, move |meta| {
+            // One with our label is the LB watch's to report.
+            if lb_labeled(&meta) {
+                Vec::new()
+            } else {
+                gateways_of_meta(&meta_prefix, &meta)
+            }
         })
         // A standby's reconciles return at once; winning the lease reconciles everything.
         .reconcile_all_on(leadership.acquired())
@@ -663,6 +751,10 @@ impl metrics::Observe for Observed {
             ),
             ("L34Route", self.stores.routes.state().len()),
             ("Deployment", self.stores.deployments.state().len()),
+            (
+                DEPLOYMENT_METADATA,
+                self.stores.deployment_meta.state().len(),
+            ),
         ]
     }
 
@@ -715,71 +807,97 @@ impl metrics::Observe for Observed {
     }
 }
 
-/// A watch of `api` (of `kind`, as the probes name it) filling a new cache: the cache, and
-/// the objects the watch touched, each once the cache shows it (see [`settled`]).
-fn cached<K>(
-    kind: &'static str,
-    api: Api<Cached<K>>,
-    watch: watcher::Config,
-    deletions: Deletions,
-    health: &Arc<Health>,
-    metrics: &Arc<Metrics>,
-) -> (
-    Store<Cached<K>>,
-    impl Stream<Item = Result<Cached<K>, watcher::Error>> + Send + 'static,
-)
-where
-    K: cached::Kind + Clone + std::fmt::Debug + Send + Sync + 'static,
+/// An object a watch caches.
+trait Watched:
+    Resource<DynamicType = ()> + Clone + std::fmt::Debug + DeserializeOwned + Send + Sync + 'static
 {
-    cached_with(kind, api, watch, deletions, health, metrics, |_| {})
+    /// Why the core cannot read it, when it cannot.
+    fn unreadable(&self) -> Option<&str> {
+        None
+    }
 }
 
-/// [`cached`], with `index` seeing every watch event before the cache applies it (so an
-/// index is filled when the cache becomes ready).
-fn cached_with<K>(
-    kind: &'static str,
-    api: Api<Cached<K>>,
-    watch: watcher::Config,
-    deletions: Deletions,
-    health: &Arc<Health>,
-    metrics: &Arc<Metrics>,
-    index: impl Fn(&watcher::Event<Cached<K>>) + Send + 'static,
-) -> (
-    Store<Cached<K>>,
-    impl Stream<Item = Result<Cached<K>, watcher::Error>> + Send + 'static,
-)
+impl<K> Watched for Cached<K>
 where
     K: cached::Kind + Clone + std::fmt::Debug + Send + Sync + 'static,
 {
-    let (store, writer) = reflector::store::<Cached<K>>();
-    // The watch's errors (a missing CRD, a forbidden list) are kept for the probes and the
-    // cache sync timeout's message; the watcher retries with its backoff.
-    let health = health.clone();
-    let metrics = metrics.clone();
-    let events = settled(
-        watcher(api, watch)
-            .default_backoff()
-            .inspect(move |event| match event {
-                Err(error) => health.watch_error(kind, error),
-                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
-                    if let Err(why) = object.read() {
-                        // Cached as unreadable: this object alone is skipped.
-                        warn!(kind, object = %ObjectRef::from_obj(object), %why, "unreadable object");
-                        metrics.unreadable(kind);
-                    }
+    fn unreadable(&self) -> Option<&str> {
+        self.read().err()
+    }
+}
+
+impl Watched for DeploymentMeta {}
+
+/// What every watch cache of a run shares.
+struct Caches<'a> {
+    health: &'a Arc<Health>,
+    metrics: &'a Arc<Metrics>,
+    relists: Arc<Relists>,
+    /// Initial lists streamed where the server serves them ([`crate::watch`]): what the
+    /// watches learnt of the server, shared.
+    streaming_lists: Option<Arc<crate::watch::StreamingLists>>,
+}
+
+impl Caches<'_> {
+    /// A watch of `api` (of `kind`, as the probes name it) filling a new cache: the cache,
+    /// and the objects the watch touched, each once the cache shows it (see [`settled`]).
+    fn cached<K: Watched>(
+        &self,
+        kind: &'static str,
+        api: Api<K>,
+        watch: watcher::Config,
+        deletions: Deletions,
+    ) -> (
+        Store<K>,
+        impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+    ) {
+        self.cached_with(kind, api, watch, deletions, |_| {})
+    }
+
+    /// [`Caches::cached`], with `index` seeing every watch event before the cache applies
+    /// it (so an index is filled when the cache becomes ready).
+    fn cached_with<K: Watched>(
+        &self,
+        kind: &'static str,
+        api: Api<K>,
+        watch: watcher::Config,
+        deletions: Deletions,
+        index: impl Fn(&watcher::Event<K>) + Send + 'static,
+    ) -> (
+        Store<K>,
+        impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+    ) {
+        let (store, writer) = reflector::store::<K>();
+        // The watch's errors (a missing CRD, a forbidden list) are kept for the probes and
+        // the cache sync timeout's message; the watcher retries with its backoff.
+        let health = self.health.clone();
+        let metrics = self.metrics.clone();
+        let events = reflect::with_init(
+            crate::watch::watcher(api, watch, self.streaming_lists.clone()).default_backoff(),
+        )
+        .inspect(move |event| match event {
+            Err(error) => health.watch_error(kind, error),
+            Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                if let Some(why) = object.unreadable() {
+                    // Cached as unreadable: this object alone is skipped.
+                    warn!(kind, object = %ObjectRef::from_obj(object), %why, "unreadable object");
+                    metrics.unreadable(kind);
                 }
-                Ok(_) => {}
-            })
-            .inspect(move |event| {
-                if let Ok(event) = event {
-                    index(event);
-                }
-            })
-            .reflect(writer),
-        store.clone(),
-        deletions,
-    );
-    (store, events)
+            }
+            Ok(_) => {}
+        })
+        .inspect(move |event| {
+            if let Ok(event) = event {
+                index(event);
+            }
+        });
+        let events = settled(
+            reflect::reflect(events, writer, self.relists.clone()),
+            store.clone(),
+            deletions,
+        );
+        (store, events)
+    }
 }
 
 /// The backoff of the Controller's merged triggers: none. Each watch backs off on its own
@@ -812,65 +930,56 @@ enum Deletions {
 /// The objects a watch touched, for the triggers, each passed on once the cache shows it.
 ///
 /// kube-runtime's `touched_objects` passes a (re)list's objects on as they arrive, but the
-/// reflector swaps a list into the cache only at its end (`InitDone`): a reconcile
-/// triggered by a listed object could read the cache from before the list (a Gateway
-/// created meanwhile is missing, a moved route still names its old parent, a route looks
-/// deleted), and nothing triggers it again. And an object deleted while the watch was down
-/// is simply absent from the relist: no event, nobody woken. Here a list's objects are held
-/// until its end, then passed on, followed by the objects the cache had before the relist
-/// and the list no longer has (with [`Deletions::Pass`], as deletions are).
+/// cache is complete only at the list's end (`InitDone`): a reconcile triggered by a listed
+/// object could read the cache from before the list (a Gateway created meanwhile is
+/// missing, a moved route still names its old parent, a route looks deleted), and nothing
+/// triggers it again. Here a list's objects are held until its end, by key only (the
+/// objects themselves are in the cache), then passed on one by one as the cache has them.
+/// An object deleted while the watch was down is simply absent from the relist: no event,
+/// nobody woken; [`reflect::reflect`] passes those on as deletions at the relist's end
+/// (with [`Deletions::Pass`], as deletions are).
 fn settled<K>(
     events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
     store: Store<K>,
     deletions: Deletions,
 ) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
 where
-    K: Resource + Clone + Send + Sync + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone,
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
 {
-    let key = |o: &K| (o.meta().namespace.clone(), o.meta().name.clone());
-    // While a list is in progress: the cache's objects before it, and the listed ones.
-    let mut listing: Option<(Vec<Arc<K>>, Vec<K>)> = None;
+    use futures::future::Either;
+    // While a list is in progress: the keys of its objects.
+    let mut listing: Option<Vec<ObjectRef<K>>> = None;
     events.flat_map(move |event| {
-        let out: Vec<Result<K, watcher::Error>> = match event {
-            Err(error) => vec![Err(error)],
-            Ok(watcher::Event::Apply(object)) => vec![Ok(object)],
+        let one = |out: Option<Result<K, watcher::Error>>| Either::Left(futures::stream::iter(out));
+        match event {
+            Err(error) => one(Some(Err(error))),
+            Ok(watcher::Event::Apply(object)) => one(Some(Ok(object))),
             Ok(watcher::Event::Delete(object)) => match deletions {
-                Deletions::Pass => vec![Ok(object)],
-                Deletions::Drop => Vec::new(),
+                Deletions::Pass => one(Some(Ok(object))),
+                Deletions::Drop => one(None),
             },
             Ok(watcher::Event::Init) => {
-                // The reflector has not touched the cache yet: it still shows the old list,
-                // whose objects the new one lacks are deletions (when they are passed on).
-                let before = match deletions {
-                    Deletions::Pass => store.state(),
-                    Deletions::Drop => Vec::new(),
-                };
-                listing = Some((before, Vec::new()));
-                Vec::new()
+                listing = Some(Vec::new());
+                one(None)
             }
             Ok(watcher::Event::InitApply(object)) => match &mut listing {
-                Some((_, listed)) => {
-                    listed.push(object);
-                    Vec::new()
+                Some(listed) => {
+                    listed.push(reflect::key(&object));
+                    one(None)
                 }
-                None => vec![Ok(object)],
+                None => one(Some(Ok(object))),
             },
-            Ok(watcher::Event::InitDone) => match listing.take() {
-                Some((before, listed)) => {
-                    let kept: std::collections::HashSet<_> = listed.iter().map(key).collect();
-                    let gone = before
-                        .into_iter()
-                        .filter(|o| !kept.contains(&key(o)))
-                        .map(|o| o.as_ref().clone());
-                    let kind = std::any::type_name::<K>().rsplit("::").next();
-                    debug!(kind, listed = listed.len(), "watch listed");
-                    listed.into_iter().chain(gone).map(Ok).collect()
-                }
-                None => Vec::new(),
-            },
-        };
-        futures::stream::iter(out)
+            Ok(watcher::Event::InitDone) => {
+                let listed = listing.take().unwrap_or_default();
+                let kind = std::any::type_name::<K>().rsplit("::").next();
+                debug!(kind, listed = listed.len(), "watch listed");
+                // A copy of one object at a time, as the triggers take them.
+                let store = store.clone();
+                Either::Right(futures::stream::iter(listed).filter_map(move |key| {
+                    futures::future::ready(store.get(&key).map(|o| Ok(o.as_ref().clone())))
+                }))
+            }
+        }
     })
 }
 
@@ -879,6 +988,14 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
     if !ctx.ready.clone().await {
         return Err(Error::CacheClosed);
     }
+    // No cache is being relisted from here until the inputs are read (see `reflect`).
+    let view = ctx.stores.relists.quiet().await;
+    // The cached Gateway may be newer than the one this reconcile was started with.
+    let gateway = ctx
+        .stores
+        .gateways
+        .get(&ObjectRef::from_obj(gateway.as_ref()))
+        .unwrap_or(gateway);
     let Some(namespace) = gateway.namespace() else {
         return Ok(controller::Action::await_change());
     };
@@ -898,15 +1015,39 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
         debug!(gateway = %name, %namespace, "waiting for the cache to see our status write");
         return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
     }
-    let inputs = Inputs::gather(&ctx.stores, settings, wire_gateway, &namespace);
+    let mut inputs = Inputs::gather(&ctx.stores, settings, wire_gateway, &namespace);
+    if !ctx.stores.relists.unchanged(view) {
+        debug!(gateway = %name, %namespace, "a cache was relisted while read, reading again");
+        return Ok(controller::Action::requeue(Duration::ZERO));
+    }
     let lb_name = lookup::deployment_name(settings, &name);
-    let deployment_version = inputs
-        .deployment
-        .as_ref()
-        .and_then(|d| d.resource_version());
+    let deployment_version = inputs.deployment_version();
     if Pending::stale(&ctx.pending.deployments, &key, &deployment_version) {
         debug!(gateway = %name, %namespace, "waiting for the cache to see our Deployment write");
         return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
+    }
+    match inputs.unlabeled(wire_gateway) {
+        Unlabeled::No => {}
+        Unlabeled::Lagging => {
+            // Both watches will have it alike soon; either's event wakes this Gateway.
+            debug!(gateway = %name, %namespace, deployment = %lb_name, "waiting for the LB Deployment watch");
+            return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
+        }
+        Unlabeled::Own => {
+            // Ours, without our label: read whole, once, for this reconcile.
+            let api = Api::<CachedDeployment>::namespaced(ctx.client.clone(), &namespace);
+            match api.get_opt(&lb_name).await {
+                Ok(Some(whole)) => {
+                    info!(gateway = %name, %namespace, deployment = %lb_name, "LB Deployment without its managed-by label: read");
+                    inputs.deployment = Some(Arc::new(whole));
+                }
+                Ok(None) => {
+                    // Deleted since: the watches say so next.
+                    return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
+                }
+                Err(source) => return Err(Error::Read { source }),
+            }
+        }
     }
     let snapshot = inputs.snapshot(wire_gateway, &ctx.config.template, ctx.records.get(&key))?;
     let plan = gateway_reconcile::plan(settings, snapshot, jiff::Timestamp::now())?;
@@ -989,7 +1130,11 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
             warn!(gateway = %name, %namespace, reason = %event.reason, %error, "Event not recorded");
         }
     }
-    Ok(settled.requeue)
+    Ok(settled::spread_resync(
+        &settled,
+        settings.resync,
+        backoff::random_fraction(),
+    ))
 }
 
 /// What a reconcile reads from the caches besides the Gateway: the cached objects
@@ -998,8 +1143,25 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controlle
 struct Inputs {
     class: Option<Arc<GatewayClass>>,
     configuration: Option<Arc<GatewayConfiguration>>,
+    /// The LB Deployment, whole: from the LB cache (or read, see [`Unlabeled::Own`]).
     deployment: Option<Arc<CachedDeployment>>,
+    /// A Deployment of the LB name the LB cache does not hold: its metadata.
+    deployment_meta: Option<Arc<DeploymentMeta>>,
+    /// Such a Deployment when it is not ours, as the core reads it (metadata only).
+    foreign: Option<wire::Deployment>,
     routes: Vec<wire::L34Route>,
+}
+
+/// What a Deployment of the LB name that only the metadata cache holds is (see the module
+/// documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unlabeled {
+    /// There is none (or the LB cache holds it), or it is foreign: nothing to read.
+    No,
+    /// It carries our label: the LB cache has not caught up.
+    Lagging,
+    /// Ours (its controller is this Gateway) without our label: to be read whole.
+    Own,
 }
 
 impl Inputs {
@@ -1034,6 +1196,12 @@ impl Inputs {
         let deployment = stores
             .deployments
             .get(&ObjectRef::new(&lb_name).within(namespace));
+        let deployment_meta = match deployment {
+            Some(_) => None,
+            None => stores
+                .deployment_meta
+                .get(&ObjectRef::new(&lb_name).within(namespace)),
+        };
         // Only the routes that name this Gateway (an unreadable one was reported when its
         // watch event came).
         let mut routes: Vec<wire::L34Route> = stores
@@ -1053,8 +1221,41 @@ impl Inputs {
             class,
             configuration,
             deployment,
+            deployment_meta,
+            foreign: None,
             routes,
         }
+    }
+
+    /// The `resourceVersion` of the Deployment of the LB name, in whichever cache has it.
+    fn deployment_version(&self) -> Option<String> {
+        match (&self.deployment, &self.deployment_meta) {
+            (Some(whole), _) => whole.resource_version(),
+            (None, Some(meta)) => meta.resource_version(),
+            (None, None) => None,
+        }
+    }
+
+    /// What the Deployment only the metadata cache has is; a foreign one is kept as the
+    /// core reads it, from its metadata.
+    fn unlabeled(&mut self, gateway: &wire::Gateway) -> Unlabeled {
+        let (None, Some(meta)) = (&self.deployment, &self.deployment_meta) else {
+            return Unlabeled::No;
+        };
+        if lb_labeled(meta) {
+            return Unlabeled::Lagging;
+        }
+        let observed = cached::deployment_of_meta(meta);
+        // The core's own test of ownership: the controller reference's uid.
+        let own = match (observed.controller_owner(), gateway.metadata.uid.as_deref()) {
+            (Some((_, _, owner)), Some(uid)) => !uid.is_empty() && owner == uid,
+            _ => false,
+        };
+        if own {
+            return Unlabeled::Own;
+        }
+        self.foreign = Some(observed);
+        Unlabeled::No
     }
 
     /// The core's snapshot, borrowing the cached objects; an unreadable class,
@@ -1068,7 +1269,10 @@ impl Inputs {
         Ok(gateway_reconcile::Snapshot::new(gateway, template)
             .with_gateway_class(read_cached(self.class.as_deref())?)
             .with_configuration(read_cached(self.configuration.as_deref())?)
-            .with_deployment(read_cached(self.deployment.as_deref())?)
+            .with_deployment(match &self.foreign {
+                Some(foreign) => Some(foreign),
+                None => read_cached(self.deployment.as_deref())?,
+            })
             .with_routes(&self.routes)
             .with_write_record(record))
     }
@@ -1138,6 +1342,7 @@ async fn reconcile_leading(
         Err(Error::Input(_)) => ReconcileResult::InputError,
         Err(Error::StatusWrite { .. }) => ReconcileResult::StatusWriteError,
         Err(Error::CacheClosed) => ReconcileResult::CacheClosed,
+        Err(Error::Read { .. }) => ReconcileResult::ReadError,
     };
     ctx.metrics.reconciled(outcome, started.elapsed());
     let action = result?;
@@ -1168,6 +1373,11 @@ fn error_policy(gateway: Arc<Gateway>, error: &Error, ctx: Arc<Context>) -> cont
         } => controller::Action::requeue(backoff::failed_wait(
             ctx.backoff.next(&key),
             *requeue_after,
+            server_retry_after(source),
+        )),
+        Error::Read { source } => controller::Action::requeue(backoff::failed_wait(
+            ctx.backoff.next(&key),
+            None,
             server_retry_after(source),
         )),
         Error::CacheClosed => controller::Action::requeue(ctx.backoff.next(&key)),
@@ -1201,28 +1411,50 @@ fn text<'a>(object: &'a wire::tree::Value, key: &str) -> Option<&'a str> {
 /// The Gateways a Deployment concerns: its controller, when that is a Gateway, and the
 /// Gateway whose LB Deployment name it has (a name collision).
 fn gateways_of_deployment(prefix: &str, deployment: &CachedDeployment) -> Vec<ObjectRef<Gateway>> {
-    let Some(namespace) = deployment.namespace() else {
-        return Vec::new();
-    };
     let owners = deployment
         .read()
         .ok()
         .and_then(|d| d.get(&["metadata", "ownerReferences"]))
         .and_then(wire::tree::Value::as_array);
-    let mut out: Vec<ObjectRef<Gateway>> = owners
+    let controllers = owners
         .into_iter()
         .flatten()
         .filter(|o| o.get("controller").and_then(wire::tree::Value::as_bool) == Some(true))
-        .filter(|o| text(o, "kind") == Some("Gateway"))
-        .filter(|o| {
-            text(o, "apiVersion").is_some_and(|v| v.split('/').next() == Some(GATEWAY_GROUP))
+        .filter_map(|o| Some((text(o, "apiVersion")?, text(o, "kind")?, text(o, "name")?)));
+    gateways_of(prefix, deployment.meta(), controllers)
+}
+
+/// [`gateways_of_deployment`] for a Deployment of the metadata cache.
+fn gateways_of_meta(prefix: &str, meta: &DeploymentMeta) -> Vec<ObjectRef<Gateway>> {
+    let controllers = meta
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|o| o.controller == Some(true))
+        .map(|o| (o.api_version.as_str(), o.kind.as_str(), o.name.as_str()));
+    gateways_of(prefix, &meta.metadata, controllers)
+}
+
+/// The Gateways of a Deployment's controller references (`apiVersion`, `kind`, `name`)
+/// and of its name.
+fn gateways_of<'a>(
+    prefix: &str,
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    controllers: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
+) -> Vec<ObjectRef<Gateway>> {
+    let Some(namespace) = meta.namespace.as_deref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<ObjectRef<Gateway>> = controllers
+        .filter(|(api_version, kind, _)| {
+            *kind == "Gateway" && api_version.split('/').next() == Some(GATEWAY_GROUP)
         })
-        .filter_map(|o| text(o, "name"))
-        .map(|name| ObjectRef::new(name).within(&namespace))
+        .map(|(_, _, name)| ObjectRef::new(name).within(namespace))
         .collect();
-    let name = deployment.name_any();
+    let name = meta.name.as_deref().unwrap_or_default();
     if let Some(gateway) = name.strip_prefix(prefix).filter(|g| !g.is_empty()) {
-        let named = ObjectRef::new(gateway).within(&namespace);
+        let named = ObjectRef::new(gateway).within(namespace);
         if !out.contains(&named) {
             out.push(named);
         }
@@ -1636,7 +1868,9 @@ mod tests {
             configurations,
             routes,
             deployments: reflector::store::<CachedDeployment>().0,
+            deployment_meta: reflector::store::<DeploymentMeta>().0,
             routes_by_gateway: Arc::new(route_index()),
+            relists: Arc::default(),
         };
         let reporter = Reporter {
             controller: "test".into(),
@@ -1654,6 +1888,7 @@ mod tests {
                 namespace: None,
                 reporter,
                 concurrency: 1,
+                streaming_lists: false,
             },
             stores,
             deployment_resource: deployment_resource(),
@@ -1795,6 +2030,196 @@ mod tests {
         assert!(gateways_of_deployment("sllbr-", &other).is_empty());
     }
 
+    fn meta(value: serde_json::Value) -> DeploymentMeta {
+        serde_json::from_value(value).expect("metadata")
+    }
+
+    #[test]
+    fn a_deployment_by_its_metadata_wakes_the_same_gateways() {
+        let owned = meta(serde_json::json!({
+            "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+            "metadata": { "name": "sllbr-a", "namespace": "ns", "ownerReferences": [
+                { "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "x", "uid": "u", "controller": true }
+            ] }
+        }));
+        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
+        assert_eq!(gateways_of_meta("sllbr-", &owned), vec![gw("x"), gw("a")]);
+        let foreign = meta(serde_json::json!({
+            "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+            "metadata": { "name": "sllbr-b", "namespace": "ns", "ownerReferences": [
+                { "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "u", "controller": true }
+            ] }
+        }));
+        assert_eq!(gateways_of_meta("sllbr-", &foreign), vec![gw("b")]);
+        let other = meta(serde_json::json!({
+            "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+            "metadata": { "name": "web", "namespace": "ns" }
+        }));
+        assert!(gateways_of_meta("sllbr-", &other).is_empty());
+    }
+
+    /// Stores with one Gateway `gw` (uid `gw-uid`) of our class and its configuration,
+    /// and `deployment` in the LB cache (`whole`) or by its metadata only.
+    fn stores_with(deployment: &serde_json::Value, whole: bool) -> Stores {
+        let settings = Settings::default();
+        let (classes, mut class_writer) = reflector::store::<GatewayClass>();
+        class_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "c"}, "spec": {"controllerName": settings.controller_name}
+            }))
+            .expect("a class"),
+        ));
+        let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
+        configuration_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "conf", "namespace": "ns", "uid": "conf-uid", "generation": 1},
+                "spec": {
+                    "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": "ns", "interface": "eth1" } }],
+                    "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
+                    "horizontalScaling": { "replicas": 2, "enforceReplicas": false } }
+            }))
+            .expect("a configuration"),
+        ));
+        let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
+        let (deployment_meta, mut meta_writer) = reflector::store::<DeploymentMeta>();
+        // The metadata cache has every Deployment; the LB cache the labelled ones.
+        let mut metadata = deployment.clone();
+        if let Some(object) = metadata.as_object_mut() {
+            object.retain(|key, _| key == "metadata");
+        }
+        metadata["apiVersion"] = "meta.k8s.io/v1".into();
+        metadata["kind"] = "PartialObjectMetadata".into();
+        meta_writer.apply_watcher_event(&watcher::Event::Apply(meta(metadata)));
+        if whole {
+            deployment_writer.apply_watcher_event(&watcher::Event::Apply(
+                serde_json::from_value(deployment.clone()).expect("a Deployment"),
+            ));
+        }
+        Stores {
+            gateways: reflector::store::<Gateway>().0,
+            classes,
+            configurations,
+            routes: reflector::store::<L34Route>().0,
+            deployments,
+            deployment_meta,
+            routes_by_gateway: Arc::new(route_index()),
+            relists: Arc::default(),
+        }
+    }
+
+    fn our_gateway() -> Gateway {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1,
+                         "resourceVersion": "1"},
+            "spec": {"gatewayClassName": "c", "listeners": [], "infrastructure": {"parametersRef": {
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
+        }))
+        .expect("a Gateway")
+    }
+
+    /// A foreign Deployment of the LB name, whole (pod template and all).
+    fn foreign_deployment(labels: serde_json::Value) -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "sllbr-gw", "namespace": "ns", "uid": "d-uid",
+                         "resourceVersion": "9", "generation": 4, "labels": labels,
+                         "annotations": {"note": "theirs"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                              "name": "x", "uid": "rs-uid", "controller": true}]},
+            "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "other"}},
+                     "template": {"metadata": {"labels": {"app": "other"}},
+                                  "spec": {"containers": [{"name": "web", "image": "web:1",
+                                      "env": [{"name": "TOKEN", "value": "secret"}]}]}}},
+            "status": {"observedGeneration": 4, "replicas": 5, "readyReplicas": 5}
+        })
+    }
+
+    /// What the core settles for `gw` from these caches (`None`: the reconcile does not
+    /// decide from the caches alone).
+    fn decided(stores: &Stores, now: jiff::Timestamp) -> Result<Settled, Unlabeled> {
+        let settings = Settings::default();
+        let gateway = our_gateway();
+        let wire_gateway = gateway.read().expect("readable");
+        let mut inputs = Inputs::gather(stores, &settings, wire_gateway, "ns");
+        match inputs.unlabeled(wire_gateway) {
+            Unlabeled::No => {}
+            other => return Err(other),
+        }
+        let template = gateway_reconcile::template::default_template();
+        let snapshot = inputs
+            .snapshot(wire_gateway, &template, None)
+            .expect("readable inputs");
+        match gateway_reconcile::plan(&settings, snapshot, now).expect("a plan") {
+            Plan::Settled(settlement) => Ok(settlement.into()),
+            Plan::Write(_) => panic!("a write planned over a foreign Deployment"),
+        }
+    }
+
+    /// A foreign Deployment of the LB name seen by its metadata alone gives the core's
+    /// decision it gives whole: the name collision, same status, Events and requeue.
+    #[test]
+    fn a_foreign_deployment_by_its_metadata_is_the_same_collision_as_whole() {
+        let now = jiff::Timestamp::now();
+        // Foreign, but carrying our label: the LB cache holds it whole.
+        let labelled = foreign_deployment(serde_json::json!({
+            lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY
+        }));
+        let whole = decided(&stores_with(&labelled, true), now).expect("decided");
+        // Foreign without our label: the metadata cache alone has it.
+        let unlabelled = foreign_deployment(serde_json::json!({"owner": "someone-else"}));
+        let by_metadata = decided(&stores_with(&unlabelled, false), now).expect("decided");
+        let patch = by_metadata.status_patch.as_ref().expect("a status");
+        assert!(
+            patch
+                .to_string()
+                .contains("owned by ReplicaSet/x, cannot proceed due to name collision"),
+            "{patch}"
+        );
+        assert_eq!(by_metadata, whole);
+        // And the metadata carries no pod template.
+        let stores = stores_with(&unlabelled, false);
+        let cached = stores
+            .deployment_meta
+            .get(&ObjectRef::new("sllbr-gw").within("ns"))
+            .expect("cached");
+        let json = serde_json::to_string(&cached.metadata).expect("json");
+        assert!(
+            !json.contains("secret") && !json.contains("containers"),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn an_own_deployment_without_our_label_is_read_and_a_labelled_one_awaited() {
+        let now = jiff::Timestamp::now();
+        let own = |labels: serde_json::Value| {
+            let mut deployment = foreign_deployment(labels);
+            deployment["metadata"]["ownerReferences"] = serde_json::json!([
+                {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "gw",
+                 "uid": "gw-uid", "controller": true}
+            ]);
+            deployment
+        };
+        // Our label removed: in the metadata cache only, ours by its controller reference.
+        let unlabelled = own(serde_json::json!({"app": "sllbr-gw"}));
+        assert_eq!(
+            decided(&stores_with(&unlabelled, false), now),
+            Err(Unlabeled::Own)
+        );
+        // Labelled, but the LB watch has not delivered it yet.
+        let labelled = own(serde_json::json!({lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY}));
+        assert_eq!(
+            decided(&stores_with(&labelled, false), now),
+            Err(Unlabeled::Lagging)
+        );
+        // An orphan of a former Gateway of the same name (another uid) is foreign.
+        let mut orphan = own(serde_json::json!({"app": "sllbr-gw"}));
+        orphan["metadata"]["ownerReferences"][0]["uid"] = "old-uid".into();
+        let settled = decided(&stores_with(&orphan, false), now).expect("decided");
+        let patch = settled.status_patch.expect("a status").to_string();
+        assert!(patch.contains("owned by Gateway/gw"), "{patch}");
+    }
+
     #[test]
     fn route_parents_default_group_kind_and_namespace() {
         let route: L34Route = serde_json::from_value(serde_json::json!({
@@ -1861,7 +2286,8 @@ mod tests {
         writer: reflector::store::Writer<L34Route>,
     ) -> Vec<(String, bool)> {
         let events = futures::stream::iter(events.into_iter().map(Ok));
-        settled(events.reflect(writer), store.clone(), Deletions::Pass)
+        let events = reflect::reflect(events, writer, Arc::default());
+        settled(events, store.clone(), Deletions::Pass)
             .map(|route| {
                 let route = route.expect("no error");
                 let cached = store.get(&ObjectRef::from_obj(&route));
@@ -1875,18 +2301,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_relist_passes_its_objects_on_once_cached_and_the_ones_it_lost() {
-        let (store, mut writer) = reflector::store::<L34Route>();
-        for event in [
-            watcher::Event::Init,
-            watcher::Event::InitApply(named_route("kept", "a")),
-            watcher::Event::InitApply(named_route("lost", "a")),
-            watcher::Event::InitDone,
-        ] {
-            writer.apply_watcher_event(&event);
-        }
-        // The watch restarts: `kept` moved to b and `lost` was deleted meanwhile.
+        let (store, writer) = reflector::store::<L34Route>();
         let passed = settle_events(
             vec![
+                watcher::Event::Init,
+                watcher::Event::InitApply(named_route("kept", "a")),
+                watcher::Event::InitApply(named_route("lost", "a")),
+                watcher::Event::InitDone,
+                // The watch restarts: `kept` moved to b and `lost` was deleted meanwhile.
                 watcher::Event::Init,
                 watcher::Event::InitApply(named_route("kept", "b")),
                 watcher::Event::InitDone,
@@ -1900,8 +2322,10 @@ mod tests {
             passed,
             vec![
                 ("kept".to_owned(), true),
-                // Passed on as a deletion: gone from the cache.
+                ("lost".to_owned(), true),
+                // Passed on as a deletion at the relist's end: gone from the cache.
                 ("lost".to_owned(), false),
+                ("kept".to_owned(), true),
                 ("kept".to_owned(), true),
             ]
         );
@@ -1920,11 +2344,11 @@ mod tests {
             ]
             .map(Ok),
         );
-        let woken: Vec<Vec<ObjectRef<Gateway>>> =
-            settled(events.reflect(writer), store, Deletions::Pass)
-                .map(|route| parents.wake(&route.expect("no error")))
-                .collect()
-                .await;
+        let events = reflect::reflect(events, writer, Arc::default());
+        let woken: Vec<Vec<ObjectRef<Gateway>>> = settled(events, store, Deletions::Pass)
+            .map(|route| parents.wake(&route.expect("no error")))
+            .collect()
+            .await;
         let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
         assert_eq!(woken, vec![vec![gw("a")], vec![gw("b"), gw("a")]]);
     }
@@ -1988,7 +2412,9 @@ mod tests {
             configurations,
             routes,
             deployments,
+            deployment_meta: reflector::store::<DeploymentMeta>().0,
             routes_by_gateway,
+            relists: Arc::default(),
         };
         let template = wire::Deployment::default();
         let gateway = stores
@@ -2048,7 +2474,9 @@ mod tests {
             configurations,
             routes: reflector::store::<L34Route>().0,
             deployments: reflector::store::<CachedDeployment>().0,
+            deployment_meta: reflector::store::<DeploymentMeta>().0,
             routes_by_gateway: Arc::new(route_index()),
+            relists: Arc::default(),
         };
         let gateway: Gateway = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "gw", "namespace": "ns"},
@@ -2145,13 +2573,16 @@ mod tests {
         let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
         let (routes, mut route_writer) = reflector::store::<L34Route>();
         let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
+        let (deployment_meta, mut meta_writer) = reflector::store::<DeploymentMeta>();
         let stores = Stores {
             gateways,
             classes,
             configurations,
             routes,
             deployments,
+            deployment_meta,
             routes_by_gateway: Arc::new(route_index()),
+            relists: Arc::default(),
         };
         // The Gateway cache is ready first (kube-runtime holds every reconcile until then).
         gateway_writer.apply_watcher_event(&watcher::Event::Init);
@@ -2177,6 +2608,7 @@ mod tests {
             unsynced,
             [
                 "Deployment",
+                "DeploymentMetadata",
                 "GatewayClass",
                 "GatewayConfiguration",
                 "L34Route"
@@ -2190,6 +2622,8 @@ mod tests {
         route_writer.apply_watcher_event(&watcher::Event::InitDone);
         deployment_writer.apply_watcher_event(&watcher::Event::Init);
         deployment_writer.apply_watcher_event(&watcher::Event::InitDone);
+        meta_writer.apply_watcher_event(&watcher::Event::Init);
+        meta_writer.apply_watcher_event(&watcher::Event::InitDone);
 
         // Every waiting task is woken (a task never woken would wait forever), and ready.
         for (i, (flag, wait)) in waiting.iter_mut().enumerate() {

@@ -123,6 +123,9 @@ pub enum ReconcileResult {
     StatusWriteError,
     /// A cache closed (shutting down).
     CacheClosed,
+    /// A read the caches could not answer failed (the GET of an own LB Deployment that
+    /// lost its managed-by label).
+    ReadError,
 }
 
 impl ReconcileResult {
@@ -132,6 +135,7 @@ impl ReconcileResult {
             ReconcileResult::InputError => "input_error",
             ReconcileResult::StatusWriteError => "status_write_error",
             ReconcileResult::CacheClosed => "cache_closed",
+            ReconcileResult::ReadError => "read_error",
         }
     }
 }

@@ -38,6 +38,25 @@ impl From<Settlement> for Settled {
     }
 }
 
+/// The reconcile's [`controller::Action`], a resync spread out: a requeue after exactly
+/// `resync` (the core's "nothing to do, look again after `resync`") gets `fraction` (in
+/// `[0, 1)`) of [`JITTER`](crate::backoff::JITTER) (10 %) more. Gateways that converged
+/// together (every one, after a start or a restart) would otherwise all resync in the same
+/// instant, every period. Every other requeue is the core's own, kept exact (a backoff is
+/// capped at the moment `Degraded` is due).
+pub fn spread_resync(
+    settled: &Settled,
+    resync: Option<Duration>,
+    fraction: f64,
+) -> controller::Action {
+    match (settled.requeue_after, resync) {
+        (Some(after), Some(resync)) if after == resync && !after.is_zero() => {
+            controller::Action::requeue(crate::backoff::jittered(after, fraction))
+        }
+        _ => settled.requeue.clone(),
+    }
+}
+
 /// The core's requeue hint as kube-runtime's [`controller::Action`].
 pub fn requeue(requeue: Requeue) -> controller::Action {
     match requeue {
@@ -80,5 +99,34 @@ mod tests {
             Some(Duration::from_secs(300))
         );
         assert_eq!(requeue_after(Requeue::AwaitChange), None);
+    }
+
+    #[test]
+    fn only_a_resync_is_spread() {
+        let settled = |requeue| Settled::from(Settlement::new(None, requeue));
+        let resync = Some(Duration::from_secs(600));
+        let spread = spread_resync(
+            &settled(Requeue::After(Duration::from_secs(600))),
+            resync,
+            0.5,
+        );
+        assert_eq!(
+            spread,
+            controller::Action::requeue(Duration::from_secs(630))
+        );
+        // A backoff, an immediate requeue and a wait for a change stay the core's.
+        for requeue in [
+            Requeue::After(Duration::from_secs(30)),
+            Requeue::Immediately,
+            Requeue::AwaitChange,
+        ] {
+            assert_eq!(
+                spread_resync(&settled(requeue), resync, 0.5),
+                settled(requeue).requeue
+            );
+        }
+        // No resync configured: nothing is one.
+        let after = settled(Requeue::After(Duration::from_secs(600)));
+        assert_eq!(spread_resync(&after, None, 0.5), after.requeue);
     }
 }

@@ -81,6 +81,92 @@ struct Request {
     code: i64,
 }
 
+/// The requests a client sent (method, URI, `Accept`): a tower layer around its stack.
+#[derive(Clone, Default)]
+struct Sent(std::sync::Arc<std::sync::Mutex<Vec<(String, String, String)>>>);
+
+impl Sent {
+    /// The requests whose path holds `part`.
+    fn to(&self, part: &str) -> Vec<(String, String, String)> {
+        let sent = self.0.lock().expect("lock");
+        sent.iter()
+            .filter(|(_, uri, _)| uri.contains(part))
+            .cloned()
+            .collect()
+    }
+}
+
+impl<S> tower::Layer<S> for Sent {
+    type Service = Sending<S>;
+    fn layer(&self, inner: S) -> Sending<S> {
+        Sending {
+            inner,
+            sent: self.clone(),
+        }
+    }
+}
+
+/// See [`Sent`].
+#[derive(Clone)]
+struct Sending<S> {
+    inner: S,
+    sent: Sent,
+}
+
+impl<S, B> tower::Service<http::Request<B>> for Sending<S>
+where
+    S: tower::Service<http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let accept = request
+            .headers()
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        self.sent.0.lock().expect("lock").push((
+            request.method().to_string(),
+            request.uri().to_string(),
+            accept,
+        ));
+        self.inner.call(request)
+    }
+}
+
+/// The request URIs of the controller's reads of `resource` in `namespace`, from the audit
+/// log (the API server's own record).
+fn controller_read_uris(namespace: &str, resource: &str) -> Vec<(String, String)> {
+    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|e| e["user"]["username"] == CONTROLLER_USER)
+        .filter(|e| e["objectRef"]["namespace"] == namespace)
+        .filter(|e| e["objectRef"]["resource"] == resource)
+        .filter(|e| matches!(e["verb"].as_str(), Some("get" | "list" | "watch")))
+        .map(|e| {
+            (
+                e["verb"].as_str().unwrap_or_default().to_owned(),
+                e["requestURI"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The managed-by label selector of the LB Deployments' watch, as a URI query has it.
+const LB_SELECTOR_QUERY: &str =
+    "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dgateway-controller.meridio-2.nordix.org";
+
 /// The controller's requests in `namespace` (or cluster-scoped ones with `None`), in order.
 fn controller_requests(namespace: &str) -> Vec<Request> {
     let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
@@ -201,8 +287,34 @@ impl Story {
         self.start_with(config);
     }
 
+    /// Starts the controller as the user `gateway-reconcile-controller`, with a client that
+    /// records every request it sends: method, URI and `Accept` header.
+    async fn start_recording(&mut self) -> Sent {
+        self.start_recording_with(false).await
+    }
+
+    /// [`Story::start_recording`], its watches' initial lists streamed when `streaming`.
+    async fn start_recording_with(&mut self, streaming: bool) -> Sent {
+        let kubeconfig = kube::config::Kubeconfig::read_from(env("E2E_CONTROLLER_KUBECONFIG"))
+            .expect("controller kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("controller config");
+        let sent = Sent::default();
+        let client = kube::client::ClientBuilder::try_from(config)
+            .expect("client builder")
+            .with_layer(&sent)
+            .build();
+        self.start_client(client, streaming);
+        sent
+    }
+
     fn start_with(&mut self, config: kube::Config) {
         let client = controller::client(config).expect("controller client");
+        self.start_client(client, false);
+    }
+
+    fn start_client(&mut self, client: Client, streaming_lists: bool) {
         let config = controller::Config {
             settings: self.settings.clone(),
             template: gateway_reconcile::template::default_template(),
@@ -212,6 +324,7 @@ impl Story {
                 instance: Some("e2e".into()),
             },
             concurrency: 4,
+            streaming_lists,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(controller::run(client, config, async move {
@@ -1114,7 +1227,8 @@ async fn a_restart_mid_failure_keeps_the_status_and_writes_nothing_more() {
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_foreign_deployment_of_the_lb_name_is_never_taken_and_its_removal_wakes_the_gateway() {
-    let mut story = Story::new(settings()).await;
+    let mut story = Story::create(settings()).await;
+    let sent = story.start_recording().await;
     let foreign = json!({ "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": { "name": "sllbr-gw", "namespace": story.ns, "labels": { "owner": "someone-else" } },
         "spec": { "replicas": 1, "selector": { "matchLabels": { "app": "other" } },
@@ -1143,12 +1257,191 @@ async fn a_foreign_deployment_of_the_lb_name_is_never_taken_and_its_removal_wake
             .all(|r| r.resource != "deployments" || r.verb == "list"),
         "the controller wrote the foreign Deployment: {requests:#?}"
     );
+    // It saw the collision through the metadata-only watch: its only read of every
+    // Deployment asked for metadata (`PartialObjectMetadataList`), and its whole-object
+    // reads were selected by our managed-by label, which the foreign one lacks. The audit
+    // log shows the server got the selector.
+    let reads = sent.to("/deployments");
+    assert!(!reads.is_empty());
+    for (method, uri, accept) in &reads {
+        assert_eq!(method, "GET", "{reads:#?}");
+        let metadata_only = accept.contains("as=PartialObjectMetadata");
+        assert!(
+            metadata_only != uri.contains(LB_SELECTOR_QUERY),
+            "a whole-object read of every Deployment, or a metadata read of the LB ones: {reads:#?}"
+        );
+    }
+    assert!(
+        reads
+            .iter()
+            .any(|(_, uri, accept)| uri.contains("watch=true")
+                && accept.contains("as=PartialObjectMetadata")),
+        "no metadata-only watch: {reads:#?}"
+    );
+    let audited = controller_read_uris(&story.ns, "deployments");
+    assert!(
+        audited
+            .iter()
+            .any(|(verb, uri)| verb == "list" && uri.contains(LB_SELECTOR_QUERY)),
+        "{audited:#?}"
+    );
     // The foreign Deployment goes away: the Gateway is woken (no resync is set) and its own
     // LB Deployment created.
     delete(&story.admin, &foreign).await;
     story.wait_conditions("gw", "healthy", healthy).await;
     let deployment = story.get("Deployment", "sllbr-gw").await;
     assert_eq!(deployment["metadata"]["ownerReferences"][0]["name"], "gw");
+    story.stop().await;
+}
+
+/// Whether the API server serves streaming lists (a watch with `sendInitialEvents=true`),
+/// asked as the admin.
+async fn serves_streaming_lists(admin: &Client, ns: &str) -> bool {
+    let request = http::Request::get(format!(
+        "/apis/apps/v1/namespaces/{ns}/deployments?watch=true&sendInitialEvents=true\
+         &resourceVersionMatch=NotOlderThan&resourceVersion=0&allowWatchBookmarks=true\
+         &timeoutSeconds=1"
+    ))
+    .body(Vec::new())
+    .expect("request");
+    match admin.request_text(request).await {
+        Ok(text) => !text.contains("sendInitialEvents is forbidden"),
+        Err(kube::Error::Api(status)) if status.code == 422 => false,
+        Err(error) => panic!("watch-list probe: {error}"),
+    }
+}
+
+/// With streaming lists on, every watch reads its initial list as a streaming list where
+/// the server serves them (no LIST at all), and falls back to paged LISTs where it does
+/// not (run under `E2E_APISERVER_ARGS=--feature-gates=WatchList=false` for that case);
+/// either way the Gateway becomes healthy and the Deployment watches keep their label
+/// selector and metadata-only answers.
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn streaming_lists_fill_every_cache_or_fall_back_to_paged_lists() {
+    let mut story = Story::create(settings()).await;
+    let served = serves_streaming_lists(&story.admin, &story.ns).await;
+    let sent = story.start_recording_with(true).await;
+    story.healthy_gateway().await;
+    let reads = sent.to("/");
+    let watch_lists: Vec<_> = reads
+        .iter()
+        .filter(|(_, uri, _)| uri.contains("watch=true") && uri.contains("sendInitialEvents=true"))
+        .collect();
+    let lists: Vec<_> = reads
+        .iter()
+        .filter(|(method, uri, _)| {
+            method == "GET"
+                && uri.contains("?")
+                && !uri.contains("watch=true")
+                && !uri.contains("/leases/")
+        })
+        .collect();
+    // One per watch: Gateways, GatewayClasses, GatewayConfigurations, L34Routes, the LB
+    // Deployments and every Deployment's metadata.
+    for resource in [
+        "/gateways?",
+        "/gatewayclasses?",
+        "/gatewayconfigurations?",
+        "/l34routes?",
+    ] {
+        assert!(
+            watch_lists.iter().any(|(_, uri, _)| uri.contains(resource)),
+            "{resource}: {reads:#?}"
+        );
+    }
+    let deployments: Vec<_> = watch_lists
+        .iter()
+        .filter(|(_, uri, _)| uri.contains("/deployments?"))
+        .collect();
+    assert!(
+        deployments
+            .iter()
+            .any(|(_, uri, _)| uri.contains(LB_SELECTOR_QUERY)),
+        "{reads:#?}"
+    );
+    assert!(
+        deployments
+            .iter()
+            .any(|(_, uri, accept)| !uri.contains(LB_SELECTOR_QUERY)
+                && accept.contains("as=PartialObjectMetadata")),
+        "{reads:#?}"
+    );
+    if served {
+        assert!(
+            lists.is_empty(),
+            "a LIST though streaming lists are served: {lists:#?}"
+        );
+    } else {
+        assert!(
+            lists.iter().any(|(_, uri, _)| uri.contains("/gateways?"))
+                && lists
+                    .iter()
+                    .any(|(_, uri, _)| uri.contains(LB_SELECTOR_QUERY)),
+            "no fallback to paged LISTs: {reads:#?}"
+        );
+    }
+    eprintln!(
+        "streaming lists served: {served}; {} streaming lists, {} LISTs",
+        watch_lists.len(),
+        lists.len()
+    );
+    story.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn an_own_deployment_whose_managed_by_label_is_removed_is_restored() {
+    let mut story = Story::new(settings()).await;
+    story.healthy_gateway().await;
+    let before = settle_and_collect(&story, 0, Duration::from_secs(1))
+        .await
+        .len();
+    // Someone removes our label: the Deployment leaves the label-selected watch and only
+    // the metadata-only one has it; it is still ours by its controller ownerReference.
+    story
+        .patch(
+            "Deployment",
+            "sllbr-gw",
+            json!({ "metadata": { "labels": { "app.kubernetes.io/managed-by": null } } }),
+        )
+        .await;
+    let start = Instant::now();
+    loop {
+        let d = story.get("Deployment", "sllbr-gw").await;
+        if d["metadata"]["labels"]["app.kubernetes.io/managed-by"]
+            == "gateway-controller.meridio-2.nordix.org"
+        {
+            break;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "the label was never restored: {d:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let requests = settle_and_collect(&story, before, Duration::from_secs(4)).await;
+    // Read whole once (a GET: the caches hold no foreign or unlabeled pod template), then
+    // replaced once; never created again.
+    assert_eq!(
+        count(&requests, "get", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "update", "deployments", ""),
+        1,
+        "{requests:#?}"
+    );
+    assert_eq!(
+        count(&requests, "create", "deployments", ""),
+        0,
+        "{requests:#?}"
+    );
+    let deployment = story.get("Deployment", "sllbr-gw").await;
+    assert_eq!(deployment["metadata"]["ownerReferences"][0]["name"], "gw");
+    let c = conditions(&story.get("Gateway", "gw").await);
+    assert!(healthy(&c), "{c:#?}");
     story.stop().await;
 }
 

@@ -53,6 +53,14 @@ struct Args {
     #[arg(long, default_value_t = 8)]
     concurrency: u16,
 
+    /// The watches' initial lists as streaming lists (a `watch` with
+    /// `sendInitialEvents=true`, served by Kubernetes 1.32 and later; a watch the server
+    /// refuses them for falls back to paged LISTs) instead of paged LISTs.
+    /// `--streaming-lists=false`: paged LISTs only.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", value_name = "BOOL")]
+    streaming_lists: bool,
+
     /// The reporting instance of the Events (e.g. the Pod name).
     #[arg(long, env = "POD_NAME", value_name = "NAME")]
     instance: Option<String>,
@@ -274,9 +282,10 @@ async fn run(args: Args) -> Result<(), String> {
             instance: args.instance.clone(),
         },
         concurrency: args.concurrency,
+        streaming_lists: args.streaming_lists,
     };
     info!(namespace = ?config.namespace, controller_name = %config.settings.controller_name,
-          %identity, leader_elect = args.leader_elect, "starting");
+          %identity, leader_elect = args.leader_elect, streaming_lists = args.streaming_lists, "starting");
     let operations = Operations {
         metrics,
         health,
@@ -356,7 +365,11 @@ mod tests {
         assert_eq!(args.leader_elect_renew_deadline, Duration::from_secs(10));
         assert_eq!(args.leader_elect_retry_period, Duration::from_secs(2));
         assert_eq!(args.cache_sync_timeout, Duration::from_secs(120));
-        assert_eq!((args.qps, args.burst), (20.0, 30));
+        assert_eq!(
+            (args.qps, args.burst),
+            (0.0, 30),
+            "no client-side limit by default"
+        );
     }
 
     #[test]

@@ -103,12 +103,14 @@ is system:serviceaccount:NAMESPACE:NAME), a CEL list of strings. */}}
 - apiGroups: [meridio-2.nordix.org]
   resources: [gatewayconfigurations, l34routes]
   verbs: [list, watch]
-# Deployments are watched (a colliding one wakes its Gateway); the LB ones are created
-# (POST) and replaced (PUT), never patched or deleted (garbage collection deletes them with
-# their Gateway). The admission policy narrows create and update to the LB ones.
+# Deployments are watched: the LB ones (label-selected) whole, every one by its metadata
+# only (a colliding one wakes its Gateway). An own LB Deployment whose managed-by label was
+# removed is read with a GET. The LB ones are created (POST) and replaced (PUT), never
+# patched or deleted (garbage collection deletes them with their Gateway). The admission
+# policy narrows create and update to the LB ones.
 - apiGroups: [apps]
   resources: [deployments]
-  verbs: [list, watch, create, update]
+  verbs: [get, list, watch, create, update]
 # Events on the Gateways (kube-runtime's recorder creates, then patches a series).
 - apiGroups: [events.k8s.io]
   resources: [events]
