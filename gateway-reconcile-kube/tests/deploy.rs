@@ -204,10 +204,12 @@ fn the_roles_grant_what_the_controller_does_and_nothing_more() {
             &["list", "watch"],
         ),
         ("meridio-2.nordix.org", "l34routes", &["list", "watch"]),
+        // `get`: an own LB Deployment whose managed-by label was removed is read whole
+        // for that reconcile (the label-selected watch no longer holds it).
         (
             "apps",
             "deployments",
-            &["list", "watch", "create", "update"],
+            &["get", "list", "watch", "create", "update"],
         ),
         ("events.k8s.io", "events", &["create", "patch"]),
     ];
