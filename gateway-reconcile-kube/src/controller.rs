@@ -14,8 +14,8 @@
 //! object the core's type cannot read is cached alone as unreadable (reported, and an
 //! input error of the Gateways that use it) instead of failing the list of its kind.
 //!
-//! Each cache is written by [`crate::reflect`]: a relist is applied in place (no second
-//! whole copy of the kind), and reconciles wait while one runs. The watches list with
+//! Each cache is written by the crate-private `reflect` module: a relist is applied in
+//! place (no second whole copy of the kind), and reconciles wait while one runs. The watches list with
 //! paged LISTs, or with streaming lists (`watch` with `sendInitialEvents=true`) when
 //! [`Config::streaming_lists`] is set.
 //!
@@ -38,7 +38,7 @@
 //! without `managedFields` (never written back, and the largest part of most objects).
 //! Every other Deployment is held by its metadata only: the controller never caches a
 //! foreign pod template. A reconcile looks the Gateway's LB name up in the LB cache, then
-//! in the metadata cache ([`Inputs::gather`]):
+//! in the metadata cache (`Inputs::gather`):
 //!
 //! - in the LB cache: that object, whole;
 //! - in neither: none (a create);
@@ -126,7 +126,7 @@ pub struct Config {
     /// The watches' initial lists as streaming lists (one `watch` with
     /// `sendInitialEvents=true` per watch, the objects streamed one by one) instead of
     /// paged LISTs (500 objects a page); a watch the API server refuses them for falls back
-    /// to paged LISTs (see [`crate::watch`]).
+    /// to paged LISTs (see the crate-private `watch` module).
     pub streaming_lists: bool,
 }
 
