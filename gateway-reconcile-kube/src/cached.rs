@@ -119,17 +119,18 @@ impl Resource for DeploymentMeta {
     type DynamicType = ();
     type Scope = NamespaceResourceScope;
 
+    // The API of the whole Deployment, as the core's kind table names it.
     fn kind(_: &()) -> Cow<'_, str> {
-        "Deployment".into()
+        <wire::Deployment as Kind>::KIND.into()
     }
     fn group(_: &()) -> Cow<'_, str> {
-        "apps".into()
+        <wire::Deployment as Kind>::GROUP.into()
     }
     fn version(_: &()) -> Cow<'_, str> {
-        "v1".into()
+        <wire::Deployment as Kind>::VERSION.into()
     }
     fn plural(_: &()) -> Cow<'_, str> {
-        "deployments".into()
+        <wire::Deployment as Kind>::PLURAL.into()
     }
     fn meta(&self) -> &ObjectMeta {
         &self.metadata

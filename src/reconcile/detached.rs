@@ -79,15 +79,16 @@ pub struct Detached {
     generation: i64,
     now: Timestamp,
     applied_false_since: Option<Timestamp>,
-    /// `None` only if a write were planned for a Gateway that is not accepted, which `plan`
-    /// never does; it then settles as a plan with nothing to write.
-    accepted: Option<DetachedAccepted>,
+    /// The accepted decision without its borrows. `None` only if a write were planned for a
+    /// Gateway that is not accepted, which `plan` never does; it then settles as a plan with
+    /// nothing to write.
+    accepted: Option<(GatewayConfiguration, DetachedAccepted)>,
 }
 
-/// The owned parts of [`Accepted`]: the GatewayConfiguration copied, the rest moved.
+/// The owned parts of [`Accepted`] but its GatewayConfiguration, which [`Detached`] keeps
+/// beside them (copied), so that [`DetachedAccepted::into_accepted`] can lend it again.
 #[derive(Debug)]
 struct DetachedAccepted {
-    configuration: GatewayConfiguration,
     networks: Vec<NetworkSelection>,
     ipv4: bool,
     ipv6: bool,
@@ -114,17 +115,19 @@ impl AwaitingOutcome<'_> {
             decision,
         } = planned;
         let accepted = match decision {
-            Decision::Accepted(a) => Some(DetachedAccepted {
-                configuration: a.configuration.clone(),
-                networks: a.validated.networks,
-                ipv4: a.validated.ipv4,
-                ipv6: a.validated.ipv6,
-                held: a.held,
-                wanted: a.wanted,
-                deployment: a.deployment,
-                addresses: a.addresses,
-                observed: a.observed,
-            }),
+            Decision::Accepted(a) => Some((
+                a.configuration.clone(),
+                DetachedAccepted {
+                    networks: a.validated.networks,
+                    ipv4: a.validated.ipv4,
+                    ipv6: a.validated.ipv6,
+                    held: a.held,
+                    wanted: a.wanted,
+                    deployment: a.deployment,
+                    addresses: a.addresses,
+                    observed: a.observed,
+                },
+            )),
             _ => None,
         };
         Detached {
@@ -161,44 +164,12 @@ impl Detached {
             applied_false_since,
             accepted,
         } = self;
-        // The configuration stays here, where the decision's references point.
-        let (configuration, parts) = match accepted {
-            Some(DetachedAccepted {
-                configuration,
-                networks,
-                ipv4,
-                ipv6,
-                held,
-                wanted,
-                deployment,
-                addresses,
-                observed,
-            }) => (
-                Some(configuration),
-                Some((
-                    networks, ipv4, ipv6, held, wanted, deployment, addresses, observed,
-                )),
-            ),
-            None => (None, None),
-        };
-        let decision = match (&configuration, parts) {
-            (
-                Some(c),
-                Some((networks, ipv4, ipv6, held, wanted, deployment, addresses, observed)),
-            ) => Decision::Accepted(Accepted {
-                configuration: c,
-                validated: Validated {
-                    configuration: c,
-                    networks,
-                    ipv4,
-                    ipv6,
-                },
-                held,
-                wanted,
-                deployment,
-                addresses,
-                observed,
-            }),
+        // The configuration stays in this frame, where the decision's references point.
+        let (configuration, rest) = accepted.map_or((None, None), |(c, r)| (Some(c), Some(r)));
+        let decision = match (&configuration, rest) {
+            (Some(configuration), Some(rest)) => {
+                Decision::Accepted(rest.into_accepted(configuration))
+            }
             _ => Decision::Deleted,
         };
         let planned = Planned {
@@ -211,5 +182,25 @@ impl Detached {
             decision,
         };
         planned.settle(Some((kind, &outcome)))
+    }
+}
+
+impl DetachedAccepted {
+    /// The accepted decision again, borrowing `configuration`.
+    fn into_accepted(self, configuration: &GatewayConfiguration) -> Accepted<'_> {
+        Accepted {
+            configuration,
+            validated: Validated {
+                configuration,
+                networks: self.networks,
+                ipv4: self.ipv4,
+                ipv6: self.ipv6,
+            },
+            held: self.held,
+            wanted: self.wanted,
+            deployment: self.deployment,
+            addresses: self.addresses,
+            observed: self.observed,
+        }
     }
 }
