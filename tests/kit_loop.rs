@@ -405,15 +405,21 @@ proptest! {
 }
 
 /// The kit's random schedules find the wrong loop: every schedule in which the crate asks
-/// to look again after a delay (a failed write, a stalled rollout) fails it, about a third.
+/// to look again after a delay (a failed write, a stalled rollout) fails it: 15 of the fixed
+/// seed's 64, against 0 of 64 before the kit checked requeues.
 #[test]
 fn random_schedules_find_the_loop_that_ignores_requeue_after() {
     use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, TestRunner};
-    let mut runner = TestRunner::new(Config {
-        failure_persistence: None,
-        ..Config::with_cases(64)
-    });
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    // A fixed seed: the share of schedules that ask for a delayed look varies with the draw
+    // (9 of 64 was seen with a random one), and a count is only a claim for a known draw.
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            failure_persistence: None,
+            ..Config::with_cases(64)
+        },
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
     let mut failed = 0;
     for _ in 0..64 {
         let ops = strategies::schedule(40)
