@@ -10,76 +10,17 @@ use std::time::{Duration, Instant};
 
 use gateway_reconcile::Settings;
 use gateway_reconcile_kube::controller;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::events::Reporter;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
-const CONTROLLER_USER: &str = "gateway-reconcile-controller";
-const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
-const DOMAIN: &str = "meridio-2.nordix.org";
-const WAIT: Duration = Duration::from_secs(40);
+mod common;
+use common::*;
 
 /// The webhooks the tests serve on loopback (shared with the scenario replay).
 #[path = "replay/webhook.rs"]
 mod served_webhook;
-
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
-}
-
-fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
-}
-
-fn plural(kind: &str) -> String {
-    match kind {
-        "GatewayClass" => "gatewayclasses".into(),
-        "ValidatingAdmissionPolicy" => "validatingadmissionpolicies".into(),
-        "ValidatingAdmissionPolicyBinding" => "validatingadmissionpolicybindings".into(),
-        other => format!("{}s", other.to_lowercase()),
-    }
-}
-
-/// The API of `object`'s kind (namespaced when it has a namespace).
-fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
-    let api_version = object["apiVersion"].as_str().expect("apiVersion");
-    let kind = object["kind"].as_str().expect("kind");
-    let ar = resource(api_version, kind, &plural(kind));
-    match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
-    }
-}
-
-async fn create(client: &Client, object: Value) -> DynamicObject {
-    let api = api_for(client, &object);
-    let object: DynamicObject = serde_json::from_value(object).expect("object");
-    api.create(&PostParams::default(), &object)
-        .await
-        .unwrap_or_else(|e| panic!("create {}: {e}", object.name_any()))
-}
-
-async fn delete(client: &Client, object: &Value) {
-    let api = api_for(client, object);
-    let name = object["metadata"]["name"].as_str().expect("name");
-    api.delete(name, &DeleteParams::default())
-        .await
-        .unwrap_or_else(|e| panic!("delete {name}: {e}"));
-}
-
-/// One request of the controller, from the audit log.
-#[derive(Debug, Clone, PartialEq)]
-struct Request {
-    verb: String,
-    resource: String,
-    subresource: String,
-    name: String,
-    code: i64,
-}
 
 /// The requests a client sent (method, URI, `Accept`): a tower layer around its stack.
 #[derive(Clone, Default)]
@@ -147,19 +88,10 @@ where
 /// The request URIs of the controller's reads of `resource` in `namespace`, from the audit
 /// log (the API server's own record).
 fn controller_read_uris(namespace: &str, resource: &str) -> Vec<(String, String)> {
-    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
-    log.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|e| e["user"]["username"] == CONTROLLER_USER)
-        .filter(|e| e["objectRef"]["namespace"] == namespace)
-        .filter(|e| e["objectRef"]["resource"] == resource)
-        .filter(|e| matches!(e["verb"].as_str(), Some("get" | "list" | "watch")))
-        .map(|e| {
-            (
-                e["verb"].as_str().unwrap_or_default().to_owned(),
-                e["requestURI"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
+    controller_requests(namespace)
+        .into_iter()
+        .filter(|a| a.resource == resource && matches!(a.verb.as_str(), "get" | "list" | "watch"))
+        .map(|a| (a.verb, a.uri))
         .collect()
 }
 
@@ -167,68 +99,29 @@ fn controller_read_uris(namespace: &str, resource: &str) -> Vec<(String, String)
 const LB_SELECTOR_QUERY: &str =
     "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dgateway-controller.meridio-2.nordix.org";
 
-/// The controller's requests in `namespace` (or cluster-scoped ones with `None`), in order.
-fn controller_requests(namespace: &str) -> Vec<Request> {
-    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
-    log.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|e| e["user"]["username"] == CONTROLLER_USER)
-        .filter(|e| e["objectRef"]["namespace"] == namespace)
-        .map(|e| Request {
-            verb: e["verb"].as_str().unwrap_or_default().into(),
-            resource: e["objectRef"]["resource"]
-                .as_str()
-                .unwrap_or_default()
-                .into(),
-            subresource: e["objectRef"]["subresource"]
-                .as_str()
-                .unwrap_or_default()
-                .into(),
-            name: e["objectRef"]["name"].as_str().unwrap_or_default().into(),
-            code: e["responseStatus"]["code"].as_i64().unwrap_or_default(),
-        })
-        .collect()
-}
-
-fn count(requests: &[Request], verb: &str, resource: &str, subresource: &str) -> usize {
+fn count(requests: &[Audited], verb: &str, resource: &str, subresource: &str) -> usize {
     requests
         .iter()
         .filter(|r| r.verb == verb && r.resource == resource && r.subresource == subresource)
         .count()
 }
 
-/// Binds `deploy/clusterrole.yaml` to the controller's user (once per control plane).
-async fn bind_rbac(admin: &Client) {
-    let role: Value =
-        serde_yaml_ng::from_str(include_str!("../deploy/clusterrole.yaml")).expect("role");
-    let binding = json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": { "name": "gateway-reconcile-controller-e2e" },
-        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": role["metadata"]["name"] },
-        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }]
-    });
-    for object in [role, binding] {
-        let api = api_for(admin, &object);
-        let object: DynamicObject = serde_json::from_value(object).expect("rbac");
-        match api.create(&PostParams::default(), &object).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 409 => {}
-            Err(e) => panic!("RBAC: {e}"),
-        }
-    }
-}
-
 /// A story's world: its namespace, GatewayClass and controller.
 struct Story {
-    admin: Client,
-    ns: String,
-    class: String,
+    world: World,
     settings: Settings,
     running: Option<(
         tokio::sync::oneshot::Sender<()>,
         tokio::task::JoinHandle<()>,
     )>,
+}
+
+/// A story reads and writes through its world.
+impl std::ops::Deref for Story {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.world
+    }
 }
 
 impl Story {
@@ -245,25 +138,8 @@ impl Story {
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_test_writer()
             .try_init();
-        let admin = Client::try_default().await.expect("admin client");
-        bind_rbac(&admin).await;
-        let ns = create(
-            &admin,
-            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "generateName": "e2e-" } }),
-        )
-        .await
-        .name_any();
-        let class = format!("class-{ns}");
-        create(
-            &admin,
-            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
-                    "metadata": { "name": class }, "spec": { "controllerName": CONTROLLER_NAME } }),
-        )
-        .await;
         Story {
-            admin,
-            ns,
-            class,
+            world: World::new("e2e-").await,
             settings,
             running: None,
         }
@@ -343,75 +219,6 @@ impl Story {
         }
     }
 
-    fn api(&self, kind: &str) -> Api<DynamicObject> {
-        let (api_version, kind) = match kind {
-            "Gateway" => ("gateway.networking.k8s.io/v1", kind),
-            "GatewayConfiguration" | "L34Route" => ("meridio-2.nordix.org/v1alpha1", kind),
-            "Deployment" => ("apps/v1", kind),
-            other => panic!("no API for {other}"),
-        };
-        Api::namespaced_with(
-            self.admin.clone(),
-            &self.ns,
-            &resource(api_version, kind, &plural(kind)),
-        )
-    }
-
-    async fn configuration(&self, name: &str, replicas: i64) {
-        create(
-            &self.admin,
-            json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
-                    "metadata": { "name": name, "namespace": self.ns },
-                    "spec": {
-                        "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": self.ns, "interface": "eth1" } }],
-                        "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
-                        "horizontalScaling": { "replicas": replicas, "enforceReplicas": false } } }),
-        )
-        .await;
-    }
-
-    async fn gateway(&self, name: &str, configuration: &str) {
-        create(
-            &self.admin,
-            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-                    "metadata": { "name": name, "namespace": self.ns },
-                    "spec": { "gatewayClassName": self.class,
-                              "listeners": [{ "name": "tcp", "port": 80, "protocol": "TCP" }],
-                              "infrastructure": { "parametersRef": {
-                                  "group": DOMAIN, "kind": "GatewayConfiguration", "name": configuration } } } }),
-        )
-        .await;
-    }
-
-    async fn get(&self, kind: &str, name: &str) -> Value {
-        let object = self
-            .api(kind)
-            .get(name)
-            .await
-            .unwrap_or_else(|e| panic!("get {kind} {name}: {e}"));
-        serde_json::to_value(object).expect("json")
-    }
-
-    async fn patch(&self, kind: &str, name: &str, patch: Value) -> Value {
-        let object = self
-            .api(kind)
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .unwrap_or_else(|e| panic!("patch {kind} {name}: {e}"));
-        serde_json::to_value(object).expect("json")
-    }
-
-    /// Edits GatewayConfiguration `conf` to enforce `replicas`: the usual edit that the
-    /// controller must carry to the LB Deployment with one update.
-    async fn enforce_replicas(&self, replicas: i64) {
-        self.patch(
-            "GatewayConfiguration",
-            "conf",
-            json!({ "spec": { "horizontalScaling": { "replicas": replicas, "enforceReplicas": true } } }),
-        )
-        .await;
-    }
-
     /// Waits until `gw` is healthy again with no Degraded, once what failed its writes
     /// is gone; the conditions then.
     async fn recovered(&self) -> BTreeMap<String, Value> {
@@ -429,75 +236,13 @@ impl Story {
         self.wait_conditions("gw", "healthy", healthy).await;
     }
 
-    /// Polls the Gateway until `done` holds for its conditions (by type).
-    async fn wait_conditions(
-        &self,
-        gateway: &str,
-        what: &str,
-        done: impl Fn(&BTreeMap<String, Value>) -> bool,
-    ) -> BTreeMap<String, Value> {
-        self.wait_conditions_within(gateway, what, done, WAIT).await
-    }
-
-    /// [`Story::wait_conditions`], for at most `limit`.
-    async fn wait_conditions_within(
-        &self,
-        gateway: &str,
-        what: &str,
-        done: impl Fn(&BTreeMap<String, Value>) -> bool,
-        limit: Duration,
-    ) -> BTreeMap<String, Value> {
-        let start = Instant::now();
-        loop {
-            let conditions = conditions(&self.get("Gateway", gateway).await);
-            if done(&conditions) {
-                return conditions;
-            }
-            if start.elapsed() > limit {
-                panic!(
-                    "Gateway {gateway}: {what} not reached in {limit:?}; conditions: {conditions:#?}"
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-
-    fn requests(&self) -> Vec<Request> {
+    fn requests(&self) -> Vec<Audited> {
         controller_requests(&self.ns)
     }
 }
 
-fn conditions(gateway: &Value) -> BTreeMap<String, Value> {
-    gateway["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| (c["type"].as_str().unwrap_or_default().to_owned(), c.clone()))
-        .collect()
-}
-
-fn is(conditions: &BTreeMap<String, Value>, type_: &str, status: &str, reason: &str) -> bool {
-    conditions
-        .get(type_)
-        .is_some_and(|c| c["status"] == status && c["reason"] == reason)
-}
-
-fn applied() -> String {
-    format!("{DOMAIN}/ConfigurationApplied")
-}
-
-fn degraded() -> String {
-    format!("{DOMAIN}/Degraded")
-}
-
-fn healthy(c: &BTreeMap<String, Value>) -> bool {
-    is(c, "Accepted", "True", "Accepted")
-        && is(c, "Programmed", "True", "Programmed")
-        && is(c, &applied(), "True", "Applied")
-}
-
 /// Lets the controller act on what just happened, then returns its requests since `before`.
-async fn settle_and_collect(story: &Story, before: usize, quiet: Duration) -> Vec<Request> {
+async fn settle_and_collect(story: &Story, before: usize, quiet: Duration) -> Vec<Audited> {
     tokio::time::sleep(quiet).await;
     story.requests().split_off(before)
 }
@@ -525,11 +270,7 @@ async fn create_accepts_programs_and_renders() {
     // The class's own Accepted, written by the controller (`gatewayclasses/status`).
     let classes: Api<DynamicObject> = Api::all_with(
         story.admin.clone(),
-        &resource(
-            "gateway.networking.k8s.io/v1",
-            "GatewayClass",
-            "gatewayclasses",
-        ),
+        &resource("gateway.networking.k8s.io/v1", "GatewayClass"),
     );
     let start = Instant::now();
     let accepted = loop {
@@ -822,11 +563,8 @@ async fn until_dry_run_update(
 ) {
     let probe = controller::client(kube::Config::infer().await.expect("admin config"))
         .expect("probe client");
-    let deployments: Api<DynamicObject> = Api::namespaced_with(
-        probe,
-        &story.ns,
-        &resource("apps/v1", "Deployment", "deployments"),
-    );
+    let deployments: Api<DynamicObject> =
+        Api::namespaced_with(probe, &story.ns, &resource("apps/v1", "Deployment"));
     let dry_run = PatchParams {
         dry_run: true,
         ..PatchParams::default()
@@ -947,7 +685,7 @@ async fn fifty_gateways_converge_then_resyncs_make_no_request() {
     let quiet =
         settle_and_collect(&story, settled.len(), resync * 3 + Duration::from_secs(1)).await;
     assert!(quiet.is_empty(), "requests in steady state: {quiet:#?}");
-    let cluster_reads: Vec<Request> = controller_requests("")
+    let cluster_reads: Vec<Audited> = controller_requests("")
         .into_iter()
         .filter(|r| r.verb == "get")
         .collect();
@@ -1733,7 +1471,7 @@ async fn a_status_time_past_year_9999_neither_blinds_the_controller_nor_stays() 
     let typed = Api::<TypedGateway>::namespaced_with(
         story.admin.clone(),
         &story.ns,
-        &resource("gateway.networking.k8s.io/v1", "Gateway", "gateways"),
+        &resource("gateway.networking.k8s.io/v1", "Gateway"),
     );
     let get = typed
         .get("gw")
@@ -1861,7 +1599,7 @@ async fn events_of(story: &Story, reason: &str) -> i64 {
     let events: Api<DynamicObject> = Api::namespaced_with(
         story.admin.clone(),
         &story.ns,
-        &resource("events.k8s.io/v1", "Event", "events"),
+        &resource("events.k8s.io/v1", "Event"),
     );
     let list = events.list(&Default::default()).await.expect("events");
     list.into_iter()

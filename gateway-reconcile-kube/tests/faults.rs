@@ -13,15 +13,12 @@
 //! told by user name.
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
-use kube::{Client, ResourceExt};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
 /// The webhooks the tests serve on loopback (shared with the scenario replay; this file
@@ -30,11 +27,9 @@ use serde_json::{Value, json};
 #[path = "replay/webhook.rs"]
 mod served_webhook;
 
-const CONTROLLER_USER: &str = "gateway-reconcile-controller";
-const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
-const DOMAIN: &str = "meridio-2.nordix.org";
-const BINARY: &str = env!("CARGO_BIN_EXE_gateway-reconcile-controller");
-const WAIT: Duration = Duration::from_secs(60);
+mod common;
+use common::*;
+
 /// How long a Gateway may take to converge after a fault that ended watches with errors:
 /// each watch backs off on its own (0.8 s, doubling), and a watch resumed on a restarted
 /// API server can be answered 410 Expired, which costs one more backoff and a new list.
@@ -47,41 +42,6 @@ const IDLE: Duration = Duration::from_secs(8);
 const SETTLE: Duration = Duration::from_secs(2);
 /// The foreign condition another client keeps on a Gateway.
 const FOREIGN: &str = "example.com/Audited";
-
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
-}
-
-fn resource(api_version: &str, kind: &str) -> ApiResource {
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let plural = match kind {
-        "GatewayClass" => "gatewayclasses".to_owned(),
-        other => format!("{}s", other.to_lowercase()),
-    };
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
-}
-
-fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
-    let ar = resource(
-        object["apiVersion"].as_str().expect("apiVersion"),
-        object["kind"].as_str().expect("kind"),
-    );
-    match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
-    }
-}
-
-/// Creates `object` (an existing one of that name is fine).
-async fn create(client: &Client, object: Value) -> DynamicObject {
-    let api = api_for(client, &object);
-    let object: DynamicObject = serde_json::from_value(object).expect("object");
-    match api.create(&PostParams::default(), &object).await {
-        Ok(created) => created,
-        Err(kube::Error::Api(s)) if s.code == 409 => object,
-        Err(e) => panic!("create {}: {e}", object.name_any()),
-    }
-}
 
 /// Runs `e2e/controlplane.sh COMMAND` (kill-apiserver, start-apiserver,
 /// restart-apiserver) on the control plane of `E2E_DIR`.
@@ -97,15 +57,6 @@ fn control_plane(command: &str) {
         "controlplane.sh {command}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// Sends `signal` (`-STOP`, `-CONT`, `-KILL`) to `pid`.
-fn signal(pid: u32, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success(), "kill {signal} {pid}");
 }
 
 /// Resumes etcd when dropped: a failing story leaves no paused etcd behind.
@@ -127,101 +78,21 @@ impl Drop for Paused {
     }
 }
 
-/// A story's namespace, GatewayClass, the controller's RBAC and GatewayConfiguration
-/// `conf` (2 replicas, not enforced).
-struct World {
-    admin: Client,
-    ns: String,
-    class: String,
+/// A story's world (see [`World::new`]) with GatewayConfiguration `conf` (2 replicas, not
+/// enforced).
+async fn new_world() -> World {
+    let world = World::new("fault-").await;
+    world.configuration("conf", 2).await;
+    world
 }
 
 impl World {
-    async fn new() -> World {
-        let admin = Client::try_default().await.expect("admin client");
-        let role: Value =
-            serde_yaml_ng::from_str(include_str!("../deploy/clusterrole.yaml")).expect("role");
-        create(&admin, role.clone()).await;
-        create(
-            &admin,
-            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                "metadata": { "name": "gateway-reconcile-controller-e2e" },
-                "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                             "name": role["metadata"]["name"] },
-                "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }] }),
-        )
-        .await;
-        let ns = create(
-            &admin,
-            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "generateName": "fault-" } }),
-        )
-        .await
-        .name_any();
-        let class = format!("class-{ns}");
-        create(
-            &admin,
-            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
-                    "metadata": { "name": class }, "spec": { "controllerName": CONTROLLER_NAME } }),
-        )
-        .await;
-        create(
-            &admin,
-            json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
-                    "metadata": { "name": "conf", "namespace": ns },
-                    "spec": {
-                        "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": ns, "interface": "eth1" } }],
-                        "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
-                        "horizontalScaling": { "replicas": 2, "enforceReplicas": false } } }),
-        )
-        .await;
-        World { admin, ns, class }
-    }
-
-    fn api(&self, kind: &str) -> Api<DynamicObject> {
-        let api_version = match kind {
-            "Gateway" => "gateway.networking.k8s.io/v1",
-            "GatewayConfiguration" => "meridio-2.nordix.org/v1alpha1",
-            "Deployment" => "apps/v1",
-            other => panic!("no API for {other}"),
-        };
-        Api::namespaced_with(self.admin.clone(), &self.ns, &resource(api_version, kind))
-    }
-
-    async fn gateway(&self, name: &str) {
-        create(
-            &self.admin,
-            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-                    "metadata": { "name": name, "namespace": self.ns },
-                    "spec": { "gatewayClassName": self.class,
-                              "listeners": [{ "name": "tcp", "port": 80, "protocol": "TCP" }],
-                              "infrastructure": { "parametersRef": {
-                                  "group": DOMAIN, "kind": "GatewayConfiguration", "name": "conf" } } } }),
-        )
-        .await;
-    }
-
-    async fn get(&self, kind: &str, name: &str) -> Option<Value> {
-        let object = self.api(kind).get_opt(name).await.expect("get");
-        object.map(|o| serde_json::to_value(o).expect("json"))
-    }
-
-    /// The configuration now enforces `replicas` (a new desired Deployment).
-    async fn enforce_replicas(&self, replicas: i64) {
-        self.api("GatewayConfiguration")
-            .patch(
-                "conf",
-                &PatchParams::default(),
-                &Patch::Merge(&json!({ "spec": { "horizontalScaling": { "replicas": replicas, "enforceReplicas": true } } })),
-            )
-            .await
-            .expect("edit the configuration");
-    }
-
     /// Adds the foreign condition to `gateway`'s status, next to the controller's (a write
     /// conditioned on the resourceVersion read: tried again on a conflict).
     async fn add_foreign(&self, gateway: &str) {
         let start = Instant::now();
         loop {
-            let object = self.get("Gateway", gateway).await.expect("gateway");
+            let object = self.get("Gateway", gateway).await;
             let mut list = object["status"]["conditions"]
                 .as_array()
                 .cloned()
@@ -265,9 +136,9 @@ impl World {
     ) -> Duration {
         let start = Instant::now();
         loop {
-            let object = self.get("Gateway", gateway).await.unwrap_or_default();
+            let object = self.get_opt("Gateway", gateway).await.unwrap_or_default();
             let deployment = self
-                .get("Deployment", &format!("sllbr-{gateway}"))
+                .get_opt("Deployment", &format!("sllbr-{gateway}"))
                 .await
                 .unwrap_or_default();
             let c = conditions(&object);
@@ -303,134 +174,15 @@ impl World {
     }
 }
 
-/// A Gateway's conditions by type.
-fn conditions(gateway: &Value) -> BTreeMap<String, Value> {
-    gateway["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| (c["type"].as_str().unwrap_or_default().to_owned(), c.clone()))
-        .collect()
+/// The controller binary as a single replica (leader election off) named `name`.
+fn single(world: &World, name: &str, kubeconfig: &str) -> Process {
+    Process::start(world, name, kubeconfig, &["--leader-elect=false"])
 }
 
-/// A free port on loopback.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// The controller binary, in a process of its own.
-struct Process {
-    child: Child,
-    log: std::path::PathBuf,
-}
-
-impl Process {
-    /// Starts the binary as `name` for `world`'s namespace with `kubeconfig`.
-    fn start(world: &World, name: &str, kubeconfig: &str) -> Process {
-        let log = std::path::PathBuf::from(env("E2E_DIR")).join(format!("{}-{name}.log", world.ns));
-        let file = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(BINARY)
-            .args(["--kubeconfig", kubeconfig, "--namespace", &world.ns])
-            .args(["--leader-elect=false"])
-            .args(["--health-addr", &format!("127.0.0.1:{}", free_port())])
-            .args(["--metrics-addr", &format!("127.0.0.1:{}", free_port())])
-            .env("POD_NAME", name)
-            // E2E_CONTROLLER_LOG: another filter, to look into a failing story.
-            .env(
-                "RUST_LOG",
-                std::env::var("E2E_CONTROLLER_LOG").unwrap_or_else(|_| "info".to_owned()),
-            )
-            .stdin(Stdio::null())
-            .stdout(file.try_clone().expect("log file"))
-            .stderr(file)
-            .spawn()
-            .expect("the controller binary starts");
-        Process { child, log }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// SIGTERM; the process exits successfully within 30 s.
-    async fn stop(mut self) {
-        signal(self.pid(), "-TERM");
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                assert!(status.success(), "{status}: {}", self.log());
-                return;
-            }
-            assert!(start.elapsed() < Duration::from_secs(30), "{}", self.log());
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One write (or controller read) from the audit log.
-#[derive(Debug, Clone)]
-struct Audited {
-    /// When the request came.
-    at: jiff::Timestamp,
-    /// When its answer was complete.
-    done: jiff::Timestamp,
-    user: String,
-    verb: String,
-    resource: String,
-    subresource: String,
-    name: String,
-    code: i64,
-}
-
-fn audit(namespace: &str) -> Vec<Audited> {
-    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
-    let time = |e: &Value, key: &str| {
-        e[key]
-            .as_str()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or_else(|| panic!("{key} in {e}"))
-    };
-    log.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|e| e["objectRef"]["namespace"] == namespace)
-        .map(|e| Audited {
-            at: time(&e, "requestReceivedTimestamp"),
-            done: time(&e, "stageTimestamp"),
-            user: e["user"]["username"].as_str().unwrap_or_default().into(),
-            verb: e["verb"].as_str().unwrap_or_default().into(),
-            resource: e["objectRef"]["resource"]
-                .as_str()
-                .unwrap_or_default()
-                .into(),
-            subresource: e["objectRef"]["subresource"]
-                .as_str()
-                .unwrap_or_default()
-                .into(),
-            name: e["objectRef"]["name"].as_str().unwrap_or_default().into(),
-            code: e["responseStatus"]["code"].as_i64().unwrap_or_default(),
-        })
-        .collect()
-}
-
-fn is_write(a: &Audited) -> bool {
-    matches!(
-        a.verb.as_str(),
-        "create" | "update" | "patch" | "delete" | "deletecollection"
-    )
+/// SIGTERM; the process exits successfully within 30 s.
+async fn stopped(mut p: Process) {
+    let status = p.stop().await;
+    assert!(status.success(), "{status}: {}", p.log());
 }
 
 /// The controller's writes that came at or after `since`.
@@ -492,9 +244,9 @@ fn one_write_each(world: &World, gateways: &[&str], since: jiff::Timestamp, faul
 
 /// Two Gateways, healthy, the foreign condition on `gw-1`; the controller started.
 async fn running(world: &World, name: &str, kubeconfig: &str) -> Process {
-    world.gateway("gw-1").await;
-    world.gateway("gw-2").await;
-    let p = Process::start(world, name, kubeconfig);
+    world.gateway("gw-1", "conf").await;
+    world.gateway("gw-2", "conf").await;
+    let p = single(world, name, kubeconfig);
     world.converged("gw-1", 2, false).await;
     world.converged("gw-2", 2, false).await;
     world.add_foreign("gw-1").await;
@@ -504,7 +256,7 @@ async fn running(world: &World, name: &str, kubeconfig: &str) -> Process {
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_killed_api_server_started_again_on_the_same_etcd_costs_no_write_and_loses_no_status() {
-    let world = World::new().await;
+    let world = new_world().await;
     let p = running(&world, "api-restart", &env("E2E_CONTROLLER_KUBECONFIG")).await;
 
     // While the controller is idle.
@@ -537,7 +289,7 @@ async fn a_killed_api_server_started_again_on_the_same_etcd_costs_no_write_and_l
         "API server killed after an edit",
     );
     idle(&world, "converging").await;
-    p.stop().await;
+    stopped(p).await;
 }
 
 /// How long etcd is paused: past the API server's `--request-timeout` (8 s in `e2e/run.sh`).
@@ -546,7 +298,7 @@ const PAUSE: Duration = Duration::from_secs(12);
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn etcd_paused_past_the_request_timeout_costs_no_write_and_loses_no_status() {
-    let world = World::new().await;
+    let world = new_world().await;
     let p = running(&world, "etcd-pause", &env("E2E_CONTROLLER_KUBECONFIG")).await;
 
     // While the controller is idle.
@@ -591,7 +343,7 @@ async fn etcd_paused_past_the_request_timeout_costs_no_write_and_loses_no_status
         "etcd paused under the writes",
     );
     idle(&world, "converging").await;
-    p.stop().await;
+    stopped(p).await;
 }
 
 /// A TCP proxy on loopback to the API server that cuts every connection `cut` after it
@@ -668,7 +420,7 @@ const CUT: Duration = Duration::from_secs(4);
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn watches_cut_every_few_seconds_cost_no_write_while_idle_and_edits_still_converge() {
-    let world = World::new().await;
+    let world = new_world().await;
     let proxy = CuttingProxy::start(&env("E2E_SERVER"), CUT).await;
     let kubeconfig = kubeconfig_through(
         &env("E2E_CONTROLLER_KUBECONFIG"),
@@ -709,16 +461,16 @@ async fn watches_cut_every_few_seconds_cost_no_write_while_idle_and_edits_still_
         one_write_each(&world, &["gw-1", "gw-2"], since, "cut watches");
     }
     idle(&world, "the edits").await;
-    p.stop().await;
+    stopped(p).await;
 
     // The API server's --min-request-timeout (run.sh gives it 4 s) does not end these
     // watches: kube-rs asks for timeoutSeconds=290, and a watch's own timeout wins. Shown
     // with the audit log's watches (E2E_AUDIT_WATCHES=1): a controller connected directly
     // ends no watch in a period that would have ended every one of them.
     if std::env::var("E2E_AUDIT_WATCHES").as_deref() == Ok("1") {
-        let world = World::new().await;
-        world.gateway("gw-1").await;
-        let p = Process::start(&world, "direct", &env("E2E_CONTROLLER_KUBECONFIG"));
+        let world = new_world().await;
+        world.gateway("gw-1", "conf").await;
+        let p = single(&world, "direct", &env("E2E_CONTROLLER_KUBECONFIG"));
         world.converged("gw-1", 2, false).await;
         let since = jiff::Timestamp::now();
         tokio::time::sleep(Duration::from_secs(10)).await;
@@ -727,7 +479,7 @@ async fn watches_cut_every_few_seconds_cost_no_write_while_idle_and_edits_still_
             .filter(|a| a.user == CONTROLLER_USER && a.verb == "watch" && a.done >= since)
             .collect();
         assert!(ended.is_empty(), "{ended:#?}");
-        p.stop().await;
+        stopped(p).await;
         let ended = audit(&world.ns)
             .into_iter()
             .filter(|a| a.user == CONTROLLER_USER && a.verb == "watch")
@@ -744,8 +496,8 @@ async fn watches_cut_every_few_seconds_cost_no_write_while_idle_and_edits_still_
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_controller_killed_between_its_deployment_write_and_its_status_write_converges_after_a_restart()
  {
-    let world = World::new().await;
-    world.gateway("gw").await;
+    let world = new_world().await;
+    world.gateway("gw", "conf").await;
     // The foreign condition is there before the controller writes anything.
     world.add_foreign("gw").await;
 
@@ -809,7 +561,7 @@ async fn a_controller_killed_between_its_deployment_write_and_its_status_write_c
     .await
     .expect("webhook in force");
 
-    let first = Process::start(&world, "first", &env("E2E_CONTROLLER_KUBECONFIG"));
+    let first = single(&world, "first", &env("E2E_CONTROLLER_KUBECONFIG"));
     let start = Instant::now();
     while !held.load(Ordering::SeqCst) {
         assert!(
@@ -841,16 +593,16 @@ async fn a_controller_killed_between_its_deployment_write_and_its_status_write_c
         statuses.is_empty(),
         "a status write landed before the kill: {statuses:#?}"
     );
-    let c = conditions(&world.get("Gateway", "gw").await.expect("gw"));
+    let c = conditions(&world.get("Gateway", "gw").await);
     assert!(
         !c.contains_key(&format!("{DOMAIN}/ConfigurationApplied")),
         "{c:#?}"
     );
-    assert!(world.get("Deployment", "sllbr-gw").await.is_some());
+    assert!(world.get_opt("Deployment", "sllbr-gw").await.is_some());
 
     // A new process converges: the status written, the Deployment not again (the write
     // record was lost with the process: at most one extra write).
-    let second = Process::start(&world, "second", &env("E2E_CONTROLLER_KUBECONFIG"));
+    let second = single(&world, "second", &env("E2E_CONTROLLER_KUBECONFIG"));
     let took = world.converged("gw", 2, true).await;
     eprintln!("SIGKILL between the writes: the new process converged in {took:?}");
     let writes = deployment_writes(&world.ns, jiff::Timestamp::UNIX_EPOCH);
@@ -858,7 +610,7 @@ async fn a_controller_killed_between_its_deployment_write_and_its_status_write_c
     let (sent, accepted) = writes.get("sllbr-gw").copied().unwrap_or_default();
     assert!((1..=2).contains(&accepted) && sent <= 3, "{writes:?}");
     idle(&world, "the restart").await;
-    second.stop().await;
+    stopped(second).await;
     Api::<DynamicObject>::all_with(
         world.admin.clone(),
         &resource(

@@ -12,20 +12,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
-use kube::{Client, ResourceExt};
+use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-const CONTROLLER_USER: &str = "gateway-reconcile-controller";
-const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
-const DOMAIN: &str = "meridio-2.nordix.org";
-const BINARY: &str = env!("CARGO_BIN_EXE_gateway-reconcile-controller");
-const WAIT: Duration = Duration::from_secs(60);
+mod common;
+use common::*;
 
 /// The stories' lease timings (short, so that the stories are): a standby takes over at
 /// most `LEASE + RETRY` after the leader's last renewal.
@@ -33,179 +26,34 @@ const LEASE: Duration = Duration::from_secs(6);
 const RENEW: Duration = Duration::from_secs(4);
 const RETRY: Duration = Duration::from_secs(1);
 
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
-}
-
-fn resource(api_version: &str, kind: &str) -> ApiResource {
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let plural = match kind {
-        "GatewayClass" => "gatewayclasses".to_owned(),
-        "ValidatingAdmissionPolicy" => "validatingadmissionpolicies".to_owned(),
-        "ValidatingAdmissionPolicyBinding" => "validatingadmissionpolicybindings".to_owned(),
-        other => format!("{}s", other.to_lowercase()),
-    };
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
-}
-
-fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
-    let ar = resource(
-        object["apiVersion"].as_str().expect("apiVersion"),
-        object["kind"].as_str().expect("kind"),
-    );
-    match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
-    }
-}
-
-/// Creates `object` (an existing one of that name is fine).
-async fn create(client: &Client, object: Value) -> DynamicObject {
-    let api = api_for(client, &object);
-    let object: DynamicObject = serde_json::from_value(object).expect("object");
-    match api.create(&PostParams::default(), &object).await {
-        Ok(created) => created,
-        Err(kube::Error::Api(s)) if s.code == 409 => object,
-        Err(e) => panic!("create {}: {e}", object.name_any()),
-    }
-}
-
-/// A story's namespace and GatewayClass, the controller's RBAC (its ClusterRole, and a
-/// Role on Leases in the namespace), and GatewayConfiguration `conf`.
-struct World {
-    admin: Client,
-    ns: String,
-    class: String,
+/// A story's world (see [`World::new`]) with a Role on Leases in its namespace (what the
+/// chart's leader-election Role grants) and GatewayConfiguration `conf` (2 replicas).
+async fn new_world() -> World {
+    let world = World::new("op-").await;
+    create(
+        &world.admin,
+        json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": { "name": "leases", "namespace": world.ns },
+            "rules": [{ "apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                        "verbs": ["get", "create", "update"] }] }),
+    )
+    .await;
+    create(
+        &world.admin,
+        json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": { "name": "leases", "namespace": world.ns },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "leases" },
+            "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }] }),
+    )
+    .await;
+    world.configuration("conf", 2).await;
+    world
 }
 
 impl World {
-    async fn new() -> World {
-        let admin = Client::try_default().await.expect("admin client");
-        let role: Value =
-            serde_yaml_ng::from_str(include_str!("../deploy/clusterrole.yaml")).expect("role");
-        create(&admin, role.clone()).await;
-        create(
-            &admin,
-            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                "metadata": { "name": "gateway-reconcile-controller-e2e" },
-                "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                             "name": role["metadata"]["name"] },
-                "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }] }),
-        )
-        .await;
-        let ns = create(
-            &admin,
-            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "generateName": "op-" } }),
-        )
-        .await
-        .name_any();
-        // What the chart's leader-election Role grants, in the Lease's namespace.
-        create(
-            &admin,
-            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                "metadata": { "name": "leases", "namespace": ns },
-                "rules": [{ "apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                            "verbs": ["get", "create", "update"] }] }),
-        )
-        .await;
-        create(
-            &admin,
-            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                "metadata": { "name": "leases", "namespace": ns },
-                "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "leases" },
-                "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }] }),
-        )
-        .await;
-        let class = format!("class-{ns}");
-        create(
-            &admin,
-            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
-                    "metadata": { "name": class }, "spec": { "controllerName": CONTROLLER_NAME } }),
-        )
-        .await;
-        let world = World { admin, ns, class };
-        world.configuration(2).await;
-        world
-    }
-
-    fn api(&self, kind: &str) -> Api<DynamicObject> {
-        let api_version = match kind {
-            "Gateway" => "gateway.networking.k8s.io/v1",
-            "GatewayConfiguration" => "meridio-2.nordix.org/v1alpha1",
-            "Deployment" => "apps/v1",
-            "Lease" => "coordination.k8s.io/v1",
-            "Event" => "events.k8s.io/v1",
-            other => panic!("no API for {other}"),
-        };
-        Api::namespaced_with(self.admin.clone(), &self.ns, &resource(api_version, kind))
-    }
-
-    async fn configuration(&self, replicas: i64) {
-        create(
-            &self.admin,
-            json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
-                    "metadata": { "name": "conf", "namespace": self.ns },
-                    "spec": {
-                        "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": self.ns, "interface": "eth1" } }],
-                        "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
-                        "horizontalScaling": { "replicas": replicas, "enforceReplicas": false } } }),
-        )
-        .await;
-    }
-
-    async fn gateway(&self, name: &str) {
-        create(
-            &self.admin,
-            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-                    "metadata": { "name": name, "namespace": self.ns },
-                    "spec": { "gatewayClassName": self.class,
-                              "listeners": [{ "name": "tcp", "port": 80, "protocol": "TCP" }],
-                              "infrastructure": { "parametersRef": {
-                                  "group": DOMAIN, "kind": "GatewayConfiguration", "name": "conf" } } } }),
-        )
-        .await;
-    }
-
-    async fn get(&self, kind: &str, name: &str) -> Option<Value> {
-        let object = self.api(kind).get_opt(name).await.expect("get");
-        object.map(|o| serde_json::to_value(o).expect("json"))
-    }
-
-    async fn conditions(&self, gateway: &str) -> BTreeMap<String, Value> {
-        let gateway = self.get("Gateway", gateway).await.unwrap_or_default();
-        gateway["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| (c["type"].as_str().unwrap_or_default().to_owned(), c.clone()))
-            .collect()
-    }
-
-    /// Waits until `gateway` is Programmed and its configuration applied.
-    async fn healthy(&self, gateway: &str) {
-        let start = Instant::now();
-        loop {
-            let c = self.conditions(gateway).await;
-            let is = |t: &str, reason: &str| {
-                c.get(t)
-                    .is_some_and(|c| c["status"] == "True" && c["reason"] == reason)
-            };
-            if is("Programmed", "Programmed")
-                && is(&format!("{DOMAIN}/ConfigurationApplied"), "Applied")
-            {
-                return;
-            }
-            assert!(
-                start.elapsed() < WAIT,
-                "{gateway} not healthy in {WAIT:?}: {c:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-
     /// The Lease's holder.
     async fn holder(&self) -> Option<String> {
-        let lease = self.get("Lease", "ha").await?;
+        let lease = self.get_opt("Lease", "ha").await?;
         lease["spec"]["holderIdentity"].as_str().map(str::to_owned)
     }
 
@@ -225,106 +73,26 @@ impl World {
     }
 }
 
-/// A free port on loopback.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// One controller process.
-struct Process {
-    name: String,
-    child: Child,
-    health: SocketAddr,
-    metrics: SocketAddr,
-    log: std::path::PathBuf,
-}
-
-impl Process {
-    /// Starts the binary as `name` (its Pod name: the identity's prefix) in `world`'s
-    /// namespace, with `kubeconfig` and `extra` flags.
-    fn start(world: &World, name: &str, kubeconfig: &str, extra: &[&str]) -> Process {
-        let health: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let metrics: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let log = std::path::PathBuf::from(env("E2E_DIR")).join(format!("{}-{name}.log", world.ns));
-        let file = std::fs::File::create(&log).expect("log file");
-        let lease = |d: Duration| format!("{}ms", d.as_millis());
-        let child = Command::new(BINARY)
-            .args(["--kubeconfig", kubeconfig, "--namespace", &world.ns])
-            .args(["--health-addr", &health.to_string()])
-            .args(["--metrics-addr", &metrics.to_string()])
-            .args([
-                "--leader-election-namespace",
-                &world.ns,
-                "--leader-election-id",
-                "ha",
-            ])
-            .args(["--leader-elect-lease-duration", &lease(LEASE)])
-            .args(["--leader-elect-renew-deadline", &lease(RENEW)])
-            .args(["--leader-elect-retry-period", &lease(RETRY)])
-            .args(extra)
-            .env("POD_NAME", name)
-            .env("RUST_LOG", "info,gateway_reconcile_kube=debug")
-            .stdin(Stdio::null())
-            .stdout(file.try_clone().expect("log file"))
-            .stderr(file)
-            .spawn()
-            .expect("the controller binary starts");
-        Process {
-            name: name.to_owned(),
-            child,
-            health,
-            metrics,
-            log,
-        }
+/// Starts the controller binary as `name` (its Pod name: the identity's prefix) in
+/// `world`'s namespace, with `kubeconfig`, the stories' lease timings and `extra` flags.
+fn replica(world: &World, name: &str, kubeconfig: &str, extra: &[&str]) -> Process {
+    let lease = |d: Duration| format!("{}ms", d.as_millis());
+    let timings = [
+        ("--leader-elect-lease-duration", lease(LEASE)),
+        ("--leader-elect-renew-deadline", lease(RENEW)),
+        ("--leader-elect-retry-period", lease(RETRY)),
+    ];
+    let mut flags = vec![
+        "--leader-election-namespace",
+        &world.ns,
+        "--leader-election-id",
+        "ha",
+    ];
+    for (flag, value) in &timings {
+        flags.extend([*flag, value.as_str()]);
     }
-
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success(), "kill {signal} {}", self.name);
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits for the process to exit.
-    async fn exited(&mut self, limit: Duration) -> ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "{} still runs after {limit:?}; its log:\n{}",
-                self.name,
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// SIGTERM, and the exit status.
-    async fn stop(&mut self) -> ExitStatus {
-        if let Ok(Some(status)) = self.child.try_wait() {
-            return status;
-        }
-        self.signal("-TERM");
-        self.exited(Duration::from_secs(30)).await
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    flags.extend(extra);
+    Process::start(world, name, kubeconfig, &flags)
 }
 
 /// A GET on loopback: the status code and body (`None`: not listening yet).
@@ -365,53 +133,6 @@ async fn wait_http(addr: SocketAddr, path: &str, code: u16, limit: Duration) -> 
 fn sample(text: &str, line: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(line)?.strip_prefix(' ')?.parse().ok())
-}
-
-/// One write (or controller read) from the audit log.
-#[derive(Debug, Clone)]
-struct Audited {
-    at: jiff::Timestamp,
-    user: String,
-    agent: String,
-    verb: String,
-    resource: String,
-    subresource: String,
-    name: String,
-    code: i64,
-}
-
-fn audit(namespace: &str) -> Vec<Audited> {
-    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
-    log.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|e| e["objectRef"]["namespace"] == namespace)
-        .map(|e| Audited {
-            at: e["requestReceivedTimestamp"]
-                .as_str()
-                .and_then(|t| t.parse().ok())
-                .expect("requestReceivedTimestamp"),
-            user: e["user"]["username"].as_str().unwrap_or_default().into(),
-            agent: e["userAgent"].as_str().unwrap_or_default().into(),
-            verb: e["verb"].as_str().unwrap_or_default().into(),
-            resource: e["objectRef"]["resource"]
-                .as_str()
-                .unwrap_or_default()
-                .into(),
-            subresource: e["objectRef"]["subresource"]
-                .as_str()
-                .unwrap_or_default()
-                .into(),
-            name: e["objectRef"]["name"].as_str().unwrap_or_default().into(),
-            code: e["responseStatus"]["code"].as_i64().unwrap_or_default(),
-        })
-        .collect()
-}
-
-fn is_write(a: &Audited) -> bool {
-    matches!(
-        a.verb.as_str(),
-        "create" | "update" | "patch" | "delete" | "deletecollection"
-    )
 }
 
 /// The requests of the process whose identity starts with `name`.
@@ -459,11 +180,11 @@ async fn no_duplicate_events(world: &World) -> usize {
 /// known), and waits until Gateway `gw-1` is healthy.
 async fn two_replicas(world: &World) -> (Process, Process) {
     let kubeconfig = env("E2E_CONTROLLER_KUBECONFIG");
-    let a = Process::start(world, "ha-a", &kubeconfig, &[]);
+    let a = replica(world, "ha-a", &kubeconfig, &[]);
     world.wait_holder("ha-a_", WAIT).await;
-    let b = Process::start(world, "ha-b", &kubeconfig, &[]);
-    world.gateway("gw-1").await;
-    world.healthy("gw-1").await;
+    let b = replica(world, "ha-b", &kubeconfig, &[]);
+    world.gateway("gw-1", "conf").await;
+    world.wait_conditions("gw-1", "healthy", healthy).await;
     // The standby is ready (warm caches) and reports itself as such.
     wait_http(b.health, "/readyz", 200, WAIT).await;
     let metrics = wait_http(b.metrics, "/metrics", 200, WAIT).await;
@@ -484,7 +205,7 @@ async fn two_replicas(world: &World) -> (Process, Process) {
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_killed_leader_is_replaced_within_the_lease_duration_and_a_retry_period() {
-    let world = World::new().await;
+    let world = new_world().await;
     let (mut a, mut b) = two_replicas(&world).await;
     // The standby wrote nothing, not even to the Lease.
     let before_kill = audit(&world.ns);
@@ -507,8 +228,8 @@ async fn a_killed_leader_is_replaced_within_the_lease_duration_and_a_retry_perio
         "took over after {took:?}"
     );
     // The new leader reconciles: a new Gateway becomes healthy.
-    world.gateway("gw-2").await;
-    world.healthy("gw-2").await;
+    world.gateway("gw-2", "conf").await;
+    world.wait_conditions("gw-2", "healthy", healthy).await;
     let events = no_duplicate_events(&world).await;
     assert!(events > 0);
     assert!(b.stop().await.success(), "{}", b.log());
@@ -518,7 +239,7 @@ async fn a_killed_leader_is_replaced_within_the_lease_duration_and_a_retry_perio
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_stopped_leader_writes_nothing_once_resumed_and_exits() {
-    let world = World::new().await;
+    let world = new_world().await;
     let (mut a, mut b) = two_replicas(&world).await;
 
     a.signal("-STOP");
@@ -538,7 +259,7 @@ async fn a_stopped_leader_writes_nothing_once_resumed_and_exits() {
     // The new leader carries the edit.
     let start = Instant::now();
     while world
-        .get("Deployment", "sllbr-gw-1")
+        .get_opt("Deployment", "sllbr-gw-1")
         .await
         .is_none_or(|d| d["spec"]["replicas"] != 3)
     {
@@ -548,7 +269,7 @@ async fn a_stopped_leader_writes_nothing_once_resumed_and_exits() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    world.healthy("gw-1").await;
+    world.wait_conditions("gw-1", "healthy", healthy).await;
     // Stopped well past its lease, then resumed.
     tokio::time::sleep((LEASE + RETRY).saturating_sub(stopped.elapsed())).await;
     a.signal("-CONT");
@@ -591,7 +312,7 @@ fn kubeconfig_as(user: &str, dir: &str) -> String {
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_cache_that_cannot_sync_stops_the_process_naming_the_resource() {
-    let world = World::new().await;
+    let world = new_world().await;
     let user = format!("op-no-routes-{}", world.ns);
     let mut role: Value =
         serde_yaml_ng::from_str(include_str!("../deploy/clusterrole.yaml")).expect("role");
@@ -614,7 +335,7 @@ async fn a_cache_that_cannot_sync_stops_the_process_naming_the_resource() {
     .await;
     let kubeconfig = kubeconfig_as(&user, &env("E2E_DIR"));
     let started = Instant::now();
-    let mut p = Process::start(
+    let mut p = replica(
         &world,
         "no-routes",
         &kubeconfig,
@@ -648,18 +369,18 @@ async fn a_cache_that_cannot_sync_stops_the_process_naming_the_resource() {
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn ready_after_sync_and_metrics_count_the_gateways() {
-    let world = World::new().await;
-    let mut p = Process::start(
+    let world = new_world().await;
+    let mut p = replica(
         &world,
         "single",
         &env("E2E_CONTROLLER_KUBECONFIG"),
         &["--leader-elect=false"],
     );
     wait_http(p.health, "/readyz", 200, WAIT).await;
-    world.gateway("gw-1").await;
-    world.gateway("gw-2").await;
-    world.healthy("gw-1").await;
-    world.healthy("gw-2").await;
+    world.gateway("gw-1", "conf").await;
+    world.gateway("gw-2", "conf").await;
+    world.wait_conditions("gw-1", "healthy", healthy).await;
+    world.wait_conditions("gw-2", "healthy", healthy).await;
     let text = wait_http(p.metrics, "/metrics", 200, WAIT).await;
     let ns = &world.ns;
     for (line, value) in [
@@ -720,7 +441,7 @@ fn gaps(times: &[jiff::Timestamp]) -> Vec<Duration> {
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_status_write_refused_for_two_minutes_is_tried_a_logarithmic_number_of_times() {
-    let world = World::new().await;
+    let world = new_world().await;
     // Every status write to a Gateway of the namespace is refused.
     let name = format!("refuse-status-{}", world.ns);
     create(
@@ -742,7 +463,7 @@ async fn a_status_write_refused_for_two_minutes_is_tried_a_logarithmic_number_of
     )
     .await;
     // Until the policy is in force (a dry-run status write of a probe Gateway is refused).
-    world.gateway("probe").await;
+    world.gateway("probe", "conf").await;
     let start = Instant::now();
     loop {
         let refused = world
@@ -769,14 +490,14 @@ async fn a_status_write_refused_for_two_minutes_is_tried_a_logarithmic_number_of
         .await
         .expect("delete");
 
-    let mut p = Process::start(
+    let mut p = replica(
         &world,
         "refused",
         &env("E2E_CONTROLLER_KUBECONFIG"),
         &["--leader-elect=false"],
     );
     wait_http(p.health, "/readyz", 200, WAIT).await;
-    world.gateway("gw").await;
+    world.gateway("gw", "conf").await;
     tokio::time::sleep(WATCH).await;
     let text = wait_http(p.metrics, "/metrics", 200, WAIT).await;
     assert!(p.stop().await.success(), "{}", p.log());
@@ -836,8 +557,8 @@ async fn a_status_write_refused_for_two_minutes_is_tried_a_logarithmic_number_of
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_gateway_with_a_future_observed_generation_is_retried_a_logarithmic_number_of_times() {
-    let world = World::new().await;
-    world.gateway("gw").await;
+    let world = new_world().await;
+    world.gateway("gw", "conf").await;
     // Owned conditions written for generation 5 of a Gateway at generation 1: the cache
     // looks stale to the core, which asks to look again at once and writes nothing.
     let now = jiff::Timestamp::now().to_string();
@@ -859,7 +580,7 @@ async fn a_gateway_with_a_future_observed_generation_is_retried_a_logarithmic_nu
         .await
         .expect("status");
 
-    let mut p = Process::start(
+    let mut p = replica(
         &world,
         "stale",
         &env("E2E_CONTROLLER_KUBECONFIG"),
@@ -890,5 +611,5 @@ async fn a_gateway_with_a_future_observed_generation_is_retried_a_logarithmic_nu
         .filter(|a| a.user == CONTROLLER_USER && a.verb != "list" && a.verb != "watch")
         .collect();
     assert!(requests.is_empty(), "{requests:#?}");
-    assert!(world.get("Deployment", "sllbr-gw").await.is_none());
+    assert!(world.get_opt("Deployment", "sllbr-gw").await.is_none());
 }

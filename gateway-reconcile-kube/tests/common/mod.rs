@@ -1,0 +1,465 @@
+//! What the stories on a real control plane share (`e2e.rs`, `operability.rs`,
+//! `faults.rs`): the controller's identity, objects by kind, a story's namespace with the
+//! controller's RBAC and a GatewayClass, conditions by type, the audit log, and the
+//! controller binary in a process of its own. Each test crate uses a part of it.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+
+/// The user the controller runs as (its requests are told apart by it in the audit log).
+pub const CONTROLLER_USER: &str = "gateway-reconcile-controller";
+/// The controller name our GatewayClasses carry.
+pub const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
+/// The domain of the condition types the controller owns.
+pub const DOMAIN: &str = "meridio-2.nordix.org";
+/// The controller binary, built by cargo for these tests.
+pub const BINARY: &str = env!("CARGO_BIN_EXE_gateway-reconcile-controller");
+/// How long a story waits for what it expects before it fails.
+pub const WAIT: Duration = Duration::from_secs(60);
+
+/// A variable `e2e/run.sh` sets.
+pub fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
+}
+
+/// The API resource of `kind` in `api_version`.
+pub fn resource(api_version: &str, kind: &str) -> ApiResource {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let plural = match kind {
+        "GatewayClass" => "gatewayclasses".to_owned(),
+        "ValidatingAdmissionPolicy" => "validatingadmissionpolicies".to_owned(),
+        "ValidatingAdmissionPolicyBinding" => "validatingadmissionpolicybindings".to_owned(),
+        other => format!("{}s", other.to_lowercase()),
+    };
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
+}
+
+/// The API of `object`'s kind (namespaced when it has a namespace).
+pub fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
+    let ar = resource(
+        object["apiVersion"].as_str().expect("apiVersion"),
+        object["kind"].as_str().expect("kind"),
+    );
+    match object["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+/// Creates `object`; it must not exist yet.
+pub async fn create(client: &Client, object: Value) -> DynamicObject {
+    let api = api_for(client, &object);
+    let object: DynamicObject = serde_json::from_value(object).expect("object");
+    api.create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|e| panic!("create {}: {e}", object.name_any()))
+}
+
+/// Creates `object` unless one of its name exists (what every story shares: the
+/// controller's ClusterRole and its binding).
+pub async fn ensure(client: &Client, object: Value) {
+    let api = api_for(client, &object);
+    let object: DynamicObject = serde_json::from_value(object).expect("object");
+    match api.create(&PostParams::default(), &object).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Err(e) => panic!("create {}: {e}", object.name_any()),
+    }
+}
+
+/// Deletes `object`.
+pub async fn delete(client: &Client, object: &Value) {
+    let api = api_for(client, object);
+    let name = object["metadata"]["name"].as_str().expect("name");
+    api.delete(name, &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("delete {name}: {e}"));
+}
+
+/// The controller's `ConfigurationApplied` condition type.
+pub fn applied() -> String {
+    format!("{DOMAIN}/ConfigurationApplied")
+}
+
+/// The controller's `Degraded` condition type.
+pub fn degraded() -> String {
+    format!("{DOMAIN}/Degraded")
+}
+
+/// A Gateway's conditions by type.
+pub fn conditions(gateway: &Value) -> BTreeMap<String, Value> {
+    gateway["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| (c["type"].as_str().unwrap_or_default().to_owned(), c.clone()))
+        .collect()
+}
+
+/// Whether the condition `type_` has `status` and `reason`.
+pub fn is(conditions: &BTreeMap<String, Value>, type_: &str, status: &str, reason: &str) -> bool {
+    conditions
+        .get(type_)
+        .is_some_and(|c| c["status"] == status && c["reason"] == reason)
+}
+
+/// Accepted, Programmed and its configuration applied.
+pub fn healthy(c: &BTreeMap<String, Value>) -> bool {
+    is(c, "Accepted", "True", "Accepted")
+        && is(c, "Programmed", "True", "Programmed")
+        && is(c, &applied(), "True", "Applied")
+}
+
+/// A story's namespace (named from a prefix), its GatewayClass `class-<namespace>`, and
+/// `deploy/clusterrole.yaml` bound to the controller's user.
+pub struct World {
+    /// The admin client of `e2e/run.sh`'s kubeconfig.
+    pub admin: Client,
+    /// The story's namespace.
+    pub ns: String,
+    /// The story's GatewayClass, ours.
+    pub class: String,
+}
+
+impl World {
+    /// A new namespace named from `prefix`, and its GatewayClass.
+    pub async fn new(prefix: &str) -> World {
+        let admin = Client::try_default().await.expect("admin client");
+        let role: Value =
+            serde_yaml_ng::from_str(include_str!("../../deploy/clusterrole.yaml")).expect("role");
+        ensure(&admin, role.clone()).await;
+        ensure(
+            &admin,
+            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": { "name": "gateway-reconcile-controller-e2e" },
+                "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                             "name": role["metadata"]["name"] },
+                "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": CONTROLLER_USER }] }),
+        )
+        .await;
+        let ns = create(
+            &admin,
+            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "generateName": prefix } }),
+        )
+        .await
+        .name_any();
+        let class = format!("class-{ns}");
+        create(
+            &admin,
+            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                    "metadata": { "name": class }, "spec": { "controllerName": CONTROLLER_NAME } }),
+        )
+        .await;
+        World { admin, ns, class }
+    }
+
+    /// The API of `kind` in the story's namespace.
+    pub fn api(&self, kind: &str) -> Api<DynamicObject> {
+        let api_version = match kind {
+            "Gateway" => "gateway.networking.k8s.io/v1",
+            "GatewayConfiguration" | "L34Route" => "meridio-2.nordix.org/v1alpha1",
+            "Deployment" => "apps/v1",
+            "Lease" => "coordination.k8s.io/v1",
+            "Event" => "events.k8s.io/v1",
+            other => panic!("no API for {other}"),
+        };
+        Api::namespaced_with(self.admin.clone(), &self.ns, &resource(api_version, kind))
+    }
+
+    /// Creates GatewayConfiguration `name`: `replicas`, not enforced, one NAD attachment.
+    pub async fn configuration(&self, name: &str, replicas: i64) {
+        create(
+            &self.admin,
+            json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
+                    "metadata": { "name": name, "namespace": self.ns },
+                    "spec": {
+                        "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": self.ns, "interface": "eth1" } }],
+                        "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
+                        "horizontalScaling": { "replicas": replicas, "enforceReplicas": false } } }),
+        )
+        .await;
+    }
+
+    /// Creates Gateway `name` of the story's class, on GatewayConfiguration `configuration`.
+    pub async fn gateway(&self, name: &str, configuration: &str) {
+        create(
+            &self.admin,
+            json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                    "metadata": { "name": name, "namespace": self.ns },
+                    "spec": { "gatewayClassName": self.class,
+                              "listeners": [{ "name": "tcp", "port": 80, "protocol": "TCP" }],
+                              "infrastructure": { "parametersRef": {
+                                  "group": DOMAIN, "kind": "GatewayConfiguration", "name": configuration } } } }),
+        )
+        .await;
+    }
+
+    /// The object; it must exist.
+    pub async fn get(&self, kind: &str, name: &str) -> Value {
+        self.get_opt(kind, name)
+            .await
+            .unwrap_or_else(|| panic!("{kind} {name} does not exist"))
+    }
+
+    /// The object, if it exists.
+    pub async fn get_opt(&self, kind: &str, name: &str) -> Option<Value> {
+        let object = self
+            .api(kind)
+            .get_opt(name)
+            .await
+            .unwrap_or_else(|e| panic!("get {kind} {name}: {e}"));
+        object.map(|o| serde_json::to_value(o).expect("json"))
+    }
+
+    /// A merge patch of the object; the object as patched.
+    pub async fn patch(&self, kind: &str, name: &str, patch: Value) -> Value {
+        let object = self
+            .api(kind)
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap_or_else(|e| panic!("patch {kind} {name}: {e}"));
+        serde_json::to_value(object).expect("json")
+    }
+
+    /// Edits GatewayConfiguration `conf` to enforce `replicas`: the usual edit, which the
+    /// controller must carry to the LB Deployment with one update.
+    pub async fn enforce_replicas(&self, replicas: i64) {
+        self.patch(
+            "GatewayConfiguration",
+            "conf",
+            json!({ "spec": { "horizontalScaling": { "replicas": replicas, "enforceReplicas": true } } }),
+        )
+        .await;
+    }
+
+    /// `gateway`'s conditions by type (none while it does not exist).
+    pub async fn conditions(&self, gateway: &str) -> BTreeMap<String, Value> {
+        conditions(&self.get_opt("Gateway", gateway).await.unwrap_or_default())
+    }
+
+    /// Polls the Gateway until `done` holds for its conditions (by type), for at most
+    /// [`WAIT`]; the conditions then.
+    pub async fn wait_conditions(
+        &self,
+        gateway: &str,
+        what: &str,
+        done: impl Fn(&BTreeMap<String, Value>) -> bool,
+    ) -> BTreeMap<String, Value> {
+        self.wait_conditions_within(gateway, what, done, WAIT).await
+    }
+
+    /// [`World::wait_conditions`], for at most `limit`.
+    pub async fn wait_conditions_within(
+        &self,
+        gateway: &str,
+        what: &str,
+        done: impl Fn(&BTreeMap<String, Value>) -> bool,
+        limit: Duration,
+    ) -> BTreeMap<String, Value> {
+        let start = Instant::now();
+        loop {
+            let conditions = self.conditions(gateway).await;
+            if done(&conditions) {
+                return conditions;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "Gateway {gateway}: {what} not reached in {limit:?}; conditions: {conditions:#?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// One request from the API server's audit log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Audited {
+    /// When the request came.
+    pub at: jiff::Timestamp,
+    /// When its answer was complete.
+    pub done: jiff::Timestamp,
+    /// Who sent it.
+    pub user: String,
+    /// Its client's user agent (the controller's carries its leader identity).
+    pub agent: String,
+    /// `get`, `list`, `watch`, `create`, `update`, `patch`, ...
+    pub verb: String,
+    /// The resource's plural.
+    pub resource: String,
+    /// `status`, or empty.
+    pub subresource: String,
+    /// The object's name (empty for a list or watch).
+    pub name: String,
+    /// The answer's code.
+    pub code: i64,
+    /// The request's path and query.
+    pub uri: String,
+}
+
+/// Every request on objects in `namespace` (`""`: cluster-scoped ones and those on no
+/// object), in the order the API server logged them.
+pub fn audit(namespace: &str) -> Vec<Audited> {
+    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
+    let text = |e: &Value, key: &str| e[key].as_str().unwrap_or_default().to_owned();
+    let time = |e: &Value, key: &str| {
+        e[key]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{key} in {e}"))
+    };
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|e| e["objectRef"]["namespace"].as_str().unwrap_or_default() == namespace)
+        .map(|e| Audited {
+            at: time(&e, "requestReceivedTimestamp"),
+            done: time(&e, "stageTimestamp"),
+            user: e["user"]["username"].as_str().unwrap_or_default().into(),
+            agent: text(&e, "userAgent"),
+            verb: text(&e, "verb"),
+            resource: text(&e["objectRef"], "resource"),
+            subresource: text(&e["objectRef"], "subresource"),
+            name: text(&e["objectRef"], "name"),
+            code: e["responseStatus"]["code"].as_i64().unwrap_or_default(),
+            uri: text(&e, "requestURI"),
+        })
+        .collect()
+}
+
+/// The controller's requests in `namespace` (see [`audit`]).
+pub fn controller_requests(namespace: &str) -> Vec<Audited> {
+    audit(namespace)
+        .into_iter()
+        .filter(|a| a.user == CONTROLLER_USER)
+        .collect()
+}
+
+/// Whether the request changed (or tried to change) an object.
+pub fn is_write(a: &Audited) -> bool {
+    matches!(
+        a.verb.as_str(),
+        "create" | "update" | "patch" | "delete" | "deletecollection"
+    )
+}
+
+/// A free port on loopback.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`, `-TERM`, `-KILL`) to `pid`.
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
+/// The controller binary in a process of its own, killed when dropped; its output goes
+/// to `<namespace>-<name>.log` in `E2E_DIR`.
+pub struct Process {
+    /// Its Pod name (`POD_NAME`, the leader identity's prefix).
+    pub name: String,
+    child: Child,
+    /// Where `/healthz` and `/readyz` are served.
+    pub health: std::net::SocketAddr,
+    /// Where `/metrics` is served.
+    pub metrics: std::net::SocketAddr,
+    log: std::path::PathBuf,
+}
+
+impl Process {
+    /// Starts the binary as `name` for `world`'s namespace, with `kubeconfig`, probes and
+    /// metrics on free loopback ports, and `extra` flags. Its log filter is
+    /// `E2E_CONTROLLER_LOG`, by default the controller's debug lines and others' info.
+    pub fn start(world: &World, name: &str, kubeconfig: &str, extra: &[&str]) -> Process {
+        let health: std::net::SocketAddr =
+            format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let metrics: std::net::SocketAddr =
+            format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let log = std::path::PathBuf::from(env("E2E_DIR")).join(format!("{}-{name}.log", world.ns));
+        let file = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(BINARY)
+            .args(["--kubeconfig", kubeconfig, "--namespace", &world.ns])
+            .args(["--health-addr", &health.to_string()])
+            .args(["--metrics-addr", &metrics.to_string()])
+            .args(extra)
+            .env("POD_NAME", name)
+            .env(
+                "RUST_LOG",
+                std::env::var("E2E_CONTROLLER_LOG")
+                    .unwrap_or_else(|_| "info,gateway_reconcile_kube=debug".to_owned()),
+            )
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .spawn()
+            .expect("the controller binary starts");
+        Process {
+            name: name.to_owned(),
+            child,
+            health,
+            metrics,
+            log,
+        }
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends it `signal` (see [`signal`]).
+    pub fn signal(&self, signal: &str) {
+        self::signal(self.pid(), signal);
+    }
+
+    /// What it has logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits at most `limit` for it to exit; its exit status.
+    pub async fn exited(&mut self, limit: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "{} still runs after {limit:?}; its log:\n{}",
+                self.name,
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// SIGTERM (unless it has exited), and its exit status within 30 s.
+    pub async fn stop(&mut self) -> ExitStatus {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return status;
+        }
+        self.signal("-TERM");
+        self.exited(Duration::from_secs(30)).await
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
