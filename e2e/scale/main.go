@@ -6,7 +6,7 @@
 // GatewayConfiguration, peak memory and CPU. See e2e/README.md, "Scale".
 //
 //	scale run   -controller ours|meridio-2 -bin PATH -n N [-out FILE] [-check]
-//	scale seed  -controller ours|meridio-2 -bin PATH [-sample 2m] [-out FILE]
+//	scale seed  -controller ours|meridio-2 -bin PATH [-sample 2m] [-out FILE] [-check]
 //	scale table FILE...
 //	scale crd-cases CASES.json PATH/TO/gateway-reconcile
 //	scale wide-replicas -controller ours|meridio-2 -bin PATH

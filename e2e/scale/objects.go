@@ -6,11 +6,13 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -262,4 +264,55 @@ func bindClusterAdmin(ctx context.Context, dyn dynamic.Interface, user string) e
 		return err
 	}
 	return nil
+}
+
+// editShared merge-patches the spec of GatewayConfiguration "shared" in namespace with
+// horizontalScaling (a JSON object).
+func editShared(ctx context.Context, dyn dynamic.Interface, namespace, horizontalScaling string) error {
+	patch := []byte(`{"spec":{"horizontalScaling":` + horizontalScaling + `}}`)
+	_, err := dyn.Resource(gvrConfig).Namespace(namespace).Patch(ctx, sharedConfig,
+		types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// oneGateway is how the one-Gateway stories begin: one namespace with its shared
+// GatewayConfiguration and one Gateway on it, the controller started, the Gateway healthy.
+type oneGateway struct {
+	dyn dynamic.Interface
+	c   *controller
+	obs *observer
+	g   gatewayRef
+}
+
+// startOneGateway starts a one-Gateway story; on success the caller stops s.c.
+func startOneGateway(ctx context.Context, o options) (s *oneGateway, err error) {
+	dyn, _, err := adminClient()
+	if err != nil {
+		return nil, err
+	}
+	c, err := newController(ctx, dyn, o)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.stop()
+		}
+	}()
+	l := layout{n: 1, namespaces: 1}
+	if err := populate(ctx, dyn, l, 1); err != nil {
+		return nil, err
+	}
+	obs, err := observe(ctx, dyn)
+	if err != nil {
+		return nil, err
+	}
+	g := l.gateways()[0]
+	if err := c.start(); err != nil {
+		return nil, err
+	}
+	if _, err := obs.waitAll("the Gateway healthy", []gatewayRef{g}, nil, healthy(o.controller), time.Now(), o.timeout, c.alive); err != nil {
+		return nil, err
+	}
+	return &oneGateway{dyn: dyn, c: c, obs: obs, g: g}, nil
 }

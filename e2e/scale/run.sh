@@ -5,13 +5,15 @@
 #
 #   e2e/scale/run.sh                         N = 20, ours and Meridio-2 (when its source is there)
 #   SCALE_N="100 1000" e2e/scale/run.sh      the README's figures
-#   SCALE_SEED=1 e2e/scale/run.sh            also the seed story (updates refused by admission)
+#   SCALE_SEED=1 e2e/scale/run.sh            also the seed story (updates refused by admission;
+#                                            ours must report the refusal in every sample)
 #
 # Knobs: SCALE_N (default 20); SCALE_CONTROLLERS (default "ours meridio-2"); SCALE_IDLE (the
 # idle window, default 60s); SCALE_PROFILE (cargo profile of our controller, default
 # release; `debug` reuses the test build); SCALE_OURS_ARGS (more arguments of our
 # controller, e.g. `--streaming-lists=false`); SCALE_OUT (where the JSON results go, default
-# e2e/scale/results); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
+# e2e/scale/results); SCALE_SEED_SAMPLE (how long the seed story samples the Gateway's
+# status, default 2m); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
 # the repository root: copied, then built with its Go dependencies from the module proxy;
 # when absent, the comparison is skipped with a message). Exit status: 1 when our
 # controller misses a goal or a run fails, 125 when the control plane could not start.
@@ -29,7 +31,7 @@ meridio_src="${MERIDIO2_SRC:-$root/../shared/meridio-2}"
 mkdir -p "$bin" "$out"
 
 "$here/../controlplane.sh" build
-(cd "$here" && go build -o "$bin/scale" .)
+(cd "$here" && go vet . && go test . && go build -o "$bin/scale" .)
 
 # Our controller.
 if [[ "$profile" == debug ]]; then
@@ -99,11 +101,12 @@ done
 if [[ "${SCALE_SEED:-}" == 1 ]]; then
   for c in $controllers; do
     case "$c" in
-      ours) args=(-controller ours -bin "$ours" -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml") ;;
+      ours) args=(-controller ours -bin "$ours" -check -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml") ;;
       meridio-2) args=(-controller meridio-2 -bin "$bin/meridio-2-controller-manager" -templates "$bin/meridio-2-templates") ;;
     esac
     echo "scale: seed story, $c" >&2
-    "$here/../controlplane.sh" run -- "$bin/scale" seed "${args[@]}" -out "$out/seed-$c.json" || rc=1
+    "$here/../controlplane.sh" run -- "$bin/scale" seed "${args[@]}" -sample "${SCALE_SEED_SAMPLE:-2m}" \
+      -out "$out/seed-$c.json" || rc=1
   done
 fi
 

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -27,6 +26,7 @@ type seedResult struct {
 	Samples    []sample `json:"samples"`
 	Requests   requests `json:"requests"`
 	Replicas   int64    `json:"deployment_replicas_at_end"`
+	Failures   []string `json:"failures,omitempty"`
 }
 
 // refusal is a ValidatingAdmissionPolicy and its binding that refuse every Deployment
@@ -77,30 +77,12 @@ func untilRefused(ctx context.Context, dyn dynamic.Interface, namespace, name st
 func seedStory(o options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dyn, _, err := adminClient()
+	s, err := startOneGateway(ctx, o)
 	if err != nil {
 		return err
 	}
-	c, err := newController(ctx, dyn, o)
-	if err != nil {
-		return err
-	}
-	defer c.stop()
-	l := layout{n: 1, namespaces: 1}
-	if err := populate(ctx, dyn, l, 1); err != nil {
-		return err
-	}
-	obs, err := observe(ctx, dyn)
-	if err != nil {
-		return err
-	}
-	g := l.gateways()[0]
-	if err := c.start(); err != nil {
-		return err
-	}
-	if _, err := obs.waitAll("the Gateway healthy", []gatewayRef{g}, nil, healthy(o.controller), time.Now(), o.timeout, c.alive); err != nil {
-		return err
-	}
+	defer s.c.stop()
+	dyn, c, obs, g := s.dyn, s.c, s.obs, s.g
 	policy, binding := refusal(g.namespace)
 	for _, it := range []item{{gvrPolicy, policy}, {gvrPolicyB, binding}} {
 		if _, err := dyn.Resource(it.gvr).Create(ctx, it.object, metav1.CreateOptions{}); err != nil {
@@ -112,9 +94,7 @@ func seedStory(o options) error {
 	}
 	m, _ := auditMark()
 	t := time.Now()
-	patch := []byte(`{"spec":{"horizontalScaling":{"replicas":3,"enforceReplicas":true}}}`)
-	if _, err := dyn.Resource(gvrConfig).Namespace(g.namespace).Patch(ctx, sharedConfig,
-		types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := editShared(ctx, dyn, g.namespace, `{"replicas":3,"enforceReplicas":true}`); err != nil {
 		return err
 	}
 	r := seedResult{Controller: o.controller}
@@ -147,11 +127,45 @@ func seedStory(o options) error {
 	fmt.Printf("%s: requests in the %s: %s (%d refused); the Deployment's replicas: %d\n",
 		o.controller, o.sample, r.Requests, r.Requests.Refused, r.Replicas)
 	c.stop()
+	if o.check {
+		r.Failures = seedGoals(r)
+	}
 	if o.out != "" {
 		data, _ := json.MarshalIndent(r, "", "  ")
-		return os.WriteFile(o.out, data, 0o644)
+		if err := os.WriteFile(o.out, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if len(r.Failures) > 0 {
+		return fmt.Errorf("%s missed %d goal(s):\n  %s", o.controller, len(r.Failures), strings.Join(r.Failures, "\n  "))
 	}
 	return nil
+}
+
+// seedGoals is what ours must say once the edit is refused: from the first sample after
+// the edit on, the configuration not applied because admission rejected it, and Degraded
+// at once (a rejection will not pass by itself). The sample at t = 0 is taken as the edit
+// is sent, before any reconcile.
+func seedGoals(r seedResult) []string {
+	var f []string
+	applied, degraded := domain+"/ConfigurationApplied", domain+"/Degraded"
+	for _, s := range r.Samples {
+		if s.AtS < 1 {
+			continue
+		}
+		c := map[string]condition{}
+		for _, x := range s.Conditions {
+			c[x.Type] = x
+		}
+		if !c[applied].is("False", "ApplyRejected") || !c[degraded].is("True", "ApplyRejected") {
+			f = append(f, fmt.Sprintf("t = %.1f s: want %s False and %s True, both ApplyRejected; got\n%s",
+				s.AtS, applied, degraded, render(s.Conditions)))
+		}
+	}
+	if len(r.Samples) < 2 {
+		f = append(f, "no sample after the edit")
+	}
+	return f
 }
 
 func sortedKeys(m map[string]condition) []string {

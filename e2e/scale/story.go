@@ -7,9 +7,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // result is one run of one controller at one N (the JSON that `scale table` reads).
@@ -145,10 +142,8 @@ func runStory(o options) error {
 	shared := l.shared()
 	r.K = len(shared)
 	m5, _ := auditMark()
-	patch := []byte(`{"spec":{"horizontalScaling":{"replicas":3,"enforceReplicas":true}}}`)
 	t = time.Now()
-	if _, err := dyn.Resource(gvrConfig).Namespace(l.namespace(0)).Patch(ctx, sharedConfig,
-		types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := editShared(ctx, dyn, l.namespace(0), `{"replicas":3,"enforceReplicas":true}`); err != nil {
 		return err
 	}
 	d, err = obs.waitAll("K Deployments at 3 replicas", shared, lbName, replicas(3), t, o.timeout, c.alive)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // wideReplicasStory: a value the real CRD accepts and the crate's types cannot hold. One
@@ -20,30 +19,12 @@ import (
 func wideReplicasStory(o options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dyn, _, err := adminClient()
+	s, err := startOneGateway(ctx, o)
 	if err != nil {
 		return err
 	}
-	c, err := newController(ctx, dyn, o)
-	if err != nil {
-		return err
-	}
-	defer c.stop()
-	l := layout{n: 1, namespaces: 1}
-	if err := populate(ctx, dyn, l, 1); err != nil {
-		return err
-	}
-	obs, err := observe(ctx, dyn)
-	if err != nil {
-		return err
-	}
-	g := l.gateways()[0]
-	if err := c.start(); err != nil {
-		return err
-	}
-	if _, err := obs.waitAll("the Gateway healthy", []gatewayRef{g}, nil, healthy(o.controller), time.Now(), o.timeout, c.alive); err != nil {
-		return err
-	}
+	defer s.c.stop()
+	dyn, c, obs, g := s.dyn, s.c, s.obs, s.g
 	wide := configuration(g.namespace, "wide")
 	wide.Object["spec"].(map[string]any)["horizontalScaling"] = map[string]any{"replicas": int64(2147483648), "enforceReplicas": false}
 	if _, err := dyn.Resource(gvrConfig).Namespace(g.namespace).Create(ctx, wide, metav1.CreateOptions{}); err != nil {
@@ -52,9 +33,7 @@ func wideReplicasStory(o options) error {
 	fmt.Printf("%s: GatewayConfiguration %s/wide with replicas 2147483648 created (the API server accepts it)\n", o.controller, g.namespace)
 	time.Sleep(2 * time.Second)
 	t := time.Now()
-	patch := []byte(`{"spec":{"horizontalScaling":{"replicas":3,"enforceReplicas":true}}}`)
-	if _, err := dyn.Resource(gvrConfig).Namespace(g.namespace).Patch(ctx, sharedConfig,
-		types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := editShared(ctx, dyn, g.namespace, `{"replicas":3,"enforceReplicas":true}`); err != nil {
 		return err
 	}
 	d, err := obs.waitAll("the edit of the Gateway's own GatewayConfiguration on its Deployment", []gatewayRef{g},
@@ -71,9 +50,7 @@ func wideReplicasStory(o options) error {
 	}
 	time.Sleep(5 * time.Second)
 	t = time.Now()
-	patch = []byte(`{"spec":{"horizontalScaling":{"replicas":4}}}`)
-	if _, err := dyn.Resource(gvrConfig).Namespace(g.namespace).Patch(ctx, sharedConfig,
-		types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := editShared(ctx, dyn, g.namespace, `{"replicas":4}`); err != nil {
 		return err
 	}
 	d, err = obs.waitAll("after a restart, the next edit on the Deployment", []gatewayRef{g},
@@ -86,9 +63,11 @@ func wideReplicasStory(o options) error {
 	if u, ok := obs.get(obs.gateways, g); ok {
 		fmt.Printf("%s: the Gateway's conditions:\n", o.controller)
 		cs := conditions(u)
+		var sorted []condition
 		for _, k := range sortedKeys(cs) {
-			fmt.Printf("  %s=%s %s %q\n", cs[k].Type, cs[k].Status, cs[k].Reason, cs[k].Message)
+			sorted = append(sorted, cs[k])
 		}
+		fmt.Print(render(sorted))
 	}
 	c.stop()
 	return showWarnings(o.controller, c.log)
