@@ -34,7 +34,10 @@
 //!    `verticalScaling container "NAME": invalid quantity "X" for requests.cpu`), and none
 //!    negative (`verticalScaling container "NAME": negative quantity "-1" for limits.memory
 //!    (must be greater than or equal to 0)`); then `horizontalScaling.replicas` not negative
-//!    (`horizontalScaling.replicas: invalid value -1: must be greater than or equal to 0`).
+//!    (`horizontalScaling.replicas: invalid value -1: must be greater than or equal to 0`)
+//!    and within a Deployment's `int32` (`horizontalScaling.replicas: invalid value
+//!    2147483648: must be less than or equal to 2147483647`: the CRD's `type: integer` has
+//!    no format, so the API server stores such a GatewayConfiguration).
 //!    These and the checks of steps 8 and 9 refuse render values the API server would refuse
 //!    (it would answer 422 Invalid), so the Gateway says what is wrong rather than carry a write rejection;
 //! 7. the merged network selections (the template's pod-template
@@ -271,7 +274,17 @@ pub enum Invalid {
     )]
     NegativeReplicas {
         /// The replica count.
-        value: i32,
+        value: i64,
+    },
+    /// A `horizontalScaling.replicas` past a Deployment's `int32`, which the CRD admits and
+    /// the API server refuses in the rendered Deployment.
+    #[error(
+        "horizontalScaling.replicas: invalid value {value}: must be less than or equal to {max}",
+        max = i32::MAX
+    )]
+    ReplicasPastInt32 {
+        /// The replica count.
+        value: i64,
     },
     /// The LB Deployment name (`deploymentPrefix + Gateway name`), which is also the value of
     /// its `app` label, is not one the API server takes.
@@ -411,13 +424,12 @@ pub fn validate<'a>(
     if let Some(vertical) = &spec.vertical_scaling {
         check_vertical_scaling(vertical)?;
     }
-    if let Some(value) = spec
-        .horizontal_scaling
-        .as_ref()
-        .and_then(|h| h.replicas)
-        .filter(|r| *r < 0)
-    {
-        return Err(Invalid::NegativeReplicas { value });
+    match spec.horizontal_scaling.as_ref().and_then(|h| h.replicas) {
+        Some(value) if value < 0 => return Err(Invalid::NegativeReplicas { value }),
+        Some(value) if i32::try_from(value).is_err() => {
+            return Err(Invalid::ReplicasPastInt32 { value });
+        }
+        _ => {}
     }
     let networks = merged_networks(gateway, configuration, template)?;
     check_template(template).map_err(|why| Invalid::Template { why })?;

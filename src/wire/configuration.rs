@@ -81,9 +81,10 @@ pub struct InternalSubnet {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HorizontalScaling {
-    /// Replica count.
+    /// Replica count. Read as `i64`, as the API server stores the CRD's `type: integer`;
+    /// validation refuses what a Deployment's `int32` cannot hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<i32>,
+    pub replicas: Option<i64>,
     /// When true the replica count is written on every update; otherwise only on create
     /// (an autoscaler owns it).
     #[serde(default)]

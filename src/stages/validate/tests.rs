@@ -455,6 +455,22 @@ fn negative_requests_limits_and_replicas_are_refused() {
         }),
         "horizontalScaling.replicas: invalid value -3: must be greater than or equal to 0"
     );
+    // The CRD's `type: integer` admits more than a Deployment's int32 holds.
+    let replicas = |n: i64| {
+        move |c: &mut GatewayConfiguration| {
+            c.spec.horizontal_scaling = Some(crate::wire::HorizontalScaling {
+                replicas: Some(n),
+                enforce_replicas: true,
+            });
+        }
+    };
+    assert_eq!(
+        message_with(replicas(2_147_483_648)),
+        "horizontalScaling.replicas: invalid value 2147483648: must be less than or equal to 2147483647"
+    );
+    let mut c = configuration();
+    replicas(i64::from(i32::MAX))(&mut c);
+    assert!(run(&gateway(), Some(&c), &template()).is_ok());
     let zero = |c: &mut GatewayConfiguration| {
         c.spec.horizontal_scaling = Some(crate::wire::HorizontalScaling {
             replicas: Some(0),
