@@ -11,8 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// wideReplicasStory: a value the real CRD accepts and the crate's types cannot hold. One
-// healthy Gateway; then someone creates another GatewayConfiguration, used by no Gateway,
+// wideReplicasStory: a value the real CRD accepts and a Deployment cannot hold (the crate
+// read it as int32 once and could not read the object; it now reads int64 and refuses the
+// count as InvalidParameters on a Gateway that uses it). One healthy Gateway; then someone creates another GatewayConfiguration, used by no Gateway,
 // with `replicas: 2147483648` (the CRD's `type: integer` has no format); then the healthy
 // Gateway's own GatewayConfiguration is edited. Prints whether the edit reaches the
 // Deployment and the status within 30 s, and the controller's warnings.
