@@ -1822,8 +1822,8 @@ async fn swap_replicas_schema(admin: &Client, schema: Value) -> Value {
         .iter_mut()
         .find(|v| v["name"] == "v1alpha1")
         .expect("v1alpha1");
-    let replicas = &mut version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
-        ["horizontalScaling"]["properties"]["replicas"];
+    let replicas = &mut version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["horizontalScaling"]
+        ["properties"]["replicas"];
     assert!(replicas.is_object(), "no replicas schema: {version:#}");
     let before = std::mem::replace(replicas, schema);
     let crd: DynamicObject = serde_json::from_value(crd).expect("crd");
@@ -1847,11 +1847,8 @@ async fn swap_replicas_schema(admin: &Client, schema: Value) -> Value {
 async fn an_unreadable_configuration_blinds_nothing_but_its_gateway() {
     let mut story = Story::new(settings()).await;
     story.healthy_gateway().await;
-    let original = swap_replicas_schema(
-        &story.admin,
-        json!({ "x-kubernetes-int-or-string": true }),
-    )
-    .await;
+    let original =
+        swap_replicas_schema(&story.admin, json!({ "x-kubernetes-int-or-string": true })).await;
     let huge = json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
             "metadata": { "name": "huge", "namespace": story.ns },
             "spec": {
