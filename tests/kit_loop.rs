@@ -162,7 +162,6 @@ fn reconcile(
     if settlement.write_record.is_some() {
         *record = settlement.write_record;
     }
-    let status_written = settlement.status.is_some();
     if let Some(patch) = settlement.status_patch() {
         let mut gateway = store.get(Kind::Gateway).cloned().unwrap_or_default();
         merge_patch::apply(&mut gateway, patch.body());
@@ -170,25 +169,14 @@ fn reconcile(
         store.writes.status_writes += 1;
     }
     let after: Gateway = typed(store, Kind::Gateway)?.ok_or("no Gateway")?;
-    Ok(ReconcileRecord {
-        time: now,
+    Ok(ReconcileRecord::new(
+        now,
         action,
         drift,
         outcome,
-        status_written,
-        conditions: after.status.conditions,
-        addresses: after
-            .status
-            .addresses
-            .into_iter()
-            .map(|a| a.value)
-            .collect(),
-        requeue: settlement.requeue,
-        events: settlement.events,
-        class_conditions: Vec::new(),
-        class_status_written: false,
-        status_patch_problem: None,
-    })
+        &settlement,
+        after.status,
+    ))
 }
 
 /// The toy controller: the store, the loop's memory and its schedule.

@@ -214,10 +214,7 @@ pub fn drift(
     observed: &Deployment,
     enforcement: &Enforcement,
 ) -> Vec<String> {
-    let mut walker = Walker {
-        path: Vec::with_capacity(16),
-        out: Vec::new(),
-    };
+    let mut walker = Walker::new();
     let (d, o) = (&desired.object, &observed.object);
     walker.object(d, o);
     walker.owned(&|field| get(d, field.path()), o, enforcement);
@@ -228,9 +225,7 @@ pub fn drift(
     walker.enforced_resources(o, enforcement, &|name| {
         Some(by_name.get(name)?.as_object()?.get("resources"))
     });
-    walker.out.sort();
-    walker.out.dedup();
-    walker.out
+    walker.into_paths()
 }
 
 /// [`drift`] of the owned part of a render ([`crate::render::render_owned`]): the same
@@ -241,10 +236,7 @@ pub(crate) fn drift_owned(
     observed: &Deployment,
     enforcement: &Enforcement,
 ) -> Vec<String> {
-    let mut walker = Walker {
-        path: Vec::with_capacity(16),
-        out: Vec::new(),
-    };
+    let mut walker = Walker::new();
     let (leaves, o) = (owned.leaves(), &observed.object);
     for (field, dv) in leaves.iter() {
         walker.leaf(field.path(), dv, o);
@@ -298,9 +290,7 @@ pub(crate) fn drift_owned(
     walker.enforced_resources(o, enforcement, &|name| {
         Some(by_name.get(name)?.get("resources"))
     });
-    walker.out.sort();
-    walker.out.dedup();
-    walker.out
+    walker.into_paths()
 }
 
 /// The desired value of an owned field.
@@ -374,6 +364,20 @@ struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
+    fn new() -> Self {
+        Walker {
+            path: Vec::with_capacity(16),
+            out: Vec::new(),
+        }
+    }
+
+    /// The drifted paths, sorted, each once.
+    fn into_paths(mut self) -> Vec<String> {
+        self.out.sort();
+        self.out.dedup();
+        self.out
+    }
+
     fn report(&mut self) {
         self.out.push(format_path(&self.path));
     }

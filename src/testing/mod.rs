@@ -141,15 +141,9 @@
 //!     }
 //!     let after: Gateway = store.get(Kind::Gateway).ok_or("no Gateway")?;
 //!     let memory = settlement.write_record.or(record);
-//!     Ok((ReconcileRecord {
-//!         time: now, action, drift: settlement.held_drift.clone(), outcome,
-//!         status_written: settlement.status.is_some(),
-//!         conditions: after.status.conditions,
-//!         addresses: after.status.addresses.into_iter().map(|a| a.value).collect(),
-//!         requeue: settlement.requeue, events: settlement.events,
-//!         class_conditions: Vec::new(), class_status_written: false,
-//!         status_patch_problem: None,
-//!     }, memory))
+//!     let drift = settlement.held_drift.clone();
+//!     let done = ReconcileRecord::new(now, action, drift, outcome, &settlement, after.status);
+//!     Ok((done, memory))
 //! };
 //!
 //! type Step<T> = Result<T, StepError<String>>;

@@ -744,15 +744,7 @@ impl Real {
             .or_else(|e| failed(format!("Gateway status: {e}")))?
             .unwrap_or_default();
         Ok(ReconcileRecord {
-            time: now,
-            action,
-            drift,
-            outcome,
             status_written,
-            conditions: status.conditions,
-            addresses: status.addresses.into_iter().map(|a| a.value).collect(),
-            requeue: settlement.requeue,
-            events: settlement.events,
             class_conditions: self
                 .get(&admin, Kind::GatewayClass)
                 .await?
@@ -762,7 +754,7 @@ impl Real {
                 .or_else(|e| failed(format!("GatewayClass status: {e}")))?
                 .unwrap_or_default(),
             class_status_written,
-            status_patch_problem: None,
+            ..ReconcileRecord::new(now, action, drift, outcome, &settlement, status)
         })
     }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::store::typed;
 use super::{Cluster, ClusterError, Kind};
 use crate::outcome::WriteOutcome;
-use crate::reconcile::{DeploymentWrite, Plan, Requeue, StatusPatch, WriteKind};
+use crate::reconcile::{DeploymentWrite, Plan, Requeue, Settlement, StatusPatch, WriteKind};
 use crate::sim::merge_patch;
 use crate::snapshot::Snapshot;
 use crate::wire::{
@@ -44,6 +44,38 @@ pub struct ReconcileRecord {
     /// When [`Settlement::status_patch`](crate::Settlement::status_patch), applied to the
     /// Gateway as the API server would, does not give the settlement's status: what differs.
     pub status_patch_problem: Option<String>,
+}
+
+impl ReconcileRecord {
+    /// The record of a reconcile that ran at `time`: the plan's `action`, the `drift` of its
+    /// update (or the settlement's held drift when it wrote nothing), the write's `outcome`,
+    /// the `settlement` (written when it holds a status), and the Gateway's `status` as
+    /// stored after the status write. The GatewayClass part is empty and no status-patch
+    /// problem is recorded: a loop that settles the class, or checks its patch, sets those
+    /// with struct update syntax.
+    pub fn new(
+        time: Timestamp,
+        action: WriteKind,
+        drift: Vec<String>,
+        outcome: Option<WriteOutcome>,
+        settlement: &Settlement,
+        status: GatewayStatus,
+    ) -> Self {
+        ReconcileRecord {
+            time,
+            action,
+            drift,
+            outcome,
+            status_written: settlement.status.is_some(),
+            conditions: status.conditions,
+            addresses: status.addresses.into_iter().map(|a| a.value).collect(),
+            requeue: settlement.requeue,
+            events: settlement.events.clone(),
+            class_conditions: Vec::new(),
+            class_status_written: false,
+            status_patch_problem: None,
+        }
+    }
 }
 
 impl Cluster {
@@ -129,11 +161,10 @@ impl Cluster {
         self.due = settlement.requeue.deadline(self.now);
         let patch = settlement.status_patch();
         let mut status_patch_problem = None;
-        let status_written = match &settlement.status {
+        match &settlement.status {
             Some(status) => {
                 status_patch_problem = self.check_status_patch(status, patch.as_ref());
                 self.write_status(status);
-                true
             }
             None => {
                 if patch.is_some() {
@@ -141,29 +172,17 @@ impl Cluster {
                         "status_patch() gives a patch but the settlement has no status".into(),
                     );
                 }
-                false
             }
-        };
-        let (conditions, addresses) = match typed::<Gateway>(Kind::Gateway, &self.gateway) {
-            Ok(g) => (
-                g.status.conditions,
-                g.status.addresses.into_iter().map(|a| a.value).collect(),
-            ),
-            Err(_) => (Vec::new(), Vec::new()),
-        };
+        }
+        // The status as stored (an unreadable one records no conditions or addresses).
+        let status = typed::<Gateway>(Kind::Gateway, &self.gateway)
+            .map(|g| g.status)
+            .unwrap_or_default();
         Ok(ReconcileRecord {
-            time: self.now,
-            action,
-            drift,
-            outcome,
-            status_written,
-            conditions,
-            addresses,
-            requeue: settlement.requeue,
-            events: settlement.events.clone(),
             class_conditions,
             class_status_written,
             status_patch_problem,
+            ..ReconcileRecord::new(self.now, action, drift, outcome, &settlement, status)
         })
     }
 
