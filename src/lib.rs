@@ -245,6 +245,7 @@ pub mod gateway_class;
 pub mod interop;
 mod json;
 pub mod lookup;
+mod merge_patch;
 mod names;
 pub mod outcome;
 pub(crate) mod quantity;

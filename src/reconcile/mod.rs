@@ -75,6 +75,7 @@
 //! the condition table (the crate docs state its rules); `settle` merges the row into the observed conditions, with events and requeue.
 
 mod detached;
+mod driver;
 mod plan;
 mod record;
 mod settle;
@@ -84,6 +85,10 @@ mod table;
 mod write;
 
 pub use detached::Detached;
+pub use driver::{
+    Decided, Driver, Gathered, Inputs, NotReady, Port, ReconcileError, Reconciled, StatusWrite,
+    ready,
+};
 pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};
 pub use record::WriteRecord;
 pub use settlement::{Requeue, Settlement, StatusPatch};

@@ -236,6 +236,33 @@ impl StatusPatch {
     pub fn resource_version(&self) -> Option<&str> {
         self.resource_version.as_deref()
     }
+
+    /// Applies the patch's `status` to `object` (the Gateway or GatewayClass as JSON) as the
+    /// API server's status subresource does: an RFC 7386 merge of `status` alone. The
+    /// precondition is not checked here: an in-memory store compares
+    /// [`resource_version`](StatusPatch::resource_version) with its own first.
+    ///
+    /// ```
+    /// use gateway_reconcile::{Requeue, Settlement};
+    /// use gateway_reconcile::wire::{GatewayAddress, GatewayStatus};
+    /// use serde_json::json;
+    ///
+    /// let settlement = Settlement::new(Some(GatewayStatus::default()), Requeue::AwaitChange)
+    ///     .with_addresses_owned(true);
+    /// let mut gateway = json!({"spec": {}, "status": {"addresses": [{"value": "10.0.0.1"}]}});
+    /// settlement.status_patch().unwrap().apply_to(&mut gateway);
+    /// assert_eq!(gateway, json!({"spec": {}, "status": {"conditions": []}}));
+    /// ```
+    pub fn apply_to(&self, object: &mut Value) {
+        if let Some(status) = self.body.get("status") {
+            if !object.is_object() {
+                *object = Value::Object(Map::new());
+            }
+            if let Value::Object(fields) = object {
+                crate::merge_patch::apply(fields.entry("status").or_insert(Value::Null), status);
+            }
+        }
+    }
 }
 
 /// A condition as serde writes it (`wire::Condition`), field by field.

@@ -27,6 +27,13 @@ impl DeploymentWrite {
         }
     }
 
+    /// The Deployment to write, by value: the request body of the create or the replace.
+    pub fn into_desired(self) -> Deployment {
+        match self {
+            DeploymentWrite::Create(desired) | DeploymentWrite::Update { desired, .. } => desired,
+        }
+    }
+
     /// The drifted field paths of an update; empty for a create.
     pub fn drift(&self) -> &[String] {
         match self {

@@ -14,6 +14,10 @@
 pub mod api_validation;
 pub mod cluster;
 pub mod defaulting;
-pub mod merge_patch;
+/// RFC 7386 JSON merge patch, as `kubectl patch --type merge` and the status subresource
+/// apply it (also [`StatusPatch::apply_to`](crate::StatusPatch::apply_to)).
+pub mod merge_patch {
+    pub use crate::merge_patch::{apply, apply_to_object};
+}
 pub mod scenario;
 pub mod strict_json;

@@ -1,15 +1,19 @@
-//! One reconcile on the simulated cluster, as a controller runs it: snapshot, `plan`, the
-//! Deployment write, `settle`, the status write. The one place in the simulator that calls
-//! the crate's decision API.
+//! One reconcile on the simulated cluster, as a controller runs it: the core's
+//! [`Driver`](crate::reconcile::Driver) over a port on the cluster (reads copy the stored
+//! objects, writes go through the simulated API server).
 
 use jiff::Timestamp;
 use serde_json::Value;
 
 use super::store::typed;
 use super::{Cluster, ClusterError, Kind};
+use crate::error::InputError;
+use crate::events::Event;
 use crate::outcome::WriteOutcome;
-use crate::reconcile::{DeploymentWrite, Plan, Requeue, Settlement, StatusPatch, WriteKind};
-use crate::sim::merge_patch;
+use crate::reconcile::{
+    DeploymentWrite, Gathered, Inputs, ReconcileError, Requeue, Settlement, StatusPatch,
+    StatusWrite, WriteKind, ready,
+};
 use crate::snapshot::Snapshot;
 use crate::wire::{
     Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, GatewayStatus, L34Route,
@@ -65,7 +69,12 @@ impl ReconcileRecord {
             time,
             action,
             drift,
-            outcome,
+            // A write that went through shows as `Applied`: the stored object it carried is
+            // the server's business.
+            outcome: outcome.map(|o| match o {
+                WriteOutcome::Stored(_) => WriteOutcome::Applied,
+                other => other,
+            }),
             status_written: settlement.status.is_some(),
             conditions: status.conditions,
             addresses: status.addresses.into_iter().map(|a| a.value).collect(),
@@ -79,110 +88,74 @@ impl ReconcileRecord {
 }
 
 impl Cluster {
-    /// One reconcile, as the controller runs it: snapshot, plan at the cluster clock,
-    /// Deployment write, settle, status write.
+    /// One reconcile, as the controller runs it: the core's [`Driver`] over this cluster
+    /// (read, plan at the cluster clock, Deployment write, settle, status write), after the
+    /// GatewayClass's own status.
     pub fn reconcile(&mut self) -> Result<ReconcileRecord, ClusterError> {
-        // The plan borrows the routes while the writes change the cluster: lend them out.
-        let routes = std::mem::take(&mut self.routes);
-        let record = self.reconcile_lending(&routes);
-        self.routes = routes;
-        record
-    }
-
-    /// Lends out the template and the stored Deployment too, rather than copy them for the
-    /// snapshot: they can be large.
-    fn reconcile_lending(&mut self, routes: &[L34Route]) -> Result<ReconcileRecord, ClusterError> {
-        let template = std::mem::take(&mut self.template);
-        let stored = self.deployment.take();
-        let record = self.reconcile_with(routes, &template, stored.as_ref());
-        self.template = template;
-        // A write that went through stored its Deployment; otherwise the lent one comes back.
-        if self.deployment.is_none() {
-            self.deployment = stored;
-        }
-        record
-    }
-
-    fn reconcile_with(
-        &mut self,
-        routes: &[L34Route],
-        template: &Deployment,
-        deployment: Option<&Deployment>,
-    ) -> Result<ReconcileRecord, ClusterError> {
-        let settings = self.settings.clone();
-        let gateway: Gateway = typed(Kind::Gateway, &self.gateway)?;
-        let gateway_class: Option<GatewayClass> = self
+        // An unreadable Gateway stops the reconcile before the class is settled.
+        typed::<Gateway>(Kind::Gateway, &self.gateway)?;
+        let class = self
             .gateway_class
             .as_ref()
-            .map(|v| typed(Kind::GatewayClass, v))
+            .map(|v| typed::<GatewayClass>(Kind::GatewayClass, v))
             .transpose()?;
-        let configuration: Option<GatewayConfiguration> = self
-            .configuration
-            .as_ref()
-            .map(|v| typed(Kind::Configuration, v))
-            .transpose()?;
+        let (class_conditions, class_status_written) = self.settle_class(class.as_ref())?;
 
-        let (class_conditions, class_status_written) = self.settle_class(gateway_class.as_ref())?;
-        let snapshot = Snapshot::new(&gateway, template)
-            .with_gateway_class(gateway_class.as_ref())
-            .with_configuration(configuration.as_ref())
-            .with_deployment(deployment)
-            .with_routes(routes)
-            .with_write_record(self.record);
-        let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
-        let action = plan.write_kind();
-        let (drift, outcome, settlement) = match plan {
-            Plan::Write(pending) => {
-                // The desired Deployment goes to the server by value, as a request body
-                // would: the server stores it rather than a copy.
-                let (write, awaiting) = pending.into_write();
-                let (drift, outcome) = match write {
-                    DeploymentWrite::Create(desired) => {
-                        (Vec::new(), self.create_deployment_over(desired, deployment))
-                    }
-                    DeploymentWrite::Update { desired, drift } => {
-                        (drift, self.update_deployment_over(desired, deployment))
-                    }
-                };
-                // The server answers a write it took with the stored object, as a real
-                // one does; the controller hands it to the settlement.
-                let answered = match (&outcome, &self.deployment) {
-                    (WriteOutcome::Applied, Some(stored)) => WriteOutcome::Stored(stored.clone()),
-                    _ => outcome.clone(),
-                };
-                let settlement = awaiting.settle(answered);
-                (drift, Some(outcome), settlement)
-            }
-            Plan::Settled(settlement) => (settlement.held_drift.clone(), None, settlement),
+        // The driver is the controller's memory; the port borrows the rest of the cluster.
+        let driver = std::mem::take(&mut self.driver);
+        let now = self.now;
+        let mut port = Port {
+            cluster: self,
+            problem: None,
         };
-        if let Some(record) = settlement.write_record {
-            self.record = Some(record);
-        }
-        self.due = settlement.requeue.deadline(self.now);
-        let patch = settlement.status_patch();
-        let mut status_patch_problem = None;
-        match &settlement.status {
-            Some(status) => {
-                status_patch_problem = self.check_status_patch(status, patch.as_ref());
-                self.write_status(status);
+        let result = ready(driver.reconcile(&mut port, now));
+        let problem = port.problem;
+        self.driver = driver;
+        let reconciled = match result {
+            Ok(Ok(reconciled)) => reconciled,
+            Ok(Err(ReconcileError::Input(error))) => return Err(ClusterError::Input(error)),
+            Ok(Err(
+                ReconcileError::Read(error) | ReconcileError::StatusWrite { source: error, .. },
+            )) => return Err(error),
+            Err(_) => {
+                return Err(ClusterError::Unsupported {
+                    kind: Kind::Gateway,
+                    operation: "reconcile",
+                });
             }
-            None => {
-                if patch.is_some() {
-                    status_patch_problem = Some(
-                        "status_patch() gives a patch but the settlement has no status".into(),
-                    );
-                }
-            }
-        }
+        };
+        self.due = reconciled.requeue.deadline(now);
+        let Some(decided) = reconciled.decided else {
+            // This port always hands its inputs over.
+            return Err(ClusterError::Unsupported {
+                kind: Kind::Gateway,
+                operation: "reconcile",
+            });
+        };
         // The status as stored (an unreadable one records no conditions or addresses).
         let status = typed::<Gateway>(Kind::Gateway, &self.gateway)
             .map(|g| g.status)
             .unwrap_or_default();
+        let status_patch_problem = problem.or_else(|| match &decided.settlement.status {
+            Some(wanted) if *wanted != status => Some(format!(
+                "status_patch() applied to the Gateway gives status {}, the settlement says {}",
+                serde_json::to_value(&status).unwrap_or_default(),
+                serde_json::to_value(wanted).unwrap_or_default()
+            )),
+            _ => None,
+        });
         Ok(ReconcileRecord {
             class_conditions,
             class_status_written,
             status_patch_problem,
-            ..ReconcileRecord::new(self.now, action, drift, outcome, &settlement, status)
+            ..ReconcileRecord::new(
+                now,
+                decided.action,
+                decided.drift,
+                decided.outcome,
+                &decided.settlement,
+                status,
+            )
         })
     }
 
@@ -201,10 +174,7 @@ impl Cluster {
         };
         let rv = self.next_revision();
         if let Some(stored) = self.gateway_class.as_mut() {
-            merge_patch::apply(
-                stored,
-                &serde_json::json!({"status": patch.body()["status"]}),
-            );
+            patch.apply_to(stored);
             if let Some(meta) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.insert("resourceVersion".into(), Value::String(rv));
             }
@@ -212,33 +182,102 @@ impl Cluster {
         self.class_status_writes += 1;
         Ok((settled.conditions.unwrap_or_default(), true))
     }
+}
 
-    fn check_status_patch(
-        &self,
-        status: &GatewayStatus,
-        patch: Option<&StatusPatch>,
-    ) -> Option<String> {
-        let Some(patch) = patch else {
-            return Some("status_patch() gives no patch but the settlement has a status".into());
+/// The simulated controller's [`Port`](crate::reconcile::Port) on the cluster: reads copy
+/// the stored objects out (a write changes the store while the plan still reads them),
+/// writes go through the simulated API server.
+struct Port<'c> {
+    cluster: &'c mut Cluster,
+    /// What the status patch got wrong, if anything (see [`ReconcileRecord`]).
+    problem: Option<String>,
+}
+
+/// The objects one simulated reconcile reads, copied out of the store.
+struct Read {
+    class: Option<GatewayClass>,
+    gateway: Gateway,
+    configuration: Option<GatewayConfiguration>,
+    deployment: Option<Deployment>,
+    template: Deployment,
+    routes: Vec<L34Route>,
+}
+
+impl Inputs for Read {
+    fn snapshot(&self) -> Result<Snapshot<'_>, InputError> {
+        Ok(Snapshot::new(&self.gateway, &self.template)
+            .with_gateway_class(self.class.as_ref())
+            .with_configuration(self.configuration.as_ref())
+            .with_deployment(self.deployment.as_ref())
+            .with_routes(&self.routes))
+    }
+}
+
+impl crate::reconcile::Port for Port<'_> {
+    type Inputs = Read;
+    type Error = ClusterError;
+
+    async fn read(&mut self) -> Result<Gathered<Read>, ClusterError> {
+        let c = &*self.cluster;
+        Ok(Gathered::Inputs(Read {
+            class: c
+                .gateway_class
+                .as_ref()
+                .map(|v| typed(Kind::GatewayClass, v))
+                .transpose()?,
+            gateway: typed(Kind::Gateway, &c.gateway)?,
+            configuration: c
+                .configuration
+                .as_ref()
+                .map(|v| typed(Kind::Configuration, v))
+                .transpose()?,
+            deployment: c.deployment.clone(),
+            template: c.template.clone(),
+            routes: c.routes.clone(),
+        }))
+    }
+
+    async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
+        let outcome = match write {
+            DeploymentWrite::Create(desired) => self.cluster.create_deployment(desired),
+            DeploymentWrite::Update { desired, .. } => self.cluster.update_deployment(desired),
         };
+        // The server answers a write it took with the stored object, as a real one does.
+        match (&outcome, &self.cluster.deployment) {
+            (WriteOutcome::Applied, Some(stored)) => WriteOutcome::Stored(stored.clone()),
+            _ => outcome,
+        }
+    }
+
+    async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, ClusterError> {
         // The precondition must be the stored Gateway's resourceVersion (no write between).
-        let stored = self.gateway.pointer("/metadata/resourceVersion");
-        if patch.resource_version() != stored.and_then(Value::as_str) {
-            return Some(format!(
+        let stored = self
+            .cluster
+            .gateway
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str);
+        if patch.resource_version() != stored {
+            self.problem = Some(format!(
                 "status_patch() has the precondition {:?}, the Gateway has resourceVersion {stored:?}",
                 patch.resource_version()
             ));
         }
-        let mut patched = self.gateway.clone();
-        merge_patch::apply(&mut patched, patch.body());
-        let got = patched.get("status").cloned().unwrap_or(Value::Null);
-        match serde_json::from_value::<GatewayStatus>(got.clone()) {
-            Ok(got) if &got == status => None,
-            _ => Some(format!(
-                "status_patch() applied to the Gateway gives status {got}, the settlement says {}",
-                serde_json::to_value(status).unwrap_or_default()
-            )),
+        patch.apply_to(&mut self.cluster.gateway);
+        let rv = self.cluster.next_revision();
+        if let Some(meta) = self
+            .cluster
+            .gateway
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+        {
+            meta.insert("resourceVersion".into(), Value::String(rv));
         }
+        self.cluster.status_writes += 1;
+        Ok(StatusWrite::Written)
+    }
+
+    async fn record(&mut self, _action: WriteKind, _events: &[Event]) {
+        // The settlement's Events are in the reconcile's record.
     }
 }
 

@@ -54,7 +54,7 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::outcome::WriteOutcome;
-use crate::reconcile::WriteRecord;
+use crate::reconcile::{Driver, WriteRecord};
 use crate::settings::Settings;
 use crate::wire::{Deployment, L34Route};
 
@@ -148,8 +148,9 @@ pub struct Cluster {
     applied_deployment_writes: u64,
     status_writes: u64,
     class_status_writes: u64,
-    /// The controller's memory: the write record of its last successful write.
-    record: Option<WriteRecord>,
+    /// The controller's loop, with its memory: the write record of its last successful
+    /// write.
+    driver: Driver,
     /// The controller's schedule: when the last reconcile's requeue falls due.
     due: Option<Timestamp>,
 }
@@ -180,9 +181,10 @@ impl Cluster {
             applied_deployment_writes: 0,
             status_writes: 0,
             class_status_writes: 0,
-            record: None,
+            driver: Driver::default(),
             due: None,
         };
+        cluster.driver = Driver::new(cluster.settings.clone());
         for kind in Kind::ALL {
             let value = match kind {
                 Kind::GatewayClass => objects.gateway_class.clone(),
@@ -294,7 +296,14 @@ impl Cluster {
     /// The write record the simulated controller keeps for the Gateway (its memory of its
     /// last successful Deployment write), if any.
     pub fn write_record(&self) -> Option<WriteRecord> {
-        self.record
+        let gateway = self.gateway.get("metadata");
+        let text = |key| {
+            gateway
+                .and_then(|m| m.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        self.driver.write_record(text("namespace"), text("name"))
     }
 
     /// When the simulated controller reconciles next with no change to wait for: the
@@ -307,7 +316,7 @@ impl Cluster {
     /// The controller restarts: it forgets what it held in memory (the write record and its
     /// scheduled requeue); what is in the cluster stays.
     pub fn restart(&mut self) {
-        self.record = None;
+        self.driver = Driver::new(self.settings.clone());
         self.due = None;
     }
 }
@@ -336,7 +345,7 @@ impl Default for Cluster {
             applied_deployment_writes: 0,
             status_writes: 0,
             class_status_writes: 0,
-            record: None,
+            driver: Driver::default(),
             due: None,
         }
     }

@@ -8,7 +8,7 @@ use super::store::{check, deployment_metadata, metadata, typed};
 use super::{Cluster, ClusterError, Kind, format_time};
 use crate::outcome::WriteOutcome;
 use crate::sim::{api_validation, merge_patch};
-use crate::wire::{Deployment, GatewayStatus, tree};
+use crate::wire::{Deployment, tree};
 
 impl Cluster {
     /// Makes the next `count` Deployment writes (create or update) fail with `outcome`,
@@ -132,18 +132,6 @@ impl Cluster {
         }
     }
 
-    pub(super) fn write_status(&mut self, status: &GatewayStatus) {
-        let value = serde_json::to_value(status).unwrap_or_else(|_| json!({}));
-        let rv = self.next_revision();
-        if let Some(gateway) = self.gateway.as_object_mut() {
-            gateway.insert("status".into(), value);
-        }
-        if let Some(meta) = metadata(&mut self.gateway) {
-            meta.insert("resourceVersion".into(), Value::String(rv));
-        }
-        self.status_writes += 1;
-    }
-
     pub(super) fn take_failure(&mut self) -> Option<WriteOutcome> {
         if self.failures == 0 {
             return None;
@@ -155,20 +143,17 @@ impl Cluster {
     }
 
     /// A create, with the stored Deployment lent out (see [`Cluster::lending_deployment`]).
-    #[cfg(test)]
     pub(super) fn create_deployment(&mut self, desired: Deployment) -> WriteOutcome {
         self.lending_deployment(|c, stored| c.create_deployment_over(desired, stored))
     }
 
     /// An update, with the stored Deployment lent out.
-    #[cfg(test)]
     pub(super) fn update_deployment(&mut self, desired: Deployment) -> WriteOutcome {
         self.lending_deployment(|c, stored| c.update_deployment_over(desired, stored))
     }
 
-    /// Runs a write with the stored Deployment taken out of its slot, as the reconcile
-    /// driver runs it; the write's result replaces it, or it comes back.
-    #[cfg(test)]
+    /// Runs a write with the stored Deployment taken out of its slot; the write's result
+    /// replaces it, or it comes back.
     fn lending_deployment(
         &mut self,
         write: impl FnOnce(&mut Self, Option<&Deployment>) -> WriteOutcome,
