@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+#[cfg(feature = "sim")]
 use crate::wire::tree;
 
 /// Applies the merge `patch` to `target` in place (RFC 7386 §2).
@@ -39,6 +40,7 @@ pub fn apply(target: &mut Value, patch: &Value) {
 /// [`apply`] to an object held as a [`tree::Map`] (a Deployment's), with an object patch.
 /// A patch that is not an object would replace the object whole: it changes nothing here,
 /// and the caller refuses it.
+#[cfg(feature = "sim")]
 pub fn apply_to_object(target: &mut tree::Map, patch: &Value) {
     let Value::Object(patch) = patch else {
         return;
@@ -67,6 +69,7 @@ pub fn apply_to_object(target: &mut tree::Map, patch: &Value) {
     *target = merged.into_iter().collect();
 }
 
+#[cfg(feature = "sim")]
 fn apply_to_tree(target: &mut tree::Value, patch: &Value) {
     if !patch.is_object() {
         *target = tree::Value::from(patch);

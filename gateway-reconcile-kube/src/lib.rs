@@ -8,8 +8,7 @@
 //!   client it is meant for ([`controller::client`], a short retry budget);
 //! - [`write`](mod@write): the LB Deployment write (POST to create, PUT to update) and its answer as
 //!   the core's `WriteOutcome`, with why these verbs;
-//! - [`settled`]: what a reconcile ends with once the core settled it, and the core's
-//!   requeue hint as kube-runtime's `Action`;
+//! - [`requeue`]: the core's requeue hint as kube-runtime's `Action`;
 //! - `class_status`: the GatewayClass's own `Accepted`, which the core decides and this
 //!   writes to `gatewayclasses/status`;
 //! - [`events`]: the core's Events as kube-runtime Events;
@@ -36,8 +35,8 @@ pub mod leader;
 pub mod metrics;
 pub mod options;
 mod reflect;
+pub mod requeue;
 pub mod serve;
-pub mod settled;
 pub mod transport;
 mod watch;
 pub mod write;

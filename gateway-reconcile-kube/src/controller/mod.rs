@@ -81,14 +81,14 @@ use futures::future::{BoxFuture, Shared};
 use futures::{Future, FutureExt, Stream, StreamExt};
 use gateway_reconcile::{InputError, Settings, lookup, wire};
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, ApiResource};
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
 use crate::backoff::{self, Backoff};
 use crate::cached::{
@@ -96,15 +96,15 @@ use crate::cached::{
     GatewayConfiguration, L34Route,
 };
 use crate::class_status::ClassStatus;
-use crate::events;
 use crate::health::{Health, Unsynced};
 use crate::leader::{Elector, LeaderError, Leadership};
 use crate::metrics::{self, Metrics, ReconcileResult, RequeueKind};
 use crate::reflect::{self, Relists};
-use crate::settled::{self, Settled};
 use crate::transport;
-use crate::write;
-use gateway_reconcile::{DeploymentWrite, Plan};
+use gateway_reconcile::Requeue;
+use gateway_reconcile::reconcile::Driver;
+
+mod port;
 
 /// The Gateway API group, the default of a parentRef's `group`.
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
@@ -304,43 +304,20 @@ impl Pending {
 /// The requeue while the cache has not seen an own write: "at once", which the per-Gateway
 /// backoff turns into 5 ms, 10 ms, ... (the watch event usually comes first and triggers
 /// the reconcile anyway).
-const AWAIT_OWN_WRITE: Duration = Duration::ZERO;
-
-/// The record of the last successful write of each Gateway's LB Deployment, kept in
-/// memory only (the core's `WriteRecord`): while it holds, the drift the API server itself
-/// made in that write (mutating admission) is not written again. A restarted controller has
-/// none and writes each such Deployment once more.
-#[derive(Default)]
-struct Records(Mutex<HashMap<ObjectRef<Gateway>, gateway_reconcile::WriteRecord>>);
-
-impl Records {
-    fn get(&self, key: &ObjectRef<Gateway>) -> Option<gateway_reconcile::WriteRecord> {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .copied()
-    }
-
-    fn keep(&self, key: ObjectRef<Gateway>, record: gateway_reconcile::WriteRecord) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, record);
-    }
-
-    /// Forgets a Gateway that is gone.
-    fn forget(&self, key: &ObjectRef<Gateway>) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
-    }
-}
+const AWAIT_OWN_WRITE: Requeue = Requeue::Immediately;
 
 /// What a reconcile needs besides the Gateway.
 struct Context {
     /// Every cache has its initial list.
     ready: Ready,
     pending: Pending,
-    records: Records,
+    /// The reconcile loop, with the record of the last successful write of each Gateway's
+    /// LB Deployment (in memory only: while it holds, the drift the API server itself made
+    /// in that write is not written again; a restarted controller has none and writes
+    /// each such Deployment once more).
+    driver: Driver,
+    /// The LB Deployment template (shared with each reconcile's inputs).
+    template: Arc<wire::Deployment>,
     client: Client,
     config: Config,
     stores: Stores,
@@ -644,7 +621,8 @@ pub async fn run_with(
     let context = Arc::new(Context {
         ready: ready.clone(),
         pending: Pending::default(),
-        records: Records::default(),
+        driver: Driver::new(config.settings.clone()),
+        template: Arc::new(config.template.clone()),
         recorder: Recorder::new(client.clone(), config.reporter.clone()),
         client,
         config: config.clone(),
@@ -983,344 +961,6 @@ where
     })
 }
 
-/// One reconcile of one Gateway: read the caches, decide, write, settle, record.
-async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<controller::Action, Error> {
-    if !ctx.ready.clone().await {
-        return Err(Error::CacheClosed);
-    }
-    // No cache is being relisted from here until the inputs are read (see `reflect`).
-    let view = ctx.stores.relists.quiet().await;
-    // The cached Gateway may be newer than the one this reconcile was started with.
-    let gateway = ctx
-        .stores
-        .gateways
-        .get(&ObjectRef::from_obj(gateway.as_ref()))
-        .unwrap_or(gateway);
-    let Some(namespace) = gateway.namespace() else {
-        return Ok(controller::Action::await_change());
-    };
-    let name = gateway.name_any();
-    debug!(gateway = %name, %namespace, "reconciling");
-    let settings = &ctx.config.settings;
-    let key = ObjectRef::from_obj(gateway.as_ref());
-    let wire_gateway = match gateway.read() {
-        Ok(wire_gateway) => wire_gateway,
-        Err(why) => return Err(unreadable_gateway(&ctx, &gateway, why).await),
-    };
-    if wire_gateway.metadata.deletion_timestamp.is_some() {
-        ctx.records.forget(&key);
-    }
-    let gateway_version = gateway.resource_version().unwrap_or_default();
-    if Pending::stale(&ctx.pending.statuses, &key, &gateway_version) {
-        debug!(gateway = %name, %namespace, "waiting for the cache to see our status write");
-        return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
-    }
-    let mut inputs = Inputs::gather(&ctx.stores, settings, wire_gateway, &namespace);
-    if !ctx.stores.relists.unchanged(view) {
-        debug!(gateway = %name, %namespace, "a cache was relisted while read, reading again");
-        return Ok(controller::Action::requeue(Duration::ZERO));
-    }
-    let lb_name = lookup::deployment_name(settings, &name);
-    let deployment_version = inputs.deployment_version();
-    if Pending::stale(&ctx.pending.deployments, &key, &deployment_version) {
-        debug!(gateway = %name, %namespace, "waiting for the cache to see our Deployment write");
-        return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
-    }
-    match inputs.unlabeled(wire_gateway) {
-        Unlabeled::No => {}
-        Unlabeled::Lagging => {
-            // Both watches will have it alike soon; either's event wakes this Gateway.
-            debug!(gateway = %name, %namespace, deployment = %lb_name, "waiting for the LB Deployment watch");
-            return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
-        }
-        Unlabeled::Own => {
-            // Ours, without our label: read whole, once, for this reconcile.
-            let api = Api::<CachedDeployment>::namespaced(ctx.client.clone(), &namespace);
-            match api.get_opt(&lb_name).await {
-                Ok(Some(whole)) => {
-                    info!(gateway = %name, %namespace, deployment = %lb_name, "LB Deployment without its managed-by label: read");
-                    inputs.deployment = Some(Arc::new(whole));
-                }
-                Ok(None) => {
-                    // Deleted since: the watches say so next.
-                    return Ok(controller::Action::requeue(AWAIT_OWN_WRITE));
-                }
-                Err(source) => return Err(Error::Read { source }),
-            }
-        }
-    }
-    let snapshot = inputs.snapshot(wire_gateway, &ctx.config.template, ctx.records.get(&key))?;
-    let plan = gateway_reconcile::plan(settings, snapshot, jiff::Timestamp::now())?;
-
-    let api = Api::<DynamicObject>::namespaced_with(
-        ctx.client.clone(),
-        &namespace,
-        &ctx.deployment_resource,
-    );
-    let (settled, action): (Settled, &str) = match plan {
-        Plan::Write(pending) => {
-            // The write is taken out by value: the desired Deployment becomes the request
-            // body without a copy.
-            let (write, awaiting) = pending.into_write();
-            let verb = write::verb(&write);
-            let written = match write {
-                DeploymentWrite::Create(desired) => {
-                    let written = write::create(&api, desired).await;
-                    info!(gateway = %name, %namespace, deployment = %lb_name, outcome = ?written.outcome, "LB Deployment {verb}");
-                    written
-                }
-                DeploymentWrite::Update { desired, drift } => {
-                    let written = write::replace(&api, desired).await;
-                    info!(gateway = %name, %namespace, deployment = %lb_name, ?drift, outcome = ?written.outcome, "LB Deployment {verb}");
-                    written
-                }
-            };
-            if written.resource_version.is_some() {
-                Pending::record(
-                    &ctx.pending.deployments,
-                    key.clone(),
-                    deployment_version.clone(),
-                    &written.resource_version,
-                );
-            }
-            ctx.metrics.deployment_write(verb, &written.outcome);
-            (awaiting.settle(written.outcome).into(), verb)
-        }
-        Plan::Settled(settlement) => (settlement.into(), "Reconcile"),
-    };
-    if let Some(record) = settled.write_record {
-        ctx.records.keep(key.clone(), record);
-    }
-
-    if let Some(patch) = &settled.status_patch {
-        let params = PatchParams {
-            field_manager: Some(write::FIELD_MANAGER.to_owned()),
-            ..PatchParams::default()
-        };
-        let gateways = Api::<Gateway>::namespaced(ctx.client.clone(), &namespace);
-        match gateways
-            .patch_status(&name, &params, &Patch::Merge(patch))
-            .await
-        {
-            Ok(written) => {
-                info!(gateway = %name, %namespace, "status written");
-                let after = written.resource_version().unwrap_or_default();
-                Pending::record(&ctx.pending.statuses, key.clone(), gateway_version, &after);
-            }
-            Err(kube::Error::Api(status)) if status.code == 409 => {
-                // The Gateway changed since the cache's copy: decide again with the newer
-                // object (the watch delivers it; its event also triggers a reconcile).
-                debug!(gateway = %name, %namespace, "status conflict, reconciling again");
-                return Ok(controller::Action::requeue(Duration::ZERO));
-            }
-            Err(error) => {
-                return Err(Error::StatusWrite {
-                    source: error,
-                    requeue_after: settled.requeue_after,
-                });
-            }
-        }
-    }
-
-    let reference = gateway.object_ref(&());
-    for event in &settled.events {
-        let event = events::to_runtime(event, action);
-        if let Err(error) = ctx.recorder.publish(&event, &reference).await {
-            // An Event is informational: its loss must not undo or repeat the reconcile.
-            warn!(gateway = %name, %namespace, reason = %event.reason, %error, "Event not recorded");
-        }
-    }
-    Ok(settled::spread_resync(
-        &settled,
-        settings.resync,
-        backoff::random_fraction(),
-    ))
-}
-
-/// What a reconcile reads from the caches besides the Gateway: the cached objects
-/// themselves (shared, never converted), and the routes that name the Gateway, cloned into
-/// the list the core's snapshot takes.
-struct Inputs {
-    class: Option<Arc<GatewayClass>>,
-    configuration: Option<Arc<GatewayConfiguration>>,
-    /// The LB Deployment, whole: from the LB cache (or read, see [`Unlabeled::Own`]).
-    deployment: Option<Arc<CachedDeployment>>,
-    /// A Deployment of the LB name the LB cache does not hold: its metadata.
-    deployment_meta: Option<Arc<DeploymentMeta>>,
-    /// Such a Deployment when it is not ours, as the core reads it (metadata only).
-    foreign: Option<wire::Deployment>,
-    routes: Vec<wire::L34Route>,
-}
-
-/// What a Deployment of the LB name that only the metadata cache holds is (see the module
-/// documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unlabeled {
-    /// There is none (or the LB cache holds it), or it is foreign: nothing to read.
-    No,
-    /// It carries our label: the LB cache has not caught up.
-    Lagging,
-    /// Ours (its controller is this Gateway) without our label: to be read whole.
-    Own,
-}
-
-impl Inputs {
-    /// Looks the Gateway's objects up in the caches.
-    fn gather(
-        stores: &Stores,
-        settings: &Settings,
-        gateway: &wire::Gateway,
-        namespace: &str,
-    ) -> Inputs {
-        let name = gateway.metadata.name.as_deref().unwrap_or_default();
-        let class = stores
-            .classes
-            .get(&ObjectRef::new(&gateway.spec.gateway_class_name));
-        let parameters = gateway
-            .spec
-            .infrastructure
-            .as_ref()
-            .and_then(|i| i.parameters_ref.as_ref());
-        let configuration = match parameters {
-            // Only our own kind is looked up; the core reports any other reference.
-            Some(p)
-                if p.group == settings.parameters_group && p.kind == settings.parameters_kind =>
-            {
-                stores
-                    .configurations
-                    .get(&ObjectRef::new(&p.name).within(namespace))
-            }
-            _ => None,
-        };
-        let lb_name = lookup::deployment_name(settings, name);
-        let deployment = stores
-            .deployments
-            .get(&ObjectRef::new(&lb_name).within(namespace));
-        let deployment_meta = match deployment {
-            Some(_) => None,
-            None => stores
-                .deployment_meta
-                .get(&ObjectRef::new(&lb_name).within(namespace)),
-        };
-        // Only the routes that name this Gateway (an unreadable one was reported when its
-        // watch event came).
-        let mut routes: Vec<wire::L34Route> = stores
-            .routes_by_gateway
-            .get(&ObjectRef::new(name).within(namespace))
-            .iter()
-            .filter_map(|key| stores.routes.get(key))
-            .filter_map(|route| route.read().ok().cloned())
-            .filter(|route| lookup::names_gateway(route, name, namespace))
-            .collect();
-        // In the cache's order of names, whatever the index's.
-        routes.sort_by(|a, b| {
-            let key = |r: &wire::L34Route| (r.metadata.namespace.clone(), r.metadata.name.clone());
-            key(a).cmp(&key(b))
-        });
-        Inputs {
-            class,
-            configuration,
-            deployment,
-            deployment_meta,
-            foreign: None,
-            routes,
-        }
-    }
-
-    /// The `resourceVersion` of the Deployment of the LB name, in whichever cache has it.
-    fn deployment_version(&self) -> Option<String> {
-        match (&self.deployment, &self.deployment_meta) {
-            (Some(whole), _) => whole.resource_version(),
-            (None, Some(meta)) => meta.resource_version(),
-            (None, None) => None,
-        }
-    }
-
-    /// What the Deployment only the metadata cache has is; a foreign one is kept as the
-    /// core reads it, from its metadata.
-    fn unlabeled(&mut self, gateway: &wire::Gateway) -> Unlabeled {
-        let (None, Some(meta)) = (&self.deployment, &self.deployment_meta) else {
-            return Unlabeled::No;
-        };
-        if lb_labeled(meta) {
-            return Unlabeled::Lagging;
-        }
-        let observed = cached::deployment_of_meta(meta);
-        // The core's own test of ownership: the controller reference's uid.
-        let own = match (observed.controller_owner(), gateway.metadata.uid.as_deref()) {
-            (Some((_, _, owner)), Some(uid)) => !uid.is_empty() && owner == uid,
-            _ => false,
-        };
-        if own {
-            return Unlabeled::Own;
-        }
-        self.foreign = Some(observed);
-        Unlabeled::No
-    }
-
-    /// The core's snapshot, borrowing the cached objects; an unreadable class,
-    /// configuration or Deployment is this Gateway's input error.
-    fn snapshot<'a>(
-        &'a self,
-        gateway: &'a wire::Gateway,
-        template: &'a wire::Deployment,
-        record: Option<gateway_reconcile::WriteRecord>,
-    ) -> Result<gateway_reconcile::Snapshot<'a>, InputError> {
-        Ok(gateway_reconcile::Snapshot::new(gateway, template)
-            .with_gateway_class(read_cached(self.class.as_deref())?)
-            .with_configuration(read_cached(self.configuration.as_deref())?)
-            .with_deployment(match &self.foreign {
-                Some(foreign) => Some(foreign),
-                None => read_cached(self.deployment.as_deref())?,
-            })
-            .with_routes(&self.routes)
-            .with_write_record(record))
-    }
-}
-
-/// A cached object's wire type, or why it cannot be read (naming the object).
-fn read_cached<K: cached::Kind>(cached: Option<&Cached<K>>) -> Result<Option<&K>, InputError> {
-    cached
-        .map(|object| {
-            object.read().map_err(|why| InputError::Malformed {
-                object: ObjectRef::from_obj(object).to_string(),
-                why: why.to_owned(),
-            })
-        })
-        .transpose()
-}
-
-/// A Gateway the core's type cannot read: a Warning Event on it when its class is ours,
-/// and the error (logged, counted, and waited on until the Gateway changes).
-async fn unreadable_gateway(ctx: &Context, gateway: &Gateway, why: &str) -> Error {
-    let ours = gateway.unread_class().is_some_and(|class| {
-        ctx.stores
-            .classes
-            .get(&ObjectRef::new(class))
-            .is_some_and(|class| {
-                class.read().is_ok_and(|class| {
-                    class.spec.controller_name == ctx.config.settings.controller_name
-                })
-            })
-    });
-    if ours {
-        let event = kube::runtime::events::Event {
-            type_: kube::runtime::events::EventType::Warning,
-            reason: "Unreadable".into(),
-            note: Some(events::truncate(why, events::MAX_NOTE_BYTES).to_owned()),
-            action: "Reconcile".into(),
-            secondary: None,
-        };
-        if let Err(error) = ctx.recorder.publish(&event, &gateway.object_ref(&())).await {
-            warn!(gateway = %ObjectRef::from_obj(gateway), %error, "Event not recorded");
-        }
-    }
-    Error::Input(InputError::Malformed {
-        object: ObjectRef::from_obj(gateway).to_string(),
-        why: why.to_owned(),
-    })
-}
-
 /// [`reconcile`] as the controller runs it: nothing on a standby, metrics, and every
 /// "at once" requeue (a zero delay: the core's `Immediately`, a status conflict, a cache
 /// that has not seen an own write) through the Gateway's backoff; a settled reconcile with
@@ -1336,7 +976,7 @@ async fn reconcile_leading(
     let key = ObjectRef::from_obj(gateway.as_ref());
     let _running = ctx.metrics.reconcile_started();
     let started = Instant::now();
-    let result = reconcile(gateway, ctx.clone()).await;
+    let result = port::reconcile(gateway, ctx.clone()).await;
     let outcome = match &result {
         Ok(_) => ReconcileResult::Success,
         Err(Error::Input(_)) => ReconcileResult::InputError,
@@ -1666,6 +1306,11 @@ impl RouteParents {
 
 #[cfg(test)]
 mod tests {
+    use gateway_reconcile::reconcile::Inputs as CoreInputs;
+    use gateway_reconcile::{Plan, Settlement};
+    use kube::api::DynamicObject;
+
+    use super::port::{Inputs, Unlabeled};
     use super::*;
 
     #[test]
@@ -1879,7 +1524,8 @@ mod tests {
         Arc::new(Context {
             ready: stores.ready(Arc::default()),
             pending: Pending::default(),
-            records: Records::default(),
+            driver: Driver::new(Settings::default()),
+            template: Arc::new(gateway_reconcile::template::default_template()),
             recorder: Recorder::new(client.clone(), reporter.clone()),
             client,
             config: Config {
@@ -2136,21 +1782,26 @@ mod tests {
 
     /// What the core settles for `gw` from these caches (`None`: the reconcile does not
     /// decide from the caches alone).
-    fn decided(stores: &Stores, now: jiff::Timestamp) -> Result<Settled, Unlabeled> {
+    fn decided(stores: &Stores, now: jiff::Timestamp) -> Result<Settlement, Unlabeled> {
         let settings = Settings::default();
-        let gateway = our_gateway();
+        let gateway = Arc::new(our_gateway());
         let wire_gateway = gateway.read().expect("readable");
-        let mut inputs = Inputs::gather(stores, &settings, wire_gateway, "ns");
+        let template = Arc::new(gateway_reconcile::template::default_template());
+        let mut inputs = Inputs::gather(
+            stores,
+            &settings,
+            template,
+            gateway.clone(),
+            wire_gateway,
+            "ns",
+        );
         match inputs.unlabeled(wire_gateway) {
             Unlabeled::No => {}
             other => return Err(other),
         }
-        let template = gateway_reconcile::template::default_template();
-        let snapshot = inputs
-            .snapshot(wire_gateway, &template, None)
-            .expect("readable inputs");
+        let snapshot = CoreInputs::snapshot(&inputs).expect("readable inputs");
         match gateway_reconcile::plan(&settings, snapshot, now).expect("a plan") {
-            Plan::Settled(settlement) => Ok(settlement.into()),
+            Plan::Settled(settlement) => Ok(settlement),
             Plan::Write(_) => panic!("a write planned over a foreign Deployment"),
         }
     }
@@ -2168,7 +1819,7 @@ mod tests {
         // Foreign without our label: the metadata cache alone has it.
         let unlabelled = foreign_deployment(serde_json::json!({"owner": "someone-else"}));
         let by_metadata = decided(&stores_with(&unlabelled, false), now).expect("decided");
-        let patch = by_metadata.status_patch.as_ref().expect("a status");
+        let patch = by_metadata.status_patch().expect("a status").into_body();
         assert!(
             patch
                 .to_string()
@@ -2216,7 +1867,11 @@ mod tests {
         let mut orphan = own(serde_json::json!({"app": "sllbr-gw"}));
         orphan["metadata"]["ownerReferences"][0]["uid"] = "old-uid".into();
         let settled = decided(&stores_with(&orphan, false), now).expect("decided");
-        let patch = settled.status_patch.expect("a status").to_string();
+        let patch = settled
+            .status_patch()
+            .expect("a status")
+            .into_body()
+            .to_string();
         assert!(patch.contains("owned by Gateway/gw"), "{patch}");
     }
 
@@ -2416,7 +2071,7 @@ mod tests {
             routes_by_gateway,
             relists: Arc::default(),
         };
-        let template = wire::Deployment::default();
+        let template = Arc::new(wire::Deployment::default());
         let gateway = stores
             .gateways
             .get(&ObjectRef::new("gw").within("ns"))
@@ -2424,10 +2079,15 @@ mod tests {
         let before = cached::objects_read();
         for _ in 0..3 {
             let wire_gateway = gateway.read().expect("readable");
-            let inputs = Inputs::gather(&stores, &settings, wire_gateway, "ns");
-            let snapshot = inputs
-                .snapshot(wire_gateway, &template, None)
-                .expect("readable inputs");
+            let inputs = Inputs::gather(
+                &stores,
+                &settings,
+                template.clone(),
+                gateway.clone(),
+                wire_gateway,
+                "ns",
+            );
+            let snapshot = CoreInputs::snapshot(&inputs).expect("readable inputs");
             let cached_class = stores.classes.get(&ObjectRef::new("c")).expect("class");
             let cached_conf = stores
                 .configurations
@@ -2478,18 +2138,25 @@ mod tests {
             routes_by_gateway: Arc::new(route_index()),
             relists: Arc::default(),
         };
-        let gateway: Gateway = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "gw", "namespace": "ns"},
-            "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
-                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
-        }))
-        .expect("a Gateway");
+        let gateway: Arc<Gateway> = Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "gw", "namespace": "ns"},
+                "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+                    "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
+            }))
+            .expect("a Gateway"),
+        );
         let wire_gateway = gateway.read().expect("readable");
-        let inputs = Inputs::gather(&stores, &settings, wire_gateway, "ns");
-        let template = wire::Deployment::default();
-        let error = inputs
-            .snapshot(wire_gateway, &template, None)
-            .expect_err("unreadable configuration");
+        let template = Arc::new(wire::Deployment::default());
+        let inputs = Inputs::gather(
+            &stores,
+            &settings,
+            template,
+            gateway.clone(),
+            wire_gateway,
+            "ns",
+        );
+        let error = CoreInputs::snapshot(&inputs).expect_err("unreadable configuration");
         assert!(error.to_string().contains("conf"), "{error}");
     }
 
