@@ -2,7 +2,9 @@
 //! (`events.k8s.io/v1`).
 
 use gateway_reconcile::events::{Event, EventType};
-use kube::runtime::events;
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::runtime::events::{self, Recorder};
+use tracing::warn;
 
 /// The longest note the Events API takes (1 KiB).
 pub const MAX_NOTE_BYTES: usize = 1024;
@@ -19,6 +21,23 @@ pub fn to_runtime(event: &Event, action: &str) -> events::Event {
         note: Some(truncate(&event.message, MAX_NOTE_BYTES).to_owned()),
         action: action.to_owned(),
         secondary: None,
+    }
+}
+
+/// Records the core's `events` on the object `reference` names, with `action` (the
+/// Deployment verb of this reconcile, or `Reconcile`). An Event is informational: one the
+/// API refuses is logged, and the rest are still recorded.
+pub async fn record(
+    recorder: &Recorder,
+    reference: &ObjectReference,
+    events: &[Event],
+    action: &str,
+) {
+    for event in events {
+        let event = to_runtime(event, action);
+        if let Err(error) = recorder.publish(&event, reference).await {
+            warn!(object = ?reference.name, reason = %event.reason, %error, "Event not recorded");
+        }
     }
 }
 

@@ -30,6 +30,7 @@ pub mod cached;
 mod class_status;
 pub mod controller;
 pub mod events;
+pub mod fresh;
 pub mod health;
 pub mod leader;
 pub mod metrics;

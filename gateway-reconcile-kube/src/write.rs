@@ -1,4 +1,5 @@
-//! The LB Deployment write, and its answer as the core's [`WriteOutcome`].
+//! The LB Deployment write, and its answer as the core's [`WriteOutcome`]; the Gateway
+//! status patch ([`patch_status`]).
 //!
 //! # The verbs, and why
 //!
@@ -27,8 +28,10 @@
 //! The body is the desired object without `status` (the main resource ignores it) and
 //! without `managedFields` (absent, the server keeps and updates field ownership).
 
-use gateway_reconcile::{WriteOutcome, wire};
-use kube::api::{Api, DynamicObject, PostParams};
+use gateway_reconcile::reconcile::StatusWrite;
+use gateway_reconcile::{StatusPatch, WriteOutcome, wire};
+use kube::ResourceExt;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::Value;
 
 /// The field manager of the controller's writes.
@@ -117,6 +120,30 @@ fn body(desired: wire::Deployment, update: bool) -> Result<DynamicObject, WriteO
         // an invalid object, never sent.
         WriteOutcome::from_parts(Some(422), "Invalid", &format!("LB Deployment body: {e}"))
     })
+}
+
+/// Sends the core's Gateway status patch to `gateways/status` as a JSON merge patch (its
+/// body carries the observed `resourceVersion`: a Gateway changed since answers 409).
+/// Answers [`StatusWrite::Written`] with the Gateway's new `resourceVersion`, or
+/// [`StatusWrite::Conflict`] on a 409 (decide again with the newer Gateway); any other
+/// error is the caller's.
+pub async fn patch_status(
+    api: &Api<crate::cached::Gateway>,
+    name: &str,
+    patch: &StatusPatch,
+) -> Result<(StatusWrite, Option<String>), kube::Error> {
+    let params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PatchParams::default()
+    };
+    match api
+        .patch_status(name, &params, &Patch::Merge(patch.body()))
+        .await
+    {
+        Ok(written) => Ok((StatusWrite::Written, written.resource_version())),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok((StatusWrite::Conflict, None)),
+        Err(error) => Err(error),
+    }
 }
 
 /// The answer to a write, as the core classifies it.

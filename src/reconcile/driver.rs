@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::pin;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use jiff::Timestamp;
@@ -17,6 +17,7 @@ use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
+use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// The objects a [`Port`] read for one reconcile, owned by the read's answer; the driver
 /// borrows a [`Snapshot`] of them for the whole reconcile.
@@ -27,6 +28,50 @@ pub trait Inputs {
     /// The snapshot the reconcile decides from; an input the port could not read (an
     /// object of the wrong shape) is an [`InputError`] naming it.
     fn snapshot(&self) -> Result<Snapshot<'_>, InputError>;
+}
+
+/// One Gateway's inputs, owned: what a port that copies its objects out of a store, or
+/// reads them from an API server, hands the driver. Start from [`OwnedInputs::new`] and set
+/// the rest; the template is shared (it is the same for every Gateway).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OwnedInputs {
+    /// The Gateway.
+    pub gateway: Gateway,
+    /// Its GatewayClass; `None` when it does not exist.
+    pub class: Option<GatewayClass>,
+    /// The GatewayConfiguration it names; `None` when not found.
+    pub configuration: Option<GatewayConfiguration>,
+    /// The LB Deployment as the server stores it; `None` when not found.
+    pub deployment: Option<Deployment>,
+    /// The L34Routes that may attach to the Gateway.
+    pub routes: Vec<L34Route>,
+    /// The LB Deployment template.
+    pub template: Arc<Deployment>,
+}
+
+impl OwnedInputs {
+    /// The inputs of `gateway` with `template`, and nothing else yet.
+    pub fn new(gateway: Gateway, template: Arc<Deployment>) -> Self {
+        OwnedInputs {
+            gateway,
+            class: None,
+            configuration: None,
+            deployment: None,
+            routes: Vec::new(),
+            template,
+        }
+    }
+}
+
+impl Inputs for OwnedInputs {
+    fn snapshot(&self) -> Result<Snapshot<'_>, InputError> {
+        Ok(Snapshot::new(&self.gateway, &self.template)
+            .with_gateway_class(self.class.as_ref())
+            .with_configuration(self.configuration.as_ref())
+            .with_deployment(self.deployment.as_ref())
+            .with_routes(&self.routes))
+    }
 }
 
 /// What a [`Port::read`] found.
@@ -157,12 +202,12 @@ pub enum ReconcileError<E> {
 /// contract asks of a controller.
 ///
 /// ```
-/// use gateway_reconcile::reconcile::{Driver, Gathered, Inputs, Port, StatusWrite, ready};
+/// use std::sync::Arc;
+/// use gateway_reconcile::reconcile::{Driver, Gathered, OwnedInputs, Port, StatusWrite, ready};
 /// use gateway_reconcile::events::Event;
 /// use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration};
 /// use gateway_reconcile::{
-///     DeploymentWrite, InputError, Requeue, Settings, Snapshot, StatusPatch, WriteKind,
-///     WriteOutcome, template,
+///     DeploymentWrite, Requeue, Settings, StatusPatch, WriteKind, WriteOutcome, template,
 /// };
 /// use serde_json::json;
 ///
@@ -172,34 +217,21 @@ pub enum ReconcileError<E> {
 ///     class: GatewayClass,
 ///     configuration: GatewayConfiguration,
 ///     deployment: Option<Deployment>,
-///     template: Deployment,
+///     template: Arc<Deployment>,
 ///     events: Vec<String>,
 /// }
 ///
-/// // What a read hands the driver: here, copies of the stored objects.
-/// struct Read(Gateway, GatewayClass, GatewayConfiguration, Option<Deployment>, Deployment);
-///
-/// impl Inputs for Read {
-///     fn snapshot(&self) -> Result<Snapshot<'_>, InputError> {
-///         Ok(Snapshot::new(&self.0, &self.4)
-///             .with_gateway_class(Some(&self.1))
-///             .with_configuration(Some(&self.2))
-///             .with_deployment(self.3.as_ref()))
-///     }
-/// }
-///
 /// impl Port for Store {
-///     type Inputs = Read;
+///     type Inputs = OwnedInputs;
 ///     type Error = String;
 ///
-///     async fn read(&mut self) -> Result<Gathered<Read>, String> {
-///         Ok(Gathered::Inputs(Read(
-///             self.gateway.clone(),
-///             self.class.clone(),
-///             self.configuration.clone(),
-///             self.deployment.clone(),
-///             self.template.clone(),
-///         )))
+///     // What a read hands the driver: here, copies of the stored objects.
+///     async fn read(&mut self) -> Result<Gathered<OwnedInputs>, String> {
+///         let mut inputs = OwnedInputs::new(self.gateway.clone(), self.template.clone());
+///         inputs.class = Some(self.class.clone());
+///         inputs.configuration = Some(self.configuration.clone());
+///         inputs.deployment = self.deployment.clone();
+///         Ok(Gathered::Inputs(inputs))
 ///     }
 ///
 ///     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
@@ -240,7 +272,7 @@ pub enum ReconcileError<E> {
 ///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}
 ///     })).unwrap(),
 ///     deployment: None,
-///     template: template::default_template(),
+///     template: Arc::new(template::default_template()),
 ///     events: Vec::new(),
 /// };
 /// let driver = Driver::new(Settings::default());

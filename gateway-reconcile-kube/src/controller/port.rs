@@ -15,7 +15,7 @@ use gateway_reconcile::{
     DeploymentWrite, InputError, Requeue, Settings, StatusPatch, WriteKind, WriteOutcome,
     events::Event, lookup, wire,
 };
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DynamicObject};
 use kube::runtime::controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
@@ -214,31 +214,24 @@ impl port::Port for CachePort {
 
     async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, Error> {
         let (name, namespace) = (&self.key.name, self.namespace());
-        let params = PatchParams {
-            field_manager: Some(write::FIELD_MANAGER.to_owned()),
-            ..PatchParams::default()
-        };
         let gateways = Api::<Gateway>::namespaced(self.ctx.client.clone(), &namespace);
-        match gateways
-            .patch_status(name, &params, &Patch::Merge(patch.body()))
-            .await
-        {
-            Ok(written) => {
+        match write::patch_status(&gateways, name, &patch).await {
+            Ok((StatusWrite::Written, after)) => {
                 info!(gateway = %name, %namespace, "status written");
-                let after = written.resource_version().unwrap_or_default();
                 Pending::record(
                     &self.ctx.pending.statuses,
                     self.key.clone(),
                     self.gateway_version.clone(),
-                    &after,
+                    &after.unwrap_or_default(),
                 );
                 Ok(StatusWrite::Written)
             }
-            Err(kube::Error::Api(status)) if status.code == 409 => {
-                // The Gateway changed since the cache's copy: the driver decides again with
-                // the newer object (the watch delivers it; its event also triggers one).
+            Ok((other, _)) => {
+                // A conflict: the Gateway changed since the cache's copy, and the driver
+                // decides again with the newer object (the watch delivers it; its event
+                // also triggers a reconcile).
                 debug!(gateway = %name, %namespace, "status conflict, reconciling again");
-                Ok(StatusWrite::Conflict)
+                Ok(other)
             }
             Err(source) => Err(Error::StatusWrite {
                 source,
@@ -249,13 +242,7 @@ impl port::Port for CachePort {
 
     async fn record(&mut self, _action: WriteKind, events: &[Event]) {
         let reference = self.gateway.object_ref(&());
-        for event in events {
-            let event = events::to_runtime(event, self.verb);
-            if let Err(error) = self.ctx.recorder.publish(&event, &reference).await {
-                // An Event is informational: its loss must not undo or repeat the reconcile.
-                warn!(gateway = %self.key, reason = %event.reason, %error, "Event not recorded");
-            }
-        }
+        events::record(&self.ctx.recorder, &reference, events, self.verb).await;
     }
 }
 

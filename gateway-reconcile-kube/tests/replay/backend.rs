@@ -7,22 +7,28 @@
 //! another object such as its GatewayConfiguration), so that the expectations stay
 //! comparable; the server stores its own.
 //!
-//! The reconcile runs as the controller's user (`E2E_CONTROLLER_KUBECONFIG`): real GETs,
-//! `plan` at the scenario clock, the write with the kube crate's `write::create` /
-//! `write::replace`, `settle`, the status merge patch with the kube crate's precondition.
-//! Everything else (objects, patches, rollouts, admission) is the admin's.
+//! The reconcile runs as the controller's user (`E2E_CONTROLLER_KUBECONFIG`): the core's
+//! `Driver` at the scenario clock over the kube crate's `FreshPort` (real GETs, the
+//! shipped write verbs and status patch), which a `ReplayPort` wraps to translate names
+//! and make the faults admission cannot. Everything else (objects, patches, rollouts,
+//! admission) is the admin's.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use gateway_reconcile::events::Event;
+use gateway_reconcile::reconcile::{
+    Driver, Gathered, OwnedInputs, Port, ReconcileError, StatusWrite,
+};
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::{
-    DeploymentWrite, FailureClass, Plan, Settings, Snapshot, WriteOutcome, WriteRecord,
+    DeploymentWrite, FailureClass, Settings, StatusPatch, WriteKind, WriteOutcome, WriteRecord,
     gateway_class, lookup, wire,
 };
 use gateway_reconcile_kube::cached::{Cached, Kind as CachedKind};
+use gateway_reconcile_kube::fresh::FreshPort;
 use gateway_reconcile_kube::write;
 use jiff::Timestamp;
 use kube::api::{
@@ -103,9 +109,9 @@ pub struct Real {
     uids: BTreeMap<String, String>,
     /// Set when the runner gave up on the scenario: every later operation fails at once.
     cancelled: Arc<AtomicBool>,
-    /// The controller's memory: the write record of its last successful Deployment write
-    /// (`restart` drops it).
-    record: Option<WriteRecord>,
+    /// The controller's loop and its memory: the write record of its last successful
+    /// Deployment write (`restart` makes a new one).
+    driver: Driver,
     /// The mutating webhook of `mutateWrites`, while one is in effect.
     mutation: Option<super::webhook::Webhook>,
 }
@@ -200,7 +206,7 @@ impl Real {
             webhook: None,
             uids: BTreeMap::new(),
             cancelled: Arc::new(AtomicBool::new(false)),
-            record: None,
+            driver: Driver::default(),
             mutation: None,
         }
     }
@@ -495,6 +501,7 @@ fn marked(kind: Kind, object: &Value, i: u32) -> Value {
 impl Real {
     async fn create_all(&mut self, settings: &Settings, objects: Objects) -> Step<()> {
         self.settings = settings.clone();
+        self.driver = Driver::new(settings.clone());
         self.template = objects
             .template
             .unwrap_or_else(gateway_reconcile::template::default_template)
@@ -554,183 +561,63 @@ impl Real {
         Ok(())
     }
 
-    /// The snapshot's objects, read with the controller's GETs and converted with the kube
-    /// crate's conversions.
+    /// One reconcile: the GatewayClass's own status first (as the simulator settles it),
+    /// then the core's `Driver` over the kube crate's `FreshPort` (the shipped reads and
+    /// writes) wrapped in a [`ReplayPort`] that translates names and injects the faults.
+    ///
+    /// The replay reads fresh where the controller reads its caches: a scenario step
+    /// changes the cluster and the next reconcile must decide from that change, which a
+    /// watch cache shows only some time later. The caches are the controller stories'
+    /// business (`e2e.rs` runs the shipped binary).
     async fn reconcile_at(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
         let controller = self.controller.clone();
         let Some(gateway_json) = self.get(&controller, Kind::Gateway).await? else {
             return failed("the Gateway is gone");
         };
-        let resource_version =
-            str_at(&gateway_json, "/metadata/resourceVersion").map(str::to_owned);
-        let gateway: wire::Gateway = read_as_cached(gateway_json.clone())?;
+        let gateway: wire::Gateway = read_as_cached(gateway_json)?;
         self.class_name = gateway.spec.gateway_class_name.clone();
-        let class = match self.get(&controller, Kind::GatewayClass).await? {
-            Some(v) => Some(read_as_cached::<wire::GatewayClass>(v)?),
-            None => None,
-        };
-        let reference = gateway_json
-            .pointer("/spec/infrastructure/parametersRef")
-            .cloned();
-        let ours = reference.as_ref().is_some_and(|p| {
-            str_at(p, "/group") == Some(self.settings.parameters_group.as_str())
-                && str_at(p, "/kind") == Some(self.settings.parameters_kind.as_str())
-        });
-        let configuration = if ours {
-            self.configuration_name = reference
-                .as_ref()
-                .and_then(|p| str_at(p, "/name"))
-                .map(str::to_owned);
-            match self.get(&controller, Kind::Configuration).await? {
-                Some(v) => Some(read_as_cached::<wire::GatewayConfiguration>(v)?),
-                None => None,
+        let class_status_written = match self.get(&controller, Kind::GatewayClass).await? {
+            Some(class) => {
+                let class: wire::GatewayClass = read_as_cached(class)?;
+                self.settle_class(&class, now).await?
             }
-        } else {
-            None
+            None => false,
         };
-        let observed = self.get(&controller, Kind::Deployment).await?;
-        let deployment: Option<wire::Deployment> = observed
-            .clone()
-            .map(serde_json::from_value)
-            .transpose()
-            .or_else(|e| failed(format!("Deployment: {e}")))?;
-        let mut routes = Vec::new();
-        for real in self.namespaces.values() {
-            let api = self.api(&controller, Kind::Routes, Some(real));
-            let list = api
-                .list(&Default::default())
-                .await
-                .or_else(|e| failed(api_text(&e)))?;
-            for route in list {
-                routes.push(read_as_cached::<wire::L34Route>(
-                    self.file_form(Kind::Routes, to_json(&route)),
-                )?);
-            }
-        }
+
         let template: wire::Deployment = serde_json::from_value(self.template.clone())
             .or_else(|e| failed(format!("template: {e}")))?;
-
-        let settings = self.settings.clone();
-        let class_status_written = match &class {
-            Some(class) => self.settle_class(class, now).await?,
-            None => false,
-        };
-        let snapshot = Snapshot::new(&gateway, &template)
-            .with_gateway_class(class.as_ref())
-            .with_configuration(configuration.as_ref())
-            .with_deployment(deployment.as_ref())
-            .with_routes(&routes)
-            .with_write_record(self.record);
-        let plan = gateway_reconcile::plan(&settings, snapshot, now)
-            .or_else(|e| failed(format!("plan: {e}")))?;
-        let action = plan.write_kind();
         let real_ns = self.namespace().unwrap_or_default().to_owned();
-        let api = self.api(&controller, Kind::Deployment, Some(&real_ns));
-        let on_server = |desired: &wire::Deployment| {
-            let mut object = desired.object.clone();
-            if let Some(wire::tree::Value::Object(meta)) = object.get_mut("metadata") {
-                meta.insert("namespace", real_ns.as_str().into());
-            }
-            wire::Deployment::from_object(object)
+        let inner = FreshPort::new(
+            controller,
+            self.settings.clone(),
+            Arc::new(template),
+            &real_ns,
+            &self.gateway_name,
+        );
+        let driver = std::mem::take(&mut self.driver);
+        let mut port = ReplayPort {
+            real: self,
+            inner,
+            now,
+            error: None,
         };
-        let pending = match plan {
-            Plan::Write(pending) => Ok(pending),
-            Plan::Settled(settlement) => Err(settlement),
-        };
-        let (drift, outcome) = match pending.as_ref().map(|p| p.write()) {
-            Ok(DeploymentWrite::Create(desired)) => {
-                // No concurrent update makes a create fail with Conflict: the webhook
-                // answers it instead, from now on.
-                if let Some(Pending {
-                    admission: Admission::Conflict,
-                    outcome,
-                    ..
-                }) = &self.pending
-                {
-                    let outcome = outcome.clone();
-                    self.check_text(&outcome, &Self::webhook_text(outcome.message()))?;
-                    let admission = self.install_webhook(&outcome).await?;
-                    if let Some(pending) = self.pending.as_mut() {
-                        pending.admission = admission;
-                    }
-                }
-                (
-                    Vec::new(),
-                    Some(write::create(&api, on_server(desired)).await.outcome),
-                )
-            }
-            Ok(DeploymentWrite::Update { desired, drift }) => {
-                if matches!(
-                    self.pending.as_ref().map(|p| &p.admission),
-                    Some(Admission::Conflict)
-                ) {
-                    // Another writer changes the Deployment between our read and our write.
-                    let admin = self.api(&self.admin, Kind::Deployment, Some(&real_ns));
-                    let name = self.name_of(Kind::Deployment)?;
-                    admin
-                        .patch(&name, &PatchParams::default(), &Patch::Merge(json!({ "metadata": { "labels": { MARKER: format!("{}", now.as_second()) } } })))
-                        .await
-                        .or_else(|e| failed(format!("concurrent update: {}", api_text(&e))))?;
-                }
-                (
-                    drift.clone(),
-                    Some(write::replace(&api, on_server(desired)).await.outcome),
-                )
-            }
-            Err(_) => (Vec::new(), None),
-        };
-        if let Some(outcome) = &outcome {
-            self.counts.deployment_writes += 1;
-            if outcome.class().is_some() {
-                self.failed_write().await?;
-            }
+        let result = driver.reconcile(&mut port, now).await;
+        let error = port.error.take();
+        self.driver = driver;
+        if let Some(error) = error {
+            return Err(error);
         }
-        // The stored object the server answered, as the file names it (the core saw the
-        // file's namespace and uids).
-        let outcome = match outcome {
-            Some(WriteOutcome::Stored(stored)) => Some(
-                serde_json::from_value(self.file_form(Kind::Deployment, stored.into_json()))
-                    .map(WriteOutcome::Stored)
-                    .or_else(|e| failed(format!("stored Deployment: {e}")))?,
-            ),
-            other => other,
+        let reconciled = match result {
+            Ok(reconciled) => reconciled,
+            Err(ReconcileError::Input(e)) => return failed(format!("plan: {e}")),
+            Err(e) => return failed(e.to_string()),
         };
-        let (drift, settlement) = match (pending, &outcome) {
-            (Ok(pending), Some(outcome)) => (drift, pending.settle(outcome.clone())),
-            (Err(settlement), _) => (settlement.held_drift.clone(), settlement),
-            (Ok(_), None) => unreachable!("a planned write always has an outcome here"),
+        let Some(decided) = reconciled.decided else {
+            return failed("the reconcile read nothing (the Gateway is gone)");
         };
-        if let Some(record) = settlement.write_record {
-            self.record = Some(record);
+        if decided.status == StatusWrite::Conflict {
+            return failed("the status write met a conflict: no other writer changes the Gateway");
         }
-        // The record shows the outcome as the simulator's does: a write that went through
-        // is `Applied` (the stored object it carried is the server's, not the file's).
-        let outcome = outcome.map(|o| match o {
-            WriteOutcome::Stored(_) => WriteOutcome::Applied,
-            other => other,
-        });
-        let status_written = match settlement.status_patch() {
-            Some(patch) => {
-                // The core's precondition is the resourceVersion of the Gateway it was shown;
-                // the server's copy is the one to guard.
-                let mut patch = patch.into_body();
-                if let (Some(version), Value::Object(body)) = (&resource_version, &mut patch) {
-                    body.insert("metadata".into(), json!({ "resourceVersion": version }));
-                }
-                let params = PatchParams {
-                    field_manager: Some(write::FIELD_MANAGER.to_owned()),
-                    ..PatchParams::default()
-                };
-                let gateways = self.api(&controller, Kind::Gateway, Some(&real_ns));
-                gateways
-                    .patch_status(&self.gateway_name, &params, &Patch::Merge(&patch))
-                    .await
-                    .or_else(|e| failed(format!("status write: {}", api_text(&e))))?;
-                self.counts.status_writes += 1;
-                true
-            }
-            None => false,
-        };
         let admin = self.admin.clone();
         let after = self
             .get(&admin, Kind::Gateway)
@@ -744,7 +631,6 @@ impl Real {
             .or_else(|e| failed(format!("Gateway status: {e}")))?
             .unwrap_or_default();
         Ok(ReconcileRecord {
-            status_written,
             class_conditions: self
                 .get(&admin, Kind::GatewayClass)
                 .await?
@@ -754,8 +640,25 @@ impl Real {
                 .or_else(|e| failed(format!("GatewayClass status: {e}")))?
                 .unwrap_or_default(),
             class_status_written,
-            ..ReconcileRecord::new(now, action, drift, outcome, &settlement, status)
+            ..ReconcileRecord::new(
+                now,
+                decided.action,
+                decided.drift,
+                decided.outcome,
+                &decided.settlement,
+                status,
+            )
         })
+    }
+
+    /// The server's object, read into the core's type, as the file names it.
+    fn file_wire<K: CachedKind + Clone + serde::Serialize>(
+        &self,
+        kind: Kind,
+        object: &K,
+    ) -> Step<K> {
+        let json = serde_json::to_value(object).or_else(|e| failed(format!("{kind}: {e}")))?;
+        read_as_cached(self.file_form(kind, json))
     }
 
     /// The GatewayClass's own status, settled by the core and written as the controller
@@ -1303,7 +1206,13 @@ impl Real {
 
     /// The controller's memory: the write record of its last successful Deployment write.
     pub fn write_record(&self) -> Option<WriteRecord> {
-        self.record
+        let namespace = self
+            .namespaces
+            .iter()
+            .find(|(_, real)| Some(real.as_str()) == self.namespace())
+            .map(|(file, _)| file.as_str())
+            .unwrap_or_default();
+        self.driver.write_record(namespace, &self.gateway_name)
     }
 
     /// The L34Routes of every namespace of the scenario, as the file names them.
@@ -1398,6 +1307,173 @@ fn outcome_reason(outcome: &WriteOutcome) -> String {
     }
 }
 
+/// The kube crate's [`FreshPort`] as a scenario runs it: the objects the core sees carry
+/// the file's names and uids, the Deployment written carries the server's namespace, and
+/// the faults a `failWrites` step asks for that admission cannot make (a concurrent update
+/// between the read and the write) are made here.
+struct ReplayPort<'r> {
+    real: &'r mut Real,
+    inner: FreshPort,
+    now: Timestamp,
+    /// A step error met inside a port method (which answers an outcome, not an error).
+    error: Option<StepError<String>>,
+}
+
+impl ReplayPort<'_> {
+    fn translate(&mut self, inputs: OwnedInputs) -> Step<OwnedInputs> {
+        let real = &mut *self.real;
+        let mut inputs = inputs;
+        inputs.gateway = real.file_wire(Kind::Gateway, &inputs.gateway)?;
+        real.class_name = inputs.gateway.spec.gateway_class_name.clone();
+        inputs.class = match inputs.class.take() {
+            Some(class) => Some(real.file_wire(Kind::GatewayClass, &class)?),
+            None => None,
+        };
+        if let Some(p) = inputs
+            .gateway
+            .spec
+            .infrastructure
+            .as_ref()
+            .and_then(|i| i.parameters_ref.as_ref())
+            .filter(|p| {
+                p.group == real.settings.parameters_group && p.kind == real.settings.parameters_kind
+            })
+        {
+            real.configuration_name = Some(p.name.clone());
+        }
+        inputs.configuration = match inputs.configuration.take() {
+            Some(conf) => Some(real.file_wire(Kind::Configuration, &conf)?),
+            None => None,
+        };
+        inputs.deployment = match inputs.deployment.take() {
+            Some(deployment) => Some(
+                serde_json::from_value(real.file_form(Kind::Deployment, deployment.into_json()))
+                    .or_else(|e| failed(format!("Deployment: {e}")))?,
+            ),
+            None => None,
+        };
+        inputs.routes = inputs
+            .routes
+            .iter()
+            .map(|route| real.file_wire(Kind::Routes, route))
+            .collect::<Step<_>>()?;
+        Ok(inputs)
+    }
+
+    /// Before the write: a pending conflict is made as `failWrites` asks (a create cannot
+    /// conflict: the webhook answers it instead, from now on; an update meets another
+    /// writer's change between the read and the write).
+    async fn before_write(&mut self, write: &DeploymentWrite) -> Step<()> {
+        let real = &mut *self.real;
+        let conflict = matches!(
+            real.pending.as_ref().map(|p| &p.admission),
+            Some(Admission::Conflict)
+        );
+        if !conflict {
+            return Ok(());
+        }
+        match write {
+            DeploymentWrite::Create(_) => {
+                let outcome = real.pending.as_ref().map(|p| p.outcome.clone());
+                if let Some(outcome) = outcome {
+                    real.check_text(&outcome, &Real::webhook_text(outcome.message()))?;
+                    let admission = real.install_webhook(&outcome).await?;
+                    if let Some(pending) = real.pending.as_mut() {
+                        pending.admission = admission;
+                    }
+                }
+            }
+            DeploymentWrite::Update { .. } => {
+                let real_ns = real.namespace().unwrap_or_default().to_owned();
+                let admin = real.api(&real.admin, Kind::Deployment, Some(&real_ns));
+                let name = real.name_of(Kind::Deployment)?;
+                let marker = json!({ "metadata": { "labels": { MARKER: format!("{}", self.now.as_second()) } } });
+                admin
+                    .patch(&name, &PatchParams::default(), &Patch::Merge(marker))
+                    .await
+                    .or_else(|e| failed(format!("concurrent update: {}", api_text(&e))))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// After the write: a failure counts against the pending `failWrites`; a stored object
+    /// is read back in the file's names.
+    async fn after_write(&mut self, outcome: WriteOutcome) -> Step<WriteOutcome> {
+        self.real.counts.deployment_writes += 1;
+        if outcome.class().is_some() {
+            self.real.failed_write().await?;
+        }
+        match outcome {
+            WriteOutcome::Stored(stored) => {
+                serde_json::from_value(self.real.file_form(Kind::Deployment, stored.into_json()))
+                    .map(WriteOutcome::Stored)
+                    .or_else(|e| failed(format!("stored Deployment: {e}")))
+            }
+            other => Ok(other),
+        }
+    }
+}
+
+impl Port for ReplayPort<'_> {
+    type Inputs = OwnedInputs;
+    type Error = StepError<String>;
+
+    async fn read(&mut self) -> Step<Gathered<OwnedInputs>> {
+        match self.inner.read().await {
+            Ok(Gathered::Inputs(inputs)) => Ok(Gathered::Inputs(self.translate(inputs)?)),
+            Ok(later) => Ok(later),
+            Err(e) => failed(e.to_string()),
+        }
+    }
+
+    async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
+        if let Err(error) = self.before_write(&write).await {
+            self.error = Some(error);
+        }
+        // The core wrote the file's namespace; the server's is another.
+        let real_ns = self.inner.namespace().to_owned();
+        let on_server = |desired: wire::Deployment| {
+            let mut object = desired.object;
+            if let Some(wire::tree::Value::Object(meta)) = object.get_mut("metadata") {
+                meta.insert("namespace", real_ns.as_str().into());
+            }
+            wire::Deployment::from_object(object)
+        };
+        let write = match write {
+            DeploymentWrite::Create(desired) => DeploymentWrite::Create(on_server(desired)),
+            DeploymentWrite::Update { desired, drift } => DeploymentWrite::Update {
+                desired: on_server(desired),
+                drift,
+            },
+        };
+        let outcome = self.inner.write(write).await;
+        match self.after_write(outcome.clone()).await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                self.error.get_or_insert(error);
+                outcome
+            }
+        }
+    }
+
+    async fn patch_status(&mut self, patch: StatusPatch) -> Step<StatusWrite> {
+        let written = self
+            .inner
+            .patch_status(patch)
+            .await
+            .or_else(|e| failed(format!("status write: {e}")))?;
+        if written == StatusWrite::Written {
+            self.real.counts.status_writes += 1;
+        }
+        Ok(written)
+    }
+
+    async fn record(&mut self, action: WriteKind, events: &[Event]) {
+        self.inner.record(action, events).await;
+    }
+}
+
 fn merge(target: &mut Value, patch: &Value) {
     gateway_reconcile::sim::merge_patch::apply(target, patch);
 }
@@ -1450,7 +1526,7 @@ impl Backend for Real {
     /// A new controller client with no records: the write records are forgotten.
     fn restart(&mut self, _now: Timestamp) -> Step<()> {
         self.check_cancelled()?;
-        self.record = None;
+        self.driver = Driver::new(self.settings.clone());
         Ok(())
     }
 

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use serde_json::json;
 
 use super::*;
@@ -11,7 +13,7 @@ struct Toy {
     class: GatewayClass,
     configuration: GatewayConfiguration,
     deployment: Option<Deployment>,
-    template: Deployment,
+    template: Arc<Deployment>,
     /// The answer to the next Deployment write (`None`: store it).
     fail_write: Option<WriteOutcome>,
     /// The answer to the next status write (`None`: take it).
@@ -23,38 +25,19 @@ struct Toy {
     record_seen: Option<WriteRecord>,
 }
 
-struct Copies(
-    Gateway,
-    GatewayClass,
-    GatewayConfiguration,
-    Option<Deployment>,
-    Deployment,
-);
-
-impl Inputs for Copies {
-    fn snapshot(&self) -> Result<Snapshot<'_>, InputError> {
-        Ok(Snapshot::new(&self.0, &self.4)
-            .with_gateway_class(Some(&self.1))
-            .with_configuration(Some(&self.2))
-            .with_deployment(self.3.as_ref()))
-    }
-}
-
 impl Port for Toy {
-    type Inputs = Copies;
+    type Inputs = OwnedInputs;
     type Error = String;
 
-    async fn read(&mut self) -> Result<Gathered<Copies>, String> {
+    async fn read(&mut self) -> Result<Gathered<OwnedInputs>, String> {
         if let Some(requeue) = self.later.take() {
             return Ok(Gathered::Later(requeue));
         }
-        Ok(Gathered::Inputs(Copies(
-            self.gateway.clone(),
-            self.class.clone(),
-            self.configuration.clone(),
-            self.deployment.clone(),
-            self.template.clone(),
-        )))
+        let mut inputs = OwnedInputs::new(self.gateway.clone(), self.template.clone());
+        inputs.class = Some(self.class.clone());
+        inputs.configuration = Some(self.configuration.clone());
+        inputs.deployment = self.deployment.clone();
+        Ok(Gathered::Inputs(inputs))
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
@@ -108,7 +91,7 @@ fn toy() -> Toy {
         }))
         .unwrap(),
         deployment: None,
-        template: default_template(),
+        template: Arc::new(default_template()),
         fail_write: None,
         status_answer: None,
         later: None,

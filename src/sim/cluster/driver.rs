@@ -7,17 +7,15 @@ use serde_json::Value;
 
 use super::store::typed;
 use super::{Cluster, ClusterError, Kind};
-use crate::error::InputError;
+use std::sync::Arc;
+
 use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{
-    DeploymentWrite, Gathered, Inputs, ReconcileError, Requeue, Settlement, StatusPatch,
+    DeploymentWrite, Gathered, OwnedInputs, ReconcileError, Requeue, Settlement, StatusPatch,
     StatusWrite, WriteKind, ready,
 };
-use crate::snapshot::Snapshot;
-use crate::wire::{
-    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, GatewayStatus, L34Route,
-};
+use crate::wire::{Condition, Gateway, GatewayClass, GatewayStatus};
 
 /// What one [`Cluster::reconcile`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,48 +191,27 @@ struct Port<'c> {
     problem: Option<String>,
 }
 
-/// The objects one simulated reconcile reads, copied out of the store.
-struct Read {
-    class: Option<GatewayClass>,
-    gateway: Gateway,
-    configuration: Option<GatewayConfiguration>,
-    deployment: Option<Deployment>,
-    template: Deployment,
-    routes: Vec<L34Route>,
-}
-
-impl Inputs for Read {
-    fn snapshot(&self) -> Result<Snapshot<'_>, InputError> {
-        Ok(Snapshot::new(&self.gateway, &self.template)
-            .with_gateway_class(self.class.as_ref())
-            .with_configuration(self.configuration.as_ref())
-            .with_deployment(self.deployment.as_ref())
-            .with_routes(&self.routes))
-    }
-}
-
 impl crate::reconcile::Port for Port<'_> {
-    type Inputs = Read;
+    type Inputs = OwnedInputs;
     type Error = ClusterError;
 
-    async fn read(&mut self) -> Result<Gathered<Read>, ClusterError> {
+    async fn read(&mut self) -> Result<Gathered<OwnedInputs>, ClusterError> {
         let c = &*self.cluster;
-        Ok(Gathered::Inputs(Read {
-            class: c
-                .gateway_class
-                .as_ref()
-                .map(|v| typed(Kind::GatewayClass, v))
-                .transpose()?,
-            gateway: typed(Kind::Gateway, &c.gateway)?,
-            configuration: c
-                .configuration
-                .as_ref()
-                .map(|v| typed(Kind::Configuration, v))
-                .transpose()?,
-            deployment: c.deployment.clone(),
-            template: c.template.clone(),
-            routes: c.routes.clone(),
-        }))
+        let gateway = typed(Kind::Gateway, &c.gateway)?;
+        let mut inputs = OwnedInputs::new(gateway, Arc::new(c.template.clone()));
+        inputs.class = c
+            .gateway_class
+            .as_ref()
+            .map(|v| typed(Kind::GatewayClass, v))
+            .transpose()?;
+        inputs.configuration = c
+            .configuration
+            .as_ref()
+            .map(|v| typed(Kind::Configuration, v))
+            .transpose()?;
+        inputs.deployment = c.deployment.clone();
+        inputs.routes = c.routes.clone();
+        Ok(Gathered::Inputs(inputs))
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
