@@ -1,5 +1,5 @@
-//! The test kit on an embedder's own state: a toy controller loop over an in-memory store
-//! (no simulator inside), its reconcile a function around `plan` and `settle`, checked by
+//! The test kit on an embedder's own state: a toy controller over an in-memory store (no
+//! simulator inside), its reconcile the crate's `Driver` over the store's port, checked by
 //! the kit's schedules and invariants. The loop is built twice, differing only in how it
 //! schedules a reconcile's `Requeue`: done right it passes the kit's random schedules;
 //! mapping `Requeue::After` to "wait for a change" (the mistake a controller makes with a
@@ -7,16 +7,19 @@
 #![cfg(feature = "testing")]
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use gateway_reconcile::events::Event;
 use gateway_reconcile::jiff::Timestamp;
+use gateway_reconcile::reconcile::{Driver, Gathered, OwnedInputs, Port, StatusWrite, ready};
 use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::sim::merge_patch;
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::testing::strategies::{self, Op};
 use gateway_reconcile::testing::{ControllerLoop, Run};
-use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use gateway_reconcile::wire::{Deployment, Gateway};
 use gateway_reconcile::{
-    DeploymentWrite, Plan, Requeue, Settings, Snapshot, WriteOutcome, WriteRecord, plan,
+    DeploymentWrite, Requeue, Settings, StatusPatch, WriteKind, WriteOutcome, WriteRecord,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -124,57 +127,59 @@ fn typed<T: serde::de::DeserializeOwned>(store: &Store, kind: Kind) -> Result<Op
         .transpose()
 }
 
-/// The embedder's reconcile: read, `plan`, write, `settle`, write the status; what it did
-/// as the kit's record. `record` is the loop's memory of its last successful write.
-fn reconcile(
-    store: &mut Store,
-    settings: &Settings,
-    record: &mut Option<WriteRecord>,
-    now: Timestamp,
-) -> Result<ReconcileRecord, String> {
-    let gateway: Gateway = typed(store, Kind::Gateway)?.ok_or("no Gateway")?;
-    let class: Option<GatewayClass> = typed(store, Kind::GatewayClass)?;
-    let configuration: Option<GatewayConfiguration> = typed(store, Kind::Configuration)?;
-    let deployment: Option<Deployment> = typed(store, Kind::Deployment)?;
-    let template: Deployment = typed(store, Kind::Template)?.ok_or("no template")?;
-    let routes: Vec<L34Route> = typed(store, Kind::Routes)?.unwrap_or_default();
-    let snapshot = Snapshot::new(&gateway, &template)
-        .with_gateway_class(class.as_ref())
-        .with_configuration(configuration.as_ref())
-        .with_deployment(deployment.as_ref())
-        .with_routes(&routes)
-        .with_write_record(*record);
-    let planned = plan(settings, snapshot, now).map_err(|e| e.to_string())?;
-    let action = planned.write_kind();
-    let (drift, outcome, settlement) = match planned {
-        Plan::Write(pending) => {
-            let (write, awaiting) = pending.into_write();
-            let outcome = store.write(&write);
-            let drift = match &write {
-                DeploymentWrite::Update { drift, .. } => drift.clone(),
-                DeploymentWrite::Create(_) => Vec::new(),
-            };
-            let settlement = awaiting.settle(outcome.clone());
-            (drift, Some(outcome), settlement)
-        }
-        Plan::Settled(settlement) => (settlement.held_drift.clone(), None, settlement),
-    };
-    if settlement.write_record.is_some() {
-        *record = settlement.write_record;
+/// The embedder's port: the I/O of one reconcile on the store. The loop around it is the
+/// crate's [`Driver`] (read, plan, write, settle, keep the write record, status patch).
+struct StorePort<'s>(&'s mut Store);
+
+impl Port for StorePort<'_> {
+    type Inputs = OwnedInputs;
+    type Error = String;
+
+    async fn read(&mut self) -> Result<Gathered<OwnedInputs>, String> {
+        let store = &*self.0;
+        let gateway: Gateway = typed(store, Kind::Gateway)?.ok_or("no Gateway")?;
+        let template: Deployment = typed(store, Kind::Template)?.ok_or("no template")?;
+        let mut inputs = OwnedInputs::new(gateway, Arc::new(template));
+        inputs.class = typed(store, Kind::GatewayClass)?;
+        inputs.configuration = typed(store, Kind::Configuration)?;
+        inputs.deployment = typed(store, Kind::Deployment)?;
+        inputs.routes = typed(store, Kind::Routes)?.unwrap_or_default();
+        Ok(Gathered::Inputs(inputs))
     }
-    if let Some(patch) = settlement.status_patch() {
+
+    async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
+        self.0.write(&write)
+    }
+
+    async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, String> {
+        let store = &mut *self.0;
         let mut gateway = store.get(Kind::Gateway).cloned().unwrap_or_default();
-        merge_patch::apply(&mut gateway, patch.body());
+        patch.apply_to(&mut gateway);
         store.put(Kind::Gateway, gateway);
         store.writes.status_writes += 1;
+        Ok(StatusWrite::Written)
     }
+
+    async fn record(&mut self, _action: WriteKind, _events: &[Event]) {}
+}
+
+/// One reconcile: the driver over the store's port; what it did as the kit's record.
+fn reconcile(
+    store: &mut Store,
+    driver: &Driver,
+    now: Timestamp,
+) -> Result<ReconcileRecord, String> {
+    let reconciled = ready(driver.reconcile(&mut StorePort(store), now))
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let decided = reconciled.decided.ok_or("the port read nothing")?;
     let after: Gateway = typed(store, Kind::Gateway)?.ok_or("no Gateway")?;
     Ok(ReconcileRecord::new(
         now,
-        action,
-        drift,
-        outcome,
-        &settlement,
+        decided.action,
+        decided.drift,
+        decided.outcome,
+        &decided.settlement,
         after.status,
     ))
 }
@@ -184,7 +189,8 @@ struct Toy {
     store: Store,
     settings: Settings,
     now: Timestamp,
-    record: Option<WriteRecord>,
+    /// The loop, with its memory (the write record).
+    driver: Driver,
     due: Option<Timestamp>,
     scheduling: Scheduling,
 }
@@ -195,7 +201,7 @@ impl Toy {
             store: Store::default(),
             settings: Settings::default(),
             now: Timestamp::UNIX_EPOCH,
-            record: None,
+            driver: Driver::default(),
             due: None,
             scheduling,
         }
@@ -221,6 +227,7 @@ impl Backend for Toy {
 
     fn create(&mut self, settings: &Settings, objects: Objects, now: Timestamp) -> Step<()> {
         self.settings = settings.clone();
+        self.driver = Driver::new(settings.clone());
         self.now = now;
         let template = objects
             .template
@@ -243,7 +250,7 @@ impl Backend for Toy {
 
     fn reconcile(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
         self.now = now;
-        let record = reconcile(&mut self.store, &self.settings, &mut self.record, now)?;
+        let record = reconcile(&mut self.store, &self.driver, now)?;
         // The loop's scheduling of the next run: the part under test.
         self.due = (self.scheduling)(record.requeue, now);
         Ok(record)
@@ -302,7 +309,7 @@ impl Backend for Toy {
     }
 
     fn restart(&mut self, _: Timestamp) -> Step<()> {
-        self.record = None;
+        self.driver = Driver::new(self.settings.clone());
         self.due = None;
         Ok(())
     }
@@ -326,7 +333,14 @@ impl ControllerLoop for Toy {
     }
 
     fn write_record(&self) -> Option<WriteRecord> {
-        self.record
+        let gateway = self.store.get(Kind::Gateway);
+        let text = |key: &str| {
+            gateway
+                .and_then(|g| g.pointer(&format!("/metadata/{key}")))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        self.driver.write_record(text("namespace"), text("name"))
     }
 
     fn next_due(&self) -> Option<Timestamp> {

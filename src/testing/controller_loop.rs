@@ -17,8 +17,8 @@ use crate::sim::scenario::Backend;
 /// [`mutate_writes`](Backend::mutate_writes), plays the Deployment controller with
 /// [`rollout`](Backend::rollout), restarts the controller with
 /// [`restart`](Backend::restart), reads the objects back with [`read`](Backend::read), and
-/// runs the embedder's own reconcile with [`reconcile`](Backend::reconcile) (its loop body, a
-/// closure around [`plan`](crate::plan) and `settle`, or its controller), at the `now` it
+/// runs the embedder's own reconcile with [`reconcile`](Backend::reconcile) (the crate's
+/// [`Driver`](crate::reconcile::Driver) over its port, or its controller), at the `now` it
 /// hands over: the kit holds the clock.
 ///
 /// The methods here are the loop's memory, which no object on the server shows:

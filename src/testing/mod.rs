@@ -4,7 +4,7 @@
 //! - [`ControllerLoop`]: what the kit runs on. It is the scenario runner's
 //!   [`Backend`](crate::sim::scenario::Backend) (create, reconcile, patch, delete, rollout,
 //!   fail and mutate writes, restart, read, write counts), whose `reconcile` is the
-//!   embedder's own (its loop body, a closure around [`plan`](crate::plan) and `settle`, or
+//!   embedder's own (the crate's [`Driver`](crate::reconcile::Driver) over its port, or
 //!   its controller), plus the loop's memory: its write record and when it scheduled its
 //!   next reconcile. The simulated [`Cluster`] is one (the crate's own loop); an embedder
 //!   implements it for its store, or for a real API server.
@@ -39,19 +39,27 @@
 //!
 //! # An embedder's own loop under the kit
 //!
-//! A toy controller: its objects in an in-memory store, its reconcile a closure around
-//! `plan` and `settle`, its schedule taken from each settlement's requeue. The store's
+//! A toy controller: its objects in an in-memory store, its reconcile the crate's
+//! [`Driver`](crate::reconcile::Driver) over a [`Port`](crate::reconcile::Port) on the
+//! store (the loop every controller built on the crate runs), its schedule taken from each
+//! reconcile's requeue. The store's
 //! plumbing (bookkeeping, injected failures, a crude rollout) is hidden here; the
 //! `kit_loop` test holds a complete one.
 //!
 //! ```
 //! use std::collections::BTreeMap;
+//! use std::sync::Arc;
+//! use gateway_reconcile::events::Event;
 //! use gateway_reconcile::jiff::Timestamp;
-//! use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileRecord, RolloutState};
-//! use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
-//! use gateway_reconcile::testing::{ControllerLoop, Run, strategies::{self, Op}};
+//! use gateway_reconcile::reconcile::{Driver, Gathered, OwnedInputs, Port, StatusWrite, ready};
+//! use gateway_reconcile::testing::{
+//!     Backend, ControllerLoop, Kind, Objects, ReconcileRecord, RolloutState, Run, StepError,
+//!     WriteCounts, strategies::{self, Op},
+//! };
 //! use gateway_reconcile::wire::{Deployment, Gateway};
-//! use gateway_reconcile::{DeploymentWrite, Plan, Settings, Snapshot, WriteOutcome, WriteRecord};
+//! use gateway_reconcile::{
+//!     DeploymentWrite, Settings, StatusPatch, WriteKind, WriteOutcome, WriteRecord,
+//! };
 //! use serde_json::{Value, json};
 //!
 //! /// The embedder's store: objects as JSON, by kind.
@@ -95,56 +103,49 @@
 //! #     }
 //! # }
 //!
-//! /// The embedder's reconcile: read, plan, write, settle, write the status; what it did,
-//! /// and the write record to keep.
-//! type Reconcile = fn(&mut Store, Option<WriteRecord>, Timestamp)
-//!     -> Result<(ReconcileRecord, Option<WriteRecord>), String>;
+//! /// The embedder's port: the I/O of one reconcile on its store. The loop around it is the
+//! /// crate's `Driver`: read, plan, write, settle, keep the write record, status patch.
+//! struct StorePort<'s>(&'s mut Store);
 //!
-//! /// The toy loop: its store, its memory, its schedule.
+//! impl Port for StorePort<'_> {
+//!     type Inputs = OwnedInputs;
+//!     type Error = String;
+//!
+//!     async fn read(&mut self) -> Result<Gathered<OwnedInputs>, String> {
+//!         let store = &*self.0;
+//!         let gateway: Gateway = store.get(Kind::Gateway).ok_or("no Gateway")?;
+//!         let template: Deployment = store.get(Kind::Template).ok_or("no template")?;
+//!         let mut inputs = OwnedInputs::new(gateway, Arc::new(template));
+//!         inputs.class = store.get(Kind::GatewayClass);
+//!         inputs.configuration = store.get(Kind::Configuration);
+//!         inputs.deployment = store.get(Kind::Deployment);
+//!         inputs.routes = store.get(Kind::Routes).unwrap_or_default();
+//!         Ok(Gathered::Inputs(inputs))
+//!     }
+//!
+//!     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
+//!         self.0.write(&write)
+//!     }
+//!
+//!     async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, String> {
+//!         let mut gateway = self.0.objects["gateway"].clone();
+//!         patch.apply_to(&mut gateway);
+//!         self.0.put(Kind::Gateway, gateway);
+//!         self.0.writes.status_writes += 1;
+//!         Ok(StatusWrite::Written)
+//!     }
+//!
+//!     async fn record(&mut self, _: WriteKind, _: &[Event]) {}
+//! }
+//!
+//! /// The toy controller: its store, its loop (with the loop's memory), its schedule.
 //! struct Toy {
 //!     store: Store,
-//!     reconcile: Reconcile,
-//!     record: Option<WriteRecord>,
+//!     driver: Driver,
 //!     due: Option<Timestamp>,
 //!     settings: Settings,
 //!     now: Timestamp,
 //! }
-//!
-//! let reconcile: Reconcile = |store, record, now| {
-//!     let settings = strategies::settings();
-//!     let gateway: Gateway = store.get(Kind::Gateway).ok_or("no Gateway")?;
-//!     let (class, configuration) = (store.get(Kind::GatewayClass), store.get(Kind::Configuration));
-//!     let deployment: Option<Deployment> = store.get(Kind::Deployment);
-//!     let template: Deployment = store.get(Kind::Template).ok_or("no template")?;
-//!     let routes: Vec<_> = store.get(Kind::Routes).unwrap_or_default();
-//!     let snapshot = Snapshot::new(&gateway, &template)
-//!         .with_gateway_class(class.as_ref())
-//!         .with_configuration(configuration.as_ref())
-//!         .with_deployment(deployment.as_ref())
-//!         .with_routes(&routes)
-//!         .with_write_record(record);
-//!     let planned = gateway_reconcile::plan(&settings, snapshot, now).map_err(|e| e.to_string())?;
-//!     let action = planned.write_kind();
-//!     let (outcome, settlement) = match planned {
-//!         Plan::Write(pending) => {
-//!             let (write, awaiting) = pending.into_write();
-//!             let outcome = store.write(&write);
-//!             (Some(outcome.clone()), awaiting.settle(outcome))
-//!         }
-//!         Plan::Settled(settlement) => (None, settlement),
-//!     };
-//!     if let Some(patch) = settlement.status_patch() {
-//!         let mut gateway = store.objects["gateway"].clone();
-//!         gateway_reconcile::sim::merge_patch::apply(&mut gateway, patch.body());
-//!         store.put(Kind::Gateway, gateway);
-//!         store.writes.status_writes += 1;
-//!     }
-//!     let after: Gateway = store.get(Kind::Gateway).ok_or("no Gateway")?;
-//!     let memory = settlement.write_record.or(record);
-//!     let drift = settlement.held_drift.clone();
-//!     let done = ReconcileRecord::new(now, action, drift, outcome, &settlement, after.status);
-//!     Ok((done, memory))
-//! };
 //!
 //! type Step<T> = Result<T, StepError<String>>;
 //!
@@ -153,11 +154,15 @@
 //!
 //!     fn reconcile(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
 //!         self.now = now;
-//!         let (done, record) = (self.reconcile)(&mut self.store, self.record, now)?;
-//!         // The loop's memory and schedule, as a real loop keeps them.
-//!         self.record = record;
-//!         self.due = done.requeue.deadline(now);
-//!         Ok(done)
+//!         let reconciled = ready(self.driver.reconcile(&mut StorePort(&mut self.store), now))
+//!             .map_err(|e| e.to_string())?
+//!             .map_err(|e| e.to_string())?;
+//!         // The loop's schedule, as a real loop keeps it.
+//!         self.due = reconciled.requeue.deadline(now);
+//!         let decided = reconciled.decided.ok_or("nothing read")?;
+//!         let after: Gateway = self.store.get(Kind::Gateway).ok_or("no Gateway")?;
+//!         Ok(ReconcileRecord::new(now, decided.action, decided.drift, decided.outcome,
+//!                                 &decided.settlement, after.status))
 //!     }
 //!
 //!     fn fail_writes(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {
@@ -166,7 +171,7 @@
 //!     }
 //!
 //!     fn restart(&mut self, _: Timestamp) -> Step<()> {
-//!         (self.record, self.due) = (None, None);
+//!         (self.driver, self.due) = (Driver::new(self.settings.clone()), None);
 //!         Ok(())
 //!     }
 //!
@@ -180,6 +185,7 @@
 //! #
 //! #   fn create(&mut self, settings: &Settings, objects: Objects, now: Timestamp) -> Step<()> {
 //! #       (self.settings, self.now) = (settings.clone(), now);
+//! #       self.driver = Driver::new(settings.clone());
 //! #       let template = objects.template.unwrap_or_else(gateway_reconcile::template::default_template);
 //! #       for (kind, object) in [
 //! #           (Kind::GatewayClass, objects.gateway_class), (Kind::Gateway, Some(objects.gateway)),
@@ -223,11 +229,11 @@
 //! impl ControllerLoop for Toy {
 //!     fn settings(&self) -> &Settings { &self.settings }
 //!     fn now(&self) -> Timestamp { self.now }
-//!     fn write_record(&self) -> Option<WriteRecord> { self.record }
+//!     fn write_record(&self) -> Option<WriteRecord> { self.driver.write_record("ns", "gw") }
 //!     fn next_due(&self) -> Option<Timestamp> { self.due }
 //! }
 //!
-//! let mut toy = Toy { store: Store::default(), reconcile, record: None, due: None,
+//! let mut toy = Toy { store: Store::default(), driver: Driver::default(), due: None,
 //!                     settings: Settings::default(), now: Timestamp::UNIX_EPOCH };
 //! toy.create(&strategies::settings(), strategies::objects(), strategies::start()).unwrap();
 //! let mut run = Run::new(toy).unwrap();
@@ -292,9 +298,13 @@ use std::fmt::Write as _;
 
 use jiff::Timestamp;
 
-use crate::sim::cluster::{Cluster, ReconcileRecord, format_time};
+use crate::sim::cluster::{Cluster, format_time};
 use crate::sim::scenario::{Effect, Entry};
 pub use controller_loop::ControllerLoop;
+
+// What an embedder's test names, reachable from here (their home is the simulator's).
+pub use crate::sim::cluster::{Kind, Objects, ReconcileRecord, RolloutState};
+pub use crate::sim::scenario::{Backend, StepError, WriteCounts};
 use invariants::{Invariants, Violation};
 use strategies::Op;
 

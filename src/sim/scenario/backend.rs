@@ -43,6 +43,14 @@ impl<E> From<E> for StepError<E> {
     }
 }
 
+/// A backend whose errors are text takes a message with `?`
+/// (`.ok_or("no Gateway")?`).
+impl From<&str> for StepError<String> {
+    fn from(error: &str) -> Self {
+        StepError::Failed(error.to_owned())
+    }
+}
+
 /// Writes a backend made, for the report's last line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WriteCounts {
