@@ -1,0 +1,53 @@
+//! The memory of the controller's own writes: a cache that has not seen one yet is older
+//! than the write, and deciding from it would repeat the write.
+
+use super::*;
+
+/// Own writes the caches have not seen yet, by Gateway: the `resourceVersion` the object
+/// had before the write (`None`: the Deployment did not exist). While a cache still shows
+/// that version, it is older than our own write: deciding from it would repeat the write
+/// (a 409 at best), so the reconcile waits for the watch event, which triggers it anyway.
+/// A write that left the version unchanged (a no-op) is not recorded.
+#[derive(Default)]
+pub(super) struct Pending {
+    pub(super) deployments: Mutex<HashMap<ObjectRef<Gateway>, Option<String>>>,
+    pub(super) statuses: Mutex<HashMap<ObjectRef<Gateway>, String>>,
+}
+
+impl Pending {
+    /// Whether the cache still shows the version from before our write; forgets the write
+    /// once it does not.
+    pub(super) fn stale<V: PartialEq>(
+        map: &Mutex<HashMap<ObjectRef<Gateway>, V>>,
+        key: &ObjectRef<Gateway>,
+        cached: &V,
+    ) -> bool {
+        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(key) {
+            Some(before) if before == cached => true,
+            Some(_) => {
+                map.remove(key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn record<V: PartialEq>(
+        map: &Mutex<HashMap<ObjectRef<Gateway>, V>>,
+        key: ObjectRef<Gateway>,
+        before: V,
+        after: &V,
+    ) {
+        if &before != after {
+            map.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, before);
+        }
+    }
+}
+
+/// The requeue while the cache has not seen an own write: "at once", which the per-Gateway
+/// backoff turns into 5 ms, 10 ms, ... (the watch event usually comes first and triggers
+/// the reconcile anyway).
+pub(super) const AWAIT_OWN_WRITE: Requeue = Requeue::Immediately;
