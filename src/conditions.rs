@@ -45,19 +45,6 @@ pub const CONFIGURATION_APPLIED_NAME: &str = "ConfigurationApplied";
 /// Not a condition type by itself: the type is `D/Degraded` ([`ConditionTypes::degraded`]);
 /// look a condition up with [`ConditionTypes::find`].
 pub const DEGRADED_NAME: &str = "Degraded";
-/// The old name of [`CONFIGURATION_APPLIED_NAME`].
-#[deprecated(
-    since = "0.2.0",
-    note = "a name part, not a condition type: use CONFIGURATION_APPLIED_NAME, or ConditionTypes"
-)]
-pub const CONFIGURATION_APPLIED: &str = CONFIGURATION_APPLIED_NAME;
-/// The old name of [`DEGRADED_NAME`].
-#[deprecated(
-    since = "0.2.0",
-    note = "a name part, not a condition type: use DEGRADED_NAME, or ConditionTypes"
-)]
-pub const DEGRADED: &str = DEGRADED_NAME;
-
 /// Condition status values.
 pub mod status {
     /// The condition holds.

@@ -23,6 +23,9 @@
 //!   Deployment, conditions), and the LB Deployment [`template`].
 //! - Write outcomes: [`WriteOutcome`] (`Applied`, `Stored`, an [`ApiError`] or a transport
 //!   error), classified as a [`FailureClass`].
+//! - The loop around [`plan`]: [`reconcile::Driver`] runs one whole reconcile through a
+//!   [`reconcile::Port`] that does the I/O (read, Deployment write, status patch, Events);
+//!   the controller, the simulator and the tests all run it.
 //! - The vocabulary: [`conditions`] (types, statuses, reasons; look a condition up with
 //!   [`ConditionTypes::find`](conditions::ConditionTypes::find)) and [`events`].
 //! - The GatewayClass's own status: [`gateway_class`].
@@ -30,8 +33,9 @@
 //!   annotations; which Gateway a route names).
 //! - Errors: [`InputError`], for inputs the crate cannot work with.
 //! - Behind features (below): `kube` (`kube::Resource` for the wire types, to watch and
-//!   cache them with kube-rs), `testing` (the test kit), `interop` (k8s-openapi and
-//!   gateway-api conversions), `sim` (the simulator and scenario runner).
+//!   cache them with kube-rs), `testing` (the test kit), `k8s-openapi` and `gateway-api`
+//!   (conversions with those crates' types, in `interop`), `sim` (the simulator and
+//!   scenario runner).
 //!
 //! Nothing else is needed to run the reconcile. The rules behind its decisions are
 //! documented where they are implemented, in [`stages`] (validation with the exact
@@ -214,7 +218,7 @@
 //!
 //! | feature | gives | needs |
 //! |---|---|---|
-//! | `kube` | `kube::Resource` for the wire types (`resource::Watched`), to watch and cache them with kube-rs | kube-core 5 (types only, no client); Rust 1.89 |
+//! | `kube` | `kube::Resource` for the wire types (`wire::resource::Watched`), to watch and cache them with kube-rs | kube-core 5 (types only, no client); Rust 1.89 |
 //! | `k8s-openapi` | conversions with k8s-openapi 0.29's `Deployment` and `Condition` (`interop`) | |
 //! | `gateway-api` | conversions from gateway-api 0.22's `Gateway` and `GatewayClass`, and condition lists back (`interop`) | gateway-api 0.22, itself on k8s-openapi 0.28 and kube 4; Rust 1.92 |
 //! | `testing` | the test kit for embedders (`testing`: proptest strategies, the invariants as reusable checks, stable text for snapshot tests) | proptest |
@@ -247,12 +251,9 @@ mod json;
 pub mod lookup;
 mod merge_patch;
 mod names;
-pub mod outcome;
+mod outcome;
 pub(crate) mod quantity;
 pub mod reconcile;
-#[cfg(feature = "kube")]
-#[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
-pub mod resource;
 pub(crate) mod rollout;
 mod settings;
 #[cfg(feature = "sim")]

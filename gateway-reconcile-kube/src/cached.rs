@@ -37,13 +37,13 @@ use kube::Resource;
 use serde::de::{Deserialize, Deserializer};
 use serde_json::Value;
 
-pub use gateway_reconcile::resource::{Kind, Watched as Cached};
+pub use gateway_reconcile::wire::resource::{Kind, Watched as Cached};
 
 /// How many objects [`Cached`] has read on the calling thread: one per watch event; a
 /// reconcile reads none.
 #[cfg(test)]
 pub fn objects_read() -> u64 {
-    gateway_reconcile::resource::objects_read()
+    gateway_reconcile::wire::resource::objects_read()
 }
 
 /// A cached Gateway.

@@ -14,6 +14,9 @@ mod configuration;
 mod deployment;
 mod gateway;
 mod meta;
+#[cfg(feature = "kube")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
+pub mod resource;
 mod route;
 pub mod tree;
 

@@ -3,7 +3,7 @@
 //! kind deserializes into, and what its reflector stores and its reconcile borrows.
 //!
 //! ```
-//! use gateway_reconcile::resource::Watched;
+//! use gateway_reconcile::wire::resource::Watched;
 //! use gateway_reconcile::wire;
 //! use kube_core::Resource;
 //!
@@ -151,7 +151,7 @@ impl<T: Kind> Watched<T> {
     /// Reads one object from its JSON: never fails (see the module documentation).
     ///
     /// ```
-    /// use gateway_reconcile::resource::Watched;
+    /// use gateway_reconcile::wire::resource::Watched;
     /// use gateway_reconcile::wire;
     ///
     /// let bad = Watched::<wire::GatewayConfiguration>::from_json(serde_json::json!({
