@@ -6,7 +6,7 @@
 //! changes the cluster between two reconciles and wants the next one to decide from what
 //! it just wrote (the real-server replay of the scenario files does). Its writes are the
 //! controller's: [`write::create`] and [`write::replace`] for the LB Deployment,
-//! [`write::patch_status`] for the status, [`events::record`] for the Events (when given
+//! [`write::patch_status`] for the status, [`events::Recorder`] for the Events (when given
 //! a recorder).
 //!
 //! ```no_run
@@ -33,7 +33,6 @@ use gateway_reconcile::{
     events::Event, lookup, wire,
 };
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
-use kube::runtime::events::Recorder;
 use kube::{Client, Resource};
 
 use crate::cached::{self, Cached};
@@ -64,7 +63,7 @@ pub struct FreshPort {
     template: Arc<wire::Deployment>,
     namespace: String,
     name: String,
-    recorder: Option<Recorder>,
+    recorder: Option<events::Recorder>,
     /// The verb of this reconcile's Deployment write, for the Events' action.
     verb: &'static str,
 }
@@ -91,7 +90,7 @@ impl FreshPort {
     }
 
     /// Records the settlements' Events with `recorder`.
-    pub fn with_recorder(mut self, recorder: Recorder) -> Self {
+    pub fn with_recorder(mut self, recorder: events::Recorder) -> Self {
         self.recorder = Some(recorder);
         self
     }
@@ -249,7 +248,7 @@ impl Port for FreshPort {
                 namespace: Some(self.namespace.clone()),
                 ..Default::default()
             };
-            events::record(recorder, &reference, events, self.verb).await;
+            recorder.record(&reference, events, self.verb).await;
         }
     }
 }

@@ -83,7 +83,7 @@ use gateway_reconcile::{InputError, Settings, lookup, wire};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ApiResource};
 use kube::runtime::controller::{self, Controller};
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
@@ -190,7 +190,7 @@ struct Context {
     client: Client,
     config: Config,
     stores: Stores,
-    recorder: Recorder,
+    recorder: crate::events::Recorder,
     deployment_resource: ApiResource,
     /// Failures in a row by Gateway (see [`crate::backoff`]).
     backoff: Backoff<ObjectRef<Gateway>>,
@@ -384,7 +384,7 @@ pub async fn run_with(
         pending: Pending::default(),
         driver: Driver::new(config.settings.clone()),
         template: Arc::new(config.template.clone()),
-        recorder: Recorder::new(client.clone(), config.reporter.clone()),
+        recorder: crate::events::Recorder::new(client.clone(), config.reporter.clone()),
         client,
         config: config.clone(),
         stores: stores.clone(),
@@ -601,7 +601,7 @@ mod tests {
             pending: Pending::default(),
             driver: Driver::new(Settings::default()),
             template: Arc::new(gateway_reconcile::template::default_template()),
-            recorder: Recorder::new(client.clone(), reporter.clone()),
+            recorder: crate::events::Recorder::new(client.clone(), reporter.clone()),
             client,
             config: Config {
                 settings: Settings::default(),

@@ -242,7 +242,10 @@ impl port::Port for CachePort {
 
     async fn record(&mut self, _action: WriteKind, events: &[Event]) {
         let reference = self.gateway.object_ref(&());
-        events::record(&self.ctx.recorder, &reference, events, self.verb).await;
+        self.ctx
+            .recorder
+            .record(&reference, events, self.verb)
+            .await;
     }
 }
 
