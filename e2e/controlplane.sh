@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway Kubernetes control plane for the end-to-end tests: etcd and kube-apiserver,
 # built from their Go modules (e2e/controlplane/go.mod pins the versions), on loopback, in
-# a temporary directory. No kubelet, scheduler or controller-manager.
+# a temporary directory. No kubelet, scheduler or controller-manager, unless E2E_FULL=1
+# (below).
 #
 #   e2e/controlplane.sh build             build the binaries (skipped when up to date)
 #   e2e/controlplane.sh run -- CMD...     build, start, install the CRDs, run CMD, stop
@@ -28,6 +29,18 @@
 # message and the last lines of the failing component's log go to stderr), 2 for a usage
 # error. Everything started is stopped and the directory removed on every exit path.
 #
+# E2E_FULL=1 (for `build` and `run`): the full control plane. Besides etcd and
+# kube-apiserver, it builds and starts kube-controller-manager and kube-scheduler (same
+# module and version as kube-apiserver) and kwok (e2e/kwok/go.mod pins it), which plays the
+# kubelet of a few fake Nodes it is given: Pods scheduled to them start and become Ready
+# (kwok's Stages in e2e/kwok/stages/; a Pod labelled e2e.gateway-reconcile/unready=true
+# runs but never becomes Ready). CMD then also gets:
+#   E2E_FULL=1
+#   E2E_NODES        the fake Nodes' names, split on spaces (Ready and schedulable)
+#   E2E_CONTROLLER_MANAGER_PID, E2E_SCHEDULER_PID, E2E_KWOK_PID  their process ids
+# Their logs are kube-controller-manager.log, kube-scheduler.log and kwok.log in E2E_DIR.
+# Without E2E_FULL=1 (the default), nothing of this is built or started.
+#
 # Environment knobs: E2E_KEEP_DIR=1 keeps the directory (its path is printed);
 # E2E_START_TIMEOUT (seconds, default 180) bounds the wait for each component's readiness;
 # E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces); MERIDIO2_SRC is Meridio-2's
@@ -43,6 +56,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 module="$here/controlplane"
 bin="$module/bin"
 crd_dir="$here/crds"
+kwok_module="$here/kwok"
 
 # Pinned versions. The kube-apiserver and etcd versions are the ones in controlplane/go.mod
 # (k8s.io/kubernetes and go.etcd.io/etcd/server/v3); the ldflags below stamp the same
@@ -51,6 +65,10 @@ kube_version="v1.36.3"
 # Gateway API release the Rust gateway-api crate 0.22 is generated from.
 gateway_api_version="v1.5.1"
 admin_user="e2e-admin"
+# The kwok release e2e/kwok/go.mod pins (for messages only: the module file decides).
+kwok_version="v0.8.0"
+# The full control plane's fake Nodes: kwok-node-0 .. kwok-node-(N-1).
+fake_nodes=3
 
 die() {
   echo "controlplane.sh: $*" >&2
@@ -80,6 +98,11 @@ ldflags() {
 
 build() {
   go_env
+  build_bare
+  [[ "${E2E_FULL:-}" != 1 ]] || build_full
+}
+
+build_bare() {
   local stamp
   stamp="$(cd "$module" && build_stamp)"
   if [[ -x "$bin/kube-apiserver" && -x "$bin/etcd" && -x "$bin/e2e-helper" &&
@@ -93,6 +116,36 @@ build() {
       k8s.io/kubernetes/cmd/kube-apiserver ./cmd/etcd ./cmd/e2e-helper) ||
     die "build failed"
   echo "$stamp" >"$bin/.stamp"
+}
+
+# The full control plane's binaries: kube-controller-manager and kube-scheduler from the
+# control plane's module (the same k8s.io/kubernetes as kube-apiserver), kwok from a module
+# of its own (kwok/go.mod: its k8s.io libraries are not the control plane's). Skipped when
+# they exist and were built from the same module files, Go version and flags.
+full_stamp() {
+  {
+    go version
+    ldflags
+    cat "$module/go.mod" "$module/go.sum" "$kwok_module/go.mod" "$kwok_module/go.sum"
+  } | sha256sum | cut -d' ' -f1
+}
+
+build_full() {
+  local stamp
+  stamp="$(full_stamp)"
+  if [[ -x "$bin/kube-controller-manager" && -x "$bin/kube-scheduler" && -x "$bin/kwok" &&
+        "$(cat "$bin/.stamp-full" 2>/dev/null)" == "$stamp" ]]; then
+    return 0
+  fi
+  echo "controlplane.sh: building kube-controller-manager and kube-scheduler $kube_version and kwok $kwok_version (the first build takes a while)" >&2
+  mkdir -p "$bin"
+  rm -f "$bin/.stamp-full"
+  (cd "$module" && go build -buildvcs=false -ldflags "$(ldflags)" -o "$bin/" \
+      k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler) ||
+    die "build failed (kube-controller-manager, kube-scheduler)"
+  (cd "$kwok_module" && go build -buildvcs=false -ldflags "-s -w" -o "$bin/" sigs.k8s.io/kwok/cmd/kwok) ||
+    die "build failed (kwok)"
+  echo "$stamp" >"$bin/.stamp-full"
 }
 
 # The Gateway API CRDs, from the sigs.k8s.io/gateway-api module itself (downloaded into, and
@@ -147,12 +200,14 @@ stop_all() {
   local i pid
   # A test may have paused etcd: a kube-apiserver stops gracefully only with it.
   for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null || true; done
-  # A kube-apiserver started again by start-apiserver is no child of this shell.
-  if [[ -n "$tmp" ]] && pid="$(current_apiserver "$tmp")" && [[ " ${pids[*]} " != *" $pid "* ]]; then
-    stop kube-apiserver "$pid"
-  fi
-  # Stop in reverse order of start: kube-apiserver first, then etcd.
+  # Stop in reverse order of start: kwok, kube-scheduler and kube-controller-manager (in
+  # the full control plane), kube-apiserver, then etcd.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    # A kube-apiserver started again by start-apiserver is no child of this shell.
+    if [[ "${names[$i]}" == kube-apiserver && -n "$tmp" ]] && pid="$(current_apiserver "$tmp")" &&
+       [[ " ${pids[*]} " != *" $pid "* ]]; then
+      stop kube-apiserver "$pid"
+    fi
     pid="${pids[$i]}"
     stop "${names[$i]}" "$pid"
     wait "$pid" 2>/dev/null || true
@@ -166,6 +221,28 @@ stop_all() {
       rm -rf "$tmp"
     fi
   fi
+}
+
+# wait_until NAME PID LOG WHAT COMMAND...: runs COMMAND (a wait of a few seconds) again
+# until it succeeds, while the process PID runs, for at most E2E_START_TIMEOUT seconds;
+# fails with the last lines of LOG (NAME's log) and COMMAND's last error.
+wait_until() {
+  local name="$1" pid="$2" log="$3" what="$4"
+  shift 4
+  local deadline=$((SECONDS + ${E2E_START_TIMEOUT:-180})) last=""
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid" 2>/dev/null && rc=0 || rc=$?
+      fail_start "$name" "$log" "it exited (status $rc)"
+    fi
+    if last="$("$@" 2>&1 >/dev/null)"; then
+      return 0
+    fi
+    if ((SECONDS >= deadline)); then
+      fail_start "$name" "$log" "$what after ${E2E_START_TIMEOUT:-180}s (last try: $last)"
+    fi
+    sleep 0.25
+  done
 }
 
 # Fails with the last lines of the component's log.
@@ -199,23 +276,127 @@ wait_ready() {
   done
 }
 
+# The controllers kube-controller-manager runs in the full control plane: the Deployment
+# and ReplicaSet controllers, the garbage collector, the namespace controller, the
+# ServiceAccount controllers (a namespace's `default` ServiceAccount, which the API server's
+# ServiceAccount admission needs before it admits a Pod; tokens), the node lifecycle
+# controller (it lifts the not-ready taint the API server puts on every new Node, once kwok
+# has made it Ready) and the kube-root-ca.crt publisher (the ConfigMap the Pods' token
+# volume names).
+kcm_controllers="deployment-controller,replicaset-controller,garbage-collector-controller"
+kcm_controllers+=",namespace-controller,serviceaccount-controller,serviceaccount-token-controller"
+kcm_controllers+=",node-lifecycle-controller,root-ca-certificate-publisher-controller"
+
+# start_full SERVER KCM_PORT SCHEDULER_PORT KWOK_PORT: kube-controller-manager,
+# kube-scheduler, kwok and its fake Nodes (E2E_FULL=1), each waited for; exports what CMD
+# gets besides.
+start_full() {
+  local server="$1" kcm_port="$2" sched_port="$3" kwok_port="$4" pid
+
+  # Identities: kube-controller-manager and kube-scheduler as the users the API server's
+  # bootstrap RBAC policy binds (system:kube-controller-manager, system:kube-scheduler);
+  # kwok, which writes Node and Pod status and Node leases, in group system:masters, as a
+  # user of its own (kwok-controller) so that its writes are told apart from the test's.
+  { "$bin/e2e-helper" client "$tmp" "$server" kube-controller-manager system:kube-controller-manager &&
+    "$bin/e2e-helper" client "$tmp" "$server" kube-scheduler system:kube-scheduler &&
+    "$bin/e2e-helper" client "$tmp" "$server" kwok kwok-controller system:masters; } ||
+    die "cannot write certificates"
+
+  # Both serve their health endpoints with the API server's certificate (127.0.0.1, signed
+  # by ca.crt), so that the probe, which trusts ca.crt, can check them. Each controller
+  # runs as a ServiceAccount of its own in kube-system (--use-service-account-credentials,
+  # as kubeadm runs it), bound by the bootstrap policy: the audit log names, e.g.,
+  # system:serviceaccount:kube-system:deployment-controller. sa.key signs the legacy
+  # tokens; the API server verifies them with sa.pub (--service-account-key-file).
+  "$bin/kube-controller-manager" \
+    --kubeconfig "$tmp/kube-controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$kcm_port" \
+    --tls-cert-file "$tmp/apiserver.crt" --tls-private-key-file "$tmp/apiserver.key" \
+    --leader-elect=false \
+    --controllers "$kcm_controllers" \
+    --use-service-account-credentials=true \
+    --service-account-private-key-file "$tmp/sa.key" \
+    --root-ca-file "$tmp/ca.crt" \
+    --profiling=false >"$tmp/kube-controller-manager.log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  names+=(kube-controller-manager)
+  echo "$pid" >"$tmp/kube-controller-manager.pid"
+  export E2E_CONTROLLER_MANAGER_PID="$pid"
+  wait_ready kube-controller-manager "$pid" "$tmp/kube-controller-manager.log" \
+    "https://127.0.0.1:$kcm_port/healthz" "$tmp"
+  # Its controllers run: the serviceaccount controller has made the default namespace's.
+  wait_until kube-controller-manager "$pid" "$tmp/kube-controller-manager.log" \
+    "no ServiceAccount default/default" \
+    "$bin/e2e-helper" wait-serviceaccount "$tmp/kubeconfig" default default 5
+
+  "$bin/kube-scheduler" \
+    --kubeconfig "$tmp/kube-scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$sched_port" \
+    --tls-cert-file "$tmp/apiserver.crt" --tls-private-key-file "$tmp/apiserver.key" \
+    --leader-elect=false \
+    --profiling=false >"$tmp/kube-scheduler.log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  names+=(kube-scheduler)
+  echo "$pid" >"$tmp/kube-scheduler.pid"
+  export E2E_SCHEDULER_PID="$pid"
+  wait_ready kube-scheduler "$pid" "$tmp/kube-scheduler.log" "https://127.0.0.1:$sched_port/readyz" "$tmp"
+
+  # kwok: the Nodes annotated kwok.x-k8s.io/node=fake only, and the Pods bound to them;
+  # the Stages of kwok/stages/ (node-initialize, node-heartbeat-with-lease, pod-ready,
+  # pod-delete from kwok; pod-unready, this project's); a Node lease renewed as a kubelet
+  # does (40 s, the node lifecycle controller reads it); Pod IPs from 10.244.0.0/16 (the
+  # API server's Service range is 10.0.0.0/24); its health endpoint (plain HTTP) on
+  # loopback. KWOK_WORKDIR keeps it from reading a configuration from the home directory.
+  local stage configs=()
+  for stage in "$kwok_module"/stages/*.yaml; do configs+=(--config "$stage"); done
+  KWOK_WORKDIR="$tmp/kwok" "$bin/kwok" \
+    --kubeconfig "$tmp/kwok.kubeconfig" \
+    --manage-all-nodes=false \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+    --node-lease-duration-seconds 40 \
+    --cidr 10.244.0.0/16 \
+    --server-address "127.0.0.1:$kwok_port" \
+    "${configs[@]}" >"$tmp/kwok.log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  names+=(kwok)
+  echo "$pid" >"$tmp/kwok.pid"
+  export E2E_KWOK_PID="$pid"
+  wait_ready kwok "$pid" "$tmp/kwok.log" "http://127.0.0.1:$kwok_port/healthz"
+
+  # The fake Nodes, Ready (kwok) and without the not-ready taint (node lifecycle controller).
+  wait_until kwok "$pid" "$tmp/kwok.log" "fake Nodes not schedulable (see kube-controller-manager.log too)" \
+    "$bin/e2e-helper" fake-nodes "$tmp/kubeconfig" kwok-node "$fake_nodes" 5
+  local i nodes=()
+  for ((i = 0; i < fake_nodes; i++)); do nodes+=("kwok-node-$i"); done
+  export E2E_FULL=1 E2E_NODES="${nodes[*]}"
+}
+
 run() {
   if [[ $# -eq 0 ]]; then
     echo "usage: $0 run -- COMMAND [ARGS...]" >&2
     exit 2
   fi
   build
-  local crd_files
+  local crd_files started="$SECONDS"
   tmp="$(mktemp -d "${TMPDIR:-/tmp}/e2e-controlplane.XXXXXX")"
   trap stop_all EXIT
   trap 'on_signal INT 130' INT
   trap 'on_signal TERM 143' TERM
   crd_files="$(gateway_api_crds)" || exit 125
 
-  local etcd_client etcd_peer api_port
-  { read -r etcd_client; read -r etcd_peer; read -r api_port; } < <("$bin/e2e-helper" ports 3) ||
-    die "cannot find free ports"
-  [[ -n "$api_port" ]] || die "cannot find free ports"
+  local etcd_client etcd_peer api_port kcm_port sched_port kwok_port
+  if [[ "${E2E_FULL:-}" == 1 ]]; then
+    { read -r etcd_client; read -r etcd_peer; read -r api_port; read -r kcm_port; read -r sched_port
+      read -r kwok_port; } < <("$bin/e2e-helper" ports 6) || die "cannot find free ports"
+    [[ -n "$kwok_port" ]] || die "cannot find free ports"
+  else
+    { read -r etcd_client; read -r etcd_peer; read -r api_port; } < <("$bin/e2e-helper" ports 3) ||
+      die "cannot find free ports"
+    [[ -n "$api_port" ]] || die "cannot find free ports"
+  fi
   local server="https://127.0.0.1:$api_port"
   "$bin/e2e-helper" pki "$tmp" "$server" "$admin_user" || die "cannot write certificates"
 
@@ -319,6 +500,10 @@ EOF
     fail_start "CRD installation" "$tmp/crds.log" "see below"
 
   echo "controlplane.sh: kube-apiserver $kube_version ready at $server" >&2
+  if [[ "${E2E_FULL:-}" == 1 ]]; then
+    start_full "$server" "$kcm_port" "$sched_port" "$kwok_port"
+    echo "controlplane.sh: full control plane ready in $((SECONDS - started))s: kube-controller-manager, kube-scheduler, kwok, Nodes $E2E_NODES" >&2
+  fi
   # COMMAND runs in the background (stdin kept) so that a signal to this script is handled
   # at once: it is passed on to COMMAND, then everything is stopped.
   KUBECONFIG="$tmp/kubeconfig" AUDIT_LOG="$tmp/audit.log" E2E_ADMIN_USER="$admin_user" \

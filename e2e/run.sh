@@ -4,13 +4,18 @@
 # runs the tests against them, then stops everything and checks that nothing is left
 # behind; then the same for the Helm chart's test (with helm, also built from its Go module
 # once), on a control plane of its own; then the fault stories, on one more (they restart
-# its kube-apiserver and pause its etcd). Needs Go 1.26 or later and the Go module proxy (or a
-# filled module cache). Exit status: the tests', 125 when the control plane or helm could
-# not be built or started, 1 when it left something behind.
+# its kube-apiserver and pause its etcd); then the full control plane's Go smoke test
+# (kube-controller-manager, kube-scheduler and kwok's fake Nodes besides). Needs Go 1.26 or
+# later and the Go module proxy (or a filled module cache). Exit status: the tests', 125
+# when the control plane or helm could not be built or started, 1 when it left something
+# behind.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-./controlplane.sh build
+# Every binary, the full control plane's too (each set skipped when up to date). Only the
+# last control plane below is a full one, whatever the caller's environment says.
+unset E2E_FULL
+E2E_FULL=1 ./controlplane.sh build
 
 # helm, for the chart test: built from its Go module once, then reused (the stamp holds the
 # version: a `go install` build reports only "v3.22").
@@ -26,7 +31,8 @@ fi
 marker="$(mktemp)"
 chart_marker="$(mktemp)"
 faults_marker="$(mktemp)"
-trap 'rm -f "$marker" "$chart_marker" "$faults_marker"' EXIT
+full_marker="$(mktemp)"
+trap 'rm -f "$marker" "$chart_marker" "$faults_marker" "$full_marker"' EXIT
 rc=0
 # The Go smoke tests, then the controller's stories (gateway-reconcile-kube/tests/e2e.rs,
 # ignored by a plain `cargo test`), built before the control plane starts. The operability
@@ -63,8 +69,19 @@ E2E_APISERVER_ARGS="--request-timeout=8s --min-request-timeout=4" E2E_AUDIT_WATC
   "$faults_marker" || faults_rc=$?
 [[ "$rc" != 0 ]] || rc="$faults_rc"
 
-# Each control plane is gone: its directory removed, its API port closed.
-for m in "$marker" "$chart_marker" "$faults_marker"; do
+# The full control plane (E2E_FULL=1: kube-controller-manager, kube-scheduler, kwok and its
+# fake Nodes): the Go smoke test that needs it (the others run on the first control plane;
+# this one skips there). The real Deployment controller's rollouts (e2e/README.md, "The full
+# control plane").
+full_rc=0
+E2E_FULL=1 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
+    cd controlplane && go test -count=1 -v -run "^TestFullControlPlane$" ./smoke' \
+  "$full_marker" || full_rc=$?
+[[ "$rc" != 0 ]] || rc="$full_rc"
+
+# Each control plane is gone: its directory removed, its API port closed, none of its
+# processes left (each one's command line names the directory).
+for m in "$marker" "$chart_marker" "$faults_marker" "$full_marker"; do
   dir="" server=""
   read -r dir server <"$m" || true
   if [[ -n "${dir:-}" ]]; then
@@ -77,6 +94,13 @@ for m in "$marker" "$chart_marker" "$faults_marker"; do
       echo "run.sh: something still listens on the API server's port $port" >&2
       exit 1
     fi
+    for cmdline in /proc/[0-9]*/cmdline; do
+      if { tr '\0' ' ' <"$cmdline"; } 2>/dev/null | grep -qF -- "$dir/"; then
+        pid="${cmdline#/proc/}"
+        echo "run.sh: process ${pid%/cmdline} of the control plane in $dir still runs" >&2
+        exit 1
+      fi
+    done
   fi
 done
 exit "$rc"

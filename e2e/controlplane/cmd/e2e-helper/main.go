@@ -7,6 +7,13 @@
 //	                                      ca.crt and admin client certificate)
 //	e2e-helper crds KUBECONFIG FILE...    create or update the CRDs in the YAML files and
 //	                                      wait until each is Established
+//	e2e-helper client DIR SERVER_URL NAME USER [GROUP]
+//	                                      one more client certificate and kubeconfig
+//	                                      (DIR/NAME.kubeconfig), signed by DIR's CA
+//	e2e-helper fake-nodes KUBECONFIG PREFIX N TIMEOUT_SECONDS
+//	                                      create N Nodes for kwok, wait until schedulable
+//	e2e-helper wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS
+//	                                      wait until the ServiceAccount exists
 package main
 
 import (
@@ -28,6 +35,12 @@ func main() {
 		err = probe(args)
 	case "crds":
 		err = crds(args)
+	case "client":
+		err = client(args)
+	case "fake-nodes":
+		err = fakeNodes(args)
+	case "wait-serviceaccount":
+		err = waitServiceAccount(args)
 	default:
 		usage()
 	}
@@ -38,6 +51,8 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: e2e-helper ports N | pki DIR SERVER_URL USER | probe URL [DIR] | crds KUBECONFIG FILE...")
+	fmt.Fprintln(os.Stderr, "usage: e2e-helper ports N | pki DIR SERVER_URL USER | probe URL [DIR] | crds KUBECONFIG FILE... |\n"+
+		"  client DIR SERVER_URL NAME USER [GROUP] | fake-nodes KUBECONFIG PREFIX N TIMEOUT_SECONDS |\n"+
+		"  wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS")
 	os.Exit(2)
 }

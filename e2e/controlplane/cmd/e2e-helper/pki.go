@@ -129,28 +129,8 @@ func pki(args []string) error {
 	}
 	caPEM := pemBlock("CERTIFICATE", caDER)
 
-	b64 := base64.StdEncoding.EncodeToString
 	kubeconfigOf := func(user string, cert, key []byte) string {
-		return fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: %s
-  user:
-    client-certificate-data: %s
-    client-key-data: %s
-contexts:
-- name: e2e
-  context:
-    cluster: e2e
-    user: %s
-    namespace: default
-current-context: e2e
-`, server, b64(caPEM), user, b64(cert), b64(key), user)
+		return kubeconfigYAML(server, user, caPEM, cert, key)
 	}
 	kubeconfig := kubeconfigOf(user, adminCert, adminKey)
 
@@ -177,6 +157,31 @@ current-context: e2e
 		}
 	}
 	return nil
+}
+
+// kubeconfigYAML is a kubeconfig for SERVER_URL with the CA and a client credential inlined.
+func kubeconfigYAML(server, user string, caPEM, cert, key []byte) string {
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: %s
+    certificate-authority-data: %s
+users:
+- name: %s
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+contexts:
+- name: e2e
+  context:
+    cluster: e2e
+    user: %s
+    namespace: default
+current-context: e2e
+`, server, b64(caPEM), user, b64(cert), b64(key), user)
 }
 
 func serial() *big.Int {
