@@ -279,4 +279,4 @@ pub use reconcile::{
     StatusPatch, WriteKind, WriteRecord, plan,
 };
 pub use settings::{Label, Settings, format_duration, parse_duration};
-pub use snapshot::Snapshot;
+pub use snapshot::{NamespaceLabels, Snapshot, UnreadableConfiguration};

@@ -11,9 +11,7 @@ use crate::outcome::WriteOutcome;
 use crate::reconcile::{DeploymentWrite, Plan, Requeue, Settlement, StatusPatch, WriteKind};
 use crate::sim::merge_patch;
 use crate::snapshot::Snapshot;
-use crate::wire::{
-    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, GatewayStatus, L34Route,
-};
+use crate::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayStatus, L34Route};
 
 /// What one [`Cluster::reconcile`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,18 +114,18 @@ impl Cluster {
             .as_ref()
             .map(|v| typed(Kind::GatewayClass, v))
             .transpose()?;
-        let configuration: Option<GatewayConfiguration> = self
-            .configuration
-            .as_ref()
-            .map(|v| typed(Kind::Configuration, v))
-            .transpose()?;
+        // Readable or not: an unreadable one is handed to the crate with the reader's error.
+        let configuration = self.read_configuration();
+        let namespaces = self.namespace_labels().clone();
 
         let (class_conditions, class_status_written) = self.settle_class(gateway_class.as_ref())?;
         let snapshot = Snapshot::new(&gateway, template)
             .with_gateway_class(gateway_class.as_ref())
-            .with_configuration(configuration.as_ref())
+            .with_configuration(configuration.readable())
+            .with_unreadable_configuration(configuration.unreadable())
             .with_deployment(deployment)
             .with_routes(routes)
+            .with_namespace_labels(&namespaces)
             .with_write_record(self.record);
         let plan = crate::reconcile::plan(&settings, snapshot, self.now)?;
         let action = plan.write_kind();
@@ -195,7 +193,9 @@ impl Cluster {
         let Some(class) = class else {
             return Ok((Vec::new(), false));
         };
-        let settled = crate::gateway_class::settle_class(&self.settings, class, self.now)?;
+        let presence = self.class_configuration(class);
+        let settled =
+            crate::gateway_class::settle_class(&self.settings, class, presence, self.now)?;
         let Some(patch) = settled.status_patch() else {
             return Ok((class.status.conditions.clone(), false));
         };

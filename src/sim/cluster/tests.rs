@@ -31,6 +31,7 @@ pub(super) fn cluster(deployment: Option<Value>) -> Cluster {
         deployment: deployment.map(|d| serde_json::from_value(d).unwrap()),
         template: Some(template()),
         routes: vec![],
+        namespaces: Default::default(),
     };
     Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects)
         .unwrap()
