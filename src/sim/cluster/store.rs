@@ -122,6 +122,9 @@ impl Cluster {
 
 /// The stored GatewayConfiguration as the controller reads it.
 #[derive(Debug, Clone, PartialEq)]
+// Made once per reconcile and borrowed by its snapshot: boxing the readable one would cost
+// an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum ConfigurationRead {
     /// There is none.
     Absent,
