@@ -20,7 +20,7 @@
 //! it (its merged network attachments depend on the template), so an existing
 //! configuration, readable or not, accepts the class. Whether it exists is the caller's
 //! input ([`ConfigurationPresence`]): the caller looks up
-//! [`lookup::class_configuration_ref`](crate::lookup::class_configuration_ref) and settles
+//! [`lookup::class_configuration_ref`] and settles
 //! the class again when that configuration appears or disappears. A class whose
 //! `controllerName` changes away from ours keeps the `Accepted` written for it until its new
 //! owner writes its own.

@@ -21,7 +21,7 @@
 //!    failure is `GatewayConfiguration "NAME" cannot be read: WHY` (WHY the reader's
 //!    error), whatever readable configuration is also given. Messages naming a
 //!    configuration the class provides name it `NS/NAME`
-//!    ([`ConfigurationRef`](lookup::ConfigurationRef)'s `Display`);
+//!    ([`ConfigurationRef`]'s `Display`);
 //! 4. `spec.internalSubnets`: at most [`MAX_INTERNAL_SUBNETS`] (2, the CRD's `maxItems`:
 //!    `GatewayConfiguration spec.internalSubnets: must have at most 2 items (has 3)`), at
 //!    least one; then each subnet in list order, completely,
