@@ -114,8 +114,10 @@ impl Cluster {
             .as_ref()
             .map(|v| typed(Kind::GatewayClass, v))
             .transpose()?;
-        // Readable or not: an unreadable one is handed to the crate with the reader's error.
-        let configuration = self.read_configuration();
+        // The one the Gateway uses, readable or not: an unreadable one is handed to the crate
+        // with the reader's error.
+        let used = crate::lookup::configuration_ref(&settings, &gateway, gateway_class.as_ref());
+        let configuration = self.read_configuration(used);
         let namespaces = self.namespace_labels().clone();
 
         let (class_conditions, class_status_written) = self.settle_class(gateway_class.as_ref())?;

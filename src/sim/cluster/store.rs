@@ -165,10 +165,19 @@ impl ConfigurationRead {
 }
 
 impl Cluster {
-    /// The stored GatewayConfiguration read as a controller's cache reads it: an object the
-    /// wire type cannot read is kept, with the reader's error naming the field path.
-    pub(crate) fn read_configuration(&self) -> ConfigurationRead {
-        let Some(value) = self.configuration.as_ref() else {
+    /// The GatewayConfiguration a Gateway uses (`used`: [`lookup::configuration_ref`]), as
+    /// a controller's cache reads it: the stored one when it is the one named, else none;
+    /// an object the wire type cannot read is kept, with the reader's error naming the field
+    /// path.
+    pub(crate) fn read_configuration(
+        &self,
+        used: Option<lookup::ConfigurationRef<'_>>,
+    ) -> ConfigurationRead {
+        let Some(value) = self
+            .configuration
+            .as_ref()
+            .filter(|stored| used.is_some_and(|used| names(stored, used)))
+        else {
             return ConfigurationRead::Absent;
         };
         match typed_at::<GatewayConfiguration>(value) {
@@ -196,18 +205,10 @@ impl Cluster {
     /// Whether the GatewayConfiguration a class names as its default exists: the stored
     /// one when its namespace and name are those the class names, readable or not.
     pub(crate) fn class_configuration(&self, class: &GatewayClass) -> ConfigurationPresence {
-        let stored = self.configuration.as_ref();
-        let meta = |field: &str| {
-            stored
-                .and_then(|v| v.pointer(&format!("/metadata/{field}")))
-                .and_then(Value::as_str)
-        };
-        lookup::class_configuration_ref(&self.settings, class)
-            .is_some_and(|target| {
-                stored.is_some()
-                    && meta("namespace") == Some(target.namespace)
-                    && meta("name") == Some(target.name)
-            })
+        let named = lookup::class_configuration_ref(&self.settings, class);
+        self.configuration
+            .as_ref()
+            .is_some_and(|stored| named.is_some_and(|named| names(stored, named)))
             .into()
     }
 
@@ -215,6 +216,17 @@ impl Cluster {
     pub fn namespace_labels(&self) -> &NamespaceLabels {
         &self.namespaces
     }
+}
+
+/// Whether a stored GatewayConfiguration is the one `reference` names (by its namespace and
+/// name, as [`lookup::ConfigurationRef::matches`] says).
+fn names(stored: &Value, reference: lookup::ConfigurationRef<'_>) -> bool {
+    let meta = |field: &str| {
+        stored
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+    };
+    reference.matches(meta("namespace"), meta("name"))
 }
 
 /// A Gateway or GatewayClass created without `status` gets the CRD's default status, as

@@ -209,7 +209,10 @@ fn an_unreadable_configuration_is_stored_and_read_as_unreadable_until_mended() {
     assert!(c.patch(Kind::Configuration, &wrong).is_err());
     c.patch_unchecked(Kind::Configuration, &wrong).unwrap();
     assert_eq!(generation(c.configuration().unwrap()), before + 1);
-    match c.read_configuration() {
+    let gateway: crate::wire::Gateway = serde_json::from_value(c.gateway().clone()).unwrap();
+    let used = crate::lookup::configuration_ref(c.settings(), &gateway, None);
+    assert!(used.is_some());
+    match c.read_configuration(used) {
         store::ConfigurationRead::Unreadable {
             namespace,
             name,
@@ -245,9 +248,19 @@ fn an_unreadable_configuration_is_stored_and_read_as_unreadable_until_mended() {
     )
     .unwrap();
     assert!(matches!(
-        c.read_configuration(),
+        c.read_configuration(used),
         store::ConfigurationRead::Readable(_)
     ));
+    // Another name is not read at all.
+    let other = crate::lookup::ConfigurationRef {
+        name: "other",
+        ..used.unwrap()
+    };
+    assert_eq!(
+        c.read_configuration(Some(other)),
+        store::ConfigurationRead::Absent
+    );
+    assert_eq!(c.read_configuration(None), store::ConfigurationRead::Absent);
     assert_eq!(c.reconcile().unwrap().action, WriteKind::Create);
     // Only the configuration can be stored so.
     assert!(matches!(
