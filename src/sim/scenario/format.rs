@@ -1,6 +1,11 @@
 //! The scenario file (see [`crate::sim::scenario`]) as serde reads it, `deny_unknown_fields` on every object of
 //! the format, and the checks made when it is read: the objects and every patch must have
 //! the shape of their kind, the Gateway its identity, the clock must stay in range.
+//! `objects.namespaces` is read typed (namespace → label key → value, `null` absent) and
+//! each name, key and value checked as the API server would; an `unreadable` step's patch
+//! is applied to the copy the later patches are checked against without the shape check
+//! (the one place a value of the wrong type may come from), so a later `patch` that leaves
+//! such a value is malformed and one that mends it is not.
 //!
 //! serde's errors carry the key path (serde_path_to_error); [`malformed`](super::malformed)
 //! turns them into [`ScenarioError`]s naming the step and the key.
