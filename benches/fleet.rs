@@ -17,7 +17,9 @@ fn objects(i: usize) -> Objects {
                                    "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
         gateway: json!({
             "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{i}"), "generation": 1},
-            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "spec": {"gatewayClassName": "meridio",
+                "listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}],
+                "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
         }),
         configuration: Some(json!({
@@ -37,6 +39,7 @@ fn objects(i: usize) -> Objects {
                             "spec": {"parentRefs": [{"name": name}], "destinationCIDRs": [format!("20.0.{r}.1/32")]}}))
             .map(|r| serde_json::from_value(r).unwrap())
             .collect(),
+        namespaces: Default::default(),
     }
 }
 

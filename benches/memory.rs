@@ -74,7 +74,9 @@ fn scenario(extra: &str) -> String {
         r#"{{"objects": {{"gatewayClass": {{"metadata": {{"name": "meridio"}},
   "spec": {{"controllerName": "meridio-2.nordix.org/gateway-controller"}}}},
 "gateway": {{"metadata": {{"name": "gw", "namespace": "red", "uid": "gw-uid", "generation": 1}},
-  "spec": {{"gatewayClassName": "meridio", "infrastructure": {{"parametersRef": {{
+  "spec": {{"gatewayClassName": "meridio",
+    "listeners": [{{"name": "all", "port": 4000, "protocol": "TCP"}}],
+    "infrastructure": {{"parametersRef": {{
     "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "gwconf"}}}}}}}},
 "configuration": {{"metadata": {{"name": "gwconf", "namespace": "red", "generation": 1}},
   "spec": {{"internalSubnets": [{{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}}]}}}},

@@ -113,7 +113,14 @@ fn validation(c: &mut Criterion) {
         });
         group.throughput(Throughput::Elements(inputs.routes.len() as u64));
         group.bench_function(format!("addresses/{k}x"), |b| {
-            b.iter(|| black_box(addresses("gw", "ns", black_box(&inputs.routes))))
+            let namespaces = gateway_reconcile::NamespaceLabels::new();
+            b.iter(|| {
+                black_box(addresses(
+                    &inputs.gateway,
+                    black_box(&inputs.routes),
+                    &namespaces,
+                ))
+            })
         });
     }
     group.finish();

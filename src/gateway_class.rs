@@ -8,12 +8,22 @@
 //! |---|---|
 //! | another controller's (`spec.controllerName` is not ours) | untouched: its owner writes it |
 //! | ours, no `spec.parametersRef` | `True`/`Accepted`/`GatewayClass accepted by CONTROLLER_NAME` |
-//! | ours, with `spec.parametersRef` | `False`/`InvalidParameters`/`parametersRef on a GatewayClass is not supported by CONTROLLER_NAME: set spec.infrastructure.parametersRef on each Gateway` |
+//! | ours, `spec.parametersRef` of another group or kind | `False`/`InvalidParameters`/`unsupported parametersRef: group="G" kind="K" (expected meridio-2.nordix.org/GatewayConfiguration)` |
+//! | ours, `spec.parametersRef` without `namespace` | `False`/`InvalidParameters`/`parametersRef.namespace is required for a GatewayConfiguration` |
+//! | ours, the GatewayConfiguration `NS/NAME` it names does not exist | `False`/`InvalidParameters`/`GatewayConfiguration "NS/NAME" not found` |
+//! | ours, the GatewayConfiguration it names exists | `True`/`Accepted`/`GatewayClass accepted by CONTROLLER_NAME` |
 //!
-//! This controller takes its parameters per Gateway, never per class: a class that names
-//! parameters is not accepted, and its Gateways are reconciled as before (their own
-//! parameters decide). A class whose `controllerName` changes away from ours keeps the
-//! `Accepted` written for it until its new owner writes its own.
+//! A class's `spec.parametersRef` names the **default parameters** of those of its
+//! Gateways that name none themselves (GEP-1867): a Gateway's own
+//! `infrastructure.parametersRef` replaces the class's whole (no field merge). The
+//! configuration's content never flips the class: it is judged on each Gateway that uses
+//! it (its merged network attachments depend on the template), so an existing
+//! configuration, readable or not, accepts the class. Whether it exists is the caller's
+//! input ([`ConfigurationPresence`]): the caller looks up
+//! [`lookup::class_configuration_ref`] and settles
+//! the class again when that configuration appears or disappears. A class whose
+//! `controllerName` changes away from ours keeps the `Accepted` written for it until its new
+//! owner writes its own.
 //!
 //! The bookkeeping is the Gateway's: `observedGeneration` is the class's generation,
 //! `lastTransitionTime` moves only when the status changes, foreign conditions are never
@@ -23,16 +33,19 @@
 //! `resourceVersion` ([`StatusPatch`]).
 //!
 //! ```
-//! use gateway_reconcile::gateway_class::settle_class;
+//! use gateway_reconcile::gateway_class::{ConfigurationPresence, settle_class};
 //! use gateway_reconcile::wire::GatewayClass;
-//! use gateway_reconcile::Settings;
+//! use gateway_reconcile::{Settings, lookup};
 //!
 //! let class: GatewayClass = serde_json::from_value(serde_json::json!({
 //!     "metadata": {"name": "meridio", "generation": 1, "resourceVersion": "5"},
 //!     "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}
 //! })).unwrap();
+//! let settings = Settings::default();
+//! // The class names no configuration: nothing to look up.
+//! assert_eq!(lookup::class_configuration_ref(&settings, &class), None);
 //! let now = "2026-01-01T00:00:00Z".parse().unwrap();
-//! let settled = settle_class(&Settings::default(), &class, now).unwrap();
+//! let settled = settle_class(&settings, &class, ConfigurationPresence::Missing, now).unwrap();
 //! let patch = settled.status_patch().unwrap();
 //! assert_eq!(patch.resource_version(), Some("5"));
 //! let accepted = &patch.body()["status"]["conditions"][0];
@@ -46,8 +59,10 @@ use crate::conditions::{
     ACCEPTED, Change, ConditionTypes, Wanted, find, merge_changed, reason, status,
 };
 use crate::error::InputError;
+use crate::lookup;
 use crate::reconcile::StatusPatch;
 use crate::settings::Settings;
+use crate::validate::Invalid;
 use crate::wire::{Condition, GatewayClass};
 
 /// What to write on a GatewayClass: its conditions, or nothing.
@@ -76,11 +91,36 @@ impl ClassSettlement {
     }
 }
 
-/// Decides the class's `Accepted` (see the [module docs](self)). Fails only on settings
-/// the crate cannot work with.
+/// Whether the GatewayConfiguration a GatewayClass names as its default
+/// ([`lookup::class_configuration_ref`]) exists: an input of [`settle_class`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConfigurationPresence {
+    /// It exists, readable or not (its content is judged on each Gateway that uses it).
+    Exists,
+    /// It does not exist; also what to pass when the class names none, or names one of
+    /// another kind or without a namespace (the argument is then not looked at).
+    Missing,
+}
+
+impl From<bool> for ConfigurationPresence {
+    /// `true`: [`ConfigurationPresence::Exists`].
+    fn from(exists: bool) -> Self {
+        if exists {
+            ConfigurationPresence::Exists
+        } else {
+            ConfigurationPresence::Missing
+        }
+    }
+}
+
+/// Decides the class's `Accepted` (see the [module docs](self)); `configuration` says
+/// whether the GatewayConfiguration the class names
+/// ([`lookup::class_configuration_ref`]) exists. Fails only on settings the crate cannot
+/// work with.
 pub fn settle_class(
     settings: &Settings,
     class: &GatewayClass,
+    configuration: ConfigurationPresence,
     now: Timestamp,
 ) -> Result<ClassSettlement, InputError> {
     settings.validate()?;
@@ -102,19 +142,28 @@ pub fn settle_class(
         return Ok(settled);
     }
     let controller = &settings.controller_name;
-    let wanted = match class.spec.parameters_ref {
-        Some(_) => Wanted::new(
+    // The Gateway's messages for the same faults (validation), so that both read alike.
+    let refused = |invalid: Invalid| {
+        Wanted::new(
             status::FALSE,
             reason::INVALID_PARAMETERS,
-            format!(
-                "parametersRef on a GatewayClass is not supported by {controller}: set spec.infrastructure.parametersRef on each Gateway"
-            ),
-        ),
-        None => Wanted::new(
-            status::TRUE,
-            reason::ACCEPTED,
-            format!("GatewayClass accepted by {controller}"),
-        ),
+            invalid.to_string(),
+        )
+    };
+    let wanted = match lookup::class_parameters_ref(class) {
+        Some(reference) if !lookup::is_ours(settings, &reference) => {
+            refused(Invalid::unsupported(settings, &reference))
+        }
+        Some(reference) => match reference.configuration() {
+            None => refused(Invalid::NamespaceRequired),
+            Some(target) if configuration == ConfigurationPresence::Missing => {
+                refused(Invalid::ConfigurationNotFound {
+                    name: target.to_string(),
+                })
+            }
+            Some(_) => accepted(controller),
+        },
+        None => accepted(controller),
     };
     let types = ConditionTypes::of_valid(settings);
     settled.conditions = merge_changed(
@@ -125,6 +174,15 @@ pub fn settle_class(
         now,
     );
     Ok(settled)
+}
+
+/// `True`/`Accepted`/`GatewayClass accepted by CONTROLLER_NAME`.
+fn accepted(controller: &str) -> Wanted {
+    Wanted::new(
+        status::TRUE,
+        reason::ACCEPTED,
+        format!("GatewayClass accepted by {controller}"),
+    )
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //! # What an embedder uses
 //!
 //! - The reconcile: [`plan`] takes a [`Snapshot`] (the Gateway, its GatewayClass,
-//!   GatewayConfiguration, L34Routes and LB Deployment, the last [`WriteRecord`]), the
+//!   GatewayConfiguration (or an [`UnreadableConfiguration`]), L34Routes with the
+//!   [`NamespaceLabels`] of their namespaces, and LB Deployment, the last [`WriteRecord`]), the
 //!   [`Settings`] and the time (a [`jiff`] `Timestamp`, re-exported); it answers a [`Plan`]:
 //!   a [`PendingWrite`] (a [`DeploymentWrite`] to perform, then
 //!   [`settle`](PendingWrite::settle) with its [`WriteOutcome`], or take it out with
@@ -28,9 +29,10 @@
 //!   the controller, the simulator and the tests all run it.
 //! - The vocabulary: [`conditions`] (types, statuses, reasons; look a condition up with
 //!   [`ConditionTypes::find`](conditions::ConditionTypes::find)) and [`events`].
-//! - The GatewayClass's own status: [`gateway_class`].
+//! - The GatewayClass's own status: [`gateway_class`] (its default parameters included).
 //! - Finding and watching the objects: [`lookup`] (the LB Deployment's name, labels and
-//!   annotations; which Gateway a route names).
+//!   annotations; which GatewayConfiguration a Gateway uses, its own or its class's;
+//!   which Gateway a route names and whether it attaches; the Gateway of a Deployment).
 //! - Errors: [`InputError`], for inputs the crate cannot work with.
 //! - Behind features (below): `kube` (`kube::Resource` for the wire types, to watch and
 //!   cache them with kube-rs), `testing` (the test kit), `k8s-openapi` and `gateway-api`
@@ -174,7 +176,8 @@
 //!   Such a time keeps a transient failure from ever making Degraded due while it lasts.
 //! - Settings bounds: `degradedAfter` from 0 to 8760h (one year), `resync` from 1 s to
 //!   8760h, so that a caller adding them to its clock cannot overflow; `parametersKind` must
-//!   be a Gateway API `Kind`; `deploymentPrefix` may be empty and is at most 62 characters.
+//!   be a Gateway API `Kind`; `deploymentPrefix` may be empty and is at most 53 characters
+//!   (revision 4).
 //! - `ConfigurationApplied` is True when the write succeeded, or when nothing was to be
 //!   written and the Deployment carries the current generation; no drift left is implied
 //!   by the generation annotation being compared as drift.
@@ -182,10 +185,15 @@
 //!   message naming the field and the value (see [`validate`] for the order and the exact
 //!   messages): a container named twice in `verticalScaling`, a request or limit that is not
 //!   a quantity or is negative, a negative `horizontalScaling.replicas`, an LB Deployment
-//!   name (`deploymentPrefix + Gateway name`, also its `app` label value) that is not a
-//!   DNS-1123 subdomain of at most 63 characters, a Gateway `infrastructure` label or
+//!   name (`deploymentPrefix + Gateway name`, shortened past 63 characters, also its `app`
+//!   label value) that is not a DNS-1123 subdomain (a hand-written upper-case name), a
+//!   `gateway.networking.k8s.io/gateway-name` label value that is not a label value (a
+//!   hand-written name starting with `-`: `label gateway.networking.k8s.io/gateway-name:
+//!   invalid value "V" (the Gateway name): WHY`), a Gateway `infrastructure` label or
 //!   annotation key that is not a valid key, or label value that is not a valid label value
-//!   (`infrastructure.labels["KEY"]: invalid value "V": WHY`). From the template (an unusable template):
+//!   (`infrastructure.labels["KEY"]: invalid value "V": WHY`). A long Gateway name is not a
+//!   failure (revision 4), also past the API's 253 characters in a hand-written snapshot.
+//!   From the template (an unusable template):
 //!   a `spec.replicas` that is not a non-negative integer, a container's request or limit
 //!   that is not a quantity or is negative, a label value out of form.
 //! - A GatewayConfiguration without `metadata.uid` (a hand-written snapshot) writes no uid
@@ -199,13 +207,47 @@
 //! - Quantities finer than a nano are held rounded up to a nano, as the API server stores
 //!   them, so they are not drift; requests and limits are compared rounded up to a milli,
 //!   as the server's defaulting stores them.
+//! - Names (revision 4): the lengths of the Gateway name, the prefix and the cuts are
+//!   counted in characters (Unicode scalar values; names are ASCII in practice) and the
+//!   hash is over the name's UTF-8 bytes.
+//! - GatewayClass default parameters (revision 4): a class reference without `namespace`
+//!   makes the Gateways that use it `InvalidParameters` with the class's own message,
+//!   `parametersRef.namespace is required for a GatewayConfiguration`.
+//!   [`lookup::configuration_ref`] takes the class it is given as the Gateway's, without
+//!   looking at its `controllerName` (a Gateway of another controller's class is not
+//!   reconciled at all). An existing but unreadable configuration counts as existing for
+//!   the class ([`gateway_class::ConfigurationPresence::Exists`]): the class is judged by
+//!   existence alone.
+//! - The unreadable GatewayConfiguration (revision 4): when the caller hands both a
+//!   readable configuration and an unreadable one under the referenced name, the unreadable
+//!   one wins (the caller says the stored object cannot be read; a readable copy is stale).
+//!   The message's WHY is the caller's error text as given (cut with the rest of the
+//!   message to the condition's 32768 bytes).
+//! - `allowedRoutes` (revision 4): a Gateway without listeners (the Gateway API's CRD
+//!   requires one; only a hand-written snapshot has none) admits no route. `from` absent or
+//!   empty is `Same`; any value but `Same`, `All` and `Selector` admits nothing; `Selector`
+//!   without a `selector`, or with one Kubernetes refuses (an unknown operator, `In` or
+//!   `NotIn` without values, `Exists` or `DoesNotExist` with values), admits nothing; the
+//!   empty selector `{}` admits every namespace whose labels the caller hands; `NotIn` and
+//!   `DoesNotExist` hold for a handed namespace without the key. A route without a namespace
+//!   is admitted by `All` alone. A `kinds` entry without `group` is of
+//!   `gateway.networking.k8s.io` (the Gateway API's default), so it never admits L34Route.
+//!   [`lookup::names_gateway`] (a controller's trigger) still says whether a route names a
+//!   Gateway, attached or not; [`lookup::route_attaches`] says whether it attaches.
+//! - The Gateway of a Deployment ([`lookup::deployment_gateway`]) is its controller
+//!   ownerReference of kind `Gateway` in group `gateway.networking.k8s.io`, any version.
 //! - Scenario files and the command line (the `sim` module and the binary, not the
 //!   library's decisions): a UTF-8 byte-order mark is refused, not skipped; times must use
 //!   an upper-case `T` and `Z` and have seconds (Kubernetes writes them so); the supported
 //!   time range is jiff's (years -9999 to 9999); `failWrites.error` may be a whole
 //!   Kubernetes `Status` object, as `plan --outcome` may; each input is capped at 64 MiB
 //!   unless `--max-input-bytes` says otherwise, and `-` (standard input) may stand for one
-//!   input only.
+//!   input only. The simulator gives the CRD's default status to a Gateway or GatewayClass
+//!   created with `status` absent or `null` (one given with any `status` keeps it as
+//!   written); `unreadable` applies to the GatewayConfiguration only and, on an absent one,
+//!   creates it as a `patch` would; `objects.namespaces` keys must be DNS-1123 labels and
+//!   their labels valid label keys and values; a backend that cannot store an unreadable
+//!   object skips the file (`Backend::unreadable`'s default).
 //!
 //! # Cargo features
 //!
@@ -281,4 +323,4 @@ pub use reconcile::{
     StatusPatch, WriteKind, WriteRecord, plan,
 };
 pub use settings::{Label, Settings, format_duration, parse_duration};
-pub use snapshot::Snapshot;
+pub use snapshot::{NamespaceLabels, Snapshot, UnreadableConfiguration};

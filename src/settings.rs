@@ -34,7 +34,9 @@ pub struct Settings {
     pub parameters_group: String,
     /// The only accepted `parametersRef.kind`.
     pub parameters_kind: String,
-    /// The LB Deployment is named `deploymentPrefix + gateway name`.
+    /// The LB Deployment is named `deploymentPrefix + gateway name`, shortened with a hash
+    /// past 63 characters ([`lookup::deployment_name`](crate::lookup::deployment_name));
+    /// at most 53 characters.
     pub deployment_prefix: String,
     /// The LB Pods' `serviceAccountName`.
     pub service_account: String,
@@ -165,7 +167,7 @@ impl Settings {
             return invalid(
                 "deploymentPrefix",
                 format!(
-                    "{:?} is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 62 characters)",
+                    "{:?} is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 53 characters)",
                     self.deployment_prefix
                 ),
             );
@@ -263,11 +265,16 @@ pub(crate) fn is_dns_subdomain(s: &str) -> bool {
     label > 0 && prev != b'-'
 }
 
+/// The most characters of `deploymentPrefix`: a shortened LB Deployment name (63
+/// characters, the last 9 a `-` and a hash) keeps at least one character of the Gateway
+/// name.
+pub(crate) const MAX_DEPLOYMENT_PREFIX: usize = 53;
+
 /// The start of a DNS label: empty, or alphanumeric first, then letters, digits and `-`,
-/// leaving room for at least one character of the Gateway name.
+/// at most [`MAX_DEPLOYMENT_PREFIX`] characters.
 fn is_dns_label_prefix(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() <= 62
+    b.len() <= MAX_DEPLOYMENT_PREFIX
         && b.first()
             .is_none_or(|f| f.is_ascii_lowercase() || f.is_ascii_digit())
         && b.iter()

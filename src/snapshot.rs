@@ -1,8 +1,38 @@
 //! What the controller saw: the objects one reconcile decides from.
 
+use std::collections::BTreeMap;
+
 use crate::error::InputError;
 use crate::reconcile::WriteRecord;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+
+/// The labels of namespaces, by namespace name: what `allowedRoutes` selectors
+/// (`from: Selector`) are matched against.
+pub type NamespaceLabels = BTreeMap<String, BTreeMap<String, String>>;
+
+/// No namespace's labels.
+static NO_NAMESPACE_LABELS: NamespaceLabels = BTreeMap::new();
+
+/// A GatewayConfiguration that exists but does not read into
+/// [`GatewayConfiguration`] (a field of another type, e.g. under a newer or hand-edited
+/// CRD), with the reader's error.
+///
+/// A controller hands such an object to the crate rather than dropping it
+/// ([`Snapshot::with_unreadable_configuration`]): when it is the one the Gateway uses, the
+/// Gateway gets `Accepted=False/InvalidParameters` with the message
+/// `GatewayConfiguration "NAME" cannot be read: WHY`, and no requeue (an edit of the object
+/// wakes the controller). A Gateway must never sit without a condition because its
+/// parameters could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnreadableConfiguration<'a> {
+    /// Its `metadata.namespace`.
+    pub namespace: &'a str,
+    /// Its `metadata.name`.
+    pub name: &'a str,
+    /// The reader's error, naming the field path (e.g. `spec.horizontalScaling.replicas:
+    /// invalid type: string "many", expected i64`).
+    pub why: &'a str,
+}
 
 /// The objects one reconcile reads, borrowed from the controller's caches.
 ///
@@ -20,14 +50,27 @@ pub struct Snapshot<'a> {
     pub gateway_class: Option<&'a GatewayClass>,
     /// The Gateway.
     pub gateway: &'a Gateway,
-    /// The GatewayConfiguration named by `parametersRef`; `None` when not found.
+    /// The GatewayConfiguration the Gateway uses ([`lookup::configuration_ref`]: its own
+    /// `parametersRef`, else its GatewayClass's); `None` when not found (or when it cannot
+    /// be read: see `unreadable_configuration`). One of another name or namespace counts as
+    /// not found.
+    ///
+    /// [`lookup::configuration_ref`]: crate::lookup::configuration_ref
     pub configuration: Option<&'a GatewayConfiguration>,
+    /// The GatewayConfiguration the Gateway uses when it exists but cannot be read, with
+    /// the reader's error; `None` otherwise. When it is the referenced one (same namespace
+    /// and name), it is what the Gateway's parameters are, whatever `configuration` holds.
+    pub unreadable_configuration: Option<UnreadableConfiguration<'a>>,
     /// The observed LB Deployment; `None` when not found.
     pub deployment: Option<&'a Deployment>,
     /// The LB Deployment template.
     pub template: &'a Deployment,
-    /// Every L34Route that may attach to the Gateway (the crate filters by parentRefs).
+    /// Every L34Route that may attach to the Gateway (the crate filters by parentRefs and
+    /// by the listeners' `allowedRoutes`).
     pub routes: &'a [L34Route],
+    /// The labels of the routes' namespaces, for `allowedRoutes` selectors (`from:
+    /// Selector`); a namespace missing here is admitted by no selector. Empty by default.
+    pub namespace_labels: &'a NamespaceLabels,
     /// The caller's record of its last successful write of this Gateway's LB Deployment
     /// ([`Settlement::write_record`](crate::Settlement::write_record)); `None` when it has
     /// none (it never wrote it, or it restarted).
@@ -42,9 +85,11 @@ impl<'a> Snapshot<'a> {
             gateway_class: None,
             gateway,
             configuration: None,
+            unreadable_configuration: None,
             deployment: None,
             template,
             routes: &[],
+            namespace_labels: &NO_NAMESPACE_LABELS,
             write_record: None,
         }
     }
@@ -58,6 +103,56 @@ impl<'a> Snapshot<'a> {
     /// Sets the GatewayConfiguration.
     pub fn with_configuration(mut self, configuration: Option<&'a GatewayConfiguration>) -> Self {
         self.configuration = configuration;
+        self
+    }
+
+    /// Sets the GatewayConfiguration that exists but cannot be read (see
+    /// [`UnreadableConfiguration`]).
+    ///
+    /// ```
+    /// use gateway_reconcile::{Settings, Snapshot, plan, template};
+    /// use gateway_reconcile::UnreadableConfiguration;
+    /// use gateway_reconcile::wire::{Gateway, GatewayClass};
+    /// use serde_json::json;
+    /// let gateway: Gateway = serde_json::from_value(json!({
+    ///     "metadata": {"name": "gw", "namespace": "red", "uid": "u-1", "generation": 1},
+    ///     "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+    ///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
+    /// })).unwrap();
+    /// let class: GatewayClass = serde_json::from_value(json!({"metadata": {"name": "meridio"},
+    ///     "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})).unwrap();
+    /// let template = template::default_template();
+    /// let unreadable = UnreadableConfiguration {
+    ///     namespace: "red", name: "conf",
+    ///     why: r#"spec.horizontalScaling.replicas: invalid type: string "many", expected i64"#,
+    /// };
+    /// let snapshot = Snapshot::new(&gateway, &template)
+    ///     .with_gateway_class(Some(&class))
+    ///     .with_unreadable_configuration(Some(unreadable));
+    /// let settings = Settings::default();
+    /// let now = "2026-01-01T00:00:00Z".parse().unwrap();
+    /// let settled = match plan(&settings, snapshot, now).unwrap() {
+    ///     gateway_reconcile::Plan::Settled(settled) => settled,
+    ///     gateway_reconcile::Plan::Write(_) => unreachable!(),
+    /// };
+    /// let status = settled.status.unwrap();
+    /// assert_eq!(status.conditions[0].reason, "InvalidParameters");
+    /// assert_eq!(
+    ///     status.conditions[0].message,
+    ///     r#"GatewayConfiguration "conf" cannot be read: spec.horizontalScaling.replicas: invalid type: string "many", expected i64"#
+    /// );
+    /// ```
+    pub fn with_unreadable_configuration(
+        mut self,
+        unreadable: Option<UnreadableConfiguration<'a>>,
+    ) -> Self {
+        self.unreadable_configuration = unreadable;
+        self
+    }
+
+    /// Sets the labels of the routes' namespaces, for `allowedRoutes` selectors.
+    pub fn with_namespace_labels(mut self, labels: &'a NamespaceLabels) -> Self {
+        self.namespace_labels = labels;
         self
     }
 

@@ -34,6 +34,7 @@ fn cluster() -> Cluster {
                 "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32"]}}))
             .unwrap(),
         ],
+        namespaces: Default::default(),
     };
     let t0 = "2026-01-01T00:00:00Z".parse().unwrap();
     let mut c = Cluster::new(Settings::default(), t0, objects).unwrap();

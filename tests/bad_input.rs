@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration, from_json};
-use gateway_reconcile::{InputError, Settings, Snapshot, WriteOutcome, plan, template};
+use gateway_reconcile::{InputError, Settings, Snapshot, WriteOutcome, lookup, plan, template};
 use serde_json::json;
 
 fn plan_error(w: &World) -> String {
@@ -342,28 +342,29 @@ fn b28_enormous_names_do_not_panic() {
     let long = "g".repeat(100_000);
     w.gateway.metadata.name = Some(long.clone());
     w.routes = vec![route(&["20.0.0.1/32"])];
-    // The API server would refuse the Deployment name: invalid parameters, no write.
-    let step = w.reconcile(at(0), |_| None);
-    assert_eq!(step.action, "None");
-    let accepted = w.condition("Accepted").unwrap();
-    assert_eq!(accepted.reason, "InvalidParameters");
+    // A long name is not a failure (revision 4, section 4 "Names"): the LB Deployment name
+    // and the gateway-name label are shortened with a hash, also past the API's 253.
+    let step = w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+    assert_eq!(step.action, "Create");
+    assert_eq!(w.condition("Accepted").unwrap().reason, "Accepted");
+    let deployment = w.deployment.as_ref().unwrap();
+    let name = deployment.name().unwrap().to_owned();
+    assert_eq!(name, lookup::deployment_name(&w.settings, &long));
+    assert_eq!(name.len(), 63);
     assert!(
-        accepted
-            .message
-            .starts_with(r#"LB Deployment name "sllbr-ggggg"#),
-        "{}",
-        accepted.message
+        name.starts_with(&format!("sllbr-{}-", "g".repeat(48))),
+        "{name}"
     );
+    let hash = &name[name.len() - 8..];
     assert!(
-        accepted
-            .message
-            .ends_with("must be no more than 63 characters, as the value of the app label"),
-        "{}",
-        accepted.message
+        hash.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
     );
-    assert!(
-        accepted.message.len() < 500,
-        "the name is cut in the message"
+    let labels = deployment.labels();
+    assert_eq!(labels["app"], name);
+    assert_eq!(
+        labels["gateway.networking.k8s.io/gateway-name"],
+        format!("{}-{hash}", "g".repeat(54))
     );
 }
 
@@ -479,6 +480,12 @@ fn b34_deletion_timestamp_that_is_not_a_time_still_means_deleting() {
 #[test]
 fn b35_route_with_garbage_is_skipped() {
     let mut w = World::healthy();
+    // The second route has no namespace at all: only a listener admitting every namespace
+    // takes it (revision 4, allowedRoutes).
+    w.gateway.spec.listeners =
+        serde_json::from_value(json!([{"name": "all", "port": 4000, "protocol": "TCP",
+                "allowedRoutes": {"namespaces": {"from": "All"}}}]))
+        .unwrap();
     w.routes = vec![
         route(&["", "/", "20.0.0.1", "::/", "1.2.3.4/33", "20.0.0.9/32"]),
         serde_json::from_value(

@@ -17,7 +17,7 @@ use gateway_reconcile::sim::merge_patch;
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::testing::strategies::{self, Op};
 use gateway_reconcile::testing::{ControllerLoop, Run};
-use gateway_reconcile::wire::{Deployment, Gateway};
+use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration};
 use gateway_reconcile::{
     DeploymentWrite, Requeue, Settings, StatusPatch, WriteKind, WriteOutcome, WriteRecord,
 };
@@ -141,7 +141,7 @@ impl Port for StorePort<'_> {
         let template: Deployment = typed(store, Kind::Template)?.ok_or("no template")?;
         let mut inputs = OwnedInputs::new(gateway, Arc::new(template));
         inputs.class = typed(store, Kind::GatewayClass)?;
-        inputs.configuration = typed(store, Kind::Configuration)?;
+        inputs.configuration = typed::<GatewayConfiguration>(store, Kind::Configuration)?.into();
         inputs.deployment = typed(store, Kind::Deployment)?;
         inputs.routes = typed(store, Kind::Routes)?.unwrap_or_default();
         Ok(Gathered::Inputs(inputs))

@@ -152,6 +152,16 @@ impl Backend for Recorded {
         Backend::restart(&mut self.cluster, now)
     }
 
+    fn unreadable(
+        &mut self,
+        kind: Kind,
+        patch: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("unreadable", now));
+        Backend::unreadable(&mut self.cluster, kind, patch, now)
+    }
+
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {
         self.cluster.read(kind)
     }

@@ -48,7 +48,9 @@ pub fn realistic_with(template: Deployment) -> Inputs {
     .unwrap();
     let mut gateway: Gateway = serde_json::from_value(json!({
         "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 3},
-        "spec": {"gatewayClassName": "meridio", "infrastructure": {
+        "spec": {"gatewayClassName": "meridio",
+            "listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}],
+            "infrastructure": {
             "labels": {"team": "net"},
             "parametersRef": {"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}},
         "status": {"conditions": [

@@ -57,6 +57,11 @@ pub type L34Route = Cached<wire::L34Route>;
 /// A cached LB Deployment (every field kept, `managedFields` aside).
 pub type Deployment = Cached<wire::Deployment>;
 
+/// A Namespace's metadata, as a metadata-only watch returns it: its labels are what a
+/// listener's `allowedRoutes.namespaces.selector` matches. A namespace's metadata is small,
+/// so kube's own metadata type serves.
+pub type NamespaceMeta = kube::core::PartialObjectMeta<k8s_openapi::api::core::v1::Namespace>;
+
 /// A Deployment's metadata, as a metadata-only watch returns it (`PartialObjectMetadata`),
 /// read without its `managedFields`.
 ///

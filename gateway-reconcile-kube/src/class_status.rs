@@ -17,13 +17,15 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use gateway_reconcile::{Settings, gateway_class};
+use futures::future::{BoxFuture, Shared};
+use gateway_reconcile::{Settings, gateway_class, lookup};
 use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
 
-use crate::cached::GatewayClass;
+use crate::cached::{GatewayClass, GatewayConfiguration};
 use crate::leader::Leadership;
 use crate::write::FIELD_MANAGER;
 
@@ -43,13 +45,21 @@ pub(crate) struct ClassStatus(mpsc::UnboundedSender<Item>);
 
 impl ClassStatus {
     /// Starts the writer task; it ends when every sender is dropped.
-    pub(crate) fn spawn(client: Client, settings: Settings, leadership: Leadership) -> Self {
+    pub(crate) fn spawn(
+        client: Client,
+        settings: Settings,
+        leadership: Leadership,
+        configurations: Store<GatewayConfiguration>,
+        ready: Shared<BoxFuture<'static, bool>>,
+    ) -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
         let status = ClassStatus(sender);
         let writer = Writer {
             api: Api::all(client),
             settings,
             again: status.0.downgrade(),
+            configurations,
+            ready,
         };
         tokio::spawn(writer.run(receiver, leadership));
         status
@@ -67,6 +77,11 @@ struct Writer {
     settings: Settings,
     /// To hand a class back after a failed write.
     again: mpsc::WeakUnboundedSender<Item>,
+    /// Where the configuration a class names as its default is looked up.
+    configurations: Store<GatewayConfiguration>,
+    /// Every cache has its initial list: before, a class's configuration could look
+    /// missing for a moment, and its `Accepted` would flap.
+    ready: Shared<BoxFuture<'static, bool>>,
 }
 
 impl Writer {
@@ -107,14 +122,29 @@ impl Writer {
         if typed.metadata.deletion_timestamp.is_some() {
             return;
         }
-        let settled =
-            match gateway_class::settle_class(&self.settings, typed, jiff::Timestamp::now()) {
-                Ok(settled) => settled,
-                Err(error) => {
-                    warn!(class = %name, %error, "GatewayClass status not settled");
-                    return;
-                }
-            };
+        if !self.ready.clone().await {
+            return;
+        }
+        // Readable or not, it exists: its content is judged on each Gateway.
+        let presence = lookup::class_configuration_ref(&self.settings, typed)
+            .is_some_and(|named| {
+                self.configurations
+                    .get(&ObjectRef::new(named.name).within(named.namespace))
+                    .is_some()
+            })
+            .into();
+        let settled = match gateway_class::settle_class(
+            &self.settings,
+            typed,
+            presence,
+            jiff::Timestamp::now(),
+        ) {
+            Ok(settled) => settled,
+            Err(error) => {
+                warn!(class = %name, %error, "GatewayClass status not settled");
+                return;
+            }
+        };
         let Some(patch) = settled.status_patch() else {
             debug!(class = %name, stale = settled.stale, "GatewayClass status unchanged");
             return;

@@ -27,7 +27,7 @@
 
 use std::sync::Arc;
 
-use gateway_reconcile::reconcile::{Gathered, OwnedInputs, Port, StatusWrite};
+use gateway_reconcile::reconcile::{Configuration, Gathered, OwnedInputs, Port, StatusWrite};
 use gateway_reconcile::{
     DeploymentWrite, InputError, Requeue, Settings, StatusPatch, WriteKind, WriteOutcome,
     events::Event, lookup, wire,
@@ -160,25 +160,33 @@ impl Port for FreshPort {
                 "GatewayClass",
             )
             .await?;
-        let reference = gateway
-            .spec
-            .infrastructure
-            .as_ref()
-            .and_then(|i| i.parameters_ref.as_ref());
-        let configuration = match reference {
-            // Only our own kind is looked up; the core reports any other reference.
-            Some(p)
-                if p.group == self.settings.parameters_group
-                    && p.kind == self.settings.parameters_kind =>
-            {
-                self.get(
-                    Api::<cached::GatewayConfiguration>::namespaced(client.clone(), ns),
-                    &p.name,
-                    "GatewayConfiguration",
-                )
-                .await?
+        // The one it uses: its own reference, else its class's (our kind only; the core
+        // reports any other reference); read as it is, readable or not.
+        let used = lookup::configuration_ref(&self.settings, &gateway, class.as_ref());
+        let configuration = match used {
+            None => Configuration::Missing,
+            Some(used) => {
+                let api =
+                    Api::<cached::GatewayConfiguration>::namespaced(client.clone(), used.namespace);
+                let found = api
+                    .get_opt(used.name)
+                    .await
+                    .map_err(|source| FreshError::Api {
+                        what: format!("GET GatewayConfiguration {used}"),
+                        source,
+                    })?;
+                match found {
+                    None => Configuration::Missing,
+                    Some(cached) => match cached.read() {
+                        Ok(configuration) => Configuration::Readable(configuration.clone()),
+                        Err(why) => Configuration::Unreadable {
+                            namespace: used.namespace.to_owned(),
+                            name: used.name.to_owned(),
+                            why: why.to_owned(),
+                        },
+                    },
+                }
             }
-            _ => None,
         };
         let lb_name = lookup::deployment_name(&self.settings, &self.name);
         let deployment = self
@@ -207,7 +215,33 @@ impl Port for FreshPort {
             let key = |r: &wire::L34Route| (r.metadata.namespace.clone(), r.metadata.name.clone());
             key(a).cmp(&key(b))
         });
+        // The routes' namespaces' labels, only for a listener that selects by them.
+        let mut namespace_labels = gateway_reconcile::NamespaceLabels::new();
+        if lookup::uses_namespace_selector(&gateway) {
+            let namespaces = Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone());
+            for route in &routes {
+                let Some(ns) = route.metadata.namespace.as_deref() else {
+                    continue;
+                };
+                if namespace_labels.contains_key(ns) {
+                    continue;
+                }
+                let found =
+                    namespaces
+                        .get_metadata_opt(ns)
+                        .await
+                        .map_err(|source| FreshError::Api {
+                            what: format!("GET Namespace {ns:?}"),
+                            source,
+                        })?;
+                if let Some(found) = found {
+                    namespace_labels
+                        .insert(ns.to_owned(), found.metadata.labels.unwrap_or_default());
+                }
+            }
+        }
         let mut inputs = OwnedInputs::new(gateway, self.template.clone());
+        inputs.namespace_labels = namespace_labels;
         inputs.class = class;
         inputs.configuration = configuration;
         inputs.deployment = deployment;

@@ -192,7 +192,7 @@ fn the_roles_grant_what_the_controller_does_and_nothing_more() {
     let role = one(CLUSTER_ROLE);
     let rules = &role["rules"];
     let gw = "gateway.networking.k8s.io";
-    let expected: [(&str, &str, &[&str]); 9] = [
+    let expected: [(&str, &str, &[&str]); 10] = [
         (gw, "gateways", &["list", "watch"]),
         (gw, "gatewayclasses", &["list", "watch"]),
         (gw, "gateways/status", &["patch"]),
@@ -212,6 +212,8 @@ fn the_roles_grant_what_the_controller_does_and_nothing_more() {
             &["get", "list", "watch", "create", "update"],
         ),
         ("events.k8s.io", "events", &["create", "patch"]),
+        // A listener's allowedRoutes namespace selector matches namespaces' labels.
+        ("", "namespaces", &["list", "watch"]),
     ];
     for (group, resource, verbs) in expected {
         assert_eq!(grants(rules, group, resource), verbs, "{group}/{resource}");

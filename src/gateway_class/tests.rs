@@ -17,11 +17,26 @@ fn class(spec: Value, conditions: Value) -> GatewayClass {
     .unwrap()
 }
 
+/// Settled with the configuration the class may name present.
 fn settle(class: &GatewayClass, now: &str) -> ClassSettlement {
-    settle_class(&Settings::default(), class, now.parse().unwrap()).unwrap()
+    settle_with(class, ConfigurationPresence::Exists, now)
 }
 
-fn accepted(settled: &ClassSettlement) -> Condition {
+fn settle_with(
+    class: &GatewayClass,
+    configuration: ConfigurationPresence,
+    now: &str,
+) -> ClassSettlement {
+    settle_class(
+        &Settings::default(),
+        class,
+        configuration,
+        now.parse().unwrap(),
+    )
+    .unwrap()
+}
+
+fn accepted_of(settled: &ClassSettlement) -> Condition {
     find(settled.conditions.as_deref().unwrap(), ACCEPTED)
         .unwrap()
         .clone()
@@ -29,43 +44,132 @@ fn accepted(settled: &ClassSettlement) -> Condition {
 
 #[test]
 fn the_table() {
+    let ours_with =
+        |parameters: Value| json!({"controllerName": OURS, "parametersRef": parameters});
+    let accepted = || {
+        Some((
+            "True",
+            "Accepted",
+            format!("GatewayClass accepted by {OURS}"),
+        ))
+    };
+    let refused = |message: &str| Some(("False", "InvalidParameters", message.to_owned()));
+    let configuration = json!({"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+        "name": "defaults", "namespace": "infra"});
+    use ConfigurationPresence::{Exists, Missing};
     let rows = [
+        (json!({"controllerName": OURS}), Missing, accepted()),
+        (json!({"controllerName": OURS}), Exists, accepted()),
         (
-            json!({"controllerName": OURS}),
-            Some((
-                "True",
-                "Accepted",
-                format!("GatewayClass accepted by {OURS}"),
-            )),
+            ours_with(json!({"group": "g", "kind": "K", "name": "p", "namespace": "infra"})),
+            Exists,
+            refused(
+                r#"unsupported parametersRef: group="g" kind="K" (expected meridio-2.nordix.org/GatewayConfiguration)"#,
+            ),
         ),
         (
-            json!({"controllerName": OURS, "parametersRef": {"group": "g", "kind": "K", "name": "p"}}),
-            Some((
-                "False",
-                "InvalidParameters",
-                format!(
-                    "parametersRef on a GatewayClass is not supported by {OURS}: set spec.infrastructure.parametersRef on each Gateway"
-                ),
-            )),
+            ours_with(
+                json!({"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+                "name": "defaults"}),
+            ),
+            Exists,
+            refused("parametersRef.namespace is required for a GatewayConfiguration"),
         ),
-        (json!({"controllerName": "example.com/other"}), None),
+        (
+            ours_with(configuration.clone()),
+            Missing,
+            refused(r#"GatewayConfiguration "infra/defaults" not found"#),
+        ),
+        (ours_with(configuration), Exists, accepted()),
+        (json!({"controllerName": "example.com/other"}), Exists, None),
+        (
+            json!({"controllerName": "example.com/other", "parametersRef": {"name": "p"}}),
+            Missing,
+            None,
+        ),
     ];
-    for (spec, want) in rows {
-        let settled = settle(&class(spec.clone(), json!([])), NOW);
+    for (spec, presence, want) in rows {
+        let settled = settle_with(&class(spec.clone(), json!([])), presence, NOW);
         match want {
             None => assert_eq!(settled.conditions, None, "{spec}"),
             Some((status, reason, message)) => {
-                let c = accepted(&settled);
+                let c = accepted_of(&settled);
                 assert_eq!(
                     (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
                     (status, reason, message.as_str()),
-                    "{spec}"
+                    "{spec} {presence:?}"
                 );
                 assert_eq!(c.observed_generation, Some(3));
                 assert_eq!(c.last_transition_time, NOW);
             }
         }
     }
+}
+
+#[test]
+fn the_expected_group_and_kind_come_from_the_settings() {
+    let settings = Settings {
+        parameters_group: "acme.io".into(),
+        parameters_kind: "LbConfig".into(),
+        ..Settings::default()
+    };
+    let class = class(
+        json!({"controllerName": OURS, "parametersRef": {"group": "meridio-2.nordix.org",
+            "kind": "GatewayConfiguration", "name": "d", "namespace": "infra"}}),
+        json!([]),
+    );
+    let settled = settle_class(
+        &settings,
+        &class,
+        ConfigurationPresence::Exists,
+        NOW.parse().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        accepted_of(&settled).message,
+        r#"unsupported parametersRef: group="meridio-2.nordix.org" kind="GatewayConfiguration" (expected acme.io/LbConfig)"#
+    );
+}
+
+#[test]
+fn a_configuration_that_appears_or_disappears_flips_the_class() {
+    let spec = json!({"controllerName": OURS, "parametersRef": {"group": "meridio-2.nordix.org",
+        "kind": "GatewayConfiguration", "name": "defaults", "namespace": "infra"}});
+    let missing = settle_with(
+        &class(spec.clone(), json!([])),
+        ConfigurationPresence::Missing,
+        NOW,
+    )
+    .conditions
+    .unwrap();
+    let found = settle_with(
+        &class(spec.clone(), serde_json::to_value(&missing).unwrap()),
+        ConfigurationPresence::Exists,
+        LATER,
+    );
+    let c = accepted_of(&found);
+    assert_eq!(
+        (c.status.as_str(), c.last_transition_time.as_str()),
+        ("True", LATER)
+    );
+    // Settled again with nothing changed: no write.
+    let again = settle_with(
+        &class(
+            spec,
+            serde_json::to_value(found.conditions.unwrap()).unwrap(),
+        ),
+        ConfigurationPresence::Exists,
+        LATER,
+    );
+    assert_eq!(again.conditions, None);
+    assert_eq!(
+        ConfigurationPresence::from(true),
+        ConfigurationPresence::Exists
+    );
+    assert_eq!(
+        ConfigurationPresence::from(false),
+        ConfigurationPresence::Missing
+    );
 }
 
 #[test]
@@ -97,6 +201,7 @@ fn nothing_is_written_when_nothing_changed_and_foreign_conditions_stay() {
 fn the_transition_time_moves_only_with_the_status() {
     let ours = json!({"controllerName": OURS});
     let with_parameters = json!({"controllerName": OURS, "parametersRef": {"name": "p"}});
+    // (A reference of another group and kind: refused.)
     let accepted_true = settle(&class(ours.clone(), json!([])), NOW)
         .conditions
         .unwrap();
@@ -107,7 +212,7 @@ fn the_transition_time_moves_only_with_the_status() {
         ),
         LATER,
     );
-    let c = accepted(&rejected);
+    let c = accepted_of(&rejected);
     assert_eq!(
         (c.status.as_str(), c.last_transition_time.as_str()),
         ("False", LATER)
@@ -115,7 +220,7 @@ fn the_transition_time_moves_only_with_the_status() {
     // A generation bump alone refreshes observedGeneration, not the time.
     let mut bumped = class(ours, serde_json::to_value(&accepted_true).unwrap());
     bumped.metadata.generation = Some(4);
-    let c = accepted(&settle(&bumped, LATER));
+    let c = accepted_of(&settle(&bumped, LATER));
     assert_eq!(
         (c.observed_generation, c.last_transition_time.as_str()),
         (Some(4), NOW)
@@ -167,5 +272,13 @@ fn invalid_settings_are_an_error() {
         ..Settings::default()
     };
     let class = class(json!({"controllerName": OURS}), json!([]));
-    assert!(settle_class(&settings, &class, NOW.parse().unwrap()).is_err());
+    assert!(
+        settle_class(
+            &settings,
+            &class,
+            ConfigurationPresence::Missing,
+            NOW.parse().unwrap()
+        )
+        .is_err()
+    );
 }

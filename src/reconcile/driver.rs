@@ -16,7 +16,7 @@ use crate::error::InputError;
 use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{NamespaceLabels, Snapshot, UnreadableConfiguration};
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// The objects a [`Port`] read for one reconcile, owned by the read's answer; the driver
@@ -40,14 +40,18 @@ pub struct OwnedInputs {
     pub gateway: Gateway,
     /// Its GatewayClass; `None` when it does not exist.
     pub class: Option<GatewayClass>,
-    /// The GatewayConfiguration it names; `None` when not found.
-    pub configuration: Option<GatewayConfiguration>,
+    /// The GatewayConfiguration it uses (its own reference, else its class's): found,
+    /// missing, or unreadable.
+    pub configuration: Configuration,
     /// The LB Deployment as the server stores it; `None` when not found.
     pub deployment: Option<Deployment>,
     /// The L34Routes that may attach to the Gateway.
     pub routes: Vec<L34Route>,
     /// The LB Deployment template.
     pub template: Arc<Deployment>,
+    /// The labels of the routes' namespaces, for listeners that admit routes by a namespace
+    /// selector (a namespace missing here is not admitted by one).
+    pub namespace_labels: NamespaceLabels,
 }
 
 impl OwnedInputs {
@@ -56,10 +60,11 @@ impl OwnedInputs {
         OwnedInputs {
             gateway,
             class: None,
-            configuration: None,
+            configuration: Configuration::Missing,
             deployment: None,
             routes: Vec::new(),
             template,
+            namespace_labels: NamespaceLabels::new(),
         }
     }
 }
@@ -68,9 +73,70 @@ impl Inputs for OwnedInputs {
     fn snapshot(&self) -> Result<Snapshot<'_>, InputError> {
         Ok(Snapshot::new(&self.gateway, &self.template)
             .with_gateway_class(self.class.as_ref())
-            .with_configuration(self.configuration.as_ref())
+            .with_configuration(self.configuration.readable())
+            .with_unreadable_configuration(self.configuration.unreadable())
             .with_deployment(self.deployment.as_ref())
-            .with_routes(&self.routes))
+            .with_routes(&self.routes)
+            .with_namespace_labels(&self.namespace_labels))
+    }
+}
+
+/// The GatewayConfiguration a Gateway uses, as a port read it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+// Made once per reconcile and borrowed by its snapshot: boxing the readable one would cost
+// an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Configuration {
+    /// There is none (not found, or the Gateway names none of ours).
+    Missing,
+    /// It reads into the wire type.
+    Readable(GatewayConfiguration),
+    /// It exists but does not read into the wire type (a field of another type under a
+    /// newer or hand-edited CRD): its identity and the reader's error, naming the field
+    /// path. The Gateway gets `InvalidParameters` saying so.
+    Unreadable {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// The reader's error.
+        why: String,
+    },
+}
+
+impl Configuration {
+    /// The readable configuration, for the snapshot.
+    pub fn readable(&self) -> Option<&GatewayConfiguration> {
+        match self {
+            Configuration::Readable(configuration) => Some(configuration),
+            _ => None,
+        }
+    }
+
+    /// The unreadable configuration, for the snapshot.
+    pub fn unreadable(&self) -> Option<UnreadableConfiguration<'_>> {
+        match self {
+            Configuration::Unreadable {
+                namespace,
+                name,
+                why,
+            } => Some(UnreadableConfiguration {
+                namespace,
+                name,
+                why,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl From<Option<GatewayConfiguration>> for Configuration {
+    fn from(found: Option<GatewayConfiguration>) -> Self {
+        match found {
+            Some(configuration) => Configuration::Readable(configuration),
+            None => Configuration::Missing,
+        }
     }
 }
 
@@ -229,7 +295,7 @@ pub enum ReconcileError<E> {
 ///     async fn read(&mut self) -> Result<Gathered<OwnedInputs>, String> {
 ///         let mut inputs = OwnedInputs::new(self.gateway.clone(), self.template.clone());
 ///         inputs.class = Some(self.class.clone());
-///         inputs.configuration = Some(self.configuration.clone());
+///         inputs.configuration = Some(self.configuration.clone()).into();
 ///         inputs.deployment = self.deployment.clone();
 ///         Ok(Gathered::Inputs(inputs))
 ///     }

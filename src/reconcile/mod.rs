@@ -86,8 +86,8 @@ mod write;
 
 pub use detached::Detached;
 pub use driver::{
-    Decided, Driver, Gathered, Inputs, NotReady, OwnedInputs, Port, ReconcileError, Reconciled,
-    StatusWrite, ready,
+    Configuration, Decided, Driver, Gathered, Inputs, NotReady, OwnedInputs, Port, ReconcileError,
+    Reconciled, StatusWrite, ready,
 };
 pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};
 pub use record::WriteRecord;

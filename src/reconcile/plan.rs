@@ -18,7 +18,7 @@ use crate::render::{
 use crate::rollout::{Rollout, rollout};
 use crate::settings::Settings;
 use crate::snapshot::{GatewayId, Snapshot};
-use crate::validate::{Invalid, Validated, validate};
+use crate::validate::{Invalid, Validated, validate_snapshot};
 use crate::wire::{Condition, GatewayAddress, GatewayConfiguration};
 
 /// The decision of one reconcile: a Deployment write to perform and settle, or the
@@ -250,7 +250,7 @@ pub fn plan<'a>(
         plan.decision = Decision::NotOurs;
         return Ok(plan.settled());
     }
-    let validated = match validate(settings, gateway, snapshot.configuration, snapshot.template) {
+    let validated = match validate_snapshot(settings, &snapshot) {
         Ok(v) => v,
         Err(invalid) => {
             plan.decision = Decision::Invalid(invalid);
@@ -266,7 +266,7 @@ pub fn plan<'a>(
         validated,
         held: Vec::new(),
         wanted,
-        addresses: addresses(id.name, id.namespace, snapshot.routes),
+        addresses: addresses(gateway, snapshot.routes, snapshot.namespace_labels),
         deployment,
         observed: None,
     };

@@ -86,12 +86,12 @@ fn every_field_is_validated_with_an_exact_error() {
         (
             "deploymentPrefix",
             serde_json::json!("-lb"),
-            "settings: deploymentPrefix: \"-lb\" is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 62 characters)",
+            "settings: deploymentPrefix: \"-lb\" is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 53 characters)",
         ),
         (
             "deploymentPrefix",
             serde_json::json!("lb."),
-            "settings: deploymentPrefix: \"lb.\" is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 62 characters)",
+            "settings: deploymentPrefix: \"lb.\" is not a DNS-label prefix (lowercase letters, digits and '-', starting with a letter or digit, at most 53 characters)",
         ),
         (
             "serviceAccount",
@@ -147,7 +147,7 @@ fn every_field_is_validated_with_an_exact_error() {
 fn valid_edge_values_are_accepted() {
     for doc in [
         serde_json::json!({"deploymentPrefix": ""}),
-        serde_json::json!({"deploymentPrefix": "a".repeat(62)}),
+        serde_json::json!({"deploymentPrefix": "a".repeat(53)}),
         serde_json::json!({"degradedAfter": "0s"}),
         serde_json::json!({"degradedAfter": "8760h", "resync": "8760h"}),
         serde_json::json!({"resync": "1s"}),
@@ -158,7 +158,7 @@ fn valid_edge_values_are_accepted() {
         assert!(s.is_ok(), "{doc}: {s:?}");
     }
     let e =
-        serde_json::from_value::<Settings>(serde_json::json!({"deploymentPrefix": "a".repeat(63)}))
+        serde_json::from_value::<Settings>(serde_json::json!({"deploymentPrefix": "a".repeat(54)}))
             .unwrap_err();
     assert!(
         e.to_string().starts_with("settings: deploymentPrefix:"),
@@ -237,7 +237,7 @@ proptest::proptest! {
     fn dns_label_prefix_is_a_label_once_a_character_follows(s in "[a-z0-9\\-A.]{0,64}") {
         proptest::prop_assert_eq!(
             is_dns_label_prefix(&s),
-            s.len() <= 62 && (s.is_empty() || is_dns_label(&format!("{s}x")))
+            s.len() <= 53 && (s.is_empty() || is_dns_label(&format!("{s}x")))
         );
     }
 }

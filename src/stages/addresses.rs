@@ -1,5 +1,29 @@
 //! The Gateway's `status.addresses`, from the L34Routes attached to it.
 //!
+//! A route is attached when one of its `parentRefs` names the Gateway ([`parent_gateway`])
+//! **and a listener admits it** ([`route_attaches`], the Gateway API's `allowedRoutes`;
+//! without it any namespace's route could put addresses into, or push the owner's
+//! addresses out of, another namespace's Gateway):
+//!
+//! - the listener: the one the parentRef's `sectionName` names (none of that name: not
+//!   attached), or any listener when it names none. A Gateway without listeners (the
+//!   Gateway API's CRD requires at least one, so only a hand-written snapshot has none)
+//!   admits no route;
+//! - `allowedRoutes.namespaces.from`: `Same` (the default, also when `allowedRoutes`,
+//!   `namespaces` or `from` is absent or empty) admits routes of the Gateway's namespace;
+//!   `All` every namespace; `Selector` the namespaces whose labels, as the caller hands
+//!   them ([`Snapshot::namespace_labels`](crate::Snapshot::namespace_labels)), match
+//!   `selector` (`matchLabels`, and `matchExpressions` with `In`, `NotIn`, `Exists`,
+//!   `DoesNotExist`); a namespace whose labels are not handed is admitted by no selector,
+//!   and neither is any namespace when `selector` is absent or is one the API server would
+//!   call invalid (an unknown operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist`
+//!   with values: Kubernetes' `LabelSelectorAsSelector` refuses those). `{}` selects every
+//!   namespace whose labels are handed. Any other `from` admits nothing;
+//! - `allowedRoutes.kinds`: absent or empty admits L34Route (this implementation's own
+//!   kind, whatever the listener's protocol); otherwise an entry of kind [`ROUTE_KIND`]
+//!   and group [`ROUTE_GROUP`] must be listed (an entry's group defaults to
+//!   `gateway.networking.k8s.io`, as in the Gateway API).
+//!
 //! A route holding more `parentRefs` than [`MAX_PARENT_REFS`] or more `destinationCIDRs`
 //! than [`MAX_DESTINATION_CIDRS`] (the L34Route CRD's `maxItems`, the same in this
 //! project's copy and in Meridio-2's) is one the API server refuses, so it can come only
@@ -12,10 +36,12 @@
 //! item, 64 against 50 characters, which the crate does not bound either: an item of any
 //! length is parsed or skipped).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cidr::Cidr;
-use crate::wire::{GatewayAddress, L34Route, ParentReference};
+use crate::lookup::GATEWAY_API_GROUP;
+use crate::snapshot::NamespaceLabels;
+use crate::wire::{Gateway, GatewayAddress, L34Route, LabelSelector, Listener, ParentReference};
 
 /// The CRD's limit on `status.addresses`.
 pub const MAX_ADDRESSES: usize = 16;
@@ -25,25 +51,40 @@ pub const IP_ADDRESS: &str = "IPAddress";
 pub const MAX_PARENT_REFS: usize = 1;
 /// The L34Route CRD's limit on `spec.destinationCIDRs`.
 pub const MAX_DESTINATION_CIDRS: usize = 100;
-const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+/// The route kind this implementation serves, which `allowedRoutes.kinds` must list when
+/// it lists any.
+pub const ROUTE_KIND: &str = "L34Route";
+/// The API group of [`ROUTE_KIND`].
+pub const ROUTE_GROUP: &str = "meridio-2.nordix.org";
 
-/// Every route whose `parentRefs` names this Gateway (group default
-/// `gateway.networking.k8s.io`, kind default `Gateway`, namespace default the route's) gives
-/// the IP of each of its `destinationCIDRs`: unique by IP, sorted as strings, at most 16.
-/// Unparsable CIDRs are skipped, and so are routes over the CRD's bounds (module docs).
-/// Only the 16 smallest addresses are ever held, however many routes there are.
+/// Every route attached to this Gateway ([`route_attaches`]: a `parentRef` names it and a
+/// listener admits it) gives the IP of each of its `destinationCIDRs`: unique by IP, sorted
+/// as strings, at most 16. Unparsable CIDRs are skipped, and so are routes over the CRD's
+/// bounds (module docs). Only the 16 smallest addresses are ever held, however many routes
+/// there are. `namespaces` holds the labels of the routes' namespaces, for `allowedRoutes`
+/// selectors.
 ///
 /// ```
+/// use gateway_reconcile::NamespaceLabels;
 /// use gateway_reconcile::stages::addresses::addresses;
-/// let route: gateway_reconcile::wire::L34Route = serde_json::from_str(r#"{
+/// use gateway_reconcile::wire::{Gateway, L34Route};
+/// let gateway: Gateway = serde_json::from_str(r#"{
+///   "metadata": {"name": "gw", "namespace": "ns"},
+///   "spec": {"listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}]}
+/// }"#).unwrap();
+/// let route: L34Route = serde_json::from_str(r#"{
 ///   "metadata": {"namespace": "ns"},
 ///   "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32", "bad"]}
 /// }"#).unwrap();
-/// let list = addresses("gw", "ns", &[route]);
+/// let list = addresses(&gateway, &[route], &NamespaceLabels::new());
 /// assert_eq!(list[0].value, "20.0.0.1");
 /// assert_eq!(list.len(), 1);
 /// ```
-pub fn addresses(gateway: &str, namespace: &str, routes: &[L34Route]) -> Vec<GatewayAddress> {
+pub fn addresses(
+    gateway: &Gateway,
+    routes: &[L34Route],
+    namespaces: &NamespaceLabels,
+) -> Vec<GatewayAddress> {
     let mut ips = BTreeSet::new();
     for route in routes {
         if route.spec.parent_refs.len() > MAX_PARENT_REFS
@@ -51,7 +92,7 @@ pub fn addresses(gateway: &str, namespace: &str, routes: &[L34Route]) -> Vec<Gat
         {
             continue;
         }
-        if names_gateway(route, gateway, namespace) {
+        if route_attaches(route, gateway, namespaces) {
             for cidr in &route.spec.destination_cidrs {
                 let Ok(cidr) = cidr.parse::<Cidr>() else {
                     continue;
@@ -89,7 +130,7 @@ pub fn parent_gateway<'a>(
     parent: &'a ParentReference,
     route_namespace: &'a str,
 ) -> Option<(&'a str, &'a str)> {
-    let gateway = parent.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP
+    let gateway = parent.group.as_deref().unwrap_or(GATEWAY_API_GROUP) == GATEWAY_API_GROUP
         && parent.kind.as_deref().unwrap_or("Gateway") == "Gateway";
     gateway.then(|| {
         (
@@ -100,8 +141,9 @@ pub fn parent_gateway<'a>(
 }
 
 /// Whether one of the route's `parentRefs` names the Gateway `namespace/gateway` (see
-/// [`parent_gateway`]). The CRD's bounds are not looked at here: [`addresses`] skips a
-/// route over them.
+/// [`parent_gateway`]), whether or not a listener admits it: what a controller's route
+/// triggers key on (a route that names a Gateway concerns it, attached or not). The CRD's
+/// bounds are not looked at here: [`addresses`] skips a route over them.
 ///
 /// ```
 /// use gateway_reconcile::stages::addresses::names_gateway;
@@ -119,6 +161,92 @@ pub fn names_gateway(route: &L34Route, gateway: &str, namespace: &str) -> bool {
         .iter()
         .filter_map(|parent| parent_gateway(parent, route_namespace))
         .any(|named| named == (namespace, gateway))
+}
+
+/// Whether the route is attached to the Gateway: one of its `parentRefs` names the
+/// Gateway ([`parent_gateway`]) and a listener admits the route (the listener the
+/// parentRef's `sectionName` names, or any listener when it names none; see the module docs
+/// for `allowedRoutes`). `namespaces` holds the labels of the routes' namespaces. The CRD's
+/// bounds are not looked at here: [`addresses`] skips a route over them.
+///
+/// ```
+/// use gateway_reconcile::NamespaceLabels;
+/// use gateway_reconcile::lookup::route_attaches;
+/// use gateway_reconcile::wire::{Gateway, L34Route};
+/// let gateway: Gateway = serde_json::from_str(r#"{
+///   "metadata": {"name": "gw", "namespace": "red"},
+///   "spec": {"listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}]}
+/// }"#).unwrap();
+/// let route: L34Route = serde_json::from_str(r#"{
+///   "metadata": {"namespace": "blue"},
+///   "spec": {"parentRefs": [{"name": "gw", "namespace": "red"}]}
+/// }"#).unwrap();
+/// // `from: Same` by default: a route of another namespace is not admitted.
+/// assert!(!route_attaches(&route, &gateway, &NamespaceLabels::new()));
+/// ```
+pub fn route_attaches(route: &L34Route, gateway: &Gateway, namespaces: &NamespaceLabels) -> bool {
+    let name = gateway.metadata.name.as_deref().unwrap_or("");
+    let namespace = gateway.metadata.namespace.as_deref().unwrap_or("");
+    let route_namespace = route.metadata.namespace.as_deref().unwrap_or("");
+    let listeners = &gateway.spec.listeners;
+    route.spec.parent_refs.iter().any(|parent| {
+        parent_gateway(parent, route_namespace) == Some((namespace, name))
+            && listeners
+                .iter()
+                .filter(|l| parent.section_name.as_deref().is_none_or(|s| s == l.name))
+                .any(|l| admits(l, route_namespace, namespace, namespaces))
+    })
+}
+
+/// Whether `listener` admits an L34Route of `route_namespace` on a Gateway of
+/// `gateway_namespace` (its `allowedRoutes`: the module docs).
+fn admits(
+    listener: &Listener,
+    route_namespace: &str,
+    gateway_namespace: &str,
+    namespaces: &NamespaceLabels,
+) -> bool {
+    let allowed = listener.allowed_routes.as_ref();
+    let from = allowed.and_then(|a| a.namespaces.as_ref());
+    let namespace_admitted = match from.and_then(|f| f.from.as_deref()).unwrap_or("") {
+        "" | "Same" => route_namespace == gateway_namespace,
+        "All" => true,
+        "Selector" => from
+            .and_then(|f| f.selector.as_ref())
+            .zip(namespaces.get(route_namespace))
+            .is_some_and(|(selector, labels)| selects(selector, labels)),
+        _ => false,
+    };
+    let kinds = allowed.map_or(&[][..], |a| a.kinds.as_slice());
+    namespace_admitted
+        && (kinds.is_empty()
+            || kinds.iter().any(|k| {
+                k.kind == ROUTE_KIND
+                    && k.group.as_deref().unwrap_or(GATEWAY_API_GROUP) == ROUTE_GROUP
+            }))
+}
+
+/// Whether a label selector selects these labels, as Kubernetes matches a
+/// `metav1.LabelSelector`: every `matchLabels` entry and every `matchExpressions`
+/// requirement holds; a requirement Kubernetes refuses (an unknown operator, `In` or
+/// `NotIn` without values, `Exists` or `DoesNotExist` with values) makes the selector
+/// select nothing.
+fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    selector
+        .match_labels
+        .iter()
+        .all(|(key, value)| labels.get(key) == Some(value))
+        && selector.match_expressions.iter().all(|requirement| {
+            let value = labels.get(&requirement.key);
+            let values = &requirement.values;
+            match requirement.operator.as_str() {
+                "In" => !values.is_empty() && value.is_some_and(|v| values.contains(v)),
+                "NotIn" => !values.is_empty() && value.is_none_or(|v| !values.contains(v)),
+                "Exists" => values.is_empty() && value.is_some(),
+                "DoesNotExist" => values.is_empty() && value.is_none(),
+                _ => false,
+            }
+        })
 }
 
 #[cfg(test)]

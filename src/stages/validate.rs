@@ -3,15 +3,25 @@
 //! The checks run in this order; the first that fails is the one reported, and its
 //! [`Invalid`] `Display` is the exact condition message:
 //!
-//! 1. the Gateway has `spec.infrastructure.parametersRef`;
+//! 1. a parameters reference applies ([`lookup::parameters_ref`]): the Gateway's own
+//!    `spec.infrastructure.parametersRef` (naming a GatewayConfiguration in the Gateway's
+//!    namespace), else its GatewayClass's `spec.parametersRef` (the class's default, in the
+//!    namespace the class's reference names, which may differ from the Gateway's);
 //! 2. its `group` and `kind` are `Settings::parameters_group` / `parameters_kind` (exact,
-//!    case-sensitive);
+//!    case-sensitive; [`lookup::is_ours`]); the message is the same for a class's
+//!    reference. A class's reference without `namespace` is refused next with the class's
+//!    own message, `parametersRef.namespace is required for a GatewayConfiguration`;
 //! 3. the GatewayConfiguration exists, and is the one referenced: a configuration whose
-//!    `metadata.name` differs from `parametersRef.name`, or whose `metadata.namespace`
-//!    differs from the Gateway's (the reference is namespace-local), is reported as not
-//!    found, as if the caller had passed none (a caller bug or a stale cache must not make
-//!    the Gateway run with someone else's parameters). A missing name or namespace on either
-//!    side is not a mismatch;
+//!    `metadata.name` differs from the reference's name, or whose `metadata.namespace`
+//!    differs from the reference's namespace, is reported as not found, as if the caller
+//!    had passed none (a caller bug or a stale cache must not make the Gateway run with
+//!    someone else's parameters). A missing name or namespace on either side is not a
+//!    mismatch. When the caller hands the referenced configuration as unreadable
+//!    ([`UnreadableConfiguration`]: it exists but does not read into the crate's type), the
+//!    failure is `GatewayConfiguration "NAME" cannot be read: WHY` (WHY the reader's
+//!    error), whatever readable configuration is also given. Messages naming a
+//!    configuration the class provides name it `NS/NAME`
+//!    ([`ConfigurationRef`]'s `Display`);
 //! 4. `spec.internalSubnets`: at most [`MAX_INTERNAL_SUBNETS`] (2, the CRD's `maxItems`:
 //!    `GatewayConfiguration spec.internalSubnets: must have at most 2 items (has 3)`), at
 //!    least one; then each subnet in list order, completely,
@@ -44,8 +54,10 @@
 //!    `k8s.v1.cni.cncf.io/networks` annotation, read with [`crate::nad::parse_annotation`],
 //!    merged with the GatewayConfiguration's by [`crate::nad::merge`]): no two entries share
 //!    a non-empty interface (an empty interface lets Multus pick a free name, so it cannot
-//!    clash). Selections without a namespace get the GatewayConfiguration's namespace, else
-//!    the Gateway's, else `default`. A networks annotation that is not a string is ignored;
+//!    clash). Selections without a namespace get the GatewayConfiguration's namespace (a
+//!    class-provided configuration's is the class's, not the Gateway's), else the namespace
+//!    the reference names, else `default`. A networks annotation that is not a string is
+//!    ignored;
 //! 8. the template is usable: `spec.template.spec.containers` is a non-empty list of
 //!    objects, each with a non-empty string `name`, names unique (rendering and drift pair
 //!    containers by name). This comes last, as the spec lists it; [`Invalid::is_template`]
@@ -56,10 +68,15 @@
 //!    (`spec.template.spec.containers[NAME].resources.limits.memory: negative quantity
 //!    "-1Gi"`); the label values of `metadata.labels` and `spec.template.metadata.labels` of
 //!    the label-value form, at most 63 characters;
-//! 9. the LB Deployment name (`deploymentPrefix + Gateway name`), which is also the value of
-//!    its `app` label, is a DNS-1123 subdomain of at most 63 characters: `LB Deployment name
-//!    "NAME" (deploymentPrefix + Gateway name): must be no more than 63 characters, as the
-//!    value of the app label` (or the API server's explanation of the form);
+//! 9. the LB Deployment name ([`deployment_name`]: `deploymentPrefix + Gateway name`,
+//!    shortened with a hash past 63 characters), which is also the value of its `app`
+//!    label, is a DNS-1123 subdomain and a label value: `LB Deployment name "NAME"
+//!    (deploymentPrefix + Gateway name): WHY` (the API server's explanation of the form,
+//!    e.g. for an upper-case name in a hand-written snapshot); and the
+//!    `gateway.networking.k8s.io/gateway-name` label's value ([`gateway_name_label`]) is a
+//!    label value: `label gateway.networking.k8s.io/gateway-name: invalid value "V" (the
+//!    Gateway name): WHY` (a hand-written name starting with `-`). A long Gateway name is
+//!    not a failure: it is shortened;
 //! 10. the Gateway's `spec.infrastructure.labels`, then its `annotations`, which go onto the
 //!     LB Deployment and its pods: each map at most [`MAX_INFRASTRUCTURE_ENTRIES`] entries
 //!     (8, the Gateway API CRD's `maxProperties`: `Gateway spec.infrastructure.labels: must
@@ -83,15 +100,17 @@
 use std::collections::BTreeSet;
 
 use crate::cidr::{Cidr, CidrError, DisjointNetworks};
+use crate::lookup::{self, ConfigurationRef};
 use crate::nad::{self, NETWORKS_ANNOTATION, NetworkSelection};
 use crate::names;
 use crate::quantity::Quantity;
-use crate::render::deployment_name;
+use crate::render::{GATEWAY_NAME_LABEL, deployment_name, gateway_name_label};
 use crate::settings::Settings;
+use crate::snapshot::{Snapshot, UnreadableConfiguration};
 use crate::wire::tree;
 use crate::wire::{
-    Deployment, Gateway, GatewayConfiguration, InternalSubnet, NetworkAttachment,
-    ParametersReference, VerticalScaling,
+    Deployment, Gateway, GatewayClass, GatewayConfiguration, InternalSubnet, NetworkAttachment,
+    VerticalScaling,
 };
 
 /// The only supported attachment type of subnets and network attachments.
@@ -145,7 +164,8 @@ impl<'a> Validated<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Invalid {
-    /// No infrastructure or no parametersRef.
+    /// Neither the Gateway's `infrastructure.parametersRef` nor its GatewayClass's
+    /// `spec.parametersRef` names one.
     #[error("GatewayConfiguration reference is required")]
     ReferenceRequired,
     /// The parametersRef names another group or kind.
@@ -162,11 +182,27 @@ pub enum Invalid {
         /// The kind the settings accept.
         expected_kind: String,
     },
+    /// The GatewayClass's `spec.parametersRef`, which the Gateway uses, names no
+    /// namespace (a GatewayConfiguration is namespaced, a class is not). The message is the
+    /// class's own `Accepted` message for it.
+    #[error("parametersRef.namespace is required for a GatewayConfiguration")]
+    NamespaceRequired,
     /// The referenced GatewayConfiguration was not given (or is another one).
     #[error("GatewayConfiguration {name:?} not found")]
     ConfigurationNotFound {
-        /// `parametersRef.name`.
+        /// The configuration as messages name it: `NAME` (the Gateway's own reference), or
+        /// `NS/NAME` (the GatewayClass's).
         name: String,
+    },
+    /// The referenced GatewayConfiguration exists but cannot be read
+    /// ([`UnreadableConfiguration`]).
+    #[error("GatewayConfiguration {name:?} cannot be read: {why}")]
+    ConfigurationUnreadable {
+        /// The configuration as messages name it: `NAME`, or `NS/NAME` for the
+        /// GatewayClass's.
+        name: String,
+        /// The reader's error, naming the field path.
+        why: String,
     },
     /// `spec.internalSubnets` is empty.
     #[error("GatewayConfiguration must have at least one internalSubnet")]
@@ -286,12 +322,22 @@ pub enum Invalid {
         /// The replica count.
         value: i64,
     },
-    /// The LB Deployment name (`deploymentPrefix + Gateway name`), which is also the value of
-    /// its `app` label, is not one the API server takes.
+    /// The LB Deployment name (`deploymentPrefix + Gateway name`, shortened past 63
+    /// characters), which is also the value of its `app` label, is not one the API server
+    /// takes.
     #[error("LB Deployment name {name:?} (deploymentPrefix + Gateway name): {why}")]
     DeploymentName {
         /// The name (cut to 300 characters).
         name: String,
+        /// Why, in the API server's words.
+        why: String,
+    },
+    /// The `gateway.networking.k8s.io/gateway-name` label's value (the Gateway name,
+    /// shortened past 63 characters) is not a label value.
+    #[error("label {GATEWAY_NAME_LABEL}: invalid value {value:?} (the Gateway name): {why}")]
+    GatewayNameLabel {
+        /// The value (cut to 300 characters).
+        value: String,
         /// Why, in the API server's words.
         why: String,
     },
@@ -340,9 +386,23 @@ impl Invalid {
     pub fn is_template(&self) -> bool {
         matches!(self, Invalid::Template { .. })
     }
+
+    /// [`Invalid::UnsupportedReference`] for a reference that is not ours (a Gateway's or
+    /// a GatewayClass's: the message is the same).
+    pub(crate) fn unsupported(settings: &Settings, reference: &lookup::ParametersRef<'_>) -> Self {
+        Invalid::UnsupportedReference {
+            group: reference.group.to_owned(),
+            kind: reference.kind.to_owned(),
+            expected_group: settings.parameters_group.clone(),
+            expected_kind: settings.parameters_kind.clone(),
+        }
+    }
 }
 
-/// Validates, stopping at the first failure (see the module docs for the order).
+/// Validates a Gateway that names its own parameters, stopping at the first failure (see
+/// the module docs for the order): [`validate_snapshot`] of a snapshot holding `gateway`,
+/// `configuration` and `template`, without a GatewayClass (so without its default
+/// parameters) and without an unreadable configuration.
 ///
 /// ```
 /// use gateway_reconcile::Settings;
@@ -383,24 +443,79 @@ pub fn validate<'a>(
     configuration: Option<&'a GatewayConfiguration>,
     template: &Deployment,
 ) -> Result<Validated<'a>, Invalid> {
-    let reference = gateway
-        .spec
-        .infrastructure
-        .as_ref()
-        .and_then(|i| i.parameters_ref.as_ref())
-        .ok_or(Invalid::ReferenceRequired)?;
-    if reference.group != settings.parameters_group || reference.kind != settings.parameters_kind {
-        return Err(Invalid::UnsupportedReference {
-            group: reference.group.clone(),
-            kind: reference.kind.clone(),
-            expected_group: settings.parameters_group.clone(),
-            expected_kind: settings.parameters_kind.clone(),
+    check(settings, gateway, None, configuration, None, template)
+}
+
+/// Validates what a reconcile reads, stopping at the first failure (see the module docs
+/// for the order): the parameters the Gateway uses (its own, else its GatewayClass's
+/// default: `snapshot.gateway_class` is taken as the Gateway's class, which
+/// [`plan`](crate::plan) checks is ours before it validates), the GatewayConfiguration
+/// (`configuration`, or `unreadable_configuration` when that is the referenced one) and
+/// the template.
+///
+/// ```
+/// use gateway_reconcile::{Settings, Snapshot, template};
+/// use gateway_reconcile::stages::validate::validate_snapshot;
+/// use gateway_reconcile::wire::{Gateway, GatewayClass};
+/// use serde_json::json;
+///
+/// let gateway: Gateway = serde_json::from_value(json!({
+///     "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "meridio"}
+/// })).unwrap();
+/// let class: GatewayClass = serde_json::from_value(json!({
+///     "metadata": {"name": "meridio"},
+///     "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller", "parametersRef": {
+///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+///         "name": "defaults", "namespace": "infra"}}
+/// })).unwrap();
+/// let template = template::default_template();
+/// let snapshot = Snapshot::new(&gateway, &template).with_gateway_class(Some(&class));
+/// assert_eq!(
+///     validate_snapshot(&Settings::default(), &snapshot).unwrap_err().to_string(),
+///     r#"GatewayConfiguration "infra/defaults" not found"#
+/// );
+/// ```
+pub fn validate_snapshot<'a>(
+    settings: &Settings,
+    snapshot: &Snapshot<'a>,
+) -> Result<Validated<'a>, Invalid> {
+    check(
+        settings,
+        snapshot.gateway,
+        snapshot.gateway_class,
+        snapshot.configuration,
+        snapshot.unreadable_configuration,
+        snapshot.template,
+    )
+}
+
+/// The checks of the module docs, in order.
+fn check<'a>(
+    settings: &Settings,
+    gateway: &Gateway,
+    class: Option<&GatewayClass>,
+    configuration: Option<&'a GatewayConfiguration>,
+    unreadable: Option<UnreadableConfiguration<'_>>,
+    template: &Deployment,
+) -> Result<Validated<'a>, Invalid> {
+    let reference = lookup::parameters_ref(gateway, class).ok_or(Invalid::ReferenceRequired)?;
+    if !lookup::is_ours(settings, &reference) {
+        return Err(Invalid::unsupported(settings, &reference));
+    }
+    let target = reference
+        .configuration()
+        .ok_or(Invalid::NamespaceRequired)?;
+    if let Some(unreadable) = unreadable.filter(|u| target.matches(Some(u.namespace), Some(u.name)))
+    {
+        return Err(Invalid::ConfigurationUnreadable {
+            name: target.to_string(),
+            why: unreadable.why.to_owned(),
         });
     }
     let configuration = configuration
-        .filter(|c| is_referenced(c, reference, gateway))
+        .filter(|c| target.matches(c.metadata.namespace.as_deref(), c.metadata.name.as_deref()))
         .ok_or_else(|| Invalid::ConfigurationNotFound {
-            name: reference.name.clone(),
+            name: target.to_string(),
         })?;
     let spec = &configuration.spec;
     // Each list's bound is checked before its items (an empty subnet list passes it and is
@@ -431,9 +546,9 @@ pub fn validate<'a>(
         }
         _ => {}
     }
-    let networks = merged_networks(gateway, configuration, template)?;
+    let networks = merged_networks(&target, configuration, template)?;
     check_template(template).map_err(|why| Invalid::Template { why })?;
-    check_deployment_name(settings, gateway)?;
+    check_names(settings, gateway)?;
     check_infrastructure_metadata(gateway)?;
     Ok(Validated {
         configuration,
@@ -465,21 +580,6 @@ fn at_most(
         });
     }
     Ok(())
-}
-
-/// False when the configuration's name or namespace shows it is not the referenced one.
-fn is_referenced(
-    configuration: &GatewayConfiguration,
-    reference: &ParametersReference,
-    gateway: &Gateway,
-) -> bool {
-    let meta = &configuration.metadata;
-    let name_ok = meta.name.as_deref().is_none_or(|n| n == reference.name);
-    let namespace_ok = match (&meta.namespace, &gateway.metadata.namespace) {
-        (Some(c), Some(g)) => c == g,
-        _ => true,
-    };
-    name_ok && namespace_ok
 }
 
 /// Each subnet fully, in order; returns whether any is IPv4 and any is IPv6.
@@ -607,19 +707,23 @@ fn quantity_of(text: Option<&str>, number: Option<&serde_json::Number>) -> Quant
 }
 
 /// The LB Deployment name is a DNS-1123 subdomain and, as the `app` label's value, a label
-/// value (at most 63 characters).
-fn check_deployment_name(settings: &Settings, gateway: &Gateway) -> Result<(), Invalid> {
-    let name = deployment_name(settings, gateway.metadata.name.as_deref().unwrap_or(""));
-    let why = match names::label_value_error(&name) {
-        Some(why) if name.len() > 63 => Some(format!("{why}, as the value of the app label")),
-        _ => names::subdomain_error(&name)
-            .or_else(|| names::label_value_error(&name))
-            .map(str::to_owned),
-    };
-    match why {
-        Some(why) => Err(Invalid::DeploymentName {
+/// value; the `gateway-name` label's value is a label value. Both are within 63 characters
+/// whatever the Gateway name's length (shortened with a hash), the settings keeping the
+/// prefix within 53.
+fn check_names(settings: &Settings, gateway: &Gateway) -> Result<(), Invalid> {
+    let gateway_name = gateway.metadata.name.as_deref().unwrap_or("");
+    let name = deployment_name(settings, gateway_name);
+    if let Some(why) = names::subdomain_error(&name).or_else(|| names::label_value_error(&name)) {
+        return Err(Invalid::DeploymentName {
             name: name.chars().take(300).collect(),
-            why,
+            why: why.to_owned(),
+        });
+    }
+    let label = gateway_name_label(gateway_name);
+    match names::label_value_error(&label) {
+        Some(why) => Err(Invalid::GatewayNameLabel {
+            value: label.chars().take(300).collect(),
+            why: why.to_owned(),
         }),
         None => Ok(()),
     }
@@ -708,7 +812,7 @@ fn check_quantities(vertical: &VerticalScaling) -> Result<(), Invalid> {
 
 /// The template's selections merged with the configuration's; no shared interface.
 fn merged_networks(
-    gateway: &Gateway,
+    target: &ConfigurationRef<'_>,
     configuration: &GatewayConfiguration,
     template: &Deployment,
 ) -> Result<Vec<NetworkSelection>, Invalid> {
@@ -717,11 +821,7 @@ fn merged_networks(
         .namespace
         .as_deref()
         .filter(|n| !n.is_empty())
-        .or(gateway
-            .metadata
-            .namespace
-            .as_deref()
-            .filter(|n| !n.is_empty()))
+        .or(Some(target.namespace).filter(|n| !n.is_empty()))
         .unwrap_or(DEFAULT_NAMESPACE);
     let from_template = template
         .get(&[

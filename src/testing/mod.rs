@@ -56,7 +56,7 @@
 //!     Backend, ControllerLoop, Kind, Objects, ReconcileRecord, RolloutState, Run, StepError,
 //!     WriteCounts, strategies::{self, Op},
 //! };
-//! use gateway_reconcile::wire::{Deployment, Gateway};
+//! use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration};
 //! use gateway_reconcile::{
 //!     DeploymentWrite, Settings, StatusPatch, WriteKind, WriteOutcome, WriteRecord,
 //! };
@@ -117,7 +117,7 @@
 //!         let template: Deployment = store.get(Kind::Template).ok_or("no template")?;
 //!         let mut inputs = OwnedInputs::new(gateway, Arc::new(template));
 //!         inputs.class = store.get(Kind::GatewayClass);
-//!         inputs.configuration = store.get(Kind::Configuration);
+//!         inputs.configuration = store.get::<GatewayConfiguration>(Kind::Configuration).into();
 //!         inputs.deployment = store.get(Kind::Deployment);
 //!         inputs.routes = store.get(Kind::Routes).unwrap_or_default();
 //!         Ok(Gathered::Inputs(inputs))

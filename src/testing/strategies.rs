@@ -174,9 +174,9 @@ pub fn start() -> Timestamp {
     Timestamp::from_second(1_767_225_600).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
-/// The objects of the kit's runs: a Gateway `ns/gw` of our class with one foreign condition
-/// ([`FOREIGN`]), a valid GatewayConfiguration `conf` (2 replicas), no Deployment, the
-/// built-in template and one L34Route.
+/// The objects of the kit's runs: a Gateway `ns/gw` of our class with one listener and one
+/// foreign condition ([`FOREIGN`]), a valid GatewayConfiguration `conf` (2 replicas), no
+/// Deployment, the built-in template and one L34Route of the Gateway's namespace.
 pub fn objects() -> Objects {
     Objects {
         gateway_class: Some(
@@ -185,7 +185,9 @@ pub fn objects() -> Objects {
         gateway: json!({
             "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
             "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1},
-            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "spec": {"gatewayClassName": "meridio",
+                "listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}],
+                "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}},
             "status": {"conditions": [{"type": FOREIGN, "status": "True", "observedGeneration": 1,
                 "lastTransitionTime": "2025-01-01T00:00:00Z", "reason": "Foreign", "message": "not ours"}]}
@@ -202,6 +204,7 @@ pub fn objects() -> Objects {
         }))
         .into_iter()
         .collect(),
+        namespaces: Default::default(),
     }
 }
 
@@ -431,7 +434,9 @@ pub fn gateway_with_foreign_conditions() -> impl Strategy<Value = Value> {
         json!({
             "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
             "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": generation},
-            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "spec": {"gatewayClassName": "meridio",
+                "listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}],
+                "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}},
             "status": {"conditions": conditions}
         })

@@ -29,10 +29,29 @@ pub struct GatewayClassSpec {
     /// The controller that manages Gateways of this class.
     #[serde(default)]
     pub controller_name: String,
-    /// `spec.parametersRef`, as written: only its presence matters to the crate (this
-    /// controller takes parameters per Gateway, never per class).
+    /// `spec.parametersRef`: the class's default parameters, for those of its Gateways
+    /// that name none themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameters_ref: Option<Value>,
+    pub parameters_ref: Option<ClassParametersReference>,
+}
+
+/// `GatewayClass.spec.parametersRef`: unlike a Gateway's, it names a namespace (a class is
+/// cluster-scoped, a GatewayConfiguration is namespaced).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassParametersReference {
+    /// API group of the referent.
+    #[serde(default)]
+    pub group: String,
+    /// Kind of the referent.
+    #[serde(default)]
+    pub kind: String,
+    /// Name of the referent.
+    #[serde(default)]
+    pub name: String,
+    /// Namespace of the referent; required for a namespaced kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 /// `GatewayClass.status`.
@@ -69,9 +88,89 @@ pub struct GatewaySpec {
     /// Name of the GatewayClass.
     #[serde(default)]
     pub gateway_class_name: String,
+    /// `spec.listeners`: which routes may attach, and where.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listeners: Vec<Listener>,
     /// `spec.infrastructure`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub infrastructure: Option<GatewayInfrastructure>,
+}
+
+/// One of `Gateway.spec.listeners`: the fields the crate reads (its name and which routes
+/// it admits); `port`, `protocol` and the rest are not read.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Listener {
+    /// The listener's name, which a route's `parentRefs[].sectionName` names.
+    #[serde(default)]
+    pub name: String,
+    /// Which routes may attach to the listener; absent: routes of the Gateway's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_routes: Option<AllowedRoutes>,
+}
+
+/// `listeners[].allowedRoutes`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowedRoutes {
+    /// The namespaces whose routes may attach; absent: `from: Same`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<RouteNamespaces>,
+    /// The route kinds that may attach; absent or empty: the listener's protocol decides
+    /// (for this implementation, L34Route).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<RouteGroupKind>,
+}
+
+/// `allowedRoutes.namespaces`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteNamespaces {
+    /// `Same` (the default), `All` or `Selector`, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The namespaces' label selector, for `from: Selector`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// A `metav1.LabelSelector`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    /// Labels that must all be present with these values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub match_labels: BTreeMap<String, String>,
+    /// Requirements that must all hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+/// One of `LabelSelector.matchExpressions`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelectorRequirement {
+    /// The label key.
+    #[serde(default)]
+    pub key: String,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`, as written.
+    #[serde(default)]
+    pub operator: String,
+    /// The values of `In` and `NotIn` (empty for `Exists` and `DoesNotExist`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+/// One of `allowedRoutes.kinds`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteGroupKind {
+    /// API group; absent means `gateway.networking.k8s.io`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The route kind.
+    #[serde(default)]
+    pub kind: String,
 }
 
 /// `Gateway.spec.infrastructure`.

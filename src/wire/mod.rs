@@ -26,8 +26,10 @@ pub use configuration::{
 };
 pub use deployment::Deployment;
 pub use gateway::{
-    Gateway, GatewayAddress, GatewayClass, GatewayClassSpec, GatewayClassStatus,
-    GatewayInfrastructure, GatewaySpec, GatewayStatus, ParametersReference,
+    AllowedRoutes, ClassParametersReference, Gateway, GatewayAddress, GatewayClass,
+    GatewayClassSpec, GatewayClassStatus, GatewayInfrastructure, GatewaySpec, GatewayStatus,
+    LabelSelector, LabelSelectorRequirement, Listener, ParametersReference, RouteGroupKind,
+    RouteNamespaces,
 };
 pub use meta::{Condition, ObjectMeta, OwnerReference};
 pub use route::{L34Route, L34RouteSpec, ParentReference};

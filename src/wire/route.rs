@@ -44,4 +44,8 @@ pub struct ParentReference {
     /// Name of the parent.
     #[serde(default)]
     pub name: String,
+    /// The listener of the parent Gateway the route attaches to; absent: any listener that
+    /// admits it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section_name: Option<String>,
 }

@@ -26,6 +26,7 @@ pub fn gateway() -> Gateway {
         "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1},
         "spec": {
             "gatewayClassName": "meridio",
+            "listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}],
             "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}
         }

@@ -14,6 +14,8 @@ pub(super) struct Stores {
     pub(super) deployments: Store<CachedDeployment>,
     /// Every Deployment of the scope, by its metadata.
     pub(super) deployment_meta: Store<DeploymentMeta>,
+    /// Every Namespace, by its metadata (the labels a namespace selector matches).
+    pub(super) namespaces: Store<NamespaceMeta>,
     /// The L34Routes by the Gateways they name.
     pub(super) routes_by_gateway: Arc<RouteIndex>,
     /// The relists in progress (a reconcile reads no cache during one).
@@ -33,13 +35,14 @@ impl Stores {
     /// The caches are waited on together, each marked synced in `health` as it fills (the
     /// readiness probe, and the sync timeout naming the ones that did not).
     pub(super) fn ready(&self, health: Arc<Health>) -> Ready {
-        const KINDS: [&str; 6] = [
+        const KINDS: [&str; 7] = [
             "Gateway",
             "GatewayClass",
             "GatewayConfiguration",
             "L34Route",
             "Deployment",
             DEPLOYMENT_METADATA,
+            NAMESPACE_METADATA,
         ];
         for kind in KINDS {
             health.expect(kind);
@@ -53,6 +56,7 @@ impl Stores {
                 stores.routes.wait_until_ready().boxed(),
                 stores.deployments.wait_until_ready().boxed(),
                 stores.deployment_meta.wait_until_ready().boxed(),
+                stores.namespaces.wait_until_ready().boxed(),
             ];
             let filled =
                 futures::future::join_all(KINDS.into_iter().zip(waits).map(|(kind, wait)| {
@@ -83,6 +87,9 @@ pub(super) type Ready = Shared<BoxFuture<'static, bool>>;
 
 /// The metadata cache of every Deployment, as the probes and metrics name it.
 pub(super) const DEPLOYMENT_METADATA: &str = "DeploymentMetadata";
+
+/// The metadata cache of every Namespace, as the probes and metrics name it.
+pub(super) const NAMESPACE_METADATA: &str = "NamespaceMetadata";
 
 /// The label selector of the LB Deployments' watch: the managed-by label the core puts on
 /// every LB Deployment.
@@ -119,6 +126,8 @@ where
 }
 
 impl Cacheable for DeploymentMeta {}
+
+impl Cacheable for NamespaceMeta {}
 
 /// What every watch cache of a run shares.
 pub(super) struct Caches<'a> {

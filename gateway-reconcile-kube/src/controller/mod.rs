@@ -93,7 +93,7 @@ use tracing::{debug, warn};
 use crate::backoff::{self, Backoff};
 use crate::cached::{
     self, Cached, Deployment as CachedDeployment, DeploymentMeta, Gateway, GatewayClass,
-    GatewayConfiguration, L34Route,
+    GatewayConfiguration, L34Route, NamespaceMeta,
 };
 use crate::class_status::ClassStatus;
 use crate::health::{Health, Unsynced};
@@ -119,9 +119,6 @@ pub use client::{
 use observed::*;
 use own_writes::*;
 use triggers::*;
-
-/// The Gateway API group, the default of a parentRef's `group`.
-const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 
 /// What the controller runs with.
 #[derive(Debug, Clone)]
@@ -353,6 +350,15 @@ pub async fn run_with(
         Deletions::Pass,
     );
 
+    // Every Namespace by its metadata: the labels a listener's namespace selector matches
+    // (cluster-scoped: RBAC list and watch on namespaces).
+    let (namespaces, namespace_events) = caches.cached(
+        NAMESPACE_METADATA,
+        Api::<NamespaceMeta>::all(client.clone()),
+        watch.clone(),
+        Deletions::Pass,
+    );
+
     // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
     let gateways_by = Arc::new(gateway_index(&config.settings));
     let (gateways, gateway_events) = caches.cached_with(
@@ -375,6 +381,7 @@ pub async fn run_with(
         routes: routes.clone(),
         deployments,
         deployment_meta,
+        namespaces,
         routes_by_gateway,
         relists: caches.relists.clone(),
     };
@@ -400,35 +407,54 @@ pub async fn run_with(
     }));
 
     let by_class = gateways_by.clone();
-    let by_configuration = gateways_by;
+    let by_selector = gateways_by.clone();
+    let by_configuration = gateways_by.clone();
     let route_parents = RouteParents::new(routes);
-    let prefix = config.settings.deployment_prefix.clone();
-    let meta_prefix = prefix.clone();
+    let by_lb_name = gateways_by.clone();
+    let meta_by_lb_name = gateways_by.clone();
 
     let class_status = ClassStatus::spawn(
         context.client.clone(),
         config.settings.clone(),
         leadership.clone(),
+        context.stores.configurations.clone(),
+        ready.clone(),
     );
+    let configuration_classes = ClassesOfConfiguration {
+        classes: context.stores.classes.clone(),
+        settings: config.settings.clone(),
+        status: class_status.clone(),
+        gateways: by_class.clone(),
+    };
     let controller = controller
         .watches_stream(class_events, move |class| {
             class_status.settle(&class);
             by_class.get(&GatewayKey::Class(class.name_any()))
         })
         .watches_stream(configuration_events, move |conf| {
+            // The Gateways that name it, and those of the classes that name it as their
+            // default (the classes are settled again: its existence is their Accepted).
             let namespace = conf.namespace().unwrap_or_default();
-            by_configuration.get(&GatewayKey::Configuration(namespace, conf.name_any()))
+            let name = conf.name_any();
+            let mut gateways =
+                by_configuration.get(&GatewayKey::Configuration(namespace.clone(), name.clone()));
+            gateways.extend(configuration_classes.wake(&namespace, &name));
+            gateways
         })
         .watches_stream(route_events, move |route| route_parents.wake(&route))
+        // A namespace's labels decide only for Gateways that admit routes by a selector.
+        .watches_stream(namespace_events, move |_| {
+            by_selector.get(&GatewayKey::NamespaceSelector)
+        })
         .watches_stream(deployment_events, move |deployment| {
-            gateways_of_deployment(&prefix, &deployment)
+            gateways_of_deployment(&by_lb_name, &deployment)
         })
         .watches_stream(deployment_meta_events, move |meta| {
             // One with our label is the LB watch's to report.
             if lb_labeled(&meta) {
                 Vec::new()
             } else {
-                gateways_of_meta(&meta_prefix, &meta)
+                gateways_of_meta(&meta_by_lb_name, &meta)
             }
         })
         // A standby's reconciles return at once; winning the lease reconciles everything.
@@ -589,6 +615,7 @@ mod tests {
             routes,
             deployments: reflector::store::<CachedDeployment>().0,
             deployment_meta: reflector::store::<DeploymentMeta>().0,
+            namespaces: reflector::store::<NamespaceMeta>().0,
             routes_by_gateway: Arc::new(route_index()),
             relists: Arc::default(),
         };
@@ -722,8 +749,18 @@ mod tests {
         serde_json::from_value(value).expect("a Deployment")
     }
 
+    /// The index of Gateways `a`, `b` and `x` in `ns`.
+    fn index_of_abx() -> GatewayIndex {
+        let index = gateway_index(&Settings::default());
+        for name in ["a", "b", "x"] {
+            index.apply(&watcher::Event::Apply(gateway(name).as_ref().clone()));
+        }
+        index
+    }
+
     #[test]
     fn a_deployment_wakes_its_controller_and_the_gateway_of_its_name() {
+        let index = index_of_abx();
         let owned = deployment(serde_json::json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": { "name": "sllbr-a", "namespace": "ns", "ownerReferences": [
@@ -731,7 +768,7 @@ mod tests {
             ] }
         }));
         assert_eq!(
-            gateways_of_deployment("sllbr-", &owned),
+            gateways_of_deployment(&index, &owned),
             vec![ObjectRef::<Gateway>::new("a").within("ns")]
         );
         let foreign = deployment(serde_json::json!({
@@ -741,14 +778,14 @@ mod tests {
             ] }
         }));
         assert_eq!(
-            gateways_of_deployment("sllbr-", &foreign),
+            gateways_of_deployment(&index, &foreign),
             vec![ObjectRef::<Gateway>::new("b").within("ns")]
         );
         let other = deployment(serde_json::json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": { "name": "web", "namespace": "ns" }
         }));
-        assert!(gateways_of_deployment("sllbr-", &other).is_empty());
+        assert!(gateways_of_deployment(&index, &other).is_empty());
     }
 
     fn meta(value: serde_json::Value) -> DeploymentMeta {
@@ -757,6 +794,7 @@ mod tests {
 
     #[test]
     fn a_deployment_by_its_metadata_wakes_the_same_gateways() {
+        let index = index_of_abx();
         let owned = meta(serde_json::json!({
             "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
             "metadata": { "name": "sllbr-a", "namespace": "ns", "ownerReferences": [
@@ -764,19 +802,19 @@ mod tests {
             ] }
         }));
         let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
-        assert_eq!(gateways_of_meta("sllbr-", &owned), vec![gw("x"), gw("a")]);
+        assert_eq!(gateways_of_meta(&index, &owned), vec![gw("x"), gw("a")]);
         let foreign = meta(serde_json::json!({
             "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
             "metadata": { "name": "sllbr-b", "namespace": "ns", "ownerReferences": [
                 { "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "u", "controller": true }
             ] }
         }));
-        assert_eq!(gateways_of_meta("sllbr-", &foreign), vec![gw("b")]);
+        assert_eq!(gateways_of_meta(&index, &foreign), vec![gw("b")]);
         let other = meta(serde_json::json!({
             "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
             "metadata": { "name": "web", "namespace": "ns" }
         }));
-        assert!(gateways_of_meta("sllbr-", &other).is_empty());
+        assert!(gateways_of_meta(&index, &other).is_empty());
     }
 
     /// Stores with one Gateway `gw` (uid `gw-uid`) of our class and its configuration,
@@ -823,6 +861,7 @@ mod tests {
             routes: reflector::store::<L34Route>().0,
             deployments,
             deployment_meta,
+            namespaces: reflector::store::<NamespaceMeta>().0,
             routes_by_gateway: Arc::new(route_index()),
             relists: Arc::default(),
         }
@@ -1143,6 +1182,7 @@ mod tests {
             routes,
             deployments,
             deployment_meta: reflector::store::<DeploymentMeta>().0,
+            namespaces: reflector::store::<NamespaceMeta>().0,
             routes_by_gateway,
             relists: Arc::default(),
         };
@@ -1193,7 +1233,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unreadable_cached_configuration_is_its_gateways_input_error_alone() {
+    fn an_unreadable_cached_configuration_is_handed_to_the_core_as_such() {
         let settings = Settings::default();
         let (configurations, mut writer) = reflector::store::<GatewayConfiguration>();
         writer.apply_watcher_event(&watcher::Event::Apply(
@@ -1210,6 +1250,7 @@ mod tests {
             routes: reflector::store::<L34Route>().0,
             deployments: reflector::store::<CachedDeployment>().0,
             deployment_meta: reflector::store::<DeploymentMeta>().0,
+            namespaces: reflector::store::<NamespaceMeta>().0,
             routes_by_gateway: Arc::new(route_index()),
             relists: Arc::default(),
         };
@@ -1231,8 +1272,16 @@ mod tests {
             wire_gateway,
             "ns",
         );
-        let error = CoreInputs::snapshot(&inputs).expect_err("unreadable configuration");
-        assert!(error.to_string().contains("conf"), "{error}");
+        // Handed to the core as unreadable (its InvalidParameters), with the reader's error.
+        let snapshot = CoreInputs::snapshot(&inputs).expect("the snapshot");
+        assert!(snapshot.configuration.is_none());
+        let unreadable = snapshot.unreadable_configuration.expect("unreadable");
+        assert_eq!((unreadable.namespace, unreadable.name), ("ns", "conf"));
+        assert!(
+            unreadable.why.contains("expected a sequence"),
+            "{}",
+            unreadable.why
+        );
     }
 
     #[test]
@@ -1316,6 +1365,7 @@ mod tests {
         let (routes, mut route_writer) = reflector::store::<L34Route>();
         let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
         let (deployment_meta, mut meta_writer) = reflector::store::<DeploymentMeta>();
+        let (namespaces, mut namespace_writer) = reflector::store::<NamespaceMeta>();
         let stores = Stores {
             gateways,
             classes,
@@ -1323,6 +1373,7 @@ mod tests {
             routes,
             deployments,
             deployment_meta,
+            namespaces,
             routes_by_gateway: Arc::new(route_index()),
             relists: Arc::default(),
         };
@@ -1353,7 +1404,8 @@ mod tests {
                 "DeploymentMetadata",
                 "GatewayClass",
                 "GatewayConfiguration",
-                "L34Route"
+                "L34Route",
+                "NamespaceMetadata"
             ]
         );
         class_writer.apply_watcher_event(&watcher::Event::Init);
@@ -1366,6 +1418,8 @@ mod tests {
         deployment_writer.apply_watcher_event(&watcher::Event::InitDone);
         meta_writer.apply_watcher_event(&watcher::Event::Init);
         meta_writer.apply_watcher_event(&watcher::Event::InitDone);
+        namespace_writer.apply_watcher_event(&watcher::Event::Init);
+        namespace_writer.apply_watcher_event(&watcher::Event::InitDone);
 
         // Every waiting task is woken (a task never woken would wait forever), and ready.
         for (i, (flag, wait)) in waiting.iter_mut().enumerate() {

@@ -26,6 +26,7 @@ impl metrics::Observe for Observed {
                 DEPLOYMENT_METADATA,
                 self.stores.deployment_meta.state().len(),
             ),
+            (NAMESPACE_METADATA, self.stores.namespaces.state().len()),
         ]
     }
 

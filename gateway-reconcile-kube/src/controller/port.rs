@@ -266,6 +266,8 @@ pub(super) struct Inputs {
     /// Such a Deployment when it is not ours, as the core reads it (metadata only).
     foreign: Option<wire::Deployment>,
     routes: Vec<wire::L34Route>,
+    /// The labels of the routes' namespaces, when a listener selects by them.
+    namespace_labels: gateway_reconcile::NamespaceLabels,
 }
 
 /// What a Deployment of the LB name that only the metadata cache holds is (see the module
@@ -294,22 +296,19 @@ impl Inputs {
         let class = stores
             .classes
             .get(&ObjectRef::new(&gateway.spec.gateway_class_name));
-        let parameters = gateway
-            .spec
-            .infrastructure
-            .as_ref()
-            .and_then(|i| i.parameters_ref.as_ref());
-        let configuration = match parameters {
-            // Only our own kind is looked up; the core reports any other reference.
-            Some(p)
-                if p.group == settings.parameters_group && p.kind == settings.parameters_kind =>
-            {
-                stores
-                    .configurations
-                    .get(&ObjectRef::new(&p.name).within(namespace))
-            }
-            _ => None,
-        };
+        // The one it uses: its own reference, else its class's (our kind only; the core
+        // reports any other reference). An unreadable class names none here, and is the
+        // Gateway's input error in the snapshot.
+        let used = lookup::configuration_ref(
+            settings,
+            gateway,
+            class.as_deref().and_then(|c| c.read().ok()),
+        );
+        let configuration = used.and_then(|used| {
+            stores
+                .configurations
+                .get(&ObjectRef::new(used.name).within(used.namespace))
+        });
         let lb_name = lookup::deployment_name(settings, name);
         let deployment = stores
             .deployments
@@ -335,8 +334,24 @@ impl Inputs {
             let key = |r: &wire::L34Route| (r.metadata.namespace.clone(), r.metadata.name.clone());
             key(a).cmp(&key(b))
         });
+        // The routes' namespaces' labels, only for a listener that selects by them.
+        let mut namespace_labels = gateway_reconcile::NamespaceLabels::new();
+        if lookup::uses_namespace_selector(gateway) {
+            for route in &routes {
+                let Some(ns) = route.metadata.namespace.as_deref() else {
+                    continue;
+                };
+                if let Some(meta) = stores.namespaces.get(&ObjectRef::new(ns)) {
+                    namespace_labels.insert(
+                        ns.to_owned(),
+                        meta.metadata.labels.clone().unwrap_or_default(),
+                    );
+                }
+            }
+        }
         Inputs {
             gateway: cached,
+            namespace_labels,
             template,
             class,
             configuration,
@@ -367,8 +382,11 @@ impl Inputs {
         }
         let observed = cached::deployment_of_meta(meta);
         // The core's own test of ownership: the controller reference's uid.
-        let own = match (observed.controller_owner(), gateway.metadata.uid.as_deref()) {
-            (Some((_, _, owner)), Some(uid)) => !uid.is_empty() && owner == uid,
+        let own = match (
+            lookup::deployment_gateway(&observed),
+            gateway.metadata.uid.as_deref(),
+        ) {
+            (Some(owner), Some(uid)) => !uid.is_empty() && owner.uid == uid,
             _ => false,
         };
         if own {
@@ -388,14 +406,33 @@ impl port::Inputs for Inputs {
                 object: ObjectRef::from_obj(self.gateway.as_ref()).to_string(),
                 why: "no Gateway".into(),
             })?;
+        // A configuration the core's type cannot read is handed over as such: the Gateway
+        // is told so (InvalidParameters), never left without a condition.
+        let (configuration, unreadable) = match self.configuration.as_deref() {
+            None => (None, None),
+            Some(cached) => match cached.read() {
+                Ok(configuration) => (Some(configuration), None),
+                Err(why) => {
+                    let meta = cached.meta();
+                    let unreadable = gateway_reconcile::UnreadableConfiguration {
+                        namespace: meta.namespace.as_deref().unwrap_or_default(),
+                        name: meta.name.as_deref().unwrap_or_default(),
+                        why,
+                    };
+                    (None, Some(unreadable))
+                }
+            },
+        };
         Ok(gateway_reconcile::Snapshot::new(gateway, &self.template)
             .with_gateway_class(read_cached(self.class.as_deref())?)
-            .with_configuration(read_cached(self.configuration.as_deref())?)
+            .with_configuration(configuration)
+            .with_unreadable_configuration(unreadable)
             .with_deployment(match &self.foreign {
                 Some(foreign) => Some(foreign),
                 None => read_cached(self.deployment.as_deref())?,
             })
-            .with_routes(&self.routes))
+            .with_routes(&self.routes)
+            .with_namespace_labels(&self.namespace_labels))
     }
 }
 

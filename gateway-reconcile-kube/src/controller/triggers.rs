@@ -4,61 +4,45 @@
 
 use super::*;
 
-/// A string field of a JSON object of a cached Deployment.
-pub(super) fn text<'a>(object: &'a wire::tree::Value, key: &str) -> Option<&'a str> {
-    object.get(key).and_then(wire::tree::Value::as_str)
-}
-
-/// The Gateways a Deployment concerns: its controller, when that is a Gateway, and the
-/// Gateway whose LB Deployment name it has (a name collision).
+/// The Gateways a Deployment concerns: its controller, when that is a Gateway (the core's
+/// reading of the controller ownerReference), and the Gateways whose LB Deployment name it
+/// has (a name collision), found in the index by that name: never by taking the name
+/// apart, since a long Gateway name is shortened with a hash.
 pub(super) fn gateways_of_deployment(
-    prefix: &str,
+    gateways: &GatewayIndex,
     deployment: &CachedDeployment,
 ) -> Vec<ObjectRef<Gateway>> {
-    let owners = deployment
-        .read()
-        .ok()
-        .and_then(|d| d.get(&["metadata", "ownerReferences"]))
-        .and_then(wire::tree::Value::as_array);
-    let controllers = owners
-        .into_iter()
-        .flatten()
-        .filter(|o| o.get("controller").and_then(wire::tree::Value::as_bool) == Some(true))
-        .filter_map(|o| Some((text(o, "apiVersion")?, text(o, "kind")?, text(o, "name")?)));
-    gateways_of(prefix, deployment.meta(), controllers)
+    let owner = deployment.read().ok().and_then(owner_of);
+    gateways_of(gateways, deployment.meta(), owner)
 }
 
 /// [`gateways_of_deployment`] for a Deployment of the metadata cache.
-pub(super) fn gateways_of_meta(prefix: &str, meta: &DeploymentMeta) -> Vec<ObjectRef<Gateway>> {
-    let controllers = meta
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .filter(|o| o.controller == Some(true))
-        .map(|o| (o.api_version.as_str(), o.kind.as_str(), o.name.as_str()));
-    gateways_of(prefix, &meta.metadata, controllers)
+pub(super) fn gateways_of_meta(
+    gateways: &GatewayIndex,
+    meta: &DeploymentMeta,
+) -> Vec<ObjectRef<Gateway>> {
+    let owner = owner_of(&cached::deployment_of_meta(meta));
+    gateways_of(gateways, &meta.metadata, owner)
 }
 
-/// The Gateways of a Deployment's controller references (`apiVersion`, `kind`, `name`)
-/// and of its name.
-pub(super) fn gateways_of<'a>(
-    prefix: &str,
+/// The Gateway a Deployment's controller ownerReference names.
+fn owner_of(deployment: &wire::Deployment) -> Option<ObjectRef<Gateway>> {
+    let owner = lookup::deployment_gateway(deployment)?;
+    Some(ObjectRef::new(owner.name).within(owner.namespace?))
+}
+
+/// The Deployment's controller Gateway, then the Gateways of its LB name.
+fn gateways_of(
+    gateways: &GatewayIndex,
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    controllers: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
+    owner: Option<ObjectRef<Gateway>>,
 ) -> Vec<ObjectRef<Gateway>> {
-    let Some(namespace) = meta.namespace.as_deref() else {
+    let (Some(namespace), Some(name)) = (meta.namespace.as_deref(), meta.name.as_deref()) else {
         return Vec::new();
     };
-    let mut out: Vec<ObjectRef<Gateway>> = controllers
-        .filter(|(api_version, kind, _)| {
-            *kind == "Gateway" && api_version.split('/').next() == Some(GATEWAY_GROUP)
-        })
-        .map(|(_, _, name)| ObjectRef::new(name).within(namespace))
-        .collect();
-    let name = meta.name.as_deref().unwrap_or_default();
-    if let Some(gateway) = name.strip_prefix(prefix).filter(|g| !g.is_empty()) {
-        let named = ObjectRef::new(gateway).within(namespace);
+    let mut out: Vec<ObjectRef<Gateway>> = owner.into_iter().collect();
+    let key = GatewayKey::LbDeployment(namespace.to_owned(), name.to_owned());
+    for named in gateways.get(&key) {
         if !out.contains(&named) {
             out.push(named);
         }
@@ -196,16 +180,17 @@ pub(super) enum GatewayKey {
     Class(String),
     /// The GatewayConfiguration its `parametersRef` names (our kind only): namespace, name.
     Configuration(String, String),
+    /// One of its listeners admits routes by a namespace label selector.
+    NamespaceSelector,
+    /// Its LB Deployment's name: namespace, name.
+    LbDeployment(String, String),
 }
 
 /// The Gateways by class and by GatewayConfiguration.
 pub(super) type GatewayIndex = Index<Gateway, GatewayKey>;
 
 pub(super) fn gateway_index(settings: &Settings) -> GatewayIndex {
-    let (group, kind) = (
-        settings.parameters_group.clone(),
-        settings.parameters_kind.clone(),
-    );
+    let settings = settings.clone();
     Index::new(move |gateway: &Gateway| {
         let Ok(wire_gateway) = gateway.read() else {
             // Unreadable: found by its class (see `unreadable_gateway`).
@@ -218,19 +203,54 @@ pub(super) fn gateway_index(settings: &Settings) -> GatewayIndex {
         let mut keys = vec![GatewayKey::Class(
             wire_gateway.spec.gateway_class_name.clone(),
         )];
-        let parameters = wire_gateway
-            .spec
-            .infrastructure
-            .as_ref()
-            .and_then(|i| i.parameters_ref.as_ref());
-        if let (Some(p), Some(namespace)) = (parameters, gateway.namespace())
-            && p.group == group
-            && p.kind == kind
-        {
-            keys.push(GatewayKey::Configuration(namespace, p.name.clone()));
+        if let (Some(namespace), Some(name)) = (
+            wire_gateway.metadata.namespace.as_deref(),
+            wire_gateway.metadata.name.as_deref(),
+        ) {
+            keys.push(GatewayKey::LbDeployment(
+                namespace.to_owned(),
+                lookup::deployment_name(&settings, name),
+            ));
+        }
+        // Its own reference only: the Gateways of a class's default are found by class
+        // (see `ClassesOfConfiguration`).
+        if let Some(own) = lookup::configuration_ref(&settings, wire_gateway, None) {
+            keys.push(GatewayKey::Configuration(
+                own.namespace.to_owned(),
+                own.name.to_owned(),
+            ));
+        }
+        if lookup::uses_namespace_selector(wire_gateway) {
+            keys.push(GatewayKey::NamespaceSelector);
         }
         keys
     })
+}
+
+/// Maps a GatewayConfiguration event to the GatewayClasses that name it as their default:
+/// each is settled again (the configuration's existence is its `Accepted`), and its
+/// Gateways are woken (those that name no configuration of their own use it).
+pub(super) struct ClassesOfConfiguration {
+    pub(super) classes: Store<GatewayClass>,
+    pub(super) settings: Settings,
+    pub(super) status: crate::class_status::ClassStatus,
+    pub(super) gateways: Arc<GatewayIndex>,
+}
+
+impl ClassesOfConfiguration {
+    pub(super) fn wake(&self, namespace: &str, name: &str) -> Vec<ObjectRef<Gateway>> {
+        let mut woken = Vec::new();
+        for class in self.classes.state() {
+            let Ok(typed) = class.read() else { continue };
+            let names_it = lookup::class_configuration_ref(&self.settings, typed)
+                .is_some_and(|named| named.matches(Some(namespace), Some(name)));
+            if names_it {
+                self.status.settle(&class);
+                woken.extend(self.gateways.get(&GatewayKey::Class(class.name_any())));
+            }
+        }
+        woken
+    }
 }
 
 /// Maps an L34Route event to the Gateways of its old and new `parentRefs`: the parents

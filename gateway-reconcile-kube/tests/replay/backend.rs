@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use gateway_reconcile::events::Event;
 use gateway_reconcile::reconcile::{
-    Driver, Gathered, OwnedInputs, Port, ReconcileError, StatusWrite,
+    Configuration, Driver, Gathered, OwnedInputs, Port, ReconcileError, StatusWrite,
 };
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
@@ -45,6 +45,8 @@ const MARKER: &str = "replay.e2e.example/marker";
 const WEBHOOK_NAME: &str = "deny.replay.e2e.example";
 /// The name of the webhook that changes the controller's Deployment writes (`mutateWrites`).
 const MUTATING_WEBHOOK_NAME: &str = "mutate.replay.e2e.example";
+/// The label the API server gives every namespace, its own name as value.
+const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 /// The name of the throwaway Deployment the admission probes create with `dryRun`.
 const PROBE_NAME: &str = "replay-admission-probe";
 
@@ -301,6 +303,11 @@ impl Real {
             if let Some(name) = str_at(&object, "/metadata/name").map(str::to_owned) {
                 object["metadata"]["name"] = json!(self.class_on_server(&name));
             }
+            // A class's default configuration lives in a namespace of the file's.
+            if let Some(ns) = str_at(&object, "/spec/parametersRef/namespace").map(str::to_owned) {
+                object["spec"]["parametersRef"]["namespace"] =
+                    json!(self.real_namespace(&ns).await?);
+            }
             return Ok(object);
         }
         let ns = str_at(&object, "/metadata/namespace")
@@ -316,12 +323,25 @@ impl Real {
         Ok(object)
     }
 
+    /// The file's name of a namespace of the server's.
+    fn file_namespace(&self, real: &str) -> Option<String> {
+        self.namespaces
+            .iter()
+            .find(|(_, r)| r.as_str() == real)
+            .map(|(file, _)| file.clone())
+    }
+
     /// The server's object as the file names it.
     fn file_form(&self, kind: Kind, mut object: Value) -> Value {
         match kind {
             Kind::GatewayClass => {
                 if let Some(name) = str_at(&object, "/metadata/name").map(str::to_owned) {
                     object["metadata"]["name"] = json!(self.class_in_file(&name));
+                }
+                if let Some(file) = str_at(&object, "/spec/parametersRef/namespace")
+                    .and_then(|real| self.file_namespace(real))
+                {
+                    object["spec"]["parametersRef"]["namespace"] = json!(file);
                 }
             }
             _ => {
@@ -524,6 +544,24 @@ impl Real {
             .or_else(|| str_at(&gateway, "/spec/infrastructure/parametersRef/name"))
             .map(str::to_owned);
         self.real_namespace(&self.gateway_namespace.clone()).await?;
+        // The file's namespaces with their labels (a listener's selector matches them).
+        for (ns, labels) in &objects.namespaces {
+            let real = self.real_namespace(ns).await?;
+            let api: Api<DynamicObject> =
+                Api::all_with(self.admin.clone(), &ar("v1", "Namespace", "namespaces"));
+            let labels: serde_json::Map<String, Value> = labels
+                .iter()
+                .filter(|(key, _)| key.as_str() != NAME_LABEL)
+                .map(|(key, value)| (key.clone(), json!(value)))
+                .collect();
+            api.patch(
+                &real,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "metadata": { "labels": labels } })),
+            )
+            .await
+            .or_else(|e| failed(format!("namespace labels: {}", api_text(&e))))?;
+        }
         if let Some(class) = objects.gateway_class.filter(|v| !v.is_null()) {
             if str_at(&class, "/metadata/name") != Some(self.class_name.as_str()) {
                 return Err(StepError::Skip(
@@ -665,7 +703,24 @@ impl Real {
     /// writes it (a merge patch of `gatewayclasses/status` with the server's
     /// `resourceVersion`); whether it was written.
     async fn settle_class(&mut self, class: &wire::GatewayClass, now: Timestamp) -> Step<bool> {
-        let settled = gateway_class::settle_class(&self.settings, class, now)
+        // Whether the configuration the class names as its default exists, as the
+        // controller's cache would say (the class is read as the file names it).
+        let presence = match lookup::class_configuration_ref(&self.settings, class) {
+            None => false,
+            Some(named) => match self.namespaces.get(named.namespace) {
+                None => false,
+                Some(real) => {
+                    let api = self.api(&self.controller, Kind::Configuration, Some(real));
+                    api.get_opt(named.name)
+                        .await
+                        .or_else(|e| {
+                            failed(format!("GET the class's configuration: {}", api_text(&e)))
+                        })?
+                        .is_some()
+                }
+            },
+        };
+        let settled = gateway_class::settle_class(&self.settings, class, presence.into(), now)
             .or_else(|e| failed(format!("settle the class: {e}")))?;
         let Some(patch) = settled.status_patch() else {
             return Ok(false);
@@ -1341,10 +1396,22 @@ impl ReplayPort<'_> {
         {
             real.configuration_name = Some(p.name.clone());
         }
-        inputs.configuration = match inputs.configuration.take() {
-            Some(conf) => Some(real.file_wire(Kind::Configuration, &conf)?),
-            None => None,
-        };
+        inputs.configuration =
+            match std::mem::replace(&mut inputs.configuration, Configuration::Missing) {
+                Configuration::Readable(conf) => {
+                    Configuration::Readable(real.file_wire(Kind::Configuration, &conf)?)
+                }
+                Configuration::Unreadable {
+                    namespace,
+                    name,
+                    why,
+                } => Configuration::Unreadable {
+                    namespace: real.file_namespace(&namespace).unwrap_or(namespace),
+                    name,
+                    why,
+                },
+                other => other,
+            };
         inputs.deployment = match inputs.deployment.take() {
             Some(deployment) => Some(
                 serde_json::from_value(real.file_form(Kind::Deployment, deployment.into_json()))
@@ -1357,6 +1424,16 @@ impl ReplayPort<'_> {
             .iter()
             .map(|route| real.file_wire(Kind::Routes, route))
             .collect::<Step<_>>()?;
+        // The namespaces' labels under the file's names; the label the server sets to the
+        // namespace's own name carries the file's.
+        let labels = std::mem::take(&mut inputs.namespace_labels);
+        for (ns, mut labels) in labels {
+            let file = real.file_namespace(&ns).unwrap_or(ns);
+            if labels.contains_key(NAME_LABEL) {
+                labels.insert(NAME_LABEL.to_owned(), file.clone());
+            }
+            inputs.namespace_labels.insert(file, labels);
+        }
         Ok(inputs)
     }
 

@@ -367,6 +367,7 @@ pub fn objects() -> Result<Objects, String> {
         template: None,
         routes: serde_json::from_value(file["routes"].clone())
             .map_err(|e| format!("routes: {e}"))?,
+        namespaces: Default::default(),
     })
 }
 

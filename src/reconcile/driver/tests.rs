@@ -35,7 +35,7 @@ impl Port for Toy {
         }
         let mut inputs = OwnedInputs::new(self.gateway.clone(), self.template.clone());
         inputs.class = Some(self.class.clone());
-        inputs.configuration = Some(self.configuration.clone());
+        inputs.configuration = Some(self.configuration.clone()).into();
         inputs.deployment = self.deployment.clone();
         Ok(Gathered::Inputs(inputs))
     }

@@ -166,7 +166,9 @@ impl Cluster {
         let Some(class) = class else {
             return Ok((Vec::new(), false));
         };
-        let settled = crate::gateway_class::settle_class(&self.settings, class, self.now)?;
+        let presence = self.class_configuration(class);
+        let settled =
+            crate::gateway_class::settle_class(&self.settings, class, presence, self.now)?;
         let Some(patch) = settled.status_patch() else {
             return Ok((class.status.conditions.clone(), false));
         };
@@ -204,13 +206,14 @@ impl crate::reconcile::Port for Port<'_> {
             .as_ref()
             .map(|v| typed(Kind::GatewayClass, v))
             .transpose()?;
-        inputs.configuration = c
-            .configuration
-            .as_ref()
-            .map(|v| typed(Kind::Configuration, v))
-            .transpose()?;
+        // The one the Gateway uses, readable or not: an unreadable one is handed to the
+        // crate with the reader's error.
+        let used =
+            crate::lookup::configuration_ref(&c.settings, &inputs.gateway, inputs.class.as_ref());
+        inputs.configuration = c.read_configuration(used);
         inputs.deployment = c.deployment.clone();
         inputs.routes = c.routes.clone();
+        inputs.namespace_labels = c.namespace_labels().clone();
         Ok(Gathered::Inputs(inputs))
     }
 

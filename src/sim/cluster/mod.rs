@@ -22,7 +22,10 @@
 //! - `metadata.generation` goes up by one only when `spec` changed (patches and Deployment
 //!   updates); status writes never bump it;
 //! - a created object gets `metadata.uid`, `metadata.generation` 1 and
-//!   `metadata.creationTimestamp`;
+//!   `metadata.creationTimestamp`; a Gateway or GatewayClass created without `status` gets
+//!   the CRD's default status (Gateway `Accepted` and `Programmed`, GatewayClass `Accepted`,
+//!   each `Unknown`/`Pending`/`Waiting for controller` at `1970-01-01T00:00:00Z`, no
+//!   `observedGeneration`);
 //! - a Deployment create or update is defaulted and normalized with
 //!   [`apply_server_defaults`](crate::sim::defaulting::apply_server_defaults) (replaceable
 //!   with [`Cluster::with_server_defaults`]); an update keeps the stored `status`, `uid` and
@@ -34,7 +37,15 @@
 //!   quantity that does not parse), in the server's words
 //!   ([`refusal`](crate::sim::api_validation::refusal)); nothing is stored;
 //! - [`Cluster::fail_writes`] makes the next Deployment writes fail with a given outcome;
-//! - [`Cluster::rollout`] is a crude Deployment controller that writes `status`.
+//! - [`Cluster::rollout`] is a crude Deployment controller that writes `status`;
+//! - a GatewayConfiguration stored with a value its type cannot hold
+//!   ([`Cluster::patch_unchecked`], as a server whose CRD admits more stores it) is read by
+//!   the controller as unreadable, with the reader's error naming the field, until a
+//!   [`Cluster::patch`] makes it readable again;
+//! - a GatewayClass's `spec.parametersRef` names the stored GatewayConfiguration when its
+//!   namespace and name are that object's, else an absent one;
+//! - the namespaces' labels ([`Objects::namespaces`]) are what the controller sees of the
+//!   routes' namespaces, for `allowedRoutes` selectors.
 //!
 //! Choices where the real server has no counterpart:
 //!
@@ -56,6 +67,7 @@ use crate::error::InputError;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{Driver, WriteRecord};
 use crate::settings::Settings;
+use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, L34Route};
 
 pub(crate) mod driver;
@@ -66,8 +78,8 @@ mod writes;
 pub use crate::reconcile::WriteKind;
 pub use driver::ReconcileRecord;
 pub use rollout::RolloutState;
-use store::check;
 pub use store::{Kind, Objects};
+use store::{check, default_status};
 
 /// Why a cluster operation could not be done.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -138,6 +150,7 @@ pub struct Cluster {
     deployment: Option<Deployment>,
     template: Deployment,
     routes: Vec<L34Route>,
+    namespaces: NamespaceLabels,
     revision: u64,
     uids: u64,
     failures: u32,
@@ -171,6 +184,7 @@ impl Cluster {
             deployment: None,
             template,
             routes: objects.routes,
+            namespaces: objects.namespaces,
             revision: 0,
             uids: 0,
             failures: 0,
@@ -196,6 +210,7 @@ impl Cluster {
             if let Some(mut value) = value.filter(|v| !v.is_null()) {
                 check(kind, Some(&value))?;
                 cluster.fill_bookkeeping(&mut value);
+                default_status(kind, &mut value);
                 cluster.set(kind, value);
             }
         }
@@ -335,6 +350,7 @@ impl Default for Cluster {
             deployment: None,
             template: crate::template::default_template(),
             routes: Vec::new(),
+            namespaces: NamespaceLabels::new(),
             revision: 0,
             uids: 0,
             failures: 0,

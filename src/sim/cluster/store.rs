@@ -5,6 +5,10 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::{Cluster, ClusterError};
+use crate::gateway_class::ConfigurationPresence;
+use crate::lookup;
+use crate::reconcile::Configuration;
+use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// The objects a [`Cluster`] starts with, as Kubernetes JSON.
@@ -22,6 +26,9 @@ pub struct Objects {
     pub template: Option<Deployment>,
     /// The L34Routes, read: a long list held as JSON values costs about 20× its text.
     pub routes: Vec<L34Route>,
+    /// The namespaces' labels (namespace → labels), for `allowedRoutes` selectors; a
+    /// namespace not listed has none the controller can see.
+    pub namespaces: NamespaceLabels,
 }
 
 /// One of the objects a [`Cluster`] holds.
@@ -112,6 +119,106 @@ impl Cluster {
             Kind::Deployment | Kind::Template | Kind::Routes => {}
         }
     }
+}
+
+impl Cluster {
+    /// The GatewayConfiguration a Gateway uses (`used`: [`lookup::configuration_ref`]), as
+    /// a controller's cache reads it: the stored one when it is the one named, else none;
+    /// an object the wire type cannot read is kept, with the reader's error naming the field
+    /// path.
+    pub(crate) fn read_configuration(
+        &self,
+        used: Option<lookup::ConfigurationRef<'_>>,
+    ) -> Configuration {
+        let Some(value) = self
+            .configuration
+            .as_ref()
+            .filter(|stored| used.is_some_and(|used| names(stored, used)))
+        else {
+            return Configuration::Missing;
+        };
+        match typed_at::<GatewayConfiguration>(value) {
+            Ok(configuration) => Configuration::Readable(configuration),
+            Err((path, why)) => {
+                let text = |field: &str| {
+                    value
+                        .pointer(&format!("/metadata/{field}"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                Configuration::Unreadable {
+                    namespace: text("namespace"),
+                    name: text("name"),
+                    why: match path {
+                        Some(path) => format!("{path}: {why}"),
+                        None => why,
+                    },
+                }
+            }
+        }
+    }
+
+    /// Whether the GatewayConfiguration a class names as its default exists: the stored
+    /// one when its namespace and name are those the class names, readable or not.
+    pub(crate) fn class_configuration(&self, class: &GatewayClass) -> ConfigurationPresence {
+        let named = lookup::class_configuration_ref(&self.settings, class);
+        self.configuration
+            .as_ref()
+            .is_some_and(|stored| named.is_some_and(|named| names(stored, named)))
+            .into()
+    }
+
+    /// The namespaces' labels the controller sees.
+    pub fn namespace_labels(&self) -> &NamespaceLabels {
+        &self.namespaces
+    }
+}
+
+/// Whether a stored GatewayConfiguration is the one `reference` names (by its namespace and
+/// name, as [`lookup::ConfigurationRef::matches`] says).
+fn names(stored: &Value, reference: lookup::ConfigurationRef<'_>) -> bool {
+    let meta = |field: &str| {
+        stored
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+    };
+    reference.matches(meta("namespace"), meta("name"))
+}
+
+/// A Gateway or GatewayClass created without `status` gets the CRD's default status, as
+/// the real API server stores it: Gateway `Accepted` and `Programmed`, GatewayClass
+/// `Accepted`, each `Unknown`/`Pending`/`Waiting for controller` at
+/// `1970-01-01T00:00:00Z`, without `observedGeneration`. Other kinds, and an object given
+/// with a `status`, are left as they are.
+pub(crate) fn default_status(kind: Kind, object: &mut Value) {
+    let types: &[&str] = match kind {
+        Kind::Gateway => &["Accepted", "Programmed"],
+        Kind::GatewayClass => &["Accepted"],
+        _ => return,
+    };
+    let Some(object) = object.as_object_mut() else {
+        return;
+    };
+    if object.get("status").is_some_and(|s| !s.is_null()) {
+        return;
+    }
+    let conditions = types
+        .iter()
+        .map(|type_| {
+            serde_json::json!({
+                "type": type_,
+                "status": "Unknown",
+                "reason": "Pending",
+                "message": "Waiting for controller",
+                "lastTransitionTime": "1970-01-01T00:00:00Z"
+            })
+        })
+        .collect();
+    object.insert(
+        "status".into(),
+        serde_json::json!({ "conditions": Value::Array(conditions) }),
+    );
 }
 
 /// Checks that an object deserializes into its kind's wire type.

@@ -31,6 +31,7 @@ pub(super) fn cluster(deployment: Option<Value>) -> Cluster {
         deployment: deployment.map(|d| serde_json::from_value(d).unwrap()),
         template: Some(template()),
         routes: vec![],
+        namespaces: Default::default(),
     };
     Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects)
         .unwrap()
@@ -154,5 +155,150 @@ fn advance_moves_the_clock() {
         c.now(),
         t("2026-01-01T00:00:01.5Z"),
         "a failed advance changes nothing"
+    );
+}
+
+#[test]
+fn a_gateway_or_class_without_status_gets_the_crds_default_status() {
+    let c = meridio();
+    let pending = |type_: &str| {
+        json!({"type": type_, "status": "Unknown", "reason": "Pending",
+               "message": "Waiting for controller", "lastTransitionTime": "1970-01-01T00:00:00Z"})
+    };
+    assert_eq!(
+        c.gateway()["status"],
+        json!({"conditions": [pending("Accepted"), pending("Programmed")]})
+    );
+    assert_eq!(
+        c.gateway_class().unwrap()["status"],
+        json!({"conditions": [pending("Accepted")]})
+    );
+    // No observedGeneration: the default is no controller's.
+    assert!(c.gateway()["status"]["conditions"][0]["observedGeneration"].is_null());
+    // Other kinds get none.
+    assert!(c.configuration().unwrap().get("status").is_none());
+    // An object given with a status keeps it as written.
+    let objects = Objects {
+        gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
+                        "status": {"conditions": []}}),
+        template: Some(template()),
+        ..Objects::default()
+    };
+    let c = Cluster::new(Settings::default(), t("2026-01-01T00:00:00Z"), objects).unwrap();
+    assert_eq!(c.gateway()["status"], json!({"conditions": []}));
+    // A class created by a patch gets it too.
+    let mut c = meridio();
+    c.delete(Kind::GatewayClass).unwrap();
+    c.patch(
+        Kind::GatewayClass,
+        &json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": "x/y"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        c.gateway_class().unwrap()["status"],
+        json!({"conditions": [pending("Accepted")]})
+    );
+}
+
+#[test]
+fn an_unreadable_configuration_is_stored_and_read_as_unreadable_until_mended() {
+    let mut c = meridio();
+    let before = generation(c.configuration().unwrap());
+    let wrong = json!({"spec": {"horizontalScaling": {"replicas": "many"}}});
+    // The type-checked patch refuses it and changes nothing.
+    assert!(c.patch(Kind::Configuration, &wrong).is_err());
+    c.patch_unchecked(Kind::Configuration, &wrong).unwrap();
+    assert_eq!(generation(c.configuration().unwrap()), before + 1);
+    let gateway: crate::wire::Gateway = serde_json::from_value(c.gateway().clone()).unwrap();
+    let used = crate::lookup::configuration_ref(c.settings(), &gateway, None);
+    assert!(used.is_some());
+    match c.read_configuration(used) {
+        crate::reconcile::Configuration::Unreadable {
+            namespace,
+            name,
+            why,
+        } => {
+            assert_eq!((namespace.as_str(), name.as_str()), ("red", "conf"));
+            assert!(
+                why.starts_with("spec.horizontalScaling.replicas: "),
+                "{why}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let record = c.reconcile().unwrap();
+    let accepted = record
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Accepted")
+        .unwrap();
+    assert_eq!(accepted.reason, "InvalidParameters");
+    assert!(
+        accepted.message.starts_with(
+            r#"GatewayConfiguration "conf" cannot be read: spec.horizontalScaling.replicas: "#
+        ),
+        "{}",
+        accepted.message
+    );
+    assert_eq!(record.action, WriteKind::None);
+    // A patch that makes it readable again.
+    c.patch(
+        Kind::Configuration,
+        &json!({"spec": {"horizontalScaling": {"replicas": 3}}}),
+    )
+    .unwrap();
+    assert!(matches!(
+        c.read_configuration(used),
+        crate::reconcile::Configuration::Readable(_)
+    ));
+    // Another name is not read at all.
+    let other = crate::lookup::ConfigurationRef {
+        name: "other",
+        ..used.unwrap()
+    };
+    assert_eq!(
+        c.read_configuration(Some(other)),
+        crate::reconcile::Configuration::Missing
+    );
+    assert_eq!(
+        c.read_configuration(None),
+        crate::reconcile::Configuration::Missing
+    );
+    assert_eq!(c.reconcile().unwrap().action, WriteKind::Create);
+    // Only the configuration can be stored so.
+    assert!(matches!(
+        c.patch_unchecked(Kind::Gateway, &json!({})),
+        Err(ClusterError::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn a_class_default_resolves_to_the_stored_configuration_by_namespace_and_name() {
+    use crate::gateway_class::ConfigurationPresence;
+    let c = meridio();
+    let class = |namespace: &str, name: &str| -> crate::wire::GatewayClass {
+        serde_json::from_value(json!({"metadata": {"name": "meridio"},
+            "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller",
+                     "parametersRef": {"group": "meridio-2.nordix.org",
+                         "kind": "GatewayConfiguration", "name": name, "namespace": namespace}}}))
+        .unwrap()
+    };
+    assert_eq!(
+        c.class_configuration(&class("red", "conf")),
+        ConfigurationPresence::Exists
+    );
+    assert_eq!(
+        c.class_configuration(&class("blue", "conf")),
+        ConfigurationPresence::Missing
+    );
+    assert_eq!(
+        c.class_configuration(&class("red", "other")),
+        ConfigurationPresence::Missing
+    );
+    let mut c = c;
+    c.delete(Kind::Configuration).unwrap();
+    assert_eq!(
+        c.class_configuration(&class("red", "conf")),
+        ConfigurationPresence::Missing
     );
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::store::{check, deployment_metadata, metadata, typed};
+use super::store::{check, default_status, deployment_metadata, metadata, typed};
 use super::{Cluster, ClusterError, Kind, format_time};
 use crate::outcome::WriteOutcome;
 use crate::sim::{api_validation, merge_patch};
@@ -80,7 +80,10 @@ impl Cluster {
                 // Nothing fails from here: the stored object is taken out, not copied, for
                 // the bookkeeping, and replaced.
                 match self.take(kind) {
-                    None => self.fill_bookkeeping(&mut after),
+                    None => {
+                        self.fill_bookkeeping(&mut after);
+                        default_status(kind, &mut after);
+                    }
                     Some(before) => {
                         let empty = Map::new();
                         let before = before.as_object().unwrap_or(&empty);
@@ -90,6 +93,39 @@ impl Cluster {
                 self.set(kind, after);
             }
         }
+        Ok(())
+    }
+
+    /// Applies an RFC 7386 merge patch to the GatewayConfiguration without the type check,
+    /// with the bookkeeping of [`Cluster::patch`]: as a server whose CRD admits more
+    /// (another version, a hand-edited schema) stores it. The controller then reads the
+    /// configuration as unreadable, with the reader's error, until a [`Cluster::patch`]
+    /// makes it readable again. Patching an absent configuration creates it. Other kinds
+    /// are refused ([`ClusterError::Unsupported`]).
+    pub fn patch_unchecked(&mut self, kind: Kind, patch: &Value) -> Result<(), ClusterError> {
+        if kind != Kind::Configuration {
+            return Err(ClusterError::Unsupported {
+                kind,
+                operation: "store an unreadable",
+            });
+        }
+        let mut after = self.stored(kind).cloned().unwrap_or_else(|| json!({}));
+        merge_patch::apply(&mut after, patch);
+        if !after.is_object() {
+            return Err(ClusterError::Malformed {
+                kind,
+                why: "must be a JSON object".into(),
+            });
+        }
+        match self.take(kind) {
+            None => self.fill_bookkeeping(&mut after),
+            Some(before) => {
+                let empty = Map::new();
+                let before = before.as_object().unwrap_or(&empty);
+                self.update_bookkeeping(before, &mut after);
+            }
+        }
+        self.set(kind, after);
         Ok(())
     }
 

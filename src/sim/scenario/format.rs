@@ -1,6 +1,11 @@
 //! The scenario file (see [`crate::sim::scenario`]) as serde reads it, `deny_unknown_fields` on every object of
 //! the format, and the checks made when it is read: the objects and every patch must have
 //! the shape of their kind, the Gateway its identity, the clock must stay in range.
+//! `objects.namespaces` is read typed (namespace → label key → value, `null` absent) and
+//! each name, key and value checked as the API server would; an `unreadable` step's patch
+//! is applied to the copy the later patches are checked against without the shape check
+//! (the one place a value of the wrong type may come from), so a later `patch` that leaves
+//! such a value is malformed and one that mends it is not.
 //!
 //! serde's errors carry the key path (serde_path_to_error); [`malformed`](super::malformed)
 //! turns them into [`ScenarioError`]s naming the step and the key.
@@ -30,7 +35,7 @@ use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Ro
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
 
 /// The verbs a step may have, one of them.
-const VERBS: [&str; 8] = [
+const VERBS: [&str; 9] = [
     "advance",
     "delete",
     "failWrites",
@@ -39,6 +44,7 @@ const VERBS: [&str; 8] = [
     "reconcile",
     "restart",
     "rollout",
+    "unreadable",
 ];
 
 /// The whole file but `objects`, which are moved out of the value first ([`ObjectsFile`]):
@@ -74,6 +80,9 @@ struct ObjectsFile {
     template: Option<IgnoredAny>,
     #[serde(default)]
     routes: Option<Vec<L34Route>>,
+    /// Namespace → its labels; `null` is absent.
+    #[serde(default)]
+    namespaces: Option<BTreeMap<String, BTreeMap<String, String>>>,
 }
 
 /// One step: one verb (checked after reading), `expect` on a reconcile, a `note`.
@@ -98,8 +107,19 @@ struct StepFile {
     mutate_writes: Option<Obj<MutateWritesFile>>,
     #[serde(default, deserialize_with = "present")]
     restart: Option<Obj<Empty>>,
+    #[serde(default, deserialize_with = "present")]
+    unreadable: Option<Obj<UnreadableFile>>,
     #[serde(default)]
     note: Option<String>,
+}
+
+/// `unreadable: {"configuration": PATCH}`: the merge patch stored without the type check.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UnreadableFile {
+    /// Required (checked after reading); `null` is a value of the wrong type.
+    #[serde(default, deserialize_with = "present")]
+    configuration: Option<Map<String, Value>>,
 }
 
 /// `mutateWrites: {"patch": PATCH}`; `{"patch": null}` stops the mutation.
@@ -514,7 +534,7 @@ pub(super) fn step_verb(number: usize, keys: &[String]) -> Result<&'static str, 
             return Err(ScenarioError::BadStep {
                 step: number,
                 why: "no step verb (expected one of reconcile, advance, patch, delete, \
-                      failWrites, rollout, mutateWrites, restart)"
+                      failWrites, rollout, mutateWrites, restart, unreadable)"
                     .into(),
             });
         }
@@ -603,6 +623,15 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
         Verb::MutateWrites(patch.map(Value::Object))
     } else if file.restart.is_some() {
         Verb::Restart
+    } else if let Some(Obj(unreadable)) = file.unreadable {
+        let Some(patch) = unreadable.configuration else {
+            return Err(ScenarioError::MissingKey {
+                step: Some(number),
+                key: "configuration".into(),
+                context: "unreadable".into(),
+            });
+        };
+        Verb::Unreadable(Kind::Configuration, Value::Object(patch))
     } else if file.reconcile.is_some() {
         Verb::Reconcile(Box::new(
             file.expect.map(|e| into_expect(e.0)).unwrap_or_default(),
@@ -674,6 +703,8 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
     let file: Wrapped =
         serde_path_to_error::deserialize(&wrapped).map_err(|e| from_serde(&e, &[]))?;
     let routes = file.objects.0.routes;
+    let namespaces = file.objects.0.namespaces.unwrap_or_default();
+    check_namespaces(&namespaces)?;
     let mut map = match wrapped.get_mut("objects").map(Value::take) {
         Some(Value::Object(map)) => map,
         // Obj<ObjectsFile> read it as an object.
@@ -741,7 +772,49 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
         deployment: deployment(Kind::Deployment, lifted.deployment, take(Kind::Deployment))?,
         template: deployment(Kind::Template, lifted.template, take(Kind::Template))?,
         routes: lifted.routes.or(routes).unwrap_or_default(),
+        namespaces,
     })
+}
+
+/// `objects.namespaces`: each key a namespace name (a DNS-1123 label), each label a valid
+/// label key and value, as the API server would take them.
+fn check_namespaces(
+    namespaces: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Result<(), ScenarioError> {
+    let invalid = |key: String, why: String| ScenarioError::InvalidValue {
+        step: None,
+        key,
+        why,
+    };
+    for (namespace, labels) in namespaces {
+        let key = format!("objects.namespaces.{namespace}");
+        if namespace.len() > 63
+            || namespace.contains('.')
+            || crate::names::subdomain_error(namespace).is_some()
+        {
+            return Err(invalid(
+                key,
+                "is not a namespace name (a DNS-1123 label: at most 63 lowercase letters, \
+                 digits and '-', starting and ending with a letter or digit)"
+                    .into(),
+            ));
+        }
+        for (label, value) in labels {
+            if let Some(why) = crate::names::key_error(label) {
+                return Err(invalid(
+                    format!("{key}.{label}"),
+                    format!("invalid key: {why}"),
+                ));
+            }
+            if let Some(why) = crate::names::label_value_error(value) {
+                return Err(invalid(
+                    format!("{key}.{label}"),
+                    format!("invalid value {value:?}: {why}"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `objects` under its own key, so that serde's key paths start with `objects`.
@@ -803,6 +876,14 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                     _ => None,
                 };
                 shadow.insert(kind.key(), gone);
+            }
+            // Stored without the type check: the only place a wrong type is allowed.
+            Verb::Unreadable(kind, patch) => {
+                let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
+                match slot.as_mut() {
+                    None => *slot = Some(patch.clone()),
+                    Some(target) => crate::sim::merge_patch::apply(target, patch),
+                }
             }
             Verb::Patch(patches) => {
                 for (kind, patch) in patches {

@@ -62,7 +62,7 @@ pub enum ScenarioError {
     /// A step whose verb is not one of the format's.
     #[error(
         "step {step}: unknown step {verb:?} (expected one of reconcile, advance, patch, \
-         delete, failWrites, rollout)"
+         delete, failWrites, rollout, mutateWrites, restart, unreadable)"
     )]
     UnknownVerb {
         /// The step.

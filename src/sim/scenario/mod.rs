@@ -41,6 +41,22 @@
 //!   that goes through from then on (before validation and defaulting, as a mutating
 //!   webhook does); `{"patch": null}` stops it. `restart: {}` drops the controller's
 //!   memory (its write records); the cluster is unchanged.
+//! - `objects.namespaces` (optional): namespace name → its labels (a DNS-1123 label →
+//!   valid label keys and values), what the controller sees of the routes' namespaces for
+//!   `allowedRoutes` selectors (`from: Selector`); a namespace not listed has no labels the
+//!   controller sees, and no selector admits it.
+//! - A Gateway or GatewayClass given without `status` is stored with the CRD's default
+//!   status (Gateway `Accepted` and `Programmed`, GatewayClass `Accepted`, each
+//!   `Unknown`/`Pending`/`Waiting for controller` at `1970-01-01T00:00:00Z`, no
+//!   `observedGeneration`), as the real API server stores it.
+//! - A GatewayClass's `spec.parametersRef` resolves to `objects.configuration` when its
+//!   `namespace` and `name` are that object's, else to an absent one (not found).
+//! - `unreadable: {"configuration": PATCH}` applies the merge patch to the stored
+//!   GatewayConfiguration without the type check, as a server whose CRD admits more stores
+//!   it; the controller then reads the configuration as unreadable (its Gateway gets
+//!   `GatewayConfiguration "NAME" cannot be read: WHY`) until a `patch` makes it readable
+//!   again. Only there may a value have the wrong type: a later `patch` that leaves one is
+//!   malformed, as everywhere else. `configuration` is required and is the only key.
 //! - `expect.events`: each `{type, reason, messageContains}` (every key optional) must be
 //!   matched by a distinct Event of the reconcile; other Events are allowed.
 //! - `expect.gatewayClass`: the class's conditions after the reconcile, in the form of
@@ -133,6 +149,9 @@ pub enum Verb {
     MutateWrites(Option<Value>),
     /// The controller restarts: it forgets what it held in memory (the write records).
     Restart,
+    /// A merge patch stored without the type check (the GatewayConfiguration only): the
+    /// controller reads the object as unreadable until a `patch` makes it readable again.
+    Unreadable(Kind, Value),
 }
 
 impl Scenario {
@@ -264,6 +283,10 @@ impl Scenario {
                     .restart(now)
                     .map(|()| Effect::Restarted)
                     .map_err(to_text),
+                Verb::Unreadable(kind, patch) => backend
+                    .unreadable(*kind, patch, now)
+                    .map(|()| Effect::MadeUnreadable(*kind))
+                    .map_err(to_text),
             };
             let effect = match effect {
                 Ok(effect) => effect,
@@ -308,7 +331,7 @@ fn to_text<E: std::fmt::Display>(error: StepError<E>) -> StepError<String> {
 
 impl Verb {
     /// The verb's key in the file (`reconcile`, `advance`, `patch`, `delete`, `failWrites`,
-    /// `rollout`, `mutateWrites`, `restart`).
+    /// `rollout`, `mutateWrites`, `restart`, `unreadable`).
     pub fn name(&self) -> &'static str {
         match self {
             Verb::Reconcile(_) => "reconcile",
@@ -319,6 +342,7 @@ impl Verb {
             Verb::Rollout(_) => "rollout",
             Verb::MutateWrites(_) => "mutateWrites",
             Verb::Restart => "restart",
+            Verb::Unreadable(..) => "unreadable",
         }
     }
 }

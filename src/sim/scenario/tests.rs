@@ -164,3 +164,33 @@ fn a_backend_runs_at_the_scenario_clock_and_keeps_its_server_defaults() {
         "2026-03-01T00:01:30Z"
     );
 }
+
+#[test]
+fn a_backend_that_cannot_store_an_unreadable_object_skips_the_scenario() {
+    let doc = json!({
+        "objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}},
+                    "configuration": {"metadata": {"name": "c", "namespace": "ns"}},
+                    "template": {}},
+        "steps": [{"unreadable": {"configuration": {"spec": {"internalSubnets": 5}}}}]
+    });
+    let scenario = Scenario::from_value(&doc).unwrap();
+    // NoRollouts does not implement `unreadable`: the trait's default skips.
+    let report = scenario.run_on(NoRollouts(crate::sim::cluster::Cluster::default()));
+    assert_eq!(
+        report.skipped,
+        Some(super::Skipped {
+            step: 1,
+            why: "this backend cannot store an unreadable configuration".into()
+        })
+    );
+    // The simulated cluster stores it, and the timeline says so.
+    let report = scenario.run();
+    assert!(report.passed(), "{report}");
+    assert!(
+        report.timeline[0]
+            .to_string()
+            .ends_with("unreadable configuration: patched without the type check"),
+        "{}",
+        report.timeline[0]
+    );
+}

@@ -37,6 +37,9 @@ pub enum Effect {
     WritesMutated(Option<serde_json::Value>),
     /// The controller restarted.
     Restarted,
+    /// An object was patched without the type check: the controller reads it as
+    /// unreadable.
+    MadeUnreadable(Kind),
     /// The step could not run (the failure is in [`Report::failures`]).
     Error(String),
 }
@@ -194,6 +197,9 @@ impl fmt::Display for Entry {
                     Effect::WritesMutated(None) => "mutateWrites: stopped".to_owned(),
                     Effect::Restarted => {
                         "restart: the controller forgets its write records".to_owned()
+                    }
+                    Effect::MadeUnreadable(k) => {
+                        format!("unreadable {k}: patched without the type check")
                     }
                     Effect::Error(e) => format!("error: {e}"),
                     Effect::Reconciled(_) => String::new(),

@@ -6,7 +6,8 @@
 //!
 //! # Rules
 //!
-//! - Name `deploymentPrefix + gateway name`, the Gateway's namespace, `apps/v1` `Deployment`.
+//! - Name [`deployment_name`]: `deploymentPrefix + gateway name`, shortened with a hash
+//!   when that passes 63 characters; the Gateway's namespace, `apps/v1` `Deployment`.
 //! - **Start.** Create: a copy of the template. Update: the observed Deployment, with the
 //!   template's `initContainers`, `containers` and `volumes` put in place in
 //!   `spec.template.spec` (a list the template lacks is removed), and each observed
@@ -18,7 +19,8 @@
 //!   (`serviceAccountName`, `readinessGates` and the anti-affinity values are theirs).
 //! - **Labels and annotations**, on the Deployment and on the pod template: observed
 //!   (update) ← template ← Gateway `spec.infrastructure.labels/annotations` ← controller
-//!   labels `app=NAME`, `gateway.networking.k8s.io/gateway-name=GATEWAY`,
+//!   labels `app=NAME`, `gateway.networking.k8s.io/gateway-name=GATEWAY` (the name,
+//!   shortened with a hash past 63 characters: [`gateway_name_label`]),
 //!   `app.kubernetes.io/managed-by=gateway-controller.meridio-2.nordix.org`; later wins.
 //! - **Pod-cache label** ([`Settings::pod_cache_label`]) on the pod template labels.
 //! - **Generation annotation** [`generation_annotation`] on the Deployment: the
@@ -101,6 +103,7 @@ pub(crate) mod fields;
 mod owned;
 
 use crate::nad;
+use crate::names;
 use crate::settings::Settings;
 use crate::validate::Validated;
 use crate::wire::{Deployment, Gateway, GatewayConfigurationSpec, VerticalScalingContainer};
@@ -132,10 +135,72 @@ const DOWNWARD_ENV: [(&str, &str); 3] = [
     ("POD_UID", "metadata.uid"),
 ];
 
-/// The LB Deployment's name: `deploymentPrefix + gateway name`.
+/// The most characters a label value holds: the LB Deployment name (also the `app` label's
+/// value) and the [`GATEWAY_NAME_LABEL`] value are kept within it.
+pub const MAX_LABEL_VALUE: usize = 63;
+
+/// The LB Deployment's name, also the value of its `app` label: `deploymentPrefix + gateway
+/// name` when that is at most [`MAX_LABEL_VALUE`] (63) characters; otherwise
+/// `deploymentPrefix + CUT + "-" + H`, where CUT is the first `63 - len(deploymentPrefix) -
+/// 9` characters of the Gateway name with trailing `-` and `.` removed, and H the FNV-1a
+/// 32-bit hash of the Gateway name's UTF-8 bytes as 8 lowercase hexadecimal digits (the
+/// hash Kubernetes uses for its generated name suffixes). With the default prefix, Gateway
+/// names of up to 57 characters keep the plain form. Two long names can meet on the same
+/// shortened name: ownership is decided by the controller ownerReference's uid, never by
+/// the name, so that is a name collision, reported as one.
+///
+/// ```
+/// use gateway_reconcile::{Settings, lookup};
+/// let settings = Settings::default();
+/// assert_eq!(lookup::deployment_name(&settings, "gw"), "sllbr-gw");
+/// let long = "a".repeat(253);
+/// let name = lookup::deployment_name(&settings, &long);
+/// assert_eq!(name.len(), 63);
+/// assert!(name.starts_with(&format!("sllbr-{}-", "a".repeat(48))));
+/// ```
 pub fn deployment_name(settings: &Settings, gateway_name: &str) -> String {
-    format!("{}{gateway_name}", settings.deployment_prefix)
+    let prefix = settings.deployment_prefix.as_str();
+    let prefix_length = prefix.chars().count();
+    if prefix_length + gateway_name.chars().count() <= MAX_LABEL_VALUE {
+        return format!("{prefix}{gateway_name}");
+    }
+    // Settings keep the prefix within 53 characters, so at least one character is kept.
+    let keep = MAX_LABEL_VALUE.saturating_sub(prefix_length + HASH_SUFFIX);
+    format!(
+        "{prefix}{}-{}",
+        names::cut_trimmed(gateway_name, keep, &['-', '.']),
+        names::name_hash(gateway_name)
+    )
 }
+
+/// The value of the [`GATEWAY_NAME_LABEL`] label: the Gateway name when it is at most
+/// [`MAX_LABEL_VALUE`] (63) characters; otherwise its first 54 characters with trailing
+/// `-`, `.` and `_` removed, then `-` and the FNV-1a 32-bit hash of the name (as in
+/// [`deployment_name`]). GEP-1762 asks for the name itself; no label value can hold more.
+/// Everything else that names the Gateway (`MERIDIO_GATEWAY_NAME`, the ownerReference)
+/// carries the full name.
+///
+/// ```
+/// use gateway_reconcile::lookup;
+/// assert_eq!(lookup::gateway_name_label("gw"), "gw");
+/// let long = format!("{}-{}", "a".repeat(53), "b".repeat(199));
+/// assert_eq!(lookup::gateway_name_label(&long).len(), 62);
+/// assert!(lookup::gateway_name_label(&long).starts_with(&format!("{}-", "a".repeat(53))));
+/// ```
+pub fn gateway_name_label(gateway_name: &str) -> Cow<'_, str> {
+    if gateway_name.chars().count() <= MAX_LABEL_VALUE {
+        return Cow::Borrowed(gateway_name);
+    }
+    let keep = MAX_LABEL_VALUE - HASH_SUFFIX;
+    Cow::Owned(format!(
+        "{}-{}",
+        names::cut_trimmed(gateway_name, keep, &['-', '.', '_']),
+        names::name_hash(gateway_name)
+    ))
+}
+
+/// `-` and 8 hexadecimal digits: what a shortened name ends with.
+const HASH_SUFFIX: usize = 9;
 
 /// The Deployment annotation key that records the GatewayConfiguration generation.
 pub fn generation_annotation(settings: &Settings) -> String {
@@ -245,11 +310,12 @@ fn apply<'a>(
     let namespace = gateway.metadata.namespace.as_deref().unwrap_or_default();
     let uid = gateway.metadata.uid.as_deref().unwrap_or_default();
     let name = deployment_name(settings, gateway_name);
+    let name_label = gateway_name_label(gateway_name);
     let infrastructure = gateway.spec.infrastructure.as_ref();
     let configuration = &validated.configuration.spec;
     let controller_labels = [
         (APP_LABEL, name.as_str()),
-        (GATEWAY_NAME_LABEL, gateway_name),
+        (GATEWAY_NAME_LABEL, &*name_label),
         (MANAGED_BY_LABEL, MANAGED_BY),
     ];
 

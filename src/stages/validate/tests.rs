@@ -491,19 +491,184 @@ fn the_deployment_name_must_be_one_the_api_server_takes() {
         c.metadata.name = Some("conf".into());
         run(&g, Some(&c), &template()).err().map(|e| e.to_string())
     };
-    // 6 + 57 = 63 characters: the longest that fits.
+    // A long name is not a failure (revision 4): it is shortened, up to the Gateway API's
+    // 253 characters.
     assert_eq!(with_name(&"g".repeat(57)), None);
+    assert_eq!(with_name(&"g".repeat(58)), None);
     assert_eq!(
-        with_name(&"g".repeat(58)),
-        Some(format!(
-            "LB Deployment name \"sllbr-{}\" (deploymentPrefix + Gateway name): must be no more than 63 characters, as the value of the app label",
-            "g".repeat(58)
-        ))
+        with_name(&format!("{}.{}", "g".repeat(126), "h".repeat(126))),
+        None
     );
     let upper = with_name("GW").unwrap();
     assert!(
         upper.starts_with(r#"LB Deployment name "sllbr-GW" (deploymentPrefix + Gateway name): a lowercase RFC 1123 subdomain"#),
         "{upper}"
+    );
+    // A hand-written name whose Deployment name passes but whose label value does not.
+    assert_eq!(
+        with_name("-gw").unwrap(),
+        "label gateway.networking.k8s.io/gateway-name: invalid value \"-gw\" (the Gateway name): a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+    );
+}
+
+// ---- the GatewayClass's default parameters and the unreadable configuration --------------
+
+fn class_with(parameters: serde_json::Value) -> GatewayClass {
+    serde_json::from_value(json!({
+        "metadata": {"name": "meridio"},
+        "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller",
+                 "parametersRef": parameters}
+    }))
+    .unwrap()
+}
+
+fn defaults_in(namespace: &str) -> GatewayConfiguration {
+    let mut c = configuration();
+    c.metadata.name = Some("defaults".into());
+    c.metadata.namespace = Some(namespace.into());
+    c
+}
+
+/// `gateway()` without its own reference.
+fn gateway_without_reference() -> Gateway {
+    let mut gw = gateway();
+    gw.spec.infrastructure = None;
+    gw
+}
+
+fn with_snapshot(
+    gw: &Gateway,
+    class: Option<&GatewayClass>,
+    configuration: Option<&GatewayConfiguration>,
+    unreadable: Option<UnreadableConfiguration<'_>>,
+) -> Result<Vec<NetworkSelection>, String> {
+    let template = template();
+    let snapshot = Snapshot::new(gw, &template)
+        .with_gateway_class(class)
+        .with_configuration(configuration)
+        .with_unreadable_configuration(unreadable);
+    validate_snapshot(&Settings::default(), &snapshot)
+        .map(|v| v.networks)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_class_reference_is_the_default_in_its_own_namespace() {
+    let class = class_with(json!({"group": "meridio-2.nordix.org",
+        "kind": "GatewayConfiguration", "name": "defaults", "namespace": "infra"}));
+    let gw = gateway_without_reference();
+    let found = with_snapshot(&gw, Some(&class), Some(&defaults_in("infra")), None).unwrap();
+    // An unnamespaced NAD is the configuration's namespace: the class's, not the Gateway's.
+    assert!(
+        found.contains(&sel("infra", "internal", "int")),
+        "{found:?}"
+    );
+    // The same name in the Gateway's namespace is another object: not found, named NS/NAME.
+    assert_eq!(
+        with_snapshot(&gw, Some(&class), Some(&defaults_in("red")), None),
+        Err(r#"GatewayConfiguration "infra/defaults" not found"#.into())
+    );
+    assert_eq!(
+        with_snapshot(&gw, Some(&class), None, None),
+        Err(r#"GatewayConfiguration "infra/defaults" not found"#.into())
+    );
+    // The Gateway's own reference wins, whole, in the Gateway's namespace.
+    let mut own = configuration();
+    own.metadata.namespace = Some("red".into());
+    assert!(with_snapshot(&gateway(), Some(&class), Some(&own), None).is_ok());
+    assert_eq!(
+        with_snapshot(&gateway(), Some(&class), Some(&defaults_in("infra")), None),
+        Err(r#"GatewayConfiguration "conf" not found"#.into())
+    );
+    // Neither names one.
+    let bare: GatewayClass = serde_json::from_value(json!({"metadata": {"name": "meridio"},
+        "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}}))
+    .unwrap();
+    assert_eq!(
+        with_snapshot(&gw, Some(&bare), Some(&configuration()), None),
+        Err("GatewayConfiguration reference is required".into())
+    );
+}
+
+#[test]
+fn the_class_reference_is_checked_as_the_gateways_and_needs_a_namespace() {
+    let gw = gateway_without_reference();
+    let foreign = class_with(json!({"group": "", "kind": "ConfigMap", "name": "p",
+        "namespace": "infra"}));
+    assert_eq!(
+        with_snapshot(&gw, Some(&foreign), Some(&defaults_in("infra")), None),
+        Err(r#"unsupported parametersRef: group="" kind="ConfigMap" (expected meridio-2.nordix.org/GatewayConfiguration)"#.into())
+    );
+    let unplaced = class_with(json!({"group": "meridio-2.nordix.org",
+        "kind": "GatewayConfiguration", "name": "defaults"}));
+    assert_eq!(
+        with_snapshot(&gw, Some(&unplaced), Some(&defaults_in("infra")), None),
+        Err("parametersRef.namespace is required for a GatewayConfiguration".into())
+    );
+}
+
+#[test]
+fn an_unreadable_configuration_is_reported_with_the_readers_error() {
+    let why = r#"spec.horizontalScaling.replicas: invalid type: string "many", expected i64"#;
+    let unreadable = |namespace, name| {
+        Some(UnreadableConfiguration {
+            namespace,
+            name,
+            why,
+        })
+    };
+    assert_eq!(
+        with_snapshot(&gateway(), None, None, unreadable("red", "conf")),
+        Err(format!(
+            r#"GatewayConfiguration "conf" cannot be read: {why}"#
+        ))
+    );
+    // It is the configuration's state whatever readable copy is also given.
+    assert_eq!(
+        with_snapshot(
+            &gateway(),
+            None,
+            Some(&configuration()),
+            unreadable("red", "conf")
+        ),
+        Err(format!(
+            r#"GatewayConfiguration "conf" cannot be read: {why}"#
+        ))
+    );
+    // Another object's unreadability is not this Gateway's.
+    assert!(
+        with_snapshot(
+            &gateway(),
+            None,
+            Some(&configuration()),
+            unreadable("red", "x")
+        )
+        .is_ok()
+    );
+    assert_eq!(
+        with_snapshot(&gateway(), None, None, unreadable("blue", "conf")),
+        Err(r#"GatewayConfiguration "conf" not found"#.into())
+    );
+    // A class-provided one is named NS/NAME.
+    let class = class_with(json!({"group": "meridio-2.nordix.org",
+        "kind": "GatewayConfiguration", "name": "defaults", "namespace": "infra"}));
+    assert_eq!(
+        with_snapshot(
+            &gateway_without_reference(),
+            Some(&class),
+            None,
+            unreadable("infra", "defaults")
+        ),
+        Err(format!(
+            r#"GatewayConfiguration "infra/defaults" cannot be read: {why}"#
+        ))
+    );
+    // The reference comes first.
+    let mut gw = gateway();
+    gw.spec.infrastructure = None;
+    assert_eq!(
+        with_snapshot(&gw, None, None, unreadable("red", "conf")),
+        Err("GatewayConfiguration reference is required".into())
     );
 }
 

@@ -83,6 +83,11 @@ is system:serviceaccount:NAMESPACE:NAME), a CEL list of strings. */}}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gatewayclasses/status]
   verbs: [patch]
+# Namespaces by their metadata: the labels a listener's allowedRoutes namespace selector
+# matches (read from the cache, for a Gateway with such a listener only).
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
 {{- end -}}
 
 {{/* What the controller does in the namespaces it watches. */}}

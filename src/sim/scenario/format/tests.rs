@@ -33,7 +33,7 @@ fn errors_name_the_step_and_the_key() {
     assert_eq!(
         step_error(json!({"reconcil": {}})),
         "step 3: unknown step \"reconcil\" (expected one of reconcile, advance, patch, \
-         delete, failWrites, rollout)"
+         delete, failWrites, rollout, mutateWrites, restart, unreadable)"
     );
     assert_eq!(
         step_error(json!({"advance": "1s", "expect": {}})),
@@ -347,5 +347,139 @@ fn a_step_s_keys_are_checked_before_its_values() {
     assert_eq!(
         error(with_steps(json!([{"advance": 90}, {"advanc": "1s"}]))),
         r#"step 1: "advance" must be a string (found a number)"#
+    );
+}
+
+// ---- revision 4: objects.namespaces and the unreadable step --------------------------------
+
+/// A file whose objects hold `namespaces` and a GatewayConfiguration, with `steps`.
+fn with_namespaces(namespaces: Value, steps: Value) -> Value {
+    json!({"objects": {
+        "gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}},
+        "configuration": {"metadata": {"name": "c", "namespace": "ns"},
+                          "spec": {"horizontalScaling": {"replicas": 2}}},
+        "namespaces": namespaces},
+      "steps": steps})
+}
+
+#[test]
+fn namespaces_and_unreadable_parse() {
+    let s = Scenario::from_value(&with_namespaces(
+        json!({"blue": {"team": "blue", "example.com/tier": ""}, "bare": {}}),
+        json!([
+            {"unreadable": {"configuration": {"spec": {"horizontalScaling": {"replicas": "many"}}}},
+             "note": "a string where an integer belongs: allowed here"},
+            {"patch": {"configuration": {"spec": {"horizontalScaling": {"replicas": 3}}}}}
+        ]),
+    ))
+    .unwrap();
+    assert_eq!(s.objects.namespaces.len(), 2);
+    assert_eq!(s.objects.namespaces["blue"]["team"], "blue");
+    assert_eq!(
+        s.steps[0].verb,
+        Verb::Unreadable(
+            Kind::Configuration,
+            json!({"spec": {"horizontalScaling": {"replicas": "many"}}})
+        )
+    );
+    assert_eq!(s.steps[0].verb.name(), "unreadable");
+    // Null is absent.
+    let s = Scenario::from_value(&with_namespaces(Value::Null, json!([]))).unwrap();
+    assert!(s.objects.namespaces.is_empty());
+}
+
+#[test]
+fn namespaces_of_the_wrong_shape_are_malformed() {
+    let namespaces_error = |namespaces: Value| error(with_namespaces(namespaces, json!([])));
+    assert_eq!(
+        namespaces_error(json!(["blue"])),
+        r#""objects.namespaces" must be an object (found a list)"#
+    );
+    assert_eq!(
+        namespaces_error(json!({"blue": ["team"]})),
+        r#""objects.namespaces.blue" must be an object (found a list)"#
+    );
+    assert_eq!(
+        namespaces_error(json!({"blue": {"team": 1}})),
+        r#""objects.namespaces.blue.team" must be a string (found a number)"#
+    );
+    assert!(
+        namespaces_error(json!({"Blue": {}}))
+            .starts_with(r#""objects.namespaces.Blue": is not a namespace name"#),
+        "{}",
+        namespaces_error(json!({"Blue": {}}))
+    );
+    assert!(namespaces_error(json!({"a.b": {}})).contains("is not a namespace name"));
+    assert!(namespaces_error(json!({"x".repeat(64): {}})).contains("is not a namespace name"));
+    assert!(
+        namespaces_error(json!({"blue": {"bad key": "v"}}))
+            .starts_with(r#""objects.namespaces.blue.bad key": invalid key: "#)
+    );
+    assert!(
+        namespaces_error(json!({"blue": {"team": "-x"}}))
+            .starts_with(r#""objects.namespaces.blue.team": invalid value "-x": "#)
+    );
+}
+
+#[test]
+fn the_unreadable_step_is_checked_like_the_others() {
+    let unreadable_error = |step: Value| {
+        error(with_namespaces(
+            Value::Null,
+            json!([{"advance": "1s"}, step]),
+        ))
+    };
+    assert_eq!(
+        unreadable_error(json!({"unreadable": {}})),
+        r#"step 2: missing key "configuration" in unreadable"#
+    );
+    assert_eq!(
+        unreadable_error(json!({"unreadable": {"gateway": {}}})),
+        r#"step 2: unknown key "gateway" in unreadable"#
+    );
+    assert_eq!(
+        unreadable_error(json!({"unreadable": {"configuration": "x"}})),
+        r#"step 2: "unreadable.configuration" must be an object (found a string)"#
+    );
+    assert_eq!(
+        unreadable_error(json!({"unreadable": {"configuration": null}})),
+        r#"step 2: "unreadable.configuration" must be an object (found null)"#
+    );
+    assert_eq!(
+        unreadable_error(json!({"unreadable": []})),
+        r#"step 2: "unreadable" must be an object (found a list)"#
+    );
+    assert_eq!(
+        unreadable_error(json!({"unreadable": {"configuration": {}}, "expect": {}})),
+        r#"step 2: unknown key "expect" in unreadable step"#
+    );
+    // Only the unreadable step may leave a value of the wrong type: a later patch that
+    // keeps it is malformed, one that mends it is not.
+    let doc = |later: Value| {
+        with_namespaces(
+            Value::Null,
+            json!([
+                {"unreadable": {"configuration": {"spec": {"horizontalScaling": {"replicas": "many"}}}}},
+                {"patch": {"configuration": later}}
+            ]),
+        )
+    };
+    assert_eq!(
+        error(doc(json!({"metadata": {"labels": {"a": "b"}}}))),
+        r#"step 2: "patch.configuration.spec.horizontalScaling.replicas": expected an integer, found "many""#
+    );
+    assert!(
+        Scenario::from_value(&doc(
+            json!({"spec": {"horizontalScaling": {"replicas": 3}}})
+        ))
+        .is_ok()
+    );
+    // A patch of the wrong type is still malformed.
+    assert!(
+        error(with_namespaces(
+            Value::Null,
+            json!([{"patch": {"configuration": {"spec": {"horizontalScaling": {"replicas": "many"}}}}}])
+        ))
+        .starts_with(r#"step 1: "patch.configuration.spec.horizontalScaling.replicas""#)
     );
 }
