@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The instruction budget of a reconcile, against parsing its own inputs (README,
-# "Performance"): steady_state at most 0.5x parse_inputs, update_path at most 1.0x.
+# The instruction budget of a reconcile, against parsing its own inputs
+# (docs/performance.md): steady_state at most 0.5x parse_inputs, update_path at most 1.0x.
 # Counts come from callgrind, so they do not move with the machine's load.
 #
 #   benches/instructions-guard.sh          build the instructions bench, measure, check

@@ -4,7 +4,7 @@
 # the controller starts, then the stories of `scale run`; a side-by-side table at the end.
 #
 #   e2e/scale/run.sh                         N = 20, ours and Meridio-2 (when its source is there)
-#   SCALE_N="100 1000" e2e/scale/run.sh      the README's figures
+#   SCALE_N="100 1000" e2e/scale/run.sh      the figures of docs/scale.md
 #   SCALE_SEED=1 e2e/scale/run.sh            also the seed story (updates refused by admission;
 #                                            ours must report the refusal in every sample)
 #
