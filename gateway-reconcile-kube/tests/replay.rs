@@ -141,7 +141,8 @@ async fn bind_rbac(admin: &Client) {
         "rules": [
             { "apiGroups": ["gateway.networking.k8s.io"], "resources": ["gateways", "gatewayclasses"], "verbs": ["get"] },
             { "apiGroups": ["meridio-2.nordix.org"], "resources": ["gatewayconfigurations"], "verbs": ["get"] },
-            { "apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"] }
+            { "apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"] },
+            { "apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"] }
         ]
     });
     let binding = |name: &str, role: &serde_json::Value| {

@@ -315,6 +315,19 @@ impl Real {
             .unwrap_or_else(|| self.gateway_namespace.clone());
         let real = self.real_namespace(&ns).await?;
         object["metadata"]["namespace"] = json!(real);
+        // A route's parents in another namespace name it: the server's name, so that the
+        // controller's read (which filters routes by the Gateway they name) finds it.
+        if kind == Kind::Routes
+            && let Some(parents) = object
+                .pointer_mut("/spec/parentRefs")
+                .and_then(Value::as_array_mut)
+        {
+            for parent in parents {
+                if let Some(ns) = str_at(parent, "/namespace").map(str::to_owned) {
+                    parent["namespace"] = json!(self.real_namespace(&ns).await?);
+                }
+            }
+        }
         if kind == Kind::Gateway
             && let Some(class) = str_at(&object, "/spec/gatewayClassName").map(str::to_owned)
         {
@@ -353,6 +366,19 @@ impl Real {
                 if let Some(file) = str_at(&object, "/metadata/uid").and_then(|u| self.uids.get(u))
                 {
                     object["metadata"]["uid"] = json!(file);
+                }
+                if kind == Kind::Routes
+                    && let Some(parents) = object
+                        .pointer_mut("/spec/parentRefs")
+                        .and_then(Value::as_array_mut)
+                {
+                    for parent in parents {
+                        if let Some(file) =
+                            str_at(parent, "/namespace").and_then(|real| self.file_namespace(real))
+                        {
+                            parent["namespace"] = json!(file);
+                        }
+                    }
                 }
                 if kind == Kind::Gateway {
                     object["metadata"]["uid"] = json!(self.gateway_uid);
@@ -1174,10 +1200,15 @@ impl Real {
         match kind {
             Kind::Template => return failed("cannot delete the template"),
             Kind::Routes => {
-                let api = self.api(&admin, Kind::Routes, Some(&real_ns));
-                api.delete_collection(&DeleteParams::default(), &Default::default())
-                    .await
-                    .or_else(|e| failed(api_text(&e)))?;
+                // The routes of every namespace of the scenario (a file may put routes in
+                // several).
+                let namespaces: Vec<String> = self.namespaces.values().cloned().collect();
+                for real in namespaces {
+                    let api = self.api(&admin, Kind::Routes, Some(&real));
+                    api.delete_collection(&DeleteParams::default(), &Default::default())
+                        .await
+                        .or_else(|e| failed(api_text(&e)))?;
+                }
                 return Ok(());
             }
             Kind::Gateway => {
