@@ -1597,6 +1597,68 @@ fn mirrored(object: &Value) -> Value {
     changed
 }
 
+/// A Gateway name of 253 characters (the Gateway API's limit) is provisioned under the
+/// shortened LB Deployment name (SPEC section 4, "Names"), and its Events are recorded
+/// although kube-runtime's Event name (`NAME.HEX`) would pass 253 characters: the API
+/// server names them from the name's start.
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_gateway_named_with_253_characters_is_provisioned_and_its_events_recorded() {
+    let mut story = Story::new(settings()).await;
+    story.configuration("conf", 2).await;
+    let name = format!("{}-{}", "long".repeat(40), "x".repeat(92));
+    assert_eq!(name.len(), 253);
+    story.gateway(&name, "conf").await;
+    story.wait_conditions(&name, "healthy", healthy).await;
+    let lb_name = gateway_reconcile::lookup::deployment_name(&story.settings, &name);
+    assert!(lb_name.len() <= 63, "{lb_name}");
+    let deployment = story.get("Deployment", &lb_name).await;
+    let owner = &deployment["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["name"], name.as_str());
+    let label = deployment["metadata"]["labels"]["gateway.networking.k8s.io/gateway-name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        label,
+        gateway_reconcile::lookup::gateway_name_label(&name).as_ref()
+    );
+    assert!(label.len() <= 63, "{label}");
+    // The first reconcile's Normal Applied Event, regarding the Gateway by its full name.
+    let events: Api<DynamicObject> = Api::namespaced_with(
+        story.admin.clone(),
+        &story.ns,
+        &resource("events.k8s.io/v1", "Event"),
+    );
+    let start = Instant::now();
+    let recorded = loop {
+        let list = events.list(&Default::default()).await.expect("events");
+        let found: Vec<Value> = list
+            .into_iter()
+            .map(|e| serde_json::to_value(e).expect("json"))
+            .filter(|e| e["regarding"]["name"] == name.as_str())
+            .collect();
+        if !found.is_empty() {
+            break found;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "no Event was recorded for the 253-character Gateway"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        recorded.iter().any(|e| e["reason"] == "Applied"),
+        "{recorded:#?}"
+    );
+    for event in &recorded {
+        let event_name = event["metadata"]["name"].as_str().unwrap_or_default();
+        assert!(event_name.len() <= 253, "{event_name}");
+        assert!(event_name.starts_with("longlong"), "{event_name}");
+    }
+    story.stop().await;
+}
+
 /// How many times the controller recorded an Event of `reason` in the story's namespace
 /// (an Event repeated is one object with a count).
 async fn events_of(story: &Story, reason: &str) -> i64 {
