@@ -174,14 +174,7 @@ fn reconcile(
         .map_err(|e| e.to_string())?;
     let decided = reconciled.decided.ok_or("the port read nothing")?;
     let after: Gateway = typed(store, Kind::Gateway)?.ok_or("no Gateway")?;
-    Ok(ReconcileRecord::new(
-        now,
-        decided.action,
-        decided.drift,
-        decided.outcome,
-        &decided.settlement,
-        after.status,
-    ))
+    Ok(ReconcileRecord::of(now, decided, after.status))
 }
 
 /// The toy controller: the store, the loop's memory and its schedule.

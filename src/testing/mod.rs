@@ -161,8 +161,7 @@
 //!         self.due = reconciled.requeue.deadline(now);
 //!         let decided = reconciled.decided.ok_or("nothing read")?;
 //!         let after: Gateway = self.store.get(Kind::Gateway).ok_or("no Gateway")?;
-//!         Ok(ReconcileRecord::new(now, decided.action, decided.drift, decided.outcome,
-//!                                 &decided.settlement, after.status))
+//!         Ok(ReconcileRecord::of(now, decided, after.status))
 //!     }
 //!
 //!     fn fail_writes(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {

@@ -704,14 +704,7 @@ impl Real {
                 .or_else(|e| failed(format!("GatewayClass status: {e}")))?
                 .unwrap_or_default(),
             class_status_written,
-            ..ReconcileRecord::new(
-                now,
-                decided.action,
-                decided.drift,
-                decided.outcome,
-                &decided.settlement,
-                status,
-            )
+            ..ReconcileRecord::of(now, decided, status)
         })
     }
 

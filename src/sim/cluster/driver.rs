@@ -12,8 +12,8 @@ use std::sync::Arc;
 use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{
-    DeploymentWrite, Gathered, OwnedInputs, ReconcileError, Requeue, Settlement, StatusPatch,
-    StatusWrite, WriteKind, ready,
+    Decided, DeploymentWrite, Gathered, OwnedInputs, ReconcileError, Requeue, Settlement,
+    StatusPatch, StatusWrite, WriteKind, ready,
 };
 use crate::wire::{Condition, Gateway, GatewayClass, GatewayStatus};
 
@@ -49,6 +49,20 @@ pub struct ReconcileRecord {
 }
 
 impl ReconcileRecord {
+    /// The record of what a [`Driver`](crate::reconcile::Driver) reconcile at `time`
+    /// decided, with the Gateway's `status` as stored after it ([`ReconcileRecord::new`]
+    /// from the decision's parts).
+    pub fn of(time: Timestamp, decided: Decided, status: GatewayStatus) -> Self {
+        ReconcileRecord::new(
+            time,
+            decided.action,
+            decided.drift,
+            decided.outcome,
+            &decided.settlement,
+            status,
+        )
+    }
+
     /// The record of a reconcile that ran at `time`: the plan's `action`, the `drift` of its
     /// update (or the settlement's held drift when it wrote nothing), the write's `outcome`,
     /// the `settlement` (written when it holds a status), and the Gateway's `status` as
@@ -146,14 +160,7 @@ impl Cluster {
             class_conditions,
             class_status_written,
             status_patch_problem,
-            ..ReconcileRecord::new(
-                now,
-                decided.action,
-                decided.drift,
-                decided.outcome,
-                &decided.settlement,
-                status,
-            )
+            ..ReconcileRecord::of(now, decided, status)
         })
     }
 
