@@ -75,7 +75,9 @@ impl Recorder {
     }
 
     /// The Event kube-runtime's recorder would write, named by the API server from the
-    /// object name's start (`generateName`: it keeps 58 characters and adds 5).
+    /// object name's start (`generateName`: it keeps 58 characters and adds 5). The prefix
+    /// ends with `-`: the server checks a `generateName` as a subdomain whose trailing dash
+    /// the suffix completes, and refuses one that ends with `.` (shown on a real server).
     fn long_named(&self, event: &events::Event, reference: &ObjectReference) -> K8sEvent {
         let name = reference.name.as_deref().unwrap_or_default();
         let prefix = truncate(name, 57).trim_end_matches(['-', '.']);
@@ -87,7 +89,7 @@ impl Recorder {
             note: event.note.clone(),
             metadata: ObjectMeta {
                 namespace: reference.namespace.clone(),
-                generate_name: Some(format!("{prefix}.")),
+                generate_name: Some(format!("{prefix}-")),
                 ..ObjectMeta::default()
             },
             reporting_controller: Some(self.reporter.controller.clone()),
@@ -167,7 +169,7 @@ mod tests {
         let written = recorder.long_named(&event, &reference);
         assert_eq!(
             written.metadata.generate_name.as_deref(),
-            Some(format!("{}.", "a".repeat(56)).as_str())
+            Some(format!("{}-", "a".repeat(56)).as_str())
         );
         assert_eq!(written.metadata.name, None);
         assert_eq!(written.regarding.and_then(|r| r.name), Some(name));
