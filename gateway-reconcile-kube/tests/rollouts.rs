@@ -848,6 +848,23 @@ async fn a_stalled_rollout_is_degraded_until_a_fixed_template_rolls_out() {
         format!("{}{INITIALIZING}", programmed(1))
     );
     assert!(is(&c, &applied(), "True", "Applied"), "{c:#?}");
+    // Its message says since when and why, in the real controller's words.
+    let progressing = stalled["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Progressing")
+        .expect("Progressing")
+        .clone();
+    let why = message(&c, &degraded());
+    eprintln!("Degraded: {why:?}");
+    for part in ["message", "lastTransitionTime"] {
+        let said = progressing[part].as_str().expect("a string");
+        assert!(
+            why.contains(said),
+            "Degraded {why:?} does not say {part} {said:?}"
+        );
+    }
     // Not before the real controller said so.
     let first_stall = deployments
         .of(LB)
@@ -992,6 +1009,8 @@ async fn an_autoscaler_owns_replicas_unless_enforced_and_the_pods_follow() {
         return;
     }
     let mut story = Story::rolled_out("roll-autoscale-").await;
+    let gateways = story.record("Gateway").await;
+    let deployments = story.record("Deployment").await;
     let before = controller_requests(&story.ns).len();
     for replicas in [3, 1] {
         autoscale(&story, replicas).await;
@@ -1000,6 +1019,26 @@ async fn an_autoscaler_owns_replicas_unless_enforced_and_the_pods_follow() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         assert_eq!(story.deployment().await["spec"]["replicas"], replicas);
     }
+    // Whenever the Gateway said the rollout was done, the Deployment's last state before
+    // it (resourceVersion) was complete: during the scale up, 3 wanted and fewer updated
+    // and available, it was not.
+    let deployment_states = deployments.seen();
+    let mut noted = 0;
+    for state in gateways.seen() {
+        let said = message(&conditions(&state.object), "Programmed").to_owned();
+        if said.ends_with(INITIALIZING) {
+            noted += 1;
+            continue;
+        }
+        let at = deployment_states.iter().filter(|d| d.rv < state.rv).last();
+        assert!(
+            at.is_some_and(|d| rollout_complete(&d.object)),
+            "Programmed {said:?} (rv {}) while the Deployment read {:?}",
+            state.rv,
+            at.map(|d| summary(&d.object))
+        );
+    }
+    eprintln!("Gateway states with the initializing note during the scales: {noted}");
     let requests = story.requests_since(before);
     assert!(
         writes(&requests, "deployments", "").is_empty(),
