@@ -5,10 +5,10 @@
 # behind; then the same for the Helm chart's test (with helm, also built from its Go module
 # once), on a control plane of its own; then the fault stories, on one more (they restart
 # its kube-apiserver and pause its etcd); then the full control plane's Go smoke test
-# (kube-controller-manager, kube-scheduler and kwok's fake Nodes besides). Needs Go 1.26 or
-# later and the Go module proxy (or a filled module cache). Exit status: the tests', 125
-# when the control plane or helm could not be built or started, 1 when it left something
-# behind.
+# (kube-controller-manager, kube-scheduler and kwok's fake Nodes besides) and the
+# controller's rollout stories on it. Needs Go 1.26 or later and the Go module proxy (or a
+# filled module cache). Exit status: the tests', 125 when the control plane or helm could
+# not be built or started, 1 when it left something behind.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -39,7 +39,7 @@ rc=0
 # stories run the binary in processes of their own, mostly waiting (two of them watch for
 # two minutes): they run side by side. One story updates the GatewayConfiguration CRD (a
 # variant), which ends every watch of the kind: it runs alone, after the others.
-(cd .. && cargo test -p gateway-reconcile-kube --test e2e --test replay --test operability --test chart --test faults --no-run)
+(cd .. && cargo test -p gateway-reconcile-kube --test e2e --test replay --test operability --test chart --test faults --test rollouts --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     (cd controlplane && go test -count=1 -v ./...) &&
     cd .. && cargo test -p gateway-reconcile-kube --test e2e -- --ignored --test-threads="${E2E_THREADS:-2}" \
@@ -71,11 +71,13 @@ E2E_APISERVER_ARGS="--request-timeout=8s --min-request-timeout=4" E2E_AUDIT_WATC
 
 # The full control plane (E2E_FULL=1: kube-controller-manager, kube-scheduler, kwok and its
 # fake Nodes): the Go smoke test that needs it (the others run on the first control plane;
-# this one skips there). The real Deployment controller's rollouts (e2e/README.md, "The full
-# control plane").
+# this one skips there), then the controller's rollout stories
+# (gateway-reconcile-kube/tests/rollouts.rs, two at a time; they skip without E2E_FULL=1).
+# The real Deployment controller's rollouts (e2e/README.md, "The full control plane").
 full_rc=0
 E2E_FULL=1 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
-    cd controlplane && go test -count=1 -v -run "^TestFullControlPlane$" ./smoke' \
+    (cd controlplane && go test -count=1 -v -run "^TestFullControlPlane$" ./smoke) &&
+    cd .. && cargo test -p gateway-reconcile-kube --test rollouts -- --ignored --test-threads=2' \
   "$full_marker" || full_rc=$?
 [[ "$rc" != 0 ]] || rc="$full_rc"
 
