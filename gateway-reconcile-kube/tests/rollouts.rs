@@ -561,8 +561,7 @@ fn claimed_after_the_rollout(gateways: &[Seen], deployments: &[Seen], n: i64) ->
     );
     let at = deployments
         .iter()
-        .filter(|s| s.rv < claim.rv)
-        .last()
+        .rfind(|s| s.rv < claim.rv)
         .unwrap_or_else(|| panic!("no Deployment state before the Gateway's rv {}", claim.rv))
         .clone();
     let states: Vec<String> = deployments
@@ -1030,7 +1029,7 @@ async fn an_autoscaler_owns_replicas_unless_enforced_and_the_pods_follow() {
             noted += 1;
             continue;
         }
-        let at = deployment_states.iter().filter(|d| d.rv < state.rv).last();
+        let at = deployment_states.iter().rfind(|d| d.rv < state.rv);
         assert!(
             at.is_some_and(|d| rollout_complete(&d.object)),
             "Programmed {said:?} (rv {}) while the Deployment read {:?}",
