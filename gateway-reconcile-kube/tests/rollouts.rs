@@ -1344,7 +1344,21 @@ async fn a_deleted_namespace_is_left_alone_by_the_controller() {
             .any(|a| a.verb == "create" && a.resource != "events" && a.code < 300),
         "the controller created something in the terminating namespace: {written:#?}"
     );
-    let refused: Vec<&&Audited> = written.iter().filter(|a| a.code >= 300).collect();
+    // Also allowed: one status patch answered 404, the Gateway deleted between the read and
+    // the write (a race no reader can close); the controller then finds it gone from its
+    // cache and writes nothing more for it.
+    let status_gone = written
+        .iter()
+        .filter(|a| a.subresource == "status" && a.code == 404)
+        .count();
+    assert!(
+        status_gone <= 1,
+        "status patches of a gone Gateway: {written:#?}"
+    );
+    let refused: Vec<&&Audited> = written
+        .iter()
+        .filter(|a| a.code >= 300 && !(a.subresource == "status" && a.code == 404))
+        .collect();
     assert!(
         refused.iter().all(|a| a.verb == "create"
             && (a.resource == "events" || a.resource == "deployments")

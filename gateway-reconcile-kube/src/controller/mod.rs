@@ -728,6 +728,24 @@ mod tests {
         );
     }
 
+    /// A retry of a Gateway deleted meanwhile (the cache no longer holds it) acts on
+    /// nothing: no request, and no reconcile until a change.
+    #[tokio::test]
+    async fn a_gateway_gone_from_the_cache_is_not_reconciled() {
+        let (url, requests) = answering(404).await;
+        let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
+        let ctx = context(client, Leadership::always());
+        let mut port = super::port::CachePort::new(ctx, gateway("gw"));
+        let read = gateway_reconcile::reconcile::Port::read(&mut port)
+            .await
+            .expect("read");
+        assert!(matches!(
+            read,
+            gateway_reconcile::reconcile::Gathered::Later(Requeue::AwaitChange)
+        ));
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+
     #[tokio::test]
     async fn a_standby_reconciles_nothing() {
         let (url, requests) = answering(404).await;

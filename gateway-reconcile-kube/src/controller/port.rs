@@ -110,12 +110,14 @@ impl port::Port for CachePort {
         let ctx = self.ctx.clone();
         // No cache is being relisted from here until the inputs are read (see `reflect`).
         let view = ctx.stores.relists.quiet().await;
-        // The cached Gateway may be newer than the one this reconcile was started with.
-        let gateway = ctx
-            .stores
-            .gateways
-            .get(&self.key)
-            .unwrap_or_else(|| self.gateway.clone());
+        // The cached Gateway may be newer than the one this reconcile was started with; a
+        // Gateway the cache no longer holds is gone (a reconcile is only ever started for
+        // one the cache shows): nothing to do, and no write to a Gateway that is not there
+        // (a retry after a failed status write would otherwise act on its last copy).
+        let Some(gateway) = ctx.stores.gateways.get(&self.key) else {
+            debug!(gateway = %self.key, "gone from the cache: nothing to reconcile");
+            return Ok(Gathered::Later(Requeue::AwaitChange));
+        };
         let Some(namespace) = gateway.namespace() else {
             return Ok(Gathered::Later(Requeue::AwaitChange));
         };
