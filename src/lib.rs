@@ -295,6 +295,8 @@ mod merge_patch;
 mod names;
 mod outcome;
 pub(crate) mod quantity;
+#[cfg(any(feature = "sim", feature = "kube"))]
+mod read_at;
 pub mod reconcile;
 pub(crate) mod rollout;
 mod settings;

@@ -124,7 +124,7 @@ impl<'a> Snapshot<'a> {
     /// let template = template::default_template();
     /// let unreadable = UnreadableConfiguration {
     ///     namespace: "red", name: "conf",
-    ///     why: r#"spec.horizontalScaling.replicas: invalid type: string "many", expected i64"#,
+    ///     why: r#"spec.horizontalScaling.replicas: expected an integer, found "many""#,
     /// };
     /// let snapshot = Snapshot::new(&gateway, &template)
     ///     .with_gateway_class(Some(&class))
@@ -139,7 +139,7 @@ impl<'a> Snapshot<'a> {
     /// assert_eq!(status.conditions[0].reason, "InvalidParameters");
     /// assert_eq!(
     ///     status.conditions[0].message,
-    ///     r#"GatewayConfiguration "conf" cannot be read: spec.horizontalScaling.replicas: invalid type: string "many", expected i64"#
+    ///     r#"GatewayConfiguration "conf" cannot be read: spec.horizontalScaling.replicas: expected an integer, found "many""#
     /// );
     /// ```
     pub fn with_unreadable_configuration(

@@ -182,7 +182,11 @@ impl Port for FreshPort {
                         Err(why) => Configuration::Unreadable {
                             namespace: used.namespace.to_owned(),
                             name: used.name.to_owned(),
-                            why: why.to_owned(),
+                            // The kind is in the message already.
+                            why: why
+                                .strip_prefix("GatewayConfiguration: ")
+                                .unwrap_or(why)
+                                .to_owned(),
                         },
                     },
                 }

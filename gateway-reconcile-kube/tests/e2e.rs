@@ -1902,8 +1902,10 @@ async fn swap_replicas_schema(admin: &Client, schema: Value) -> Value {
 /// int-or-string, a CRD variant, while it creates one with `replicas: "many"`, then puts
 /// the CRD back (the stored object stays). The Gateways on healthy configurations keep
 /// reconciling, also after a restart lists the bad object among the others; the Gateway on
-/// it gets no status from a guess. A CRD update ends every watch of the kind, so
-/// `e2e/run.sh` runs this story alone, after the others.
+/// it is told (SPEC revision 4: `InvalidParameters`, `GatewayConfiguration "NAME" cannot
+/// be read: WHY`, no Deployment), and recovers once an edit makes the object readable. A
+/// CRD update ends every watch of the kind, so `e2e/run.sh` runs this story alone, after
+/// the others.
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn an_unreadable_configuration_blinds_nothing_but_its_gateway() {
@@ -1948,9 +1950,20 @@ async fn an_unreadable_configuration_blinds_nothing_but_its_gateway() {
                     .is_some_and(|m| m.contains("generation 2"))
         })
         .await;
-    // The Gateway on the unreadable configuration: no Deployment, no status written.
-    let bad = story.get("Gateway", "gw-bad").await;
-    assert!(!conditions(&bad).contains_key(&applied()), "{bad:#}");
+    // The Gateway on the unreadable configuration is told so, and gets no Deployment.
+    let c = story
+        .wait_conditions("gw-bad", "InvalidParameters", |c| {
+            is(c, "Accepted", "False", "InvalidParameters")
+        })
+        .await;
+    let message = c["Accepted"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("GatewayConfiguration \"huge\" cannot be read: ")
+            && message.contains("horizontalScaling.replicas"),
+        "{message}"
+    );
+    assert!(is(&c, &applied(), "False", "InvalidParameters"), "{c:#?}");
+    assert!(is(&c, "Programmed", "False", "Invalid"), "{c:#?}");
     let deployments = story
         .api("Deployment")
         .list(&Default::default())
@@ -1959,5 +1972,15 @@ async fn an_unreadable_configuration_blinds_nothing_but_its_gateway() {
     let names: Vec<String> = deployments.items.iter().map(|d| d.name_any()).collect();
     assert!(names.contains(&"sllbr-gw3".to_owned()), "{names:?}");
     assert!(!names.contains(&"sllbr-gw-bad".to_owned()), "{names:?}");
+    // An edit makes it readable (the CRD is back to integers): the Gateway recovers.
+    story
+        .patch(
+            "GatewayConfiguration",
+            "huge",
+            json!({ "spec": { "horizontalScaling": { "replicas": 2 } } }),
+        )
+        .await;
+    story.wait_conditions("gw-bad", "healthy", healthy).await;
+    story.get("Deployment", "sllbr-gw-bad").await;
     story.stop().await;
 }

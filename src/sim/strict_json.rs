@@ -836,38 +836,4 @@ impl Scanner<'_> {
     }
 }
 
-/// serde's `invalid type: integer `5`, expected a sequence` as a person reads it:
-/// `expected a list, found 5`; other messages unchanged.
-pub fn plain_message(message: &str) -> String {
-    let Some(rest) = message.strip_prefix("invalid type: ") else {
-        return message.to_owned();
-    };
-    let Some((found, expected)) = rest.rsplit_once(", expected ") else {
-        return message.to_owned();
-    };
-    // serde quotes the value found: integer `5`, string "x", map, sequence, boolean `true`.
-    let found = match found.split_once(' ') {
-        Some((_, value)) => value.trim_matches('`').to_owned(),
-        None => match found {
-            "map" => "an object".to_owned(),
-            "sequence" => "a list".to_owned(),
-            "null" | "unit value" => "null".to_owned(),
-            other => other.to_owned(),
-        },
-    };
-    let expected = match expected {
-        "a sequence" => "a list",
-        "a map" => "an object",
-        "a string" => "a string",
-        e if e.starts_with("struct ") || e.starts_with("a map") => "an object",
-        e if e.starts_with("i64")
-            || e.starts_with("u64")
-            || e.starts_with("i32")
-            || e.starts_with("u32") =>
-        {
-            "an integer"
-        }
-        e => e,
-    };
-    format!("expected {expected}, found {found}")
-}
+pub use crate::read_at::plain_message;

@@ -158,7 +158,10 @@ impl<T: Kind> Watched<T> {
     ///     "metadata": {"name": "conf", "namespace": "red"},
     ///     "spec": {"networkAttachments": "not a list"}
     /// }));
-    /// assert!(bad.read().unwrap_err().starts_with("GatewayConfiguration: invalid type"));
+    /// assert_eq!(
+    ///     bad.read().unwrap_err(),
+    ///     "GatewayConfiguration: spec.networkAttachments: expected a list, found \"not a list\""
+    /// );
     /// ```
     pub fn from_json(mut value: Value) -> Self {
         #[cfg(feature = "testing")]
@@ -177,7 +180,12 @@ impl<T: Kind> Watched<T> {
             .pointer("/spec/gatewayClassName")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let read = serde_json::from_value::<T>(value).map_err(|e| format!("{}: {e}", T::KIND));
+        // The error names the key path, in the simulator's words: an unreadable
+        // GatewayConfiguration's `InvalidParameters` message quotes it.
+        let read = crate::read_at::typed_owned::<T>(value).map_err(|(path, why)| match path {
+            Some(path) => format!("{}: {path}: {why}", T::KIND),
+            None => format!("{}: {why}", T::KIND),
+        });
         let unread_class = class.filter(|_| read.is_err());
         Watched {
             meta,
@@ -251,9 +259,9 @@ mod tests {
         .expect("the list is read");
         assert!(list[0].read().is_ok());
         let error = list[1].read().expect_err("unreadable");
-        assert!(
-            error.starts_with("GatewayConfiguration: invalid type"),
-            "{error}"
+        assert_eq!(
+            error,
+            "GatewayConfiguration: spec.networkAttachments: expected a list, found \"not a list\""
         );
         assert_eq!(list[1].name_any(), "bad");
         assert_eq!(list[1].resource_version().as_deref(), Some("4"));

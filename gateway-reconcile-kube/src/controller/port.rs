@@ -415,6 +415,8 @@ impl port::Inputs for Inputs {
             Some(cached) => match cached.read() {
                 Ok(configuration) => (Some(configuration), None),
                 Err(why) => {
+                    // The reader's error names the kind, which the message names already.
+                    let why = why.strip_prefix("GatewayConfiguration: ").unwrap_or(why);
                     let meta = cached.meta();
                     let unreadable = gateway_reconcile::UnreadableConfiguration {
                         namespace: meta.namespace.as_deref().unwrap_or_default(),

@@ -254,17 +254,7 @@ pub(crate) fn typed<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// Reads `value` in place (no copy of a large object); on error, the key path of the wrong
-/// value (`spec.internalSubnets[0].cidr`) and what is wrong with it.
-pub(crate) fn typed_at<T: serde::de::DeserializeOwned>(
-    value: &Value,
-) -> Result<T, (Option<String>, String)> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let why = crate::sim::strict_json::plain_message(&e.into_inner().to_string());
-        ((path != ".").then_some(path), why)
-    })
-}
+pub(crate) use crate::read_at::typed_at;
 
 /// The object's `metadata`, created when missing; `None` when the object is not an object
 /// (the checks keep every stored object an object).
