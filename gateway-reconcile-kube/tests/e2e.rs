@@ -1237,17 +1237,99 @@ async fn an_autoscaler_keeps_replicas_unless_they_are_enforced() {
     story.stop().await;
 }
 
+/// The kube crate's `FreshPort` with another client acting in the read-to-write window:
+/// the read may be edited as a stale cache would show it, and between the plan and the
+/// write the other client changes the Deployment or creates one of the LB name.
+struct Meanwhile<'s> {
+    inner: gateway_reconcile_kube::fresh::FreshPort,
+    story: &'s Story,
+    /// Show the LB Deployment with an owned field edited (so that the plan is an update).
+    edit_read: bool,
+    /// What the other client created before the write (a create's window).
+    foreign: Option<DynamicObject>,
+}
+
+impl gateway_reconcile::reconcile::Port for Meanwhile<'_> {
+    type Inputs = gateway_reconcile::reconcile::OwnedInputs;
+    type Error = gateway_reconcile_kube::fresh::FreshError;
+
+    async fn read(
+        &mut self,
+    ) -> Result<gateway_reconcile::reconcile::Gathered<Self::Inputs>, Self::Error> {
+        let mut read = self.inner.read().await?;
+        if let (true, gateway_reconcile::reconcile::Gathered::Inputs(inputs)) =
+            (self.edit_read, &mut read)
+            && let Some(observed) = inputs.deployment.take()
+        {
+            let mut observed = observed.into_json();
+            observed["spec"]["template"]["spec"]["serviceAccountName"] = json!("edited");
+            inputs.deployment = Some(serde_json::from_value(observed).expect("deployment"));
+        }
+        Ok(read)
+    }
+
+    async fn write(
+        &mut self,
+        write: gateway_reconcile::DeploymentWrite,
+    ) -> gateway_reconcile::WriteOutcome {
+        match &write {
+            // A stale read: another client writes the Deployment before the PUT.
+            gateway_reconcile::DeploymentWrite::Update { .. } => {
+                self.story
+                    .patch(
+                        "Deployment",
+                        "sllbr-gw",
+                        json!({ "metadata": { "annotations": { "example.com/meanwhile": "yes" } } }),
+                    )
+                    .await;
+            }
+            // A Deployment of the LB name, not ours, appears before the POST.
+            gateway_reconcile::DeploymentWrite::Create(_) => {
+                self.foreign = Some(
+                    create(
+                        &self.story.admin,
+                        json!({ "apiVersion": "apps/v1", "kind": "Deployment",
+                            "metadata": { "name": "sllbr-other", "namespace": self.story.ns,
+                                          "labels": { "owner": "someone-else" } },
+                            "spec": { "replicas": 1, "selector": { "matchLabels": { "app": "web" } },
+                                "template": { "metadata": { "labels": { "app": "web" } },
+                                    "spec": { "containers": [{ "name": "web", "image": "registry.example/web:1" }] } } } }),
+                    )
+                    .await,
+                );
+            }
+        }
+        self.inner.write(write).await
+    }
+
+    async fn patch_status(
+        &mut self,
+        patch: gateway_reconcile::StatusPatch,
+    ) -> Result<gateway_reconcile::reconcile::StatusWrite, Self::Error> {
+        self.inner.patch_status(patch).await
+    }
+
+    async fn record(
+        &mut self,
+        action: gateway_reconcile::WriteKind,
+        events: &[gateway_reconcile::events::Event],
+    ) {
+        self.inner.record(action, events).await;
+    }
+}
+
 /// The read-to-write window, staged on the real server with the controller stopped: the
-/// test reads what the controller would, plans with the core, lets another client write in
-/// between, then performs the write with the controller's own verbs. A PUT from the stale
-/// read is a 409 Conflict that the core retries at once, and leaves the other client's
-/// change in place; a POST over a Deployment that appeared meanwhile, not ours, is a 409
-/// AlreadyExists that leaves it untouched (never a takeover), also retried at once.
+/// loop the controller ships (the core's `Driver`) over the kube crate's `FreshPort` (its
+/// write verbs), another client writing in between. A PUT from the stale read is a 409
+/// Conflict that the core retries at once, and leaves the other client's change in place;
+/// a POST over a Deployment that appeared meanwhile, not ours, is a 409 AlreadyExists that
+/// leaves it untouched (never a takeover), also retried at once.
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_never_taken() {
-    use gateway_reconcile::{DeploymentWrite, FailureClass, Plan, Requeue, Snapshot, wire};
-    use gateway_reconcile_kube::write;
+    use gateway_reconcile::reconcile::Driver;
+    use gateway_reconcile::{FailureClass, Requeue, WriteKind};
+    use gateway_reconcile_kube::fresh::FreshPort;
 
     let mut story = Story::new(settings()).await;
     story.healthy_gateway().await;
@@ -1255,62 +1337,36 @@ async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_neve
     // exists, so it never creates `other`'s Deployment.
     story.stop().await;
     story.gateway("other", "conf").await;
-
-    // The read.
-    let class_api = api_for(
-        &story.admin,
-        &json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
-                 "metadata": { "name": story.class } }),
-    );
-    let class: wire::GatewayClass = serde_json::from_value(
-        serde_json::to_value(class_api.get(&story.class).await.expect("class")).expect("json"),
-    )
-    .expect("class");
-    let configuration: wire::GatewayConfiguration =
-        serde_json::from_value(story.get("GatewayConfiguration", "conf").await).expect("conf");
-    let gateway: wire::Gateway =
-        serde_json::from_value(story.get("Gateway", "gw").await).expect("gateway");
-    let other: wire::Gateway =
-        serde_json::from_value(story.get("Gateway", "other").await).expect("other");
-    // An owned field as the read saw it, so that the plan is an update.
-    let mut observed = story.get("Deployment", "sllbr-gw").await;
-    observed["spec"]["template"]["spec"]["serviceAccountName"] = json!("edited");
-    let observed: wire::Deployment = serde_json::from_value(observed).expect("deployment");
-    let template = gateway_reconcile::template::default_template();
-    let settings = settings();
-    let now = jiff::Timestamp::now();
-
-    // A stale read: another client writes the Deployment between the read and the PUT.
-    let snapshot = Snapshot::new(&gateway, &template)
-        .with_gateway_class(Some(&class))
-        .with_configuration(Some(&configuration))
-        .with_deployment(Some(&observed));
-    let Plan::Write(pending) = gateway_reconcile::plan(&settings, snapshot, now).expect("plan")
-    else {
-        panic!("the edited read must plan a write");
+    let template = std::sync::Arc::new(gateway_reconcile::template::default_template());
+    let driver = Driver::new(settings());
+    let port = |name: &str, edit_read| Meanwhile {
+        inner: FreshPort::new(
+            story.admin.clone(),
+            settings(),
+            template.clone(),
+            &story.ns,
+            name,
+        ),
+        story: &story,
+        edit_read,
+        foreign: None,
     };
-    let DeploymentWrite::Update { desired, .. } = pending.write() else {
-        panic!(
-            "the edited read must plan an update: {:?}",
-            pending.write().kind()
-        );
-    };
-    story
-        .patch(
-            "Deployment",
-            "sllbr-gw",
-            json!({ "metadata": { "annotations": { "example.com/meanwhile": "yes" } } }),
-        )
-        .await;
-    let written = write::replace(&story.api("Deployment"), desired.clone()).await;
+
+    // A stale read: the Deployment as read has an owned field edited, so the plan is an
+    // update; another client writes it before the PUT.
+    let mut stale = port("gw", true);
+    let reconciled = driver
+        .reconcile(&mut stale, jiff::Timestamp::now())
+        .await
+        .expect("the reconcile");
+    assert_eq!(reconciled.requeue, Requeue::Immediately);
+    let decided = reconciled.decided.expect("decided");
+    assert_eq!(decided.action, WriteKind::Update);
     assert_eq!(
-        written.outcome.class(),
+        decided.outcome.as_ref().and_then(|o| o.class()),
         Some(FailureClass::Conflict),
-        "{written:?}"
-    );
-    assert_eq!(
-        pending.settle(written.outcome).requeue,
-        Requeue::Immediately
+        "{:?}",
+        decided.outcome
     );
     let deployment = story.get("Deployment", "sllbr-gw").await;
     assert_eq!(
@@ -1323,36 +1379,21 @@ async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_neve
     );
 
     // A Deployment of the LB name, not ours, appears between the read (none) and the POST.
-    let snapshot = Snapshot::new(&other, &template)
-        .with_gateway_class(Some(&class))
-        .with_configuration(Some(&configuration));
-    let Plan::Write(pending) = gateway_reconcile::plan(&settings, snapshot, now).expect("plan")
-    else {
-        panic!("a Gateway without its Deployment must plan a write");
-    };
-    let DeploymentWrite::Create(desired) = pending.write() else {
-        panic!("a Gateway without its Deployment must plan a create");
-    };
-    let foreign = create(
-        &story.admin,
-        json!({ "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": { "name": "sllbr-other", "namespace": story.ns,
-                          "labels": { "owner": "someone-else" } },
-            "spec": { "replicas": 1, "selector": { "matchLabels": { "app": "web" } },
-                "template": { "metadata": { "labels": { "app": "web" } },
-                    "spec": { "containers": [{ "name": "web", "image": "registry.example/web:1" }] } } } }),
-    )
-    .await;
-    let written = write::create(&story.api("Deployment"), desired.clone()).await;
+    let mut racing = port("other", false);
+    let reconciled = driver
+        .reconcile(&mut racing, jiff::Timestamp::now())
+        .await
+        .expect("the reconcile");
+    assert_eq!(reconciled.requeue, Requeue::Immediately);
+    let decided = reconciled.decided.expect("decided");
+    assert_eq!(decided.action, WriteKind::Create);
     assert_eq!(
-        written.outcome.class(),
+        decided.outcome.as_ref().and_then(|o| o.class()),
         Some(FailureClass::AlreadyExists),
-        "{written:?}"
+        "{:?}",
+        decided.outcome
     );
-    assert_eq!(
-        pending.settle(written.outcome).requeue,
-        Requeue::Immediately
-    );
+    let foreign = racing.foreign.take().expect("the foreign Deployment");
     let after = story.get("Deployment", "sllbr-other").await;
     assert_eq!(
         after["metadata"]["resourceVersion"].as_str(),

@@ -1295,7 +1295,10 @@ mod tests {
         assert!(snapshot.configuration.is_none());
         let unreadable = snapshot.unreadable_configuration.expect("unreadable");
         assert_eq!((unreadable.namespace, unreadable.name), ("ns", "conf"));
-        assert_eq!(unreadable.why, "spec.networkAttachments: expected a list, found 5");
+        assert_eq!(
+            unreadable.why,
+            "spec.networkAttachments: expected a list, found 5"
+        );
     }
 
     #[test]

@@ -1408,17 +1408,10 @@ impl ReplayPort<'_> {
             Some(class) => Some(real.file_wire(Kind::GatewayClass, &class)?),
             None => None,
         };
-        if let Some(p) = inputs
-            .gateway
-            .spec
-            .infrastructure
-            .as_ref()
-            .and_then(|i| i.parameters_ref.as_ref())
-            .filter(|p| {
-                p.group == real.settings.parameters_group && p.kind == real.settings.parameters_kind
-            })
-        {
-            real.configuration_name = Some(p.name.clone());
+        // The Gateway's own configuration, as the core names it (a class's default lives
+        // where the class says, and the backend's configuration steps name the Gateway's).
+        if let Some(own) = lookup::configuration_ref(&real.settings, &inputs.gateway, None) {
+            real.configuration_name = Some(own.name.to_owned());
         }
         inputs.configuration =
             match std::mem::replace(&mut inputs.configuration, Configuration::Missing) {
