@@ -110,6 +110,8 @@ fn count(requests: &[Audited], verb: &str, resource: &str, subresource: &str) ->
 struct Story {
     world: World,
     settings: Settings,
+    /// The controller watches every namespace (by default the story's alone).
+    cluster_wide: bool,
     running: Option<(
         tokio::sync::oneshot::Sender<()>,
         tokio::task::JoinHandle<()>,
@@ -141,6 +143,7 @@ impl Story {
         Story {
             world: World::new("e2e-").await,
             settings,
+            cluster_wide: false,
             running: None,
         }
     }
@@ -194,7 +197,7 @@ impl Story {
         let config = controller::Config {
             settings: self.settings.clone(),
             template: gateway_reconcile::template::default_template(),
-            namespace: Some(self.ns.clone()),
+            namespace: (!self.cluster_wide).then(|| self.ns.clone()),
             reporter: Reporter {
                 controller: "gateway-reconcile-controller".into(),
                 instance: Some("e2e".into()),
@@ -1697,6 +1700,108 @@ async fn a_gateway_named_with_253_characters_is_provisioned_and_its_events_recor
         assert!(event_name.len() <= 253, "{event_name}");
         assert!(event_name.starts_with("longlong"), "{event_name}");
     }
+    story.stop().await;
+}
+
+/// Waits until Gateway `gw`'s `status.addresses` are `want` (in order); the addresses then.
+async fn wait_addresses(story: &Story, gateway: &str, want: &[&str]) {
+    let start = Instant::now();
+    loop {
+        let object = story.get("Gateway", gateway).await;
+        let got: Vec<String> = object["status"]["addresses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a["value"].as_str().map(str::to_owned))
+            .collect();
+        if got == want {
+            return;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "addresses of {gateway}: {got:?}, waiting for {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Two tenants' namespaces (SPEC revision 4, routes attach only where a listener admits
+/// them), with the controller watching the whole cluster under its own RBAC: a route in
+/// another namespace that names the owner's Gateway gives it no address by default
+/// (`from: Same`), one by a namespace selector that matches its namespace's labels, and
+/// none again once its namespace is relabelled (the namespaces' metadata watch wakes the
+/// Gateway). The story's controller has a controller name of its own, so that watching
+/// every namespace it reconciles only this story's Gateway.
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_tenants_routes_attach_only_where_a_listener_admits_their_namespace() {
+    let mut settings = settings();
+    let mut story = Story::create(settings.clone()).await;
+    settings.controller_name = format!("example.com/tenants-{}", story.ns);
+    story.settings = settings.clone();
+    story.cluster_wide = true;
+    let class = format!("tenants-{}", story.ns);
+    create(
+        &story.admin,
+        json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                "metadata": { "name": class }, "spec": { "controllerName": settings.controller_name } }),
+    )
+    .await;
+    let tenant = create(
+        &story.admin,
+        json!({ "apiVersion": "v1", "kind": "Namespace",
+                "metadata": { "generateName": "e2e-tenant-", "labels": { "team": "blue" } } }),
+    )
+    .await
+    .name_any();
+    story.configuration("conf", 1).await;
+    create(
+        &story.admin,
+        json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                "metadata": { "name": "gw", "namespace": story.ns },
+                "spec": { "gatewayClassName": class,
+                          "listeners": [{ "name": "tcp", "port": 80, "protocol": "TCP" }],
+                          "infrastructure": { "parametersRef": {
+                              "group": DOMAIN, "kind": "GatewayConfiguration", "name": "conf" } } } }),
+    )
+    .await;
+    let route = |namespace: &str, cidr: &str| {
+        json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "L34Route",
+                "metadata": { "name": "r", "namespace": namespace },
+                "spec": { "parentRefs": [{ "name": "gw", "namespace": story.ns }],
+                          "destinationCIDRs": [cidr], "protocols": ["TCP"], "priority": 1 } })
+    };
+    create(&story.admin, route(&story.ns, "20.0.0.1/32")).await;
+    create(&story.admin, route(&tenant, "30.0.0.1/32")).await;
+    story.start().await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    // The default, Same: the tenant's route names the Gateway and is not admitted.
+    wait_addresses(&story, "gw", &["20.0.0.1"]).await;
+    // A listener admitting the namespaces labelled team=blue: the tenant's.
+    story
+        .patch(
+            "Gateway",
+            "gw",
+            json!({ "spec": { "listeners": [
+                { "name": "tcp", "port": 80, "protocol": "TCP" },
+                { "name": "shared", "port": 81, "protocol": "TCP", "allowedRoutes": {
+                    "namespaces": { "from": "Selector", "selector": { "matchLabels": { "team": "blue" } } } } }
+            ] } }),
+        )
+        .await;
+    wait_addresses(&story, "gw", &["20.0.0.1", "30.0.0.1"]).await;
+    // The tenant's namespace relabelled: no Gateway change, the namespace watch wakes it.
+    let namespaces: Api<DynamicObject> =
+        Api::all_with(story.admin.clone(), &resource("v1", "Namespace"));
+    namespaces
+        .patch(
+            &tenant,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "metadata": { "labels": { "team": "red" } } })),
+        )
+        .await
+        .expect("relabel the tenant's namespace");
+    wait_addresses(&story, "gw", &["20.0.0.1"]).await;
     story.stop().await;
 }
 
