@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 const CONFIGURATION_IGNORED: &[&str] = &[];
 
 /// `spec` fields of the L34Route CRD the core does not read: it gives the Gateway the
-/// addresses of the routes attached to it, and only `parentRefs` (which Gateway) and
-/// `destinationCIDRs` (which address) say that; the traffic match is the LB's business.
+/// addresses of the routes attached to it, and only `parentRefs` (which Gateway, and with
+/// `sectionName` which listener must admit it) and `destinationCIDRs` (which address) say
+/// that; the traffic match is the LB's business.
 const ROUTE_IGNORED: &[&str] = &[
     "spec.backendRefs[].group",
     "spec.backendRefs[].kind",
@@ -26,7 +27,6 @@ const ROUTE_IGNORED: &[&str] = &[
     "spec.byteMatches[]",
     "spec.destinationPorts[]",
     "spec.parentRefs[].port",
-    "spec.parentRefs[].sectionName",
     "spec.priority",
     "spec.protocols[]",
     "spec.sourceCIDRs[]",

@@ -385,6 +385,16 @@ impl<B: Backend> Backend for Tracked<B> {
         self.inner.restart(now)
     }
 
+    fn unreadable(
+        &mut self,
+        kind: Kind,
+        patch: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter("unreadable");
+        self.inner.unreadable(kind, patch, now)
+    }
+
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {
         self.inner.read(kind)
     }
