@@ -83,5 +83,6 @@ fn apply_to_tree(target: &mut tree::Value, patch: &Value) {
     }
 }
 
-#[cfg(test)]
+// The tests exercise the simulator's tree patch too.
+#[cfg(all(test, feature = "sim"))]
 mod tests;

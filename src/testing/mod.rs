@@ -2,7 +2,7 @@
 //! on this crate needs to test its own code around it, on its own state.
 //!
 //! - [`ControllerLoop`]: what the kit runs on. It is the scenario runner's
-//!   [`Backend`](crate::sim::scenario::Backend) (create, reconcile, patch, delete, rollout,
+//!   [`Backend`] (create, reconcile, patch, delete, rollout,
 //!   fail and mutate writes, restart, read, write counts), whose `reconcile` is the
 //!   embedder's own (the crate's [`Driver`](crate::reconcile::Driver) over its port, or
 //!   its controller), plus the loop's memory: its write record and when it scheduled its

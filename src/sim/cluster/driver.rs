@@ -100,7 +100,8 @@ impl ReconcileRecord {
 }
 
 impl Cluster {
-    /// One reconcile, as the controller runs it: the core's [`Driver`] over this cluster
+    /// One reconcile, as the controller runs it: the core's
+    /// [`Driver`](crate::reconcile::Driver) over this cluster
     /// (read, plan at the cluster clock, Deployment write, settle, status write), after the
     /// GatewayClass's own status.
     pub fn reconcile(&mut self) -> Result<ReconcileRecord, ClusterError> {
