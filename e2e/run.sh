@@ -6,7 +6,8 @@
 # once), on a control plane of its own; then the fault stories, on one more (they restart
 # its kube-apiserver and pause its etcd); then the full control plane's Go smoke test
 # (kube-controller-manager, kube-scheduler and kwok's fake Nodes besides) and the
-# controller's rollout stories on it. Needs Go 1.26 or later and the Go module proxy (or a
+# controller's rollout stories on it; last, the Gateway API conformance suite against the
+# controller, on a full control plane. Needs Go 1.26 or later and the Go module proxy (or a
 # filled module cache). Exit status: the tests', 125 when the control plane or helm could
 # not be built or started, 1 when it left something behind.
 set -euo pipefail
@@ -32,7 +33,8 @@ marker="$(mktemp)"
 chart_marker="$(mktemp)"
 faults_marker="$(mktemp)"
 full_marker="$(mktemp)"
-trap 'rm -f "$marker" "$chart_marker" "$faults_marker" "$full_marker"' EXIT
+conformance_marker="$(mktemp)"
+trap 'rm -f "$marker" "$chart_marker" "$faults_marker" "$full_marker" "$conformance_marker"' EXIT
 rc=0
 # The Go smoke tests, then the controller's stories (gateway-reconcile-kube/tests/e2e.rs,
 # ignored by a plain `cargo test`), built before the control plane starts. The operability
@@ -81,12 +83,20 @@ E2E_FULL=1 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
   "$full_marker" || full_rc=$?
 [[ "$rc" != 0 ]] || rc="$full_rc"
 
+# The Gateway API conformance suite, unmodified, against the controller (the binary the
+# test build above made), on a full control plane of its own (e2e/conformance/run.sh,
+# docs/conformance.md). Its report and logs go to e2e/conformance/results/.
+conformance_rc=0
+CONFORMANCE_MARKERS="$conformance_marker" CONFORMANCE_BIN="${CARGO_TARGET_DIR:-$PWD/../target}/debug/gateway-reconcile-controller" \
+  ./conformance/run.sh ours || conformance_rc=$?
+[[ "$rc" != 0 ]] || rc="$conformance_rc"
+
 # Each control plane is gone: its directory removed, its API port closed, none of its
-# processes left (each one's command line names the directory).
-for m in "$marker" "$chart_marker" "$faults_marker" "$full_marker"; do
-  dir="" server=""
-  read -r dir server <"$m" || true
-  if [[ -n "${dir:-}" ]]; then
+# processes left (each one's command line names the directory). A marker holds one line
+# per control plane ("E2E_DIR E2E_SERVER").
+for m in "$marker" "$chart_marker" "$faults_marker" "$full_marker" "$conformance_marker"; do
+  while read -r dir server; do
+    [[ -n "${dir:-}" ]] || continue
     if [[ -e "$dir" ]]; then
       echo "run.sh: the control plane left $dir behind" >&2
       exit 1
@@ -103,6 +113,6 @@ for m in "$marker" "$chart_marker" "$faults_marker" "$full_marker"; do
         exit 1
       fi
     done
-  fi
+  done <"$m"
 done
 exit "$rc"
