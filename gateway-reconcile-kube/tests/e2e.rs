@@ -1805,6 +1805,89 @@ async fn a_tenants_routes_attach_only_where_a_listener_admits_their_namespace() 
     story.stop().await;
 }
 
+/// A GatewayClass's `parametersRef` is the default GatewayConfiguration of the Gateways
+/// that name none (SPEC revision 4): such a Gateway is provisioned from it, and the
+/// controller watches it for the class: deleting it turns both the class's `Accepted` and
+/// the Gateway to `InvalidParameters` ... `not found` (no event of the Gateway or the class
+/// itself), creating it again brings both back.
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_class_default_configuration_is_used_watched_and_reported() {
+    let mut story = Story::create(settings()).await;
+    let class = format!("defaults-{}", story.ns);
+    story.configuration("defaults", 1).await;
+    create(
+        &story.admin,
+        json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                "metadata": { "name": class },
+                "spec": { "controllerName": CONTROLLER_NAME, "parametersRef": {
+                    "group": DOMAIN, "kind": "GatewayConfiguration", "name": "defaults",
+                    "namespace": story.ns } } }),
+    )
+    .await;
+    create(
+        &story.admin,
+        json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                "metadata": { "name": "gw", "namespace": story.ns },
+                "spec": { "gatewayClassName": class,
+                          "listeners": [{ "name": "tcp", "port": 80, "protocol": "TCP" }] } }),
+    )
+    .await;
+    story.start().await;
+    let c = story.wait_conditions("gw", "healthy", healthy).await;
+    assert!(
+        c[&applied()]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("{}/defaults", story.ns))),
+        "{c:#?}"
+    );
+    let classes: Api<DynamicObject> = Api::all_with(
+        story.admin.clone(),
+        &resource("gateway.networking.k8s.io/v1", "GatewayClass"),
+    );
+    let class_accepted = |status: &'static str, reason: &'static str| {
+        let classes = classes.clone();
+        let class = class.clone();
+        async move {
+            let start = Instant::now();
+            loop {
+                let object =
+                    serde_json::to_value(classes.get(&class).await.expect("class")).expect("json");
+                let c = conditions(&object);
+                if is(&c, "Accepted", status, reason) {
+                    return c["Accepted"].clone();
+                }
+                assert!(
+                    start.elapsed() < WAIT,
+                    "the class never became Accepted {status}/{reason}: {object:#}"
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    class_accepted("True", "Accepted").await;
+    // The default deleted: the class and its Gateway say so, from the configuration's event.
+    story
+        .api("GatewayConfiguration")
+        .delete("defaults", &Default::default())
+        .await
+        .expect("delete the default");
+    let missing = format!("GatewayConfiguration \"{}/defaults\" not found", story.ns);
+    let accepted = class_accepted("False", "InvalidParameters").await;
+    assert_eq!(accepted["message"], missing.as_str());
+    let c = story
+        .wait_conditions("gw", "InvalidParameters", |c| {
+            is(c, "Accepted", "False", "InvalidParameters")
+        })
+        .await;
+    assert_eq!(c["Accepted"]["message"], missing.as_str());
+    // Created again: both come back.
+    story.configuration("defaults", 1).await;
+    class_accepted("True", "Accepted").await;
+    story.wait_conditions("gw", "healthy", healthy).await;
+    story.stop().await;
+}
+
 /// How many times the controller recorded an Event of `reason` in the story's namespace
 /// (an Event repeated is one object with a count).
 async fn events_of(story: &Story, reason: &str) -> i64 {
