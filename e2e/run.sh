@@ -3,7 +3,7 @@
 # Go modules (cached: a second run does not rebuild), starts them, installs the CRDs and
 # runs the tests against them, then stops everything and checks that nothing is left
 # behind; then the same for the Helm chart's test (with helm, also built from its Go module
-# once), on a control plane of its own; then the fault stories, on one more (they restart
+# once), on a full control plane of its own (below); then the fault stories, on one more (they restart
 # its kube-apiserver and pause its etcd); then the full control plane's Go smoke test
 # (kube-controller-manager, kube-scheduler and kwok's fake Nodes besides) and the
 # controller's rollout stories on it; last, the Gateway API conformance suite against the
@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Every binary, the full control plane's too (each set skipped when up to date). Only the
-# last control plane below is a full one, whatever the caller's environment says.
+# chart's and the last control plane below are full ones, whatever the caller's environment
+# says.
 unset E2E_FULL
 E2E_FULL=1 ./controlplane.sh build
 
@@ -53,9 +54,11 @@ rc=0
 
 # The Helm chart (gateway-reconcile-kube/tests/chart.rs) on a control plane of its own: its
 # bindings must be the only ones naming the controller's user, and its admission policy
-# must not reach the stories above.
+# must not reach the stories above. A full one (E2E_FULL=1): `helm install` with the
+# defaults gets its Pods scheduled and Ready (kwok), and the controller, run as the chart's
+# ServiceAccount, gets its LB Pods through the real Deployment controller.
 chart_rc=0
-./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
+E2E_FULL=1 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     cd .. && cargo test -p gateway-reconcile-kube --test chart -- --ignored' \
   "$chart_marker" || chart_rc=$?
 [[ "$rc" != 0 ]] || rc="$chart_rc"
