@@ -583,6 +583,7 @@ fn server_retry_after(error: &kube::Error) -> Option<Duration> {
 mod tests {
     use super::client::tests::answering;
     use super::port::{Inputs, Unlabeled};
+    use super::triggers::tests::{meta, route};
     use super::*;
     use gateway_reconcile::reconcile::Inputs as CoreInputs;
     use gateway_reconcile::{Plan, Settlement};
@@ -646,7 +647,7 @@ mod tests {
         })
     }
 
-    fn gateway(name: &str) -> Arc<Gateway> {
+    pub(super) fn gateway(name: &str) -> Arc<Gateway> {
         Arc::new(
             serde_json::from_value(serde_json::json!({
                 "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
@@ -761,78 +762,6 @@ mod tests {
                 .encode()
                 .contains("gateway_reconcile_reconciles_total{")
         );
-    }
-
-    fn deployment(value: serde_json::Value) -> CachedDeployment {
-        serde_json::from_value(value).expect("a Deployment")
-    }
-
-    /// The index of Gateways `a`, `b` and `x` in `ns`.
-    fn index_of_abx() -> GatewayIndex {
-        let index = gateway_index(&Settings::default());
-        for name in ["a", "b", "x"] {
-            index.apply(&watcher::Event::Apply(gateway(name).as_ref().clone()));
-        }
-        index
-    }
-
-    #[test]
-    fn a_deployment_wakes_its_controller_and_the_gateway_of_its_name() {
-        let index = index_of_abx();
-        let owned = deployment(serde_json::json!({
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": { "name": "sllbr-a", "namespace": "ns", "ownerReferences": [
-                { "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "a", "uid": "u", "controller": true }
-            ] }
-        }));
-        assert_eq!(
-            gateways_of_deployment(&index, &owned),
-            vec![ObjectRef::<Gateway>::new("a").within("ns")]
-        );
-        let foreign = deployment(serde_json::json!({
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": { "name": "sllbr-b", "namespace": "ns", "ownerReferences": [
-                { "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "u", "controller": true }
-            ] }
-        }));
-        assert_eq!(
-            gateways_of_deployment(&index, &foreign),
-            vec![ObjectRef::<Gateway>::new("b").within("ns")]
-        );
-        let other = deployment(serde_json::json!({
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": { "name": "web", "namespace": "ns" }
-        }));
-        assert!(gateways_of_deployment(&index, &other).is_empty());
-    }
-
-    fn meta(value: serde_json::Value) -> DeploymentMeta {
-        serde_json::from_value(value).expect("metadata")
-    }
-
-    #[test]
-    fn a_deployment_by_its_metadata_wakes_the_same_gateways() {
-        let index = index_of_abx();
-        let owned = meta(serde_json::json!({
-            "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
-            "metadata": { "name": "sllbr-a", "namespace": "ns", "ownerReferences": [
-                { "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "x", "uid": "u", "controller": true }
-            ] }
-        }));
-        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
-        assert_eq!(gateways_of_meta(&index, &owned), vec![gw("x"), gw("a")]);
-        let foreign = meta(serde_json::json!({
-            "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
-            "metadata": { "name": "sllbr-b", "namespace": "ns", "ownerReferences": [
-                { "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "u", "controller": true }
-            ] }
-        }));
-        assert_eq!(gateways_of_meta(&index, &foreign), vec![gw("b")]);
-        let other = meta(serde_json::json!({
-            "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
-            "metadata": { "name": "web", "namespace": "ns" }
-        }));
-        assert!(gateways_of_meta(&index, &other).is_empty());
     }
 
     /// Stores with one Gateway `gw` (uid `gw-uid`) of our class and its configuration,
@@ -1007,56 +936,7 @@ mod tests {
         assert!(patch.contains("owned by Gateway/gw"), "{patch}");
     }
 
-    #[test]
-    fn route_parents_default_group_kind_and_namespace() {
-        let route: L34Route = serde_json::from_value(serde_json::json!({
-            "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "L34Route",
-            "metadata": { "name": "r", "namespace": "ns" },
-            "spec": { "parentRefs": [
-                { "name": "a" },
-                { "name": "b", "namespace": "other" },
-                { "name": "c", "kind": "Service", "group": "" }
-            ], "destinationCIDRs": [], "protocols": ["TCP"], "priority": 1 }
-        }))
-        .expect("a route");
-        assert_eq!(
-            parents_of(&route),
-            vec![
-                ObjectRef::<Gateway>::new("a").within("ns"),
-                ObjectRef::<Gateway>::new("b").within("other")
-            ]
-        );
-    }
-
-    fn route(gateway: &str) -> L34Route {
-        serde_json::from_value(serde_json::json!({
-            "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "L34Route",
-            "metadata": { "name": "r", "namespace": "ns" },
-            "spec": { "parentRefs": [{ "name": gateway }], "destinationCIDRs": [],
-                      "protocols": ["TCP"], "priority": 1 }
-        }))
-        .expect("a route")
-    }
-
-    #[test]
-    fn a_moved_route_wakes_its_old_and_new_gateways_and_a_deleted_one_its_last() {
-        let (store, mut writer) = reflector::store::<L34Route>();
-        let parents = RouteParents::new(store);
-        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
-
-        writer.apply_watcher_event(&watcher::Event::Apply(route("a")));
-        assert_eq!(parents.wake(&route("a")), vec![gw("a")]);
-        writer.apply_watcher_event(&watcher::Event::Apply(route("b")));
-        assert_eq!(parents.wake(&route("b")), vec![gw("b"), gw("a")]);
-        // Once moved, the old parent is forgotten.
-        writer.apply_watcher_event(&watcher::Event::Apply(route("b")));
-        assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
-        writer.apply_watcher_event(&watcher::Event::Delete(route("b")));
-        assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
-        assert!(parents.last.lock().map(|m| m.is_empty()).unwrap_or(false));
-    }
-
-    fn named_route(name: &str, gateway: &str) -> L34Route {
+    pub(super) fn named_route(name: &str, gateway: &str) -> L34Route {
         serde_json::from_value(serde_json::json!({
             "metadata": { "name": name, "namespace": "ns" },
             "spec": { "parentRefs": [{ "name": gateway }], "destinationCIDRs": [],
@@ -1301,68 +1181,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_route_index_follows_moves_deletions_and_relists() {
-        let index = route_index();
-        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
-        let names = |gateway: &str| {
-            let mut names: Vec<String> = index
-                .get(&gw(gateway))
-                .into_iter()
-                .map(|r| r.name)
-                .collect();
-            names.sort();
-            names
-        };
-        index.apply(&watcher::Event::Apply(named_route("r1", "a")));
-        index.apply(&watcher::Event::Apply(named_route("r2", "a")));
-        assert_eq!(names("a"), ["r1", "r2"]);
-        // Moved: gone from its old Gateway.
-        index.apply(&watcher::Event::Apply(named_route("r2", "b")));
-        assert_eq!(names("a"), ["r1"]);
-        assert_eq!(names("b"), ["r2"]);
-        index.apply(&watcher::Event::Delete(named_route("r1", "a")));
-        assert!(names("a").is_empty());
-        // A relist replaces the whole index at its end: r2, deleted meanwhile, is gone.
-        index.apply(&watcher::Event::Init);
-        index.apply(&watcher::Event::InitApply(named_route("r3", "a")));
-        assert_eq!(names("b"), ["r2"]);
-        index.apply(&watcher::Event::InitDone);
-        assert_eq!(names("a"), ["r3"]);
-        assert!(names("b").is_empty());
-    }
-
-    #[test]
-    fn the_gateway_index_finds_gateways_by_class_and_configuration() {
-        let index = gateway_index(&Settings::default());
-        let gateway = |name: &str, class: &str, conf: &str| -> Gateway {
-            serde_json::from_value(serde_json::json!({
-                "metadata": {"name": name, "namespace": "ns"},
-                "spec": {"gatewayClassName": class, "infrastructure": {"parametersRef": {
-                    "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": conf}}}
-            }))
-            .expect("a Gateway")
-        };
-        let names = |key: GatewayKey| {
-            let mut names: Vec<String> = index.get(&key).into_iter().map(|g| g.name).collect();
-            names.sort();
-            names
-        };
-        let class = |c: &str| GatewayKey::Class(c.into());
-        let conf = |c: &str| GatewayKey::Configuration("ns".into(), c.into());
-        index.apply(&watcher::Event::Apply(gateway("a", "c1", "x")));
-        index.apply(&watcher::Event::Apply(gateway("b", "c1", "y")));
-        assert_eq!(names(class("c1")), ["a", "b"]);
-        assert_eq!(names(conf("x")), ["a"]);
-        index.apply(&watcher::Event::Apply(gateway("b", "c2", "x")));
-        assert_eq!(names(class("c1")), ["a"]);
-        assert_eq!(names(conf("x")), ["a", "b"]);
-        assert!(names(conf("y")).is_empty());
-        index.apply(&watcher::Event::Delete(gateway("a", "c1", "x")));
-        assert!(names(class("c1")).is_empty());
-        assert_eq!(names(conf("x")), ["b"]);
-    }
-
     /// A waker that records whether it was woken.
     struct Flag(std::sync::atomic::AtomicBool);
 
@@ -1447,38 +1265,5 @@ mod tests {
             assert_eq!(poll, Poll::Ready(true), "waiting reconcile {i}");
         }
         assert!(health.ready(), "{:?}", health.unsynced());
-    }
-
-    #[test]
-    fn an_own_write_makes_the_cache_stale_until_it_shows_another_version() {
-        let pending = Pending::default();
-        let key = ObjectRef::<Gateway>::new("gw").within("ns");
-        let before = Some("1".to_owned());
-        // A no-op write (same version) is not recorded.
-        Pending::record(&pending.deployments, key.clone(), before.clone(), &before);
-        assert!(!Pending::stale(&pending.deployments, &key, &before));
-        Pending::record(
-            &pending.deployments,
-            key.clone(),
-            before.clone(),
-            &Some("2".into()),
-        );
-        assert!(Pending::stale(&pending.deployments, &key, &before));
-        assert!(Pending::stale(&pending.deployments, &key, &before));
-        assert!(!Pending::stale(
-            &pending.deployments,
-            &key,
-            &Some("2".into())
-        ));
-        // Forgotten once seen: the old version is no longer taken for stale.
-        assert!(!Pending::stale(&pending.deployments, &key, &before));
-        // A create: stale while the cache has no Deployment.
-        Pending::record(&pending.deployments, key.clone(), None, &Some("3".into()));
-        assert!(Pending::stale(&pending.deployments, &key, &None));
-        assert!(!Pending::stale(
-            &pending.deployments,
-            &key,
-            &Some("3".into())
-        ));
     }
 }

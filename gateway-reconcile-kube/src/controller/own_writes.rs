@@ -51,3 +51,41 @@ impl Pending {
 /// backoff turns into 5 ms, 10 ms, ... (the watch event usually comes first and triggers
 /// the reconcile anyway).
 pub(super) const AWAIT_OWN_WRITE: Requeue = Requeue::Immediately;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_own_write_makes_the_cache_stale_until_it_shows_another_version() {
+        let pending = Pending::default();
+        let key = ObjectRef::<Gateway>::new("gw").within("ns");
+        let before = Some("1".to_owned());
+        // A no-op write (same version) is not recorded.
+        Pending::record(&pending.deployments, key.clone(), before.clone(), &before);
+        assert!(!Pending::stale(&pending.deployments, &key, &before));
+        Pending::record(
+            &pending.deployments,
+            key.clone(),
+            before.clone(),
+            &Some("2".into()),
+        );
+        assert!(Pending::stale(&pending.deployments, &key, &before));
+        assert!(Pending::stale(&pending.deployments, &key, &before));
+        assert!(!Pending::stale(
+            &pending.deployments,
+            &key,
+            &Some("2".into())
+        ));
+        // Forgotten once seen: the old version is no longer taken for stale.
+        assert!(!Pending::stale(&pending.deployments, &key, &before));
+        // A create: stale while the cache has no Deployment.
+        Pending::record(&pending.deployments, key.clone(), None, &Some("3".into()));
+        assert!(Pending::stale(&pending.deployments, &key, &None));
+        assert!(!Pending::stale(
+            &pending.deployments,
+            &key,
+            &Some("3".into())
+        ));
+    }
+}
