@@ -283,3 +283,171 @@ where
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::named_route;
+    use super::super::triggers::tests::route;
+    use super::*;
+
+    /// Runs watch events through the reflector and [`once_cached`], and for each object passed
+    /// on: its name, and whether the cache already showed that version of it.
+    async fn settle_events(
+        events: Vec<watcher::Event<L34Route>>,
+        store: &Store<L34Route>,
+        writer: reflector::store::Writer<L34Route>,
+    ) -> Vec<(String, bool)> {
+        let events = futures::stream::iter(events.into_iter().map(Ok));
+        let events = reflect::reflect(events, writer, Arc::default());
+        once_cached(events, store.clone(), Deletions::Pass)
+            .map(|route| {
+                let route = route.expect("no error");
+                let cached = store.get(&ObjectRef::from_obj(&route));
+                let parents = |r: &L34Route| r.read().map(|r| r.spec.parent_refs.clone()).ok();
+                let shown = cached.is_some_and(|c| parents(&c) == parents(&route));
+                (route.name_any(), shown)
+            })
+            .collect()
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_relist_passes_its_objects_on_once_cached_and_the_ones_it_lost() {
+        let (store, writer) = reflector::store::<L34Route>();
+        let passed = settle_events(
+            vec![
+                watcher::Event::Init,
+                watcher::Event::InitApply(named_route("kept", "a")),
+                watcher::Event::InitApply(named_route("lost", "a")),
+                watcher::Event::InitDone,
+                // The watch restarts: `kept` moved to b and `lost` was deleted meanwhile.
+                watcher::Event::Init,
+                watcher::Event::InitApply(named_route("kept", "b")),
+                watcher::Event::InitDone,
+                watcher::Event::Apply(named_route("kept", "c")),
+            ],
+            &store,
+            writer,
+        )
+        .await;
+        assert_eq!(
+            passed,
+            vec![
+                ("kept".to_owned(), true),
+                ("lost".to_owned(), true),
+                // Passed on as a deletion at the relist's end: gone from the cache.
+                ("lost".to_owned(), false),
+                ("kept".to_owned(), true),
+                ("kept".to_owned(), true),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_route_listed_at_start_then_moved_wakes_its_old_gateway() {
+        let (store, writer) = reflector::store::<L34Route>();
+        let parents = RouteParents::new(store.clone());
+        let events = futures::stream::iter(
+            [
+                watcher::Event::Init,
+                watcher::Event::InitApply(route("a")),
+                watcher::Event::InitDone,
+                watcher::Event::Apply(route("b")),
+            ]
+            .map(Ok),
+        );
+        let events = reflect::reflect(events, writer, Arc::default());
+        let woken: Vec<Vec<ObjectRef<Gateway>>> = once_cached(events, store, Deletions::Pass)
+            .map(|route| parents.wake(&route.expect("no error")))
+            .collect()
+            .await;
+        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
+        assert_eq!(woken, vec![vec![gw("a")], vec![gw("b"), gw("a")]]);
+    }
+
+    /// A waker that records whether it was woken.
+    struct Flag(std::sync::atomic::AtomicBool);
+
+    impl futures::task::ArcWake for Flag {
+        fn wake_by_ref(flag: &Arc<Self>) {
+            flag.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn every_reconcile_waiting_for_the_caches_is_woken_when_they_are_ready() {
+        use std::task::{Context as TaskContext, Poll};
+
+        let (gateways, mut gateway_writer) = reflector::store::<Gateway>();
+        let (classes, mut class_writer) = reflector::store::<GatewayClass>();
+        let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
+        let (routes, mut route_writer) = reflector::store::<L34Route>();
+        let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
+        let (deployment_meta, mut meta_writer) = reflector::store::<DeploymentMeta>();
+        let (namespaces, mut namespace_writer) = reflector::store::<NamespaceMeta>();
+        let stores = Stores {
+            gateways,
+            classes,
+            configurations,
+            routes,
+            deployments,
+            deployment_meta,
+            namespaces,
+            routes_by_gateway: Arc::new(route_index()),
+            relists: Arc::default(),
+        };
+        // The Gateway cache is ready first (kube-runtime holds every reconcile until then).
+        gateway_writer.apply_watcher_event(&watcher::Event::Init);
+        gateway_writer.apply_watcher_event(&watcher::Event::InitDone);
+
+        // Four reconciles (four tasks, four wakers) wait for the other caches.
+        let health = Arc::new(Health::default());
+        let ready = stores.ready(health.clone());
+        let mut waiting: Vec<(Arc<Flag>, Ready)> = (0..4)
+            .map(|_| (Arc::new(Flag(false.into())), ready.clone()))
+            .collect();
+        for (flag, wait) in &mut waiting {
+            let waker = futures::task::waker(flag.clone());
+            assert_eq!(
+                wait.poll_unpin(&mut TaskContext::from_waker(&waker)),
+                Poll::Pending
+            );
+        }
+
+        // Which caches are missing is known while waiting (the sync timeout names them).
+        let unsynced: Vec<&str> = health.unsynced().iter().map(|u| u.kind).collect();
+        assert_eq!(
+            unsynced,
+            [
+                "Deployment",
+                "DeploymentMetadata",
+                "GatewayClass",
+                "GatewayConfiguration",
+                "L34Route",
+                "NamespaceMetadata"
+            ]
+        );
+        class_writer.apply_watcher_event(&watcher::Event::Init);
+        class_writer.apply_watcher_event(&watcher::Event::InitDone);
+        configuration_writer.apply_watcher_event(&watcher::Event::Init);
+        configuration_writer.apply_watcher_event(&watcher::Event::InitDone);
+        route_writer.apply_watcher_event(&watcher::Event::Init);
+        route_writer.apply_watcher_event(&watcher::Event::InitDone);
+        deployment_writer.apply_watcher_event(&watcher::Event::Init);
+        deployment_writer.apply_watcher_event(&watcher::Event::InitDone);
+        meta_writer.apply_watcher_event(&watcher::Event::Init);
+        meta_writer.apply_watcher_event(&watcher::Event::InitDone);
+        namespace_writer.apply_watcher_event(&watcher::Event::Init);
+        namespace_writer.apply_watcher_event(&watcher::Event::InitDone);
+
+        // Every waiting task is woken (a task never woken would wait forever), and ready.
+        for (i, (flag, wait)) in waiting.iter_mut().enumerate() {
+            let woken = flag.0.load(std::sync::atomic::Ordering::SeqCst);
+            let waker = futures::task::waker(flag.clone());
+            let poll = wait.poll_unpin(&mut TaskContext::from_waker(&waker));
+            assert!(woken, "waiting reconcile {i} was never woken");
+            assert_eq!(poll, Poll::Ready(true), "waiting reconcile {i}");
+        }
+        assert!(health.ready(), "{:?}", health.unsynced());
+    }
+}

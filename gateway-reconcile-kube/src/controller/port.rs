@@ -482,3 +482,348 @@ async fn unreadable_gateway(ctx: &Context, gateway: &Gateway, why: &str) -> Erro
         why: why.to_owned(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use gateway_reconcile::reconcile::Inputs as CoreInputs;
+    use gateway_reconcile::{Plan, Settlement};
+    use kube::runtime::reflector;
+    use kube::runtime::watcher;
+
+    use super::super::triggers::tests::meta;
+    use super::super::*;
+    use super::*;
+
+    /// Stores with one Gateway `gw` (uid `gw-uid`) of our class and its configuration,
+    /// and `deployment` in the LB cache (`whole`) or by its metadata only.
+    fn stores_with(deployment: &serde_json::Value, whole: bool) -> Stores {
+        let settings = Settings::default();
+        let (classes, mut class_writer) = reflector::store::<GatewayClass>();
+        class_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "c"}, "spec": {"controllerName": settings.controller_name}
+            }))
+            .expect("a class"),
+        ));
+        let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
+        configuration_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "conf", "namespace": "ns", "uid": "conf-uid", "generation": 1},
+                "spec": {
+                    "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": "ns", "interface": "eth1" } }],
+                    "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
+                    "horizontalScaling": { "replicas": 2, "enforceReplicas": false } }
+            }))
+            .expect("a configuration"),
+        ));
+        let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
+        let (deployment_meta, mut meta_writer) = reflector::store::<DeploymentMeta>();
+        // The metadata cache has every Deployment; the LB cache the labelled ones.
+        let mut metadata = deployment.clone();
+        if let Some(object) = metadata.as_object_mut() {
+            object.retain(|key, _| key == "metadata");
+        }
+        metadata["apiVersion"] = "meta.k8s.io/v1".into();
+        metadata["kind"] = "PartialObjectMetadata".into();
+        meta_writer.apply_watcher_event(&watcher::Event::Apply(meta(metadata)));
+        if whole {
+            deployment_writer.apply_watcher_event(&watcher::Event::Apply(
+                serde_json::from_value(deployment.clone()).expect("a Deployment"),
+            ));
+        }
+        Stores {
+            gateways: reflector::store::<Gateway>().0,
+            classes,
+            configurations,
+            routes: reflector::store::<L34Route>().0,
+            deployments,
+            deployment_meta,
+            namespaces: reflector::store::<NamespaceMeta>().0,
+            routes_by_gateway: Arc::new(route_index()),
+            relists: Arc::default(),
+        }
+    }
+
+    fn our_gateway() -> Gateway {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1,
+                         "resourceVersion": "1"},
+            "spec": {"gatewayClassName": "c", "listeners": [], "infrastructure": {"parametersRef": {
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
+        }))
+        .expect("a Gateway")
+    }
+
+    /// A foreign Deployment of the LB name, whole (pod template and all).
+    fn foreign_deployment(labels: serde_json::Value) -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "sllbr-gw", "namespace": "ns", "uid": "d-uid",
+                         "resourceVersion": "9", "generation": 4, "labels": labels,
+                         "annotations": {"note": "theirs"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                              "name": "x", "uid": "rs-uid", "controller": true}]},
+            "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "other"}},
+                     "template": {"metadata": {"labels": {"app": "other"}},
+                                  "spec": {"containers": [{"name": "web", "image": "web:1",
+                                      "env": [{"name": "TOKEN", "value": "secret"}]}]}}},
+            "status": {"observedGeneration": 4, "replicas": 5, "readyReplicas": 5}
+        })
+    }
+
+    /// What the core settles for `gw` from these caches (`None`: the reconcile does not
+    /// decide from the caches alone).
+    fn decided(stores: &Stores, now: jiff::Timestamp) -> Result<Settlement, Unlabeled> {
+        let settings = Settings::default();
+        let gateway = Arc::new(our_gateway());
+        let wire_gateway = gateway.read().expect("readable");
+        let template = Arc::new(gateway_reconcile::template::default_template());
+        let mut inputs = Inputs::gather(
+            stores,
+            &settings,
+            template,
+            gateway.clone(),
+            wire_gateway,
+            "ns",
+        );
+        match inputs.unlabeled(wire_gateway) {
+            Unlabeled::No => {}
+            other => return Err(other),
+        }
+        let snapshot = CoreInputs::snapshot(&inputs).expect("readable inputs");
+        match gateway_reconcile::plan(&settings, snapshot, now).expect("a plan") {
+            Plan::Settled(settlement) => Ok(settlement),
+            Plan::Write(_) => panic!("a write planned over a foreign Deployment"),
+        }
+    }
+
+    /// A foreign Deployment of the LB name seen by its metadata alone gives the core's
+    /// decision it gives whole: the name collision, same status, Events and requeue.
+    #[test]
+    fn a_foreign_deployment_by_its_metadata_is_the_same_collision_as_whole() {
+        let now = jiff::Timestamp::now();
+        // Foreign, but carrying our label: the LB cache holds it whole.
+        let labelled = foreign_deployment(serde_json::json!({
+            lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY
+        }));
+        let whole = decided(&stores_with(&labelled, true), now).expect("decided");
+        // Foreign without our label: the metadata cache alone has it.
+        let unlabelled = foreign_deployment(serde_json::json!({"owner": "someone-else"}));
+        let by_metadata = decided(&stores_with(&unlabelled, false), now).expect("decided");
+        let patch = by_metadata.status_patch().expect("a status").into_body();
+        assert!(
+            patch
+                .to_string()
+                .contains("owned by ReplicaSet/x, cannot proceed due to name collision"),
+            "{patch}"
+        );
+        assert_eq!(by_metadata, whole);
+        // And the metadata carries no pod template.
+        let stores = stores_with(&unlabelled, false);
+        let cached = stores
+            .deployment_meta
+            .get(&ObjectRef::new("sllbr-gw").within("ns"))
+            .expect("cached");
+        let json = serde_json::to_string(&cached.metadata).expect("json");
+        assert!(
+            !json.contains("secret") && !json.contains("containers"),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn an_own_deployment_without_our_label_is_read_and_a_labelled_one_awaited() {
+        let now = jiff::Timestamp::now();
+        let own = |labels: serde_json::Value| {
+            let mut deployment = foreign_deployment(labels);
+            deployment["metadata"]["ownerReferences"] = serde_json::json!([
+                {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "gw",
+                 "uid": "gw-uid", "controller": true}
+            ]);
+            deployment
+        };
+        // Our label removed: in the metadata cache only, ours by its controller reference.
+        let unlabelled = own(serde_json::json!({"app": "sllbr-gw"}));
+        assert_eq!(
+            decided(&stores_with(&unlabelled, false), now),
+            Err(Unlabeled::Own)
+        );
+        // Labelled, but the LB watch has not delivered it yet.
+        let labelled = own(serde_json::json!({lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY}));
+        assert_eq!(
+            decided(&stores_with(&labelled, false), now),
+            Err(Unlabeled::Lagging)
+        );
+        // An orphan of a former Gateway of the same name (another uid) is foreign.
+        let mut orphan = own(serde_json::json!({"app": "sllbr-gw"}));
+        orphan["metadata"]["ownerReferences"][0]["uid"] = "old-uid".into();
+        let settled = decided(&stores_with(&orphan, false), now).expect("decided");
+        let patch = settled
+            .status_patch()
+            .expect("a status")
+            .into_body()
+            .to_string();
+        assert!(patch.contains("owned by Gateway/gw"), "{patch}");
+    }
+
+    /// A reconcile's inputs are the cached objects themselves: each object was read once,
+    /// when its watch event came, and a reconcile reads (parses, converts) none.
+    #[test]
+    fn a_reconcile_borrows_the_cached_objects_and_reads_none() {
+        let settings = Settings::default();
+        let (gateways, mut gateway_writer) = reflector::store::<Gateway>();
+        let (classes, mut class_writer) = reflector::store::<GatewayClass>();
+        let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
+        let (routes, mut route_writer) = reflector::store::<L34Route>();
+        let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
+        let before_events = cached::objects_read();
+        gateway_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1,
+                             "resourceVersion": "1"},
+                "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+                    "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+                    "name": "conf"}}}
+            }))
+            .expect("a Gateway"),
+        ));
+        class_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "c"}, "spec": {"controllerName": settings.controller_name}
+            }))
+            .expect("a class"),
+        ));
+        configuration_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "conf", "namespace": "ns"}, "spec": {}
+            }))
+            .expect("a configuration"),
+        ));
+        let routes_by_gateway = Arc::new(route_index());
+        for (route, parent) in [("mine", "gw"), ("other", "gw2")] {
+            let event = watcher::Event::Apply(
+                serde_json::from_value(serde_json::json!({
+                    "metadata": {"name": route, "namespace": "ns"},
+                    "spec": {"parentRefs": [{"name": parent}], "destinationCIDRs": ["20.0.0.1/32"]}
+                }))
+                .expect("a route"),
+            );
+            routes_by_gateway.apply(&event);
+            route_writer.apply_watcher_event(&event);
+        }
+        deployment_writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "sllbr-gw", "namespace": "ns", "resourceVersion": "5"}
+            }))
+            .expect("a Deployment"),
+        ));
+        // One read per watch event.
+        assert_eq!(cached::objects_read() - before_events, 6);
+        let stores = Stores {
+            gateways,
+            classes,
+            configurations,
+            routes,
+            deployments,
+            deployment_meta: reflector::store::<DeploymentMeta>().0,
+            namespaces: reflector::store::<NamespaceMeta>().0,
+            routes_by_gateway,
+            relists: Arc::default(),
+        };
+        let template = Arc::new(wire::Deployment::default());
+        let gateway = stores
+            .gateways
+            .get(&ObjectRef::new("gw").within("ns"))
+            .expect("cached");
+        let before = cached::objects_read();
+        for _ in 0..3 {
+            let wire_gateway = gateway.read().expect("readable");
+            let inputs = Inputs::gather(
+                &stores,
+                &settings,
+                template.clone(),
+                gateway.clone(),
+                wire_gateway,
+                "ns",
+            );
+            let snapshot = CoreInputs::snapshot(&inputs).expect("readable inputs");
+            let cached_class = stores.classes.get(&ObjectRef::new("c")).expect("class");
+            let cached_conf = stores
+                .configurations
+                .get(&ObjectRef::new("conf").within("ns"))
+                .expect("configuration");
+            let cached_deployment = stores
+                .deployments
+                .get(&ObjectRef::new("sllbr-gw").within("ns"))
+                .expect("Deployment");
+            assert!(std::ptr::eq(snapshot.gateway, wire_gateway));
+            assert!(std::ptr::eq(
+                snapshot.gateway_class.expect("class"),
+                cached_class.read().expect("readable")
+            ));
+            assert!(std::ptr::eq(
+                snapshot.configuration.expect("configuration"),
+                cached_conf.read().expect("readable")
+            ));
+            assert!(std::ptr::eq(
+                snapshot.deployment.expect("Deployment"),
+                cached_deployment.read().expect("readable")
+            ));
+            // Only the route naming the Gateway, by the core's rule.
+            assert_eq!(snapshot.routes.len(), 1);
+            assert_eq!(snapshot.routes[0].metadata.name.as_deref(), Some("mine"));
+        }
+        assert_eq!(cached::objects_read(), before, "a reconcile read an object");
+    }
+
+    #[test]
+    fn an_unreadable_cached_configuration_is_handed_to_the_core_as_such() {
+        let settings = Settings::default();
+        let (configurations, mut writer) = reflector::store::<GatewayConfiguration>();
+        writer.apply_watcher_event(&watcher::Event::Apply(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "conf", "namespace": "ns"},
+                "spec": {"networkAttachments": 5}
+            }))
+            .expect("cached though unreadable"),
+        ));
+        let stores = Stores {
+            gateways: reflector::store::<Gateway>().0,
+            classes: reflector::store::<GatewayClass>().0,
+            configurations,
+            routes: reflector::store::<L34Route>().0,
+            deployments: reflector::store::<CachedDeployment>().0,
+            deployment_meta: reflector::store::<DeploymentMeta>().0,
+            namespaces: reflector::store::<NamespaceMeta>().0,
+            routes_by_gateway: Arc::new(route_index()),
+            relists: Arc::default(),
+        };
+        let gateway: Arc<Gateway> = Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "gw", "namespace": "ns"},
+                "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+                    "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
+            }))
+            .expect("a Gateway"),
+        );
+        let wire_gateway = gateway.read().expect("readable");
+        let template = Arc::new(wire::Deployment::default());
+        let inputs = Inputs::gather(
+            &stores,
+            &settings,
+            template,
+            gateway.clone(),
+            wire_gateway,
+            "ns",
+        );
+        // Handed to the core as unreadable (its InvalidParameters), with the reader's error.
+        let snapshot = CoreInputs::snapshot(&inputs).expect("the snapshot");
+        assert!(snapshot.configuration.is_none());
+        let unreadable = snapshot.unreadable_configuration.expect("unreadable");
+        assert_eq!((unreadable.namespace, unreadable.name), ("ns", "conf"));
+        assert_eq!(
+            unreadable.why,
+            "spec.networkAttachments: expected a list, found 5"
+        );
+    }
+}
