@@ -115,11 +115,6 @@ impl<K: Hash + Eq + Clone> Backoff<K> {
             .unwrap_or_else(|e| e.into_inner())
             .len()
     }
-
-    /// Whether no object is backing off.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //!   client it is meant for ([`controller::client`], a short retry budget);
 //! - [`write`](mod@write): the LB Deployment write (POST to create, PUT to update) and its answer as
 //!   the core's `WriteOutcome`, with why these verbs;
-//! - [`requeue`]: the core's requeue hint as kube-runtime's `Action`;
+//! - `requeue`: the core's requeue hint as kube-runtime's `Action`;
 //! - `class_status`: the GatewayClass's own `Accepted`, which the core decides and this
 //!   writes to `gatewayclasses/status`;
 //! - [`events`]: the core's Events as kube-runtime Events;
@@ -16,7 +16,7 @@
 //!   watch event, an object they cannot read cached (and reported) alone;
 //! - [`options`]: loading the settings and template files of the binary;
 //! - operations: [`leader`] (leader election on a Lease, the write gate), [`health`] (the
-//!   caches' readiness), [`metrics`], [`backoff`] (per-Gateway retries), [`transport`]
+//!   caches' readiness), [`metrics`], `backoff` (per-Gateway retries), `transport`
 //!   (the client's rate limit, write gate and request metrics), [`serve`] (the probe and
 //!   metrics endpoints).
 //!
@@ -25,7 +25,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod backoff;
+mod backoff;
 pub mod cached;
 mod class_status;
 pub mod controller;
@@ -36,8 +36,8 @@ pub mod leader;
 pub mod metrics;
 pub mod options;
 mod reflect;
-pub mod requeue;
+mod requeue;
 pub mod serve;
-pub mod transport;
+mod transport;
 mod watch;
 pub mod write;

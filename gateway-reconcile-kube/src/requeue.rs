@@ -8,7 +8,7 @@ use kube::runtime::controller;
 
 /// The reconcile's [`controller::Action`], a resync spread out: a requeue after exactly
 /// `resync` (the core's "nothing to do, look again after `resync`") gets `fraction` (in
-/// `[0, 1)`) of [`JITTER`](crate::backoff::JITTER) (10 %) more. Gateways that converged
+/// `[0, 1)`) of `JITTER` (10 %) more. Gateways that converged
 /// together (every one, after a start or a restart) would otherwise all resync in the same
 /// instant, every period. Every other requeue is the core's own, kept exact (a backoff is
 /// capped at the moment `Degraded` is due).

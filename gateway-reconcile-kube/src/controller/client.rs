@@ -1,5 +1,5 @@
 //! The controller's client: a short retry budget, and below it the layers of
-//! [`crate::transport`] (rate limit, write gate, request metrics).
+//! `transport` (rate limit, write gate, request metrics).
 
 use super::*;
 
@@ -75,7 +75,7 @@ impl Default for ClientOptions {
 }
 
 /// The controller's client: the short retry budget of [`client`], and below it (each
-/// repeat passes through them) the layers of [`crate::transport`]: the rate limit, which
+/// repeat passes through them) the layers of `transport`: the rate limit, which
 /// also honours `Retry-After`, the write gate of `options.leadership`, the request metrics.
 pub fn client_with(
     mut config: kube::Config,

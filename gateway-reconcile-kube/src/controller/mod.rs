@@ -61,7 +61,7 @@
 //! [`run_with`] adds what an operator runs the controller with: leader election (a standby
 //! keeps warm caches and reconciles nothing; see [`crate::leader`]), the caches' readiness
 //! and their sync timeout ([`crate::health`]), [`crate::metrics`], and the per-Gateway
-//! backoff ([`crate::backoff`]) that every "at once" requeue and every failed reconcile
+//! backoff (`backoff`) that every "at once" requeue and every failed reconcile
 //! goes through: a requeue of zero from the reconcile means "at once" and is never run at
 //! round-trip speed.
 //!
@@ -189,7 +189,7 @@ struct Context {
     stores: Stores,
     recorder: crate::events::Recorder,
     deployment_resource: ApiResource,
-    /// Failures in a row by Gateway (see [`crate::backoff`]).
+    /// Failures in a row by Gateway (see `backoff`).
     backoff: Backoff<ObjectRef<Gateway>>,
     metrics: Arc<Metrics>,
     /// Whether this process leads: a standby reconciles nothing.
