@@ -43,7 +43,9 @@
 #
 # Environment knobs: E2E_KEEP_DIR=1 keeps the directory (its path is printed);
 # E2E_START_TIMEOUT (seconds, default 180) bounds the wait for each component's readiness;
-# E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces); MERIDIO2_SRC is Meridio-2's
+# E2E_APISERVER_ARGS adds kube-apiserver flags (split on spaces), E2E_KCM_ARGS
+# kube-controller-manager flags (full control plane only; e.g. its client's
+# --kube-api-qps/--kube-api-burst, 20 and 30 by default); MERIDIO2_SRC is Meridio-2's
 # source, whose GatewayConfiguration and L34Route CRDs are installed (crds/ when it is
 # absent); E2E_CRDS replaces those CRD files (paths split on spaces); E2E_AUDIT_READ_USERS logs every read of these
 # users too (names split on spaces or commas).
@@ -308,6 +310,8 @@ start_full() {
   # as kubeadm runs it), bound by the bootstrap policy: the audit log names, e.g.,
   # system:serviceaccount:kube-system:deployment-controller. sa.key signs the legacy
   # tokens; the API server verifies them with sa.pub (--service-account-key-file).
+  # E2E_KCM_ARGS (split on spaces) is appended.
+  # shellcheck disable=SC2086
   "$bin/kube-controller-manager" \
     --kubeconfig "$tmp/kube-controller-manager.kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$kcm_port" \
@@ -317,7 +321,7 @@ start_full() {
     --use-service-account-credentials=true \
     --service-account-private-key-file "$tmp/sa.key" \
     --root-ca-file "$tmp/ca.crt" \
-    --profiling=false >"$tmp/kube-controller-manager.log" 2>&1 &
+    --profiling=false ${E2E_KCM_ARGS:-} >"$tmp/kube-controller-manager.log" 2>&1 &
   pid=$!
   pids+=("$pid")
   names+=(kube-controller-manager)

@@ -10,6 +10,8 @@
 //	scale table FILE...
 //	scale crd-cases CASES.json PATH/TO/gateway-reconcile
 //	scale wide-replicas -controller ours|meridio-2 -bin PATH
+//	scale ready -controller ours|meridio-2 -bin PATH -n N [-out FILE]   (full control plane)
+//	scale ready-table FILE...
 //
 // run and seed need the variables of `controlplane.sh run` (KUBECONFIG, AUDIT_LOG, ...).
 package main
@@ -44,18 +46,22 @@ func main() {
 	}
 	var err error
 	switch os.Args[1] {
-	case "run", "seed", "wide-replicas":
+	case "run", "seed", "wide-replicas", "ready":
 		o := parse(os.Args[1], os.Args[2:])
 		switch os.Args[1] {
 		case "run":
 			err = runStory(o)
 		case "seed":
 			err = seedStory(o)
+		case "ready":
+			err = readyStory(o)
 		default:
 			err = wideReplicasStory(o)
 		}
 	case "table":
 		err = table(os.Args[2:], os.Stdout)
+	case "ready-table":
+		err = readyTable(os.Args[2:], os.Stdout)
 	case "crd-cases":
 		err = crdCases(os.Args[2:], os.Stdout)
 	default:

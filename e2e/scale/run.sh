@@ -7,13 +7,17 @@
 #   SCALE_N="100 1000" e2e/scale/run.sh      the figures of docs/scale.md
 #   SCALE_SEED=1 e2e/scale/run.sh            also the seed story (updates refused by admission;
 #                                            ours must report the refusal in every sample)
+#   SCALE_FULL=1 SCALE_N=100 e2e/scale/run.sh  instead, the ready story on the full control
+#                                            plane (E2E_FULL=1): the time from each Gateway's
+#                                            creation until its LB Pods are Ready
 #
 # Knobs: SCALE_N (default 20); SCALE_CONTROLLERS (default "ours meridio-2"); SCALE_IDLE (the
 # idle window, default 60s); SCALE_PROFILE (cargo profile of our controller, default
 # release; `debug` reuses the test build); SCALE_OURS_ARGS (more arguments of our
 # controller, e.g. `--streaming-lists=false`); SCALE_OUT (where the JSON results go, default
 # e2e/scale/results); SCALE_SEED_SAMPLE (how long the seed story samples the Gateway's
-# status, default 2m); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
+# status, default 2m); SCALE_FULL=1 (the ready story on the full control plane, above;
+# E2E_KCM_ARGS passes kube-controller-manager flags through controlplane.sh); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
 # the repository root: copied, then built with its Go dependencies from the module proxy;
 # when absent, the comparison is skipped with a message). Exit status: 1 when our
 # controller misses a goal or a run fails, 125 when the control plane could not start.
@@ -30,6 +34,10 @@ ours_args="${SCALE_OURS_ARGS:-}"
 meridio_src="${MERIDIO2_SRC:-$root/../shared/meridio-2}"
 mkdir -p "$bin" "$out"
 
+full="${SCALE_FULL:-}"
+if [[ "$full" == 1 ]]; then
+  export E2E_FULL=1
+fi
 "$here/../controlplane.sh" build
 (cd "$here" && go vet . && go test . && go build -o "$bin/scale" .)
 
@@ -78,6 +86,33 @@ export E2E_CRDS="$crds"
 
 rc=0
 results=()
+if [[ "$full" == 1 ]]; then
+  # The ready story, one full control plane per N and controller (E2E_FULL is exported).
+  for n in $sizes; do
+    for c in $controllers; do
+      case "$c" in
+        ours) args=(-controller ours -bin "$ours" -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml" -ours-args "$ours_args") ;;
+        meridio-2) args=(-controller meridio-2 -bin "$bin/meridio-2-controller-manager" -templates "$bin/meridio-2-templates") ;;
+        *) echo "scale: unknown controller $c" >&2; exit 2 ;;
+      esac
+      file="$out/ready-$c-$n.json"
+      rm -f "$file"
+      echo "scale: ready story, $c, N = $n (full control plane)" >&2
+      "$here/../controlplane.sh" run -- "$bin/scale" ready "${args[@]}" -n "$n" -out "$file" || {
+        r=$?
+        echo "scale: ready story, $c at N = $n failed (status $r)" >&2
+        [[ $r == 125 ]] && exit 125
+        rc=1
+      }
+      [[ -f "$file" ]] && results+=("$file")
+    done
+  done
+  if ((${#results[@]} > 0)); then
+    "$bin/scale" ready-table "${results[@]}"
+  fi
+  exit "$rc"
+fi
+
 for n in $sizes; do
   for c in $controllers; do
     case "$c" in
