@@ -26,6 +26,11 @@ pub enum StepError<E> {
     /// The backend cannot reproduce this step (e.g. a write failure a real server cannot be
     /// made to give): the whole scenario is skipped, for this reason.
     Skip(String),
+    /// The backend does not do this operation at all (the operation named, e.g. `fail
+    /// writes`): what [`Backend`]'s default methods answer. The scenario is skipped, as for
+    /// [`StepError::Skip`]; a kit run reports it as a `backend` violation naming the op,
+    /// so a schedule leaves out what the loop cannot do.
+    Unsupported(&'static str),
 }
 
 impl<E: fmt::Display> fmt::Display for StepError<E> {
@@ -33,6 +38,9 @@ impl<E: fmt::Display> fmt::Display for StepError<E> {
         match self {
             StepError::Failed(e) => e.fmt(f),
             StepError::Skip(why) => write!(f, "skip this scenario: {why}"),
+            StepError::Unsupported(operation) => {
+                write!(f, "skip this scenario: this backend cannot {operation}")
+            }
         }
     }
 }
@@ -62,6 +70,51 @@ pub struct WriteCounts {
 
 /// A cluster a scenario can run on. Every operation is one scenario step (or the setup
 /// before the first); `now` is the scenario's virtual clock.
+///
+/// Five methods are required: [`create`](Backend::create), [`reconcile`](Backend::reconcile),
+/// [`patch`](Backend::patch), [`read`](Backend::read) and
+/// [`write_counts`](Backend::write_counts). The others are what a store may not be able to
+/// do (delete, play the Deployment controller, inject write failures or mutating admission,
+/// restart the controller, store an unreadable object): by default they answer
+/// [`StepError::Unsupported`], and a scenario that needs one is reported skipped, never
+/// passed. A wrapper of a backend forwards every method, the defaulted ones too, or it hides
+/// what its backend can do.
+///
+/// An embedder that has no store of its own takes the kit's in-memory one
+/// (`testing::Store`, feature `testing`), which does every operation.
+///
+/// ```
+/// use gateway_reconcile::jiff::Timestamp;
+/// use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
+/// use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileRecord};
+/// use gateway_reconcile::{Settings, WriteOutcome};
+/// use serde_json::Value;
+///
+/// /// A store that can be read and patched, nothing else.
+/// struct Minimal;
+///
+/// impl Backend for Minimal {
+///     type Error = String;
+///     fn create(&mut self, _: &Settings, _: Objects, _: Timestamp) -> Result<(), StepError<String>> {
+///         Ok(())
+///     }
+///     fn reconcile(&mut self, _: Timestamp) -> Result<ReconcileRecord, StepError<String>> {
+///         Err("no controller here".into())
+///     }
+///     fn patch(&mut self, _: Kind, _: &Value, _: Timestamp) -> Result<(), StepError<String>> {
+///         Ok(())
+///     }
+///     fn read(&self, _: Kind) -> Result<Option<Value>, StepError<String>> {
+///         Ok(None)
+///     }
+///     fn write_counts(&self) -> WriteCounts {
+///         WriteCounts::default()
+///     }
+/// }
+///
+/// let failing = Minimal.fail_writes(1, &WriteOutcome::Applied);
+/// assert_eq!(failing, Err(StepError::Unsupported("fail writes")));
+/// ```
 pub trait Backend {
     /// Why an operation failed.
     type Error: fmt::Display;
@@ -87,36 +140,56 @@ pub trait Backend {
         now: Timestamp,
     ) -> Result<(), StepError<Self::Error>>;
 
-    /// Deletes an object (marks the Gateway for deletion).
-    fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<Self::Error>>;
+    /// Deletes an object (marks the Gateway for deletion). By default the backend cannot
+    /// ([`StepError::Unsupported`]).
+    fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<Self::Error>> {
+        let _ = (kind, now);
+        Err(StepError::Unsupported("delete"))
+    }
 
-    /// Makes the Deployment's status that of a rollout in `state`.
+    /// Makes the Deployment's status that of a rollout in `state` (the Deployment
+    /// controller's part). By default the backend cannot ([`StepError::Unsupported`]).
     fn rollout(
         &mut self,
         state: RolloutState,
         now: Timestamp,
-    ) -> Result<(), StepError<Self::Error>>;
+    ) -> Result<(), StepError<Self::Error>> {
+        let _ = (state, now);
+        Err(StepError::Unsupported("roll out"))
+    }
 
     /// Makes the next `count` Deployment writes fail with `outcome`, replacing failures
-    /// still pending.
+    /// still pending (`count` 0 stops them). By default the backend cannot inject failures
+    /// ([`StepError::Unsupported`]).
     fn fail_writes(
         &mut self,
         count: u32,
         outcome: &WriteOutcome,
-    ) -> Result<(), StepError<Self::Error>>;
+    ) -> Result<(), StepError<Self::Error>> {
+        let _ = (count, outcome);
+        Err(StepError::Unsupported("fail writes"))
+    }
 
     /// Makes mutating admission apply `patch` (an RFC 7386 merge patch) to every
-    /// Deployment write that succeeds from now on; `None` stops it. No default: a backend
-    /// (or a wrapper of one) that cannot says so with [`StepError::Skip`].
+    /// Deployment write that succeeds from now on; `None` stops it. By default the backend
+    /// has no admission to make do it ([`StepError::Unsupported`]).
     fn mutate_writes(
         &mut self,
         patch: Option<&Value>,
         now: Timestamp,
-    ) -> Result<(), StepError<Self::Error>>;
+    ) -> Result<(), StepError<Self::Error>> {
+        let _ = (patch, now);
+        Err(StepError::Unsupported("mutate writes"))
+    }
 
-    /// Restarts the controller: it forgets what it held in memory (the write records),
-    /// the cluster stays.
-    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<Self::Error>>;
+    /// Restarts the controller: it forgets what it held in memory (the write records and
+    /// its scheduled requeue), the cluster stays. By default the backend cannot
+    /// ([`StepError::Unsupported`]): only it knows where its loop keeps its memory (the
+    /// kit's `testing::StoreLoop` drops its driver and schedule).
+    fn restart(&mut self, now: Timestamp) -> Result<(), StepError<Self::Error>> {
+        let _ = now;
+        Err(StepError::Unsupported("restart"))
+    }
 
     /// Applies an RFC 7386 merge patch to one object (the GatewayConfiguration) without the
     /// type check, as a server whose CRD admits more stores it: the controller then reads
@@ -142,8 +215,26 @@ pub trait Backend {
 }
 
 impl Cluster {
+    /// The stored object of `kind` as JSON (`None`: it does not exist).
+    pub(crate) fn read_json(&self, kind: Kind) -> Result<Option<Value>, ClusterError> {
+        Ok(match kind {
+            Kind::Routes => {
+                Some(
+                    serde_json::to_value(self.routes()).map_err(|e| ClusterError::Malformed {
+                        kind,
+                        why: e.to_string(),
+                    })?,
+                )
+            }
+            // Held as a tree: read out as JSON (a copy, made only when a check asks).
+            Kind::Deployment => self.deployment().map(Deployment::to_json),
+            Kind::Template => Some(self.template().to_json()),
+            _ => self.stored(kind).cloned(),
+        })
+    }
+
     /// The backend's clock is the scenario's: it only moves forward.
-    fn catch_up(&mut self, now: Timestamp) {
+    pub(crate) fn catch_up(&mut self, now: Timestamp) {
         if now > self.now() {
             self.set_clock(now);
         }
@@ -228,20 +319,7 @@ impl Backend for Cluster {
     }
 
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {
-        Ok(match kind {
-            Kind::Routes => {
-                Some(
-                    serde_json::to_value(self.routes()).map_err(|e| ClusterError::Malformed {
-                        kind,
-                        why: e.to_string(),
-                    })?,
-                )
-            }
-            // Held as a tree: read out as JSON (a copy, made only when a check asks).
-            Kind::Deployment => self.deployment().map(Deployment::to_json),
-            Kind::Template => Some(self.template().to_json()),
-            _ => self.stored(kind).cloned(),
-        })
+        Ok(self.read_json(kind)?)
     }
 
     fn write_counts(&self) -> WriteCounts {

@@ -209,15 +209,23 @@ impl Scenario {
             status_writes: 0,
             skipped: None,
         };
-        match backend.create(&self.settings, objects, self.now) {
+        match backend
+            .create(&self.settings, objects, self.now)
+            .map_err(to_text)
+        {
             Ok(()) => self.run_steps(backend, &mut report),
-            Err(StepError::Skip(why)) => report.skipped = Some(Skipped { step: 0, why }),
             Err(StepError::Failed(e)) => report.failures.push(Failure {
                 step: 0,
                 what: "objects".into(),
                 expected: "a cluster".into(),
-                actual: e.to_string(),
+                actual: e,
             }),
+            Err(skipped) => {
+                report.skipped = Some(Skipped {
+                    step: 0,
+                    why: skip_reason(skipped),
+                });
+            }
         }
         let counts = backend.write_counts();
         report.deployment_writes = counts.deployment_writes;
@@ -290,10 +298,6 @@ impl Scenario {
             };
             let effect = match effect {
                 Ok(effect) => effect,
-                Err(StepError::Skip(why)) => {
-                    report.skipped = Some(Skipped { step: number, why });
-                    return;
-                }
                 Err(StepError::Failed(e)) => {
                     report.failures.push(Failure {
                         step: number,
@@ -302,6 +306,13 @@ impl Scenario {
                         actual: e.clone(),
                     });
                     Effect::Error(e)
+                }
+                Err(skipped) => {
+                    report.skipped = Some(Skipped {
+                        step: number,
+                        why: skip_reason(skipped),
+                    });
+                    return;
                 }
             };
             report.timeline.push(Entry {
@@ -326,6 +337,16 @@ fn to_text<E: std::fmt::Display>(error: StepError<E>) -> StepError<String> {
     match error {
         StepError::Failed(e) => StepError::Failed(e.to_string()),
         StepError::Skip(why) => StepError::Skip(why),
+        StepError::Unsupported(operation) => StepError::Unsupported(operation),
+    }
+}
+
+/// Why a scenario is skipped: the backend's reason, or the operation it does not do.
+fn skip_reason(error: StepError<String>) -> String {
+    match error {
+        StepError::Skip(why) => why,
+        StepError::Unsupported(operation) => format!("this backend cannot {operation}"),
+        StepError::Failed(e) => e,
     }
 }
 

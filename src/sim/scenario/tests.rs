@@ -194,3 +194,84 @@ fn a_backend_that_cannot_store_an_unreadable_object_skips_the_scenario() {
         report.timeline[0]
     );
 }
+
+/// A backend with the required methods only (the simulated cluster's): what a store can
+/// read and patch, no faults, no Deployment controller, no restart.
+struct Required(crate::sim::cluster::Cluster);
+
+impl super::Backend for Required {
+    type Error = crate::sim::cluster::ClusterError;
+
+    fn create(
+        &mut self,
+        settings: &crate::Settings,
+        objects: crate::sim::cluster::Objects,
+        now: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        self.0.create(settings, objects, now)
+    }
+
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> Result<crate::sim::cluster::ReconcileRecord, super::StepError<Self::Error>> {
+        super::Backend::reconcile(&mut self.0, now)
+    }
+
+    fn patch(
+        &mut self,
+        kind: crate::sim::cluster::Kind,
+        patch: &serde_json::Value,
+        now: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        super::Backend::patch(&mut self.0, kind, patch, now)
+    }
+
+    fn read(
+        &self,
+        kind: crate::sim::cluster::Kind,
+    ) -> Result<Option<serde_json::Value>, super::StepError<Self::Error>> {
+        self.0.read(kind)
+    }
+
+    fn write_counts(&self) -> super::WriteCounts {
+        self.0.write_counts()
+    }
+}
+
+/// Each defaulted operation is unsupported, and a scenario that needs it is skipped, naming
+/// it: never passed, never failed.
+#[test]
+fn an_operation_a_backend_does_not_implement_skips_the_scenario_naming_it() {
+    for (step, operation) in [
+        (json!({"delete": "configuration"}), "delete"),
+        (json!({"rollout": "complete"}), "roll out"),
+        (
+            json!({"failWrites": {"count": 1, "error": {"code": 503}}}),
+            "fail writes",
+        ),
+        (json!({"mutateWrites": {"patch": null}}), "mutate writes"),
+        (json!({"restart": {}}), "restart"),
+    ] {
+        let doc = json!({
+            "objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}},
+                        "configuration": {"metadata": {"name": "c", "namespace": "ns"}},
+                        "template": {}},
+            "steps": [{"reconcile": {}}, step]
+        });
+        let scenario = Scenario::from_value(&doc).unwrap();
+        let report = scenario.run_on(Required(crate::sim::cluster::Cluster::default()));
+        assert_eq!(
+            report.skipped,
+            Some(super::Skipped {
+                step: 2,
+                why: format!("this backend cannot {operation}")
+            }),
+            "{report}"
+        );
+        assert!(report.failures.is_empty(), "{report}");
+        // The simulated cluster does every one.
+        let report = scenario.run();
+        assert_eq!(report.skipped, None, "{report}");
+    }
+}
