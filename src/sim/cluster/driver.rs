@@ -12,8 +12,8 @@ use std::sync::Arc;
 use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{
-    Decided, DeploymentWrite, Gathered, OwnedInputs, ReconcileError, Requeue, Settlement,
-    StatusPatch, StatusWrite, WriteKind, ready,
+    Decided, DeploymentWrite, Gathered, NotReady, OwnedInputs, ReconcileError, Reconciled, Requeue,
+    Settlement, StatusPatch, StatusWrite, WriteKind, ready,
 };
 use crate::wire::{Condition, Gateway, GatewayClass, GatewayStatus};
 
@@ -105,6 +105,29 @@ impl Cluster {
     /// (read, plan at the cluster clock, Deployment write, settle, status write), after the
     /// GatewayClass's own status.
     pub fn reconcile(&mut self) -> Result<ReconcileRecord, ClusterError> {
+        // The driver is the controller's memory; the port borrows the rest of the cluster.
+        let driver = std::mem::take(&mut self.driver);
+        let result = self.reconcile_with(|mut port, now| ready(driver.reconcile(&mut port, now)));
+        self.driver = driver;
+        let (record, requeue) = result?;
+        self.due = requeue.deadline(record.time);
+        Ok(record)
+    }
+
+    /// One reconcile at the cluster clock, the loop around the port being `run`'s (the
+    /// crate's driver over the [`ClusterPort`], or an embedder's own port wrapper around
+    /// it): the GatewayClass's own status first, then `run`, then the record of what it
+    /// did, with the loop's requeue.
+    pub(crate) fn reconcile_with<F>(
+        &mut self,
+        run: F,
+    ) -> Result<(ReconcileRecord, Requeue), ClusterError>
+    where
+        F: FnOnce(
+            ClusterPort<'_>,
+            Timestamp,
+        ) -> Result<Result<Reconciled, ReconcileError<ClusterError>>, NotReady>,
+    {
         // An unreadable Gateway stops the reconcile before the class is settled.
         typed::<Gateway>(Kind::Gateway, &self.gateway)?;
         let class = self
@@ -114,16 +137,10 @@ impl Cluster {
             .transpose()?;
         let (class_conditions, class_status_written) = self.settle_class(class.as_ref())?;
 
-        // The driver is the controller's memory; the port borrows the rest of the cluster.
-        let driver = std::mem::take(&mut self.driver);
         let now = self.now;
-        let mut port = Port {
-            cluster: self,
-            problem: None,
-        };
-        let result = ready(driver.reconcile(&mut port, now));
-        let problem = port.problem;
-        self.driver = driver;
+        self.status_patch_problem = None;
+        let result = run(ClusterPort { cluster: self }, now);
+        let problem = self.status_patch_problem.take();
         let reconciled = match result {
             Ok(Ok(reconciled)) => reconciled,
             Ok(Err(ReconcileError::Input(error))) => return Err(ClusterError::Input(error)),
@@ -137,7 +154,6 @@ impl Cluster {
                 });
             }
         };
-        self.due = reconciled.requeue.deadline(now);
         let Some(decided) = reconciled.decided else {
             // This port always hands its inputs over.
             return Err(ClusterError::Unsupported {
@@ -157,12 +173,13 @@ impl Cluster {
             )),
             _ => None,
         });
-        Ok(ReconcileRecord {
+        let record = ReconcileRecord {
             class_conditions,
             class_status_written,
             status_patch_problem,
             ..ReconcileRecord::of(now, decided, status)
-        })
+        };
+        Ok((record, reconciled.requeue))
     }
 
     /// The GatewayClass's own status, settled and written as the controller does on each
@@ -192,16 +209,52 @@ impl Cluster {
     }
 }
 
-/// The simulated controller's [`Port`](crate::reconcile::Port) on the cluster: reads copy
-/// the stored objects out (a write changes the store while the plan still reads them),
-/// writes go through the simulated API server.
-struct Port<'c> {
+/// The [`Port`](crate::reconcile::Port) on a simulated [`Cluster`] (from
+/// [`Cluster::port`]): reads copy the stored objects out (a write changes the store while
+/// the plan still reads them), writes go through the simulated API server, with its
+/// bookkeeping, injected failures and mutating admission; Events are not kept (a
+/// reconcile's record holds them).
+///
+/// The crate's [`Driver`](crate::reconcile::Driver) runs over it as over a controller's
+/// port, and so does an embedder's own port wrapper around it:
+///
+/// ```
+/// use gateway_reconcile::reconcile::{Driver, ready};
+/// use gateway_reconcile::sim::cluster::{Cluster, Objects};
+/// use gateway_reconcile::{Settings, WriteKind};
+/// use serde_json::json;
+///
+/// let objects = Objects {
+///     gateway_class: Some(json!({"metadata": {"name": "meridio"},
+///         "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+///     gateway: json!({"metadata": {"name": "gw", "namespace": "ns"},
+///         "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+///             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
+///     configuration: Some(json!({"metadata": {"name": "conf", "namespace": "ns"},
+///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}})),
+///     ..Objects::default()
+/// };
+/// let now = "2026-01-01T00:00:00Z".parse().unwrap();
+/// let mut cluster = Cluster::new(Settings::default(), now, objects).unwrap();
+/// let driver = Driver::new(Settings::default());
+/// let reconciled = ready(driver.reconcile(&mut cluster.port(), now)).unwrap().unwrap();
+/// assert_eq!(reconciled.decided.unwrap().action, WriteKind::Create);
+/// assert!(cluster.deployment().is_some());
+/// ```
+#[derive(Debug)]
+pub struct ClusterPort<'c> {
     cluster: &'c mut Cluster,
-    /// What the status patch got wrong, if anything (see [`ReconcileRecord`]).
-    problem: Option<String>,
 }
 
-impl crate::reconcile::Port for Port<'_> {
+impl Cluster {
+    /// The port a controller's loop reads and writes this cluster through (its clock stays
+    /// where it is; the caller hands the driver its `now`).
+    pub fn port(&mut self) -> ClusterPort<'_> {
+        ClusterPort { cluster: self }
+    }
+}
+
+impl crate::reconcile::Port for ClusterPort<'_> {
     type Inputs = OwnedInputs;
     type Error = ClusterError;
 
@@ -245,7 +298,7 @@ impl crate::reconcile::Port for Port<'_> {
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str);
         if patch.resource_version() != stored {
-            self.problem = Some(format!(
+            self.cluster.status_patch_problem = Some(format!(
                 "status_patch() has the precondition {:?}, the Gateway has resourceVersion {stored:?}",
                 patch.resource_version()
             ));

@@ -76,7 +76,7 @@ pub(crate) mod store;
 mod writes;
 
 pub use crate::reconcile::WriteKind;
-pub use driver::ReconcileRecord;
+pub use driver::{ClusterPort, ReconcileRecord};
 pub use rollout::RolloutState;
 pub use store::{Kind, Objects};
 use store::{check, default_status};
@@ -166,6 +166,9 @@ pub struct Cluster {
     driver: Driver,
     /// The controller's schedule: when the last reconcile's requeue falls due.
     due: Option<Timestamp>,
+    /// What the status patch of the reconcile under way got wrong, if anything (see
+    /// [`ReconcileRecord::status_patch_problem`]).
+    status_patch_problem: Option<String>,
 }
 
 impl Cluster {
@@ -197,6 +200,7 @@ impl Cluster {
             class_status_writes: 0,
             driver: Driver::default(),
             due: None,
+            status_patch_problem: None,
         };
         cluster.driver = Driver::new(cluster.settings.clone());
         for kind in Kind::ALL {
@@ -363,6 +367,7 @@ impl Default for Cluster {
             class_status_writes: 0,
             driver: Driver::default(),
             due: None,
+            status_patch_problem: None,
         }
     }
 }
