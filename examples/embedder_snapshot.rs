@@ -8,9 +8,9 @@
 //! cargo run --example embedder_snapshot --features testing
 //! ```
 
+use gateway_reconcile::reconcile::{Driver, ready};
 use gateway_reconcile::testing::strategies::{self, Op};
 use gateway_reconcile::testing::{Run, text};
-use gateway_reconcile::{Plan, WriteOutcome};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The controller's own settings go here; the kit's cluster holds a Gateway, its class,
@@ -39,35 +39,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(text.contains("Degraded = True/ApplyFailing"));
     assert!(text.contains("event: Normal Recovered"));
 
-    // One settlement of the embedder's own loop, rendered the same way.
-    let cluster = run.cluster();
-    let gateway = serde_json::from_value(cluster.gateway().clone())?;
-    let template = cluster.template();
-    let deployment = cluster.deployment();
-    let class: Option<gateway_reconcile::wire::GatewayClass> = cluster
-        .gateway_class()
-        .cloned()
-        .map(serde_json::from_value)
-        .transpose()?;
-    let configuration: Option<gateway_reconcile::wire::GatewayConfiguration> = cluster
-        .configuration()
-        .cloned()
-        .map(serde_json::from_value)
-        .transpose()?;
-    let snapshot = gateway_reconcile::Snapshot::new(&gateway, template)
-        .with_gateway_class(class.as_ref())
-        .with_configuration(configuration.as_ref())
-        .with_deployment(deployment)
-        .with_routes(cluster.routes());
-    let (write, settlement) =
-        match gateway_reconcile::plan(cluster.settings(), snapshot, cluster.now())? {
-            Plan::Write(pending) => {
-                let (write, awaiting) = pending.into_write();
-                (Some(write), awaiting.settle(WriteOutcome::Applied))
-            }
-            Plan::Settled(settlement) => (None, settlement),
-        };
-    let text = text::settlement(write.as_ref(), &settlement);
+    // One reconcile of the embedder's own loop (the crate's driver over the store's port,
+    // after a restart: no write record), rendered the same way.
+    let mut cluster = run.cluster().clone();
+    let driver = Driver::new(cluster.settings().clone());
+    let now = cluster.now();
+    let reconciled = ready(driver.reconcile(&mut cluster.port(), now))??;
+    let decided = reconciled.decided.ok_or("the port read the Gateway")?;
+    let text = text::decided(&decided);
     print!("\n{text}");
     assert!(text.starts_with("action: None\n"));
     Ok(())

@@ -72,5 +72,5 @@ fn a_settlement_renders_with_its_action_and_drift() {
     };
     let (write, awaiting) = pending.into_write();
     let settlement = awaiting.settle(strategies::failure(0));
-    insta::assert_snapshot!(text::settlement(Some(&write), &settlement));
+    insta::assert_snapshot!(text::settlement(write.kind(), write.drift(), &settlement));
 }

@@ -5,7 +5,9 @@
 
 use std::fmt::Write as _;
 
-use crate::reconcile::{DeploymentWrite, Settlement};
+#[cfg(doc)]
+use crate::reconcile::DeploymentWrite;
+use crate::reconcile::{Decided, Settlement, WriteKind};
 use crate::sim::scenario::{Entry, describe_condition_facts, describe_requeue, describe_status};
 use crate::wire::Condition;
 
@@ -22,10 +24,14 @@ fn condition(out: &mut String, c: &Condition) {
 
 /// The text of one reconcile: the Deployment action (with its drift), the conditions
 /// (status, reason, observedGeneration, lastTransitionTime, message), the addresses, the
-/// events and the requeue. `write` is what the plan asked for (`None`: no write).
+/// events and the requeue. `action` and `drift` are those of the write the plan asked for
+/// (its [`kind`](DeploymentWrite::kind) and [`drift`](DeploymentWrite::drift), read before
+/// the write goes to the client), or [`WriteKind::None`] with the drift the settlement holds
+/// back ([`Settlement::held_drift`]) when it asked for none. A reconcile on the crate's
+/// [`Driver`](crate::reconcile::Driver) renders its answer with [`decided`].
 ///
 /// ```
-/// # use gateway_reconcile::{plan, Plan, Settings, Snapshot, WriteOutcome, template};
+/// # use gateway_reconcile::{plan, Plan, Settings, Snapshot, WriteKind, WriteOutcome, template};
 /// # use gateway_reconcile::wire::Gateway;
 /// use gateway_reconcile::testing::text;
 ///
@@ -36,31 +42,30 @@ fn condition(out: &mut String, c: &Condition) {
 /// let now = "2026-01-01T00:00:00Z".parse().unwrap();
 /// let settings = Settings::default();
 /// let planned = plan(&settings, Snapshot::new(&gateway, &template), now).unwrap();
-/// let (write, settlement) = match planned {
+/// let (action, drift, settlement) = match planned {
 ///     Plan::Write(pending) => {
 ///         let (write, awaiting) = pending.into_write();
-///         (Some(write), awaiting.settle(WriteOutcome::Applied))
+///         let (action, drift) = (write.kind(), write.drift().to_vec());
+///         // `write` goes to the client here, by value.
+///         (action, drift, awaiting.settle(WriteOutcome::Applied))
 ///     }
-///     Plan::Settled(settlement) => (None, settlement),
+///     Plan::Settled(settlement) => (WriteKind::None, settlement.held_drift.clone(), settlement),
 /// };
-/// let text = text::settlement(write.as_ref(), &settlement);
+/// let text = text::settlement(action, &drift, &settlement);
 /// assert!(text.starts_with("action: None\n"));
 /// assert!(text.contains("requeue: "));
 /// ```
-pub fn settlement(write: Option<&DeploymentWrite>, settlement: &Settlement) -> String {
+pub fn settlement(action: WriteKind, drift: &[String], settlement: &Settlement) -> String {
     let mut out = String::new();
-    match write {
-        None => out.push_str("action: None\n"),
-        Some(w) if w.drift().is_empty() => {
-            let _ = writeln!(out, "action: {}", w.kind());
+    match (action, drift.is_empty()) {
+        (_, true) => {
+            let _ = writeln!(out, "action: {action}");
         }
-        Some(w) => {
-            let _ = writeln!(
-                out,
-                "action: {} (drift: {})",
-                w.kind(),
-                w.drift().join(", ")
-            );
+        (WriteKind::None, false) => {
+            let _ = writeln!(out, "action: None (drift held back: {})", drift.join(", "));
+        }
+        (_, false) => {
+            let _ = writeln!(out, "action: {action} (drift: {})", drift.join(", "));
         }
     }
     let _ = writeln!(
@@ -104,6 +109,25 @@ pub fn settlement(write: Option<&DeploymentWrite>, settlement: &Settlement) -> S
     }
     let _ = writeln!(out, "requeue: {}", describe_requeue(settlement.requeue));
     out
+}
+
+/// The text of one reconcile a [`Driver`](crate::reconcile::Driver) ran: [`settlement`]
+/// of its action, drift and settlement.
+///
+/// ```
+/// use gateway_reconcile::reconcile::{Driver, ready};
+/// use gateway_reconcile::testing::{strategies, text};
+///
+/// let mut cluster = strategies::cluster().unwrap();
+/// let driver = Driver::new(strategies::settings());
+/// let reconciled = ready(driver.reconcile(&mut cluster.port(), strategies::start()))
+///     .unwrap()
+///     .unwrap();
+/// let text = text::decided(&reconciled.decided.unwrap());
+/// assert!(text.starts_with("action: Create\n"));
+/// ```
+pub fn decided(decided: &Decided) -> String {
+    settlement(decided.action, &decided.drift, &decided.settlement)
 }
 
 /// The timeline of a run, as the `simulate` command prints it: one [`Entry`] after the

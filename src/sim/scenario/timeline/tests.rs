@@ -77,7 +77,7 @@ fn the_timeline_and_the_kit_word_the_same_facts_alike() {
             record.conditions.clear();
         }
         let settlement = Settlement::new(status, record.requeue);
-        let kit = text::settlement(None, &settlement);
+        let kit = text::settlement(crate::WriteKind::None, &[], &settlement);
         let timeline = Entry {
             step: 1,
             time: record.time,
