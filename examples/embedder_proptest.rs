@@ -10,7 +10,7 @@
 //! cargo run --example embedder_proptest --features testing
 //! ```
 
-use gateway_reconcile::sim::cluster::Cluster;
+use gateway_reconcile::testing::Cluster;
 use gateway_reconcile::testing::invariants::{self, Invariants, Violation};
 use gateway_reconcile::testing::strategies::{self, Op};
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

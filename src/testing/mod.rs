@@ -1,13 +1,19 @@
 //! A test kit for embedders (the `testing` feature, off by default): what a controller built
 //! on this crate needs to test its own code around it, on its own state.
 //!
+//! - [`Store`]: an in-memory store of several Gateways with the objects around each,
+//!   behind the simulated API server ([`Cluster`]), whose [`port`](Store::port) is a
+//!   [`Port`](crate::reconcile::Port) of one Gateway for the crate's
+//!   [`Driver`](crate::reconcile::Driver); [`StoreLoop`] runs an embedder's
+//!   [`Reconciler`] (its port wrapper, its scheduling) on it as a [`ControllerLoop`].
 //! - [`ControllerLoop`]: what the kit runs on. It is the scenario runner's
 //!   [`Backend`] (create, reconcile, patch, delete, rollout,
 //!   fail and mutate writes, restart, read, write counts), whose `reconcile` is the
 //!   embedder's own (the crate's [`Driver`](crate::reconcile::Driver) over its port, or
 //!   its controller), plus the loop's memory: its write record and when it scheduled its
-//!   next reconcile. The simulated [`Cluster`] is one (the crate's own loop); an embedder
-//!   implements it for its store, or for a real API server.
+//!   next reconcile. The simulated [`Cluster`] is one (the crate's own loop), a
+//!   [`StoreLoop`] another; an embedder may implement it for its own store, or for a real
+//!   API server.
 //! - [`strategies`]: proptest strategies for valid GatewayConfigurations (and invalid ones,
 //!   tagged with their validation message), Gateways with foreign conditions, observed
 //!   Deployments as the API server returns them, write outcomes of every class, and fault
@@ -37,215 +43,23 @@
 //! with `testing`, proptest is a dependency (insta stays the embedder's choice: the
 //! rendering is plain text).
 //!
-//! # An embedder's own loop under the kit
+//! # A toy controller under the kit
 //!
-//! A toy controller: its objects in an in-memory store, its reconcile the crate's
-//! [`Driver`](crate::reconcile::Driver) over a [`Port`](crate::reconcile::Port) on the
-//! store (the loop every controller built on the crate runs), its schedule taken from each
-//! reconcile's requeue. The store's
-//! plumbing (bookkeeping, injected failures, a crude rollout) is hidden here; the
-//! `kit_loop` test holds a complete one.
+//! An embedder tests its controller's code around the crate (a port wrapper, its own
+//! scheduling of the requeue) on the kit's in-memory [`Store`]: a [`StoreLoop`] runs its
+//! [`Reconciler`] on the crate's [`Driver`](crate::reconcile::Driver) over the store's
+//! [`Port`](crate::reconcile::Port) ([`ClusterPort`]), and the kit's schedules and
+//! invariants run on that loop. The whole of it, with a property test and an insta
+//! snapshot, is the `toy_controller` example (`examples/toy_controller.rs`, packaged):
 //!
+//! ```no_run
+#![doc = include_str!("../../examples/toy_controller.rs")]
 //! ```
-//! use std::collections::BTreeMap;
-//! use std::sync::Arc;
-//! use gateway_reconcile::events::Event;
-//! use gateway_reconcile::jiff::Timestamp;
-//! use gateway_reconcile::reconcile::{Driver, Gathered, OwnedInputs, Port, StatusWrite, ready};
-//! use gateway_reconcile::testing::{
-//!     Backend, ControllerLoop, Kind, Objects, ReconcileRecord, RolloutState, Run, StepError,
-//!     WriteCounts, strategies::{self, Op},
-//! };
-//! use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration};
-//! use gateway_reconcile::{
-//!     DeploymentWrite, Settings, StatusPatch, WriteKind, WriteOutcome, WriteRecord,
-//! };
-//! use serde_json::{Value, json};
 //!
-//! /// The embedder's store: objects as JSON, by kind.
-//! #[derive(Default)]
-//! struct Store {
-//!     objects: BTreeMap<&'static str, Value>,
-//!     failures: Option<(u32, WriteOutcome)>,
-//!     writes: WriteCounts,
-//! #   revision: u64,
-//! }
-//! # impl Store {
-//! #     fn get<T: serde::de::DeserializeOwned>(&self, kind: Kind) -> Option<T> {
-//! #         self.objects.get(kind.key()).and_then(|v| serde_json::from_value(v.clone()).ok())
-//! #     }
-//! #     /// Stores with a new resourceVersion; a spec change bumps the generation.
-//! #     fn put(&mut self, kind: Kind, mut object: Value) {
-//! #         self.revision += 1;
-//! #         if !matches!(kind, Kind::Template | Kind::Routes) {
-//! #             let old = self.objects.get(kind.key());
-//! #             let generation = old.and_then(|o| o.pointer("/metadata/generation"))
-//! #                 .and_then(Value::as_i64).unwrap_or(0);
-//! #             let bumped = old.is_none_or(|o| o.get("spec") != object.get("spec"));
-//! #             object["metadata"]["generation"] = json!(generation + i64::from(bumped));
-//! #             object["metadata"]["resourceVersion"] = json!(self.revision.to_string());
-//! #         }
-//! #         self.objects.insert(kind.key(), object);
-//! #     }
-//! #     fn write(&mut self, write: &DeploymentWrite) -> WriteOutcome {
-//! #         self.writes.deployment_writes += 1;
-//! #         if let Some((count, outcome)) = self.failures.take() {
-//! #             self.failures = (count > 1).then(|| (count - 1, outcome.clone()));
-//! #             return outcome;
-//! #         }
-//! #         let (DeploymentWrite::Create(desired) | DeploymentWrite::Update { desired, .. }) = write;
-//! #         let mut object = desired.to_json();
-//! #         if let Some(status) = self.objects.get("deployment").and_then(|d| d.get("status")) {
-//! #             object["status"] = status.clone();
-//! #         }
-//! #         self.put(Kind::Deployment, object);
-//! #         WriteOutcome::Applied
-//! #     }
-//! # }
-//!
-//! /// The embedder's port: the I/O of one reconcile on its store. The loop around it is the
-//! /// crate's `Driver`: read, plan, write, settle, keep the write record, status patch.
-//! struct StorePort<'s>(&'s mut Store);
-//!
-//! impl Port for StorePort<'_> {
-//!     type Inputs = OwnedInputs;
-//!     type Error = String;
-//!
-//!     async fn read(&mut self) -> Result<Gathered<OwnedInputs>, String> {
-//!         let store = &*self.0;
-//!         let gateway: Gateway = store.get(Kind::Gateway).ok_or("no Gateway")?;
-//!         let template: Deployment = store.get(Kind::Template).ok_or("no template")?;
-//!         let mut inputs = OwnedInputs::new(gateway, Arc::new(template));
-//!         inputs.class = store.get(Kind::GatewayClass);
-//!         inputs.configuration = store.get::<GatewayConfiguration>(Kind::Configuration).into();
-//!         inputs.deployment = store.get(Kind::Deployment);
-//!         inputs.routes = store.get(Kind::Routes).unwrap_or_default();
-//!         Ok(Gathered::Inputs(inputs))
-//!     }
-//!
-//!     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
-//!         self.0.write(&write)
-//!     }
-//!
-//!     async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, String> {
-//!         let mut gateway = self.0.objects["gateway"].clone();
-//!         patch.apply_to(&mut gateway);
-//!         self.0.put(Kind::Gateway, gateway);
-//!         self.0.writes.status_writes += 1;
-//!         Ok(StatusWrite::Written)
-//!     }
-//!
-//!     async fn record(&mut self, _: WriteKind, _: &[Event]) {}
-//! }
-//!
-//! /// The toy controller: its store, its loop (with the loop's memory), its schedule.
-//! struct Toy {
-//!     store: Store,
-//!     driver: Driver,
-//!     due: Option<Timestamp>,
-//!     settings: Settings,
-//!     now: Timestamp,
-//! }
-//!
-//! type Step<T> = Result<T, StepError<String>>;
-//!
-//! impl Backend for Toy {
-//!     type Error = String;
-//!
-//!     fn reconcile(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
-//!         self.now = now;
-//!         let reconciled = ready(self.driver.reconcile(&mut StorePort(&mut self.store), now))
-//!             .map_err(|e| e.to_string())?
-//!             .map_err(|e| e.to_string())?;
-//!         // The loop's schedule, as a real loop keeps it.
-//!         self.due = reconciled.requeue.deadline(now);
-//!         let decided = reconciled.decided.ok_or("nothing read")?;
-//!         let after: Gateway = self.store.get(Kind::Gateway).ok_or("no Gateway")?;
-//!         Ok(ReconcileRecord::of(now, decided, after.status))
-//!     }
-//!
-//!     fn fail_writes(&mut self, count: u32, outcome: &WriteOutcome) -> Step<()> {
-//!         self.store.failures = (count > 0).then(|| (count, outcome.clone()));
-//!         Ok(())
-//!     }
-//!
-//!     fn restart(&mut self, _: Timestamp) -> Step<()> {
-//!         (self.driver, self.due) = (Driver::new(self.settings.clone()), None);
-//!         Ok(())
-//!     }
-//!
-//!     fn read(&self, kind: Kind) -> Step<Option<Value>> {
-//!         Ok(self.store.objects.get(kind.key()).cloned())
-//!     }
-//!
-//!     fn write_counts(&self) -> WriteCounts {
-//!         self.store.writes
-//!     }
-//! #
-//! #   fn create(&mut self, settings: &Settings, objects: Objects, now: Timestamp) -> Step<()> {
-//! #       (self.settings, self.now) = (settings.clone(), now);
-//! #       self.driver = Driver::new(settings.clone());
-//! #       let template = objects.template.unwrap_or_else(gateway_reconcile::template::default_template);
-//! #       for (kind, object) in [
-//! #           (Kind::GatewayClass, objects.gateway_class), (Kind::Gateway, Some(objects.gateway)),
-//! #           (Kind::Configuration, objects.configuration),
-//! #           (Kind::Deployment, objects.deployment.map(Deployment::into_json)),
-//! #           (Kind::Template, Some(template.into_json())),
-//! #           (Kind::Routes, serde_json::to_value(objects.routes).ok()),
-//! #       ] {
-//! #           if let Some(object) = object { self.store.put(kind, object); }
-//! #       }
-//! #       Ok(())
-//! #   }
-//! #   fn patch(&mut self, kind: Kind, patch: &Value, _: Timestamp) -> Step<()> {
-//! #       let mut object = self.store.objects.get(kind.key()).cloned().unwrap_or(json!({}));
-//! #       gateway_reconcile::sim::merge_patch::apply(&mut object, patch);
-//! #       self.store.put(kind, object);
-//! #       Ok(())
-//! #   }
-//! #   fn delete(&mut self, kind: Kind, _: Timestamp) -> Step<()> {
-//! #       self.store.objects.remove(kind.key());
-//! #       Ok(())
-//! #   }
-//! #   fn rollout(&mut self, state: RolloutState, now: Timestamp) -> Step<()> {
-//! #       let mut d = self.store.objects.get("deployment").cloned()
-//! #           .ok_or_else(|| StepError::Failed("no Deployment".to_owned()))?;
-//! #       let replicas = d["spec"]["replicas"].as_i64().unwrap_or(1);
-//! #       let ready = if state == RolloutState::Complete { replicas } else { 0 };
-//! #       let available = if ready == replicas { "True" } else { "False" };
-//! #       d["status"] = json!({"observedGeneration": d["metadata"]["generation"],
-//! #           "replicas": replicas, "updatedReplicas": replicas, "readyReplicas": ready,
-//! #           "availableReplicas": ready, "conditions": [{"type": "Available",
-//! #           "status": available, "reason": "Rollout", "lastTransitionTime": now.to_string()}]});
-//! #       self.store.put(Kind::Deployment, d);
-//! #       Ok(())
-//! #   }
-//! #   fn mutate_writes(&mut self, _: Option<&Value>, _: Timestamp) -> Step<()> {
-//! #       Err(StepError::Skip("the toy has no admission".into()))
-//! #   }
-//! }
-//!
-//! impl ControllerLoop for Toy {
-//!     fn settings(&self) -> &Settings { &self.settings }
-//!     fn now(&self) -> Timestamp { self.now }
-//!     fn write_record(&self) -> Option<WriteRecord> { self.driver.write_record("ns", "gw") }
-//!     fn next_due(&self) -> Option<Timestamp> { self.due }
-//! }
-//!
-//! let mut toy = Toy { store: Store::default(), driver: Driver::default(), due: None,
-//!                     settings: Settings::default(), now: Timestamp::UNIX_EPOCH };
-//! toy.create(&strategies::settings(), strategies::objects(), strategies::start()).unwrap();
-//! let mut run = Run::new(toy).unwrap();
-//! for op in [Op::Reconcile, Op::Rollout(0), Op::Reconcile, Op::ConfigurationEdit(3),
-//!            Op::Fail(4, 10), Op::Reconcile, Op::Advance(150)] {
-//!     run.apply(&op).unwrap();
-//! }
-//! // The backoff reconciles the toy scheduled ran during the advance, and Degraded came
-//! // on time, 120 s after ConfigurationApplied turned False.
-//! assert!(run.steps().iter().filter(|s| s.due).count() >= 5);
-//! assert!(run.text().contains("Degraded = True/ApplyFailing (observedGeneration 1, since 2026-01-01T00:02:00Z)"));
-//! run.converge().unwrap();
-//! ```
+//! A controller with a store of its own implements [`Backend`] for it (five required
+//! methods; the faults it cannot inject default to [`StepError::Unsupported`]) and
+//! [`ControllerLoop`] for its loop, its reconcile being the same driver over its own port.
+//! [`merge_patch`] is the JSON merge patch such a store applies.
 //!
 //! # A snapshot of the condition output through a fault schedule
 //!
@@ -264,9 +78,9 @@
 //!
 //! # A property test of an embedder's loop
 //!
-//! With the simulated cluster here; with an embedder's own [`ControllerLoop`], `Run::new`
-//! takes it instead (leave out of the schedule the ops it cannot do, e.g. with
-//! `prop_filter`).
+//! With the simulated cluster here; with an embedder's own [`ControllerLoop`] (a
+//! [`StoreLoop`], as above), `Run::new` takes it instead (a loop of its own leaves out of the
+//! schedule the ops it cannot do, e.g. with `prop_filter`).
 //!
 //! ```
 //! use gateway_reconcile::testing::{Run, invariants, strategies};
@@ -286,10 +100,11 @@
 //! # my_controller_tells_the_truth();
 //! ```
 //!
-//! See the `embedder_snapshot` and `embedder_proptest` examples for complete files.
+//! See also the `embedder_snapshot` and `embedder_proptest` examples.
 
 mod controller_loop;
 pub mod invariants;
+mod store;
 pub mod strategies;
 pub mod text;
 
@@ -297,14 +112,18 @@ use std::fmt::Write as _;
 
 use jiff::Timestamp;
 
-use crate::sim::cluster::{Cluster, format_time};
+use crate::sim::cluster::format_time;
 use crate::sim::scenario::{Effect, Entry};
 pub use controller_loop::ControllerLoop;
 
 // What an embedder's test names, reachable from here (their home is the simulator's).
-pub use crate::sim::cluster::{Kind, Objects, ReconcileRecord, RolloutState};
+pub use crate::sim::cluster::{
+    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileRecord, RolloutState,
+};
+pub use crate::sim::merge_patch;
 pub use crate::sim::scenario::{Backend, StepError, WriteCounts};
 use invariants::{Invariants, Violation};
+pub use store::{Reconciler, Store, StoreLoop};
 use strategies::Op;
 
 /// A schedule run on a [`ControllerLoop`] (the simulated [`Cluster`] unless said otherwise):

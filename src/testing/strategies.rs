@@ -15,8 +15,8 @@ use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileRecord,
 use crate::sim::scenario::{Backend, StepError};
 use crate::wire::{Deployment, L34Route};
 
-use super::ControllerLoop;
 use super::invariants::{Invariants, Violation};
+use super::{ControllerLoop, Store};
 
 /// The GatewayClass `controllerName` of [`Settings::default`]: the Gateway is ours.
 pub const OURS: &str = "meridio-2.nordix.org/gateway-controller";
@@ -219,6 +219,12 @@ fn configuration_object(spec: &Value) -> Value {
 /// A cluster holding [`objects`] with [`settings`], its clock at [`start`].
 pub fn cluster() -> Result<Cluster, ClusterError> {
     Cluster::new(settings(), start(), objects())
+}
+
+/// The kit's in-memory store holding [`objects`] with [`settings`], its clock at [`start`]:
+/// the Gateway `ns/gw` first (add others with [`Store::add`]).
+pub fn store() -> Result<Store, ClusterError> {
+    Store::new(settings(), start(), objects())
 }
 
 /// At most this many reconciles fall due within one [`Op::Advance`]: more is a loop that
