@@ -105,7 +105,7 @@ pub struct Real {
     /// The `failWrites` steps so far.
     fail_steps: u32,
     /// The webhook serving the pending failures, if they are a webhook's.
-    webhook: Option<super::webhook::Webhook>,
+    webhook: Option<crate::common::webhook::Webhook>,
     /// The server's uid → the file's, for objects other than the Gateway whose file gives a
     /// uid (a GatewayConfiguration's uid goes into the Deployment's annotation).
     uids: BTreeMap<String, String>,
@@ -115,7 +115,7 @@ pub struct Real {
     /// Deployment write (`restart` makes a new one).
     driver: Driver,
     /// The mutating webhook of `mutateWrites`, while one is in effect.
-    mutation: Option<super::webhook::Webhook>,
+    mutation: Option<crate::common::webhook::Webhook>,
 }
 
 fn ar(api_version: &str, kind: &str, plural: &str) -> ApiResource {
@@ -632,7 +632,8 @@ impl Real {
     /// The replay reads fresh where the controller reads its caches: a scenario step
     /// changes the cluster and the next reconcile must decide from that change, which a
     /// watch cache shows only some time later. The caches are the controller stories'
-    /// business (`e2e.rs` runs the shipped binary).
+    /// business (`writes.rs`, `recovery.rs`, `caches.rs` and `revision4.rs` run the shipped
+    /// controller).
     async fn reconcile_at(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
         let controller = self.controller.clone();
         let Some(gateway_json) = self.get(&controller, Kind::Gateway).await? else {
@@ -770,9 +771,10 @@ impl Real {
                 Ok(_) | Err(kube::Error::Api(_)) => {}
                 Err(e) => return failed(format!("remove the mutating webhook: {e}")),
             }
-            super::webhook::until_admission("stop calling the mutating webhook", async || {
-                Ok(!self.calls_webhook(&webhook).await?)
-            })
+            crate::common::webhook::until_admission(
+                "stop calling the mutating webhook",
+                async || Ok(!self.calls_webhook(&webhook).await?),
+            )
             .await
             .or_else(failed)?;
         }
@@ -780,24 +782,24 @@ impl Real {
             return Ok(());
         };
         let dir = std::env::var("E2E_DIR").or_else(|_| failed("E2E_DIR is not set"))?;
-        let served = super::webhook::mutate(&dir, move |object| {
+        let served = crate::common::webhook::mutate(&dir, move |object| {
             let mut changed = object.clone();
             merge(&mut changed, &patch);
             changed
         })
         .await
         .or_else(|e| failed(format!("webhook: {e}")))?;
-        let ca_bundle = super::webhook::ca_bundle(&dir).or_else(failed)?;
+        let ca_bundle = crate::common::webhook::ca_bundle(&dir).or_else(failed)?;
         let (_, rules, only_controller, selector) = self.admission_scope();
         let hook = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
             "metadata": { "name": name },
             "webhooks": [{ "name": MUTATING_WEBHOOK_NAME, "failurePolicy": "Fail", "sideEffects": "None",
-                "admissionReviewVersions": ["v1"], "timeoutSeconds": super::webhook::REQUEST_TIMEOUT.as_secs(),
+                "admissionReviewVersions": ["v1"], "timeoutSeconds": crate::common::webhook::REQUEST_TIMEOUT.as_secs(),
                 "reinvocationPolicy": "Never",
                 "clientConfig": { "url": served.url, "caBundle": ca_bundle },
                 "rules": rules, "matchConditions": only_controller, "namespaceSelector": selector }] });
         self.create_admission(hook).await?;
-        super::webhook::until_admission("call the mutating webhook", async || {
+        crate::common::webhook::until_admission("call the mutating webhook", async || {
             self.calls_webhook(&served).await
         })
         .await
@@ -807,7 +809,10 @@ impl Real {
     }
 
     /// Whether a `dryRun` Deployment create of the controller's now reaches `webhook`.
-    async fn calls_webhook(&self, webhook: &super::webhook::Webhook) -> Result<bool, String> {
+    async fn calls_webhook(
+        &self,
+        webhook: &crate::common::webhook::Webhook,
+    ) -> Result<bool, String> {
         let before = webhook.calls();
         let api = self.api(&self.controller, Kind::Deployment, self.namespace());
         let probe = dynamic(json!({
@@ -934,7 +939,7 @@ impl Real {
         } else {
             "stop denying"
         };
-        super::webhook::until_admission(what, async || {
+        crate::common::webhook::until_admission(what, async || {
             let denied = self.denied_now().await.map_err(|e| e.to_string())?;
             Ok(denied == denying)
         })
@@ -1032,14 +1037,15 @@ impl Real {
         let code = code_of(outcome).unwrap_or(500);
         let (name, rules, only_controller, selector) = self.admission_scope();
         let dir = std::env::var("E2E_DIR").or_else(|_| failed("E2E_DIR is not set"))?;
-        let served = super::webhook::deny(&dir, code, &outcome_reason(outcome), outcome.message())
-            .await
-            .or_else(|e| failed(format!("webhook: {e}")))?;
-        let ca_bundle = super::webhook::ca_bundle(&dir).or_else(failed)?;
+        let served =
+            crate::common::webhook::deny(&dir, code, &outcome_reason(outcome), outcome.message())
+                .await
+                .or_else(|e| failed(format!("webhook: {e}")))?;
+        let ca_bundle = crate::common::webhook::ca_bundle(&dir).or_else(failed)?;
         let hook = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
             "metadata": { "name": name },
             "webhooks": [{ "name": WEBHOOK_NAME, "failurePolicy": "Fail", "sideEffects": "None",
-                "admissionReviewVersions": ["v1"], "timeoutSeconds": super::webhook::REQUEST_TIMEOUT.as_secs(),
+                "admissionReviewVersions": ["v1"], "timeoutSeconds": crate::common::webhook::REQUEST_TIMEOUT.as_secs(),
                 "clientConfig": { "url": served.url, "caBundle": ca_bundle },
                 "rules": rules, "matchConditions": only_controller, "namespaceSelector": selector }] });
         self.webhook = Some(served);
