@@ -21,14 +21,11 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
-/// The webhooks the tests serve on loopback (shared with the scenario replay; this file
-/// serves the holding one only).
-#[allow(dead_code)]
-#[path = "replay/webhook.rs"]
-mod served_webhook;
-
 mod common;
 use common::*;
+// The webhooks the tests serve on loopback (shared with the scenario replay; this file
+// serves the holding one only).
+use common::webhook as served_webhook;
 
 /// How long a Gateway may take to converge after a fault that ended watches with errors:
 /// each watch backs off on its own (0.8 s, doubling), and a watch resumed on a restarted

@@ -2,10 +2,10 @@
 //! this with `--ignored`): the same files, the same expectations, real verbs. A scenario
 //! a real server cannot reproduce is skipped with the reason, never passed.
 
+mod common;
 mod replay {
     pub mod backend;
     pub mod schedules;
-    pub mod webhook;
 }
 
 use std::sync::atomic::Ordering;
@@ -690,7 +690,7 @@ fn write_counts_from_the_audit_log() {
     let mut last = None;
     world
         .rt
-        .block_on(replay::webhook::until_admission(
+        .block_on(common::webhook::until_admission(
             "fail an update calling the unreachable webhook",
             async || {
                 let answer = deployments

@@ -1336,7 +1336,7 @@ async fn a_deleted_namespace_is_left_alone_by_the_controller() {
     // GatewayConfiguration, `InvalidParameters`). Nothing was created. The refused writes:
     // Events (403, each tried once), and the LB's create at most twice (the rejection,
     // and the one retry the controller's own status write wakes, which writes no status:
-    // e2e.rs's rejected-update story allows the same; the next would be 30 s later, by
+    // recovery.rs's rejected-update story allows the same; the next would be 30 s later, by
     // when the Gateway is gone).
     assert!(
         !written

@@ -1,11 +1,22 @@
-//! What the stories on a real control plane share (`e2e.rs`, `operability.rs`,
-//! `faults.rs`): the controller's identity, objects by kind, a story's namespace with the
-//! controller's RBAC and a GatewayClass, conditions by type, the audit log, and the
-//! controller binary in a process of its own. Each test crate uses a part of it.
+//! What the tests on a real control plane share (the stories `writes.rs`, `recovery.rs`,
+//! `caches.rs` and `revision4.rs`, and `operability.rs`, `faults.rs`, `rollouts.rs`,
+//! `replay.rs`): the controller's identity, objects by kind, a story's namespace with the
+//! controller's RBAC and a GatewayClass, conditions by type; in its modules the audit log
+//! (`audit`), the controller binary in a process of its own (`process`), the in-process
+//! controller's story (`story`) and the webhooks served on loopback (`webhook`). Each test
+//! crate uses a part of it.
 #![allow(dead_code)]
 
+pub mod audit;
+pub mod process;
+pub mod story;
+pub mod webhook;
+
+// Each test crate uses a part of these (`use common::*`), some none.
+#[allow(unused_imports)]
+pub use {audit::*, process::*, story::*};
+
 use std::collections::BTreeMap;
-use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use kube::api::{
@@ -276,190 +287,5 @@ impl World {
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-    }
-}
-
-/// One request from the API server's audit log.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Audited {
-    /// When the request came.
-    pub at: jiff::Timestamp,
-    /// When its answer was complete.
-    pub done: jiff::Timestamp,
-    /// Who sent it.
-    pub user: String,
-    /// Its client's user agent (the controller's carries its leader identity).
-    pub agent: String,
-    /// `get`, `list`, `watch`, `create`, `update`, `patch`, ...
-    pub verb: String,
-    /// The resource's plural.
-    pub resource: String,
-    /// `status`, or empty.
-    pub subresource: String,
-    /// The object's name (empty for a list or watch).
-    pub name: String,
-    /// The answer's code.
-    pub code: i64,
-    /// The request's path and query.
-    pub uri: String,
-}
-
-/// Every request on objects in `namespace` (`""`: cluster-scoped ones and those on no
-/// object), in the order the API server logged them.
-pub fn audit(namespace: &str) -> Vec<Audited> {
-    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
-    let text = |e: &Value, key: &str| e[key].as_str().unwrap_or_default().to_owned();
-    let time = |e: &Value, key: &str| {
-        e[key]
-            .as_str()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or_else(|| panic!("{key} in {e}"))
-    };
-    log.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|e| e["objectRef"]["namespace"].as_str().unwrap_or_default() == namespace)
-        .map(|e| Audited {
-            at: time(&e, "requestReceivedTimestamp"),
-            done: time(&e, "stageTimestamp"),
-            user: e["user"]["username"].as_str().unwrap_or_default().into(),
-            agent: text(&e, "userAgent"),
-            verb: text(&e, "verb"),
-            resource: text(&e["objectRef"], "resource"),
-            subresource: text(&e["objectRef"], "subresource"),
-            name: text(&e["objectRef"], "name"),
-            code: e["responseStatus"]["code"].as_i64().unwrap_or_default(),
-            uri: text(&e, "requestURI"),
-        })
-        .collect()
-}
-
-/// The controller's requests in `namespace` (see [`audit`]).
-pub fn controller_requests(namespace: &str) -> Vec<Audited> {
-    audit(namespace)
-        .into_iter()
-        .filter(|a| a.user == CONTROLLER_USER)
-        .collect()
-}
-
-/// Whether the request changed (or tried to change) an object.
-pub fn is_write(a: &Audited) -> bool {
-    matches!(
-        a.verb.as_str(),
-        "create" | "update" | "patch" | "delete" | "deletecollection"
-    )
-}
-
-/// A free port on loopback.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// Sends `signal` (`-STOP`, `-CONT`, `-TERM`, `-KILL`) to `pid`.
-pub fn signal(pid: u32, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success(), "kill {signal} {pid}");
-}
-
-/// The controller binary in a process of its own, killed when dropped; its output goes
-/// to `<namespace>-<name>.log` in `E2E_DIR`.
-pub struct Process {
-    /// Its Pod name (`POD_NAME`, the leader identity's prefix).
-    pub name: String,
-    child: Child,
-    /// Where `/healthz` and `/readyz` are served.
-    pub health: std::net::SocketAddr,
-    /// Where `/metrics` is served.
-    pub metrics: std::net::SocketAddr,
-    log: std::path::PathBuf,
-}
-
-impl Process {
-    /// Starts the binary as `name` for `world`'s namespace, with `kubeconfig`, probes and
-    /// metrics on free loopback ports, and `extra` flags. Its log filter is
-    /// `E2E_CONTROLLER_LOG`, by default the controller's debug lines and others' info.
-    pub fn start(world: &World, name: &str, kubeconfig: &str, extra: &[&str]) -> Process {
-        let health: std::net::SocketAddr =
-            format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let metrics: std::net::SocketAddr =
-            format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let log = std::path::PathBuf::from(env("E2E_DIR")).join(format!("{}-{name}.log", world.ns));
-        let file = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(BINARY)
-            .args(["--kubeconfig", kubeconfig, "--namespace", &world.ns])
-            .args(["--health-addr", &health.to_string()])
-            .args(["--metrics-addr", &metrics.to_string()])
-            .args(extra)
-            .env("POD_NAME", name)
-            .env(
-                "RUST_LOG",
-                std::env::var("E2E_CONTROLLER_LOG")
-                    .unwrap_or_else(|_| "info,gateway_reconcile_kube=debug".to_owned()),
-            )
-            .stdin(Stdio::null())
-            .stdout(file.try_clone().expect("log file"))
-            .stderr(file)
-            .spawn()
-            .expect("the controller binary starts");
-        Process {
-            name: name.to_owned(),
-            child,
-            health,
-            metrics,
-            log,
-        }
-    }
-
-    /// Its process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Sends it `signal` (see [`signal`]).
-    pub fn signal(&self, signal: &str) {
-        self::signal(self.pid(), signal);
-    }
-
-    /// What it has logged so far.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits at most `limit` for it to exit; its exit status.
-    pub async fn exited(&mut self, limit: Duration) -> ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "{} still runs after {limit:?}; its log:\n{}",
-                self.name,
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// SIGTERM (unless it has exited), and its exit status within 30 s.
-    pub async fn stop(&mut self) -> ExitStatus {
-        if let Ok(Some(status)) = self.child.try_wait() {
-            return status;
-        }
-        self.signal("-TERM");
-        self.exited(Duration::from_secs(30)).await
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
