@@ -8,12 +8,14 @@
 //! env vars and volumes; its throughput is in template elements, so the per-element cost
 //! can be compared across sizes.
 //!
-//! The `validation` group validates GatewayConfigurations with 1× to 1,000× the
-//! verticalScaling entries (the subnets and network attachments grow only to their CRD
-//! bounds, 2 and 10), and computes the addresses of 1× to
-//! 1,000× the L34Routes; throughput is in those elements (subnets, attachments and entries
-//! for `validate`, routes for `addresses`), so a per-element cost that grows with the size
-//! (a pairwise loop) shows.
+//! The `input_size` group runs the steady-state reconcile (plan + settle, nothing to
+//! write) over inputs grown 1× to 1,000×, through `plan` as a controller calls it:
+//! `configuration/Kx` with a GatewayConfiguration of K× the verticalScaling entries (the
+//! subnets and network attachments grow only to their CRD bounds, 2 and 10), its
+//! throughput in those elements (subnets, attachments and entries); `routes/Kx` with 5·K
+//! L34Routes, its throughput in routes. A per-element cost that grows with the size (a
+//! pairwise loop in validation or in the addresses) shows between 100× and 1,000×, where
+//! the grown input outweighs the rest of the reconcile.
 //!
 //! The `labels` group runs the update path with 100 to 10,000 template labels the observed
 //! Deployment lacks; its throughput is in labels.
@@ -21,12 +23,10 @@
 mod common;
 
 use common::{
-    edited, elements, input_elements, parse, realistic, realistic_with, reconcile, scaled_inputs,
-    scaled_template,
+    edited, elements, input_elements, parse, realistic, realistic_with, reconcile,
+    scaled_configuration, scaled_routes, scaled_template,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gateway_reconcile::stages::addresses::addresses;
-use gateway_reconcile::stages::validate::validate;
 use gateway_reconcile::{Settings, WriteOutcome};
 use std::hint::black_box;
 
@@ -87,40 +87,25 @@ fn scaling(c: &mut Criterion) {
     group.finish();
 }
 
-fn validation(c: &mut Criterion) {
+fn input_size(c: &mut Criterion) {
     let settings = Settings::default();
-    let mut group = c.benchmark_group("validation");
+    let mut group = c.benchmark_group("input_size");
     for k in [1, 10, 100, 1000] {
-        let inputs = scaled_inputs(k);
-        group.throughput(Throughput::Elements(input_elements(&inputs) as u64));
-        validate(
-            &settings,
-            &inputs.gateway,
-            Some(&inputs.configuration),
-            &inputs.template,
-        )
-        .expect("the scaled configuration must be valid");
-        group.bench_function(format!("validate/{k}x"), |b| {
-            b.iter(|| {
-                black_box(validate(
-                    &settings,
-                    black_box(&inputs.gateway),
-                    Some(black_box(&inputs.configuration)),
-                    &inputs.template,
-                ))
-                .is_ok()
-            })
+        let configuration = scaled_configuration(k);
+        let routes = scaled_routes(k);
+        for (what, inputs) in [("configuration", &configuration), ("routes", &routes)] {
+            assert!(
+                reconcile(&settings, inputs, None).status.is_none(),
+                "the {k}x {what} input must be in steady state"
+            );
+        }
+        group.throughput(Throughput::Elements(input_elements(&configuration) as u64));
+        group.bench_function(format!("configuration/{k}x"), |b| {
+            b.iter(|| black_box(reconcile(&settings, black_box(&configuration), None)))
         });
-        group.throughput(Throughput::Elements(inputs.routes.len() as u64));
-        group.bench_function(format!("addresses/{k}x"), |b| {
-            let namespaces = gateway_reconcile::NamespaceLabels::new();
-            b.iter(|| {
-                black_box(addresses(
-                    &inputs.gateway,
-                    black_box(&inputs.routes),
-                    &namespaces,
-                ))
-            })
+        group.throughput(Throughput::Elements(routes.routes.len() as u64));
+        group.bench_function(format!("routes/{k}x"), |b| {
+            b.iter(|| black_box(reconcile(&settings, black_box(&routes), None)))
         });
     }
     group.finish();
@@ -154,5 +139,5 @@ fn labels(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, scaling, validation, labels);
+criterion_group!(benches, bench, scaling, input_size, labels);
 criterion_main!(benches);

@@ -40,9 +40,12 @@
 //!   scenario runner).
 //!
 //! Nothing else is needed to run the reconcile. The rules behind its decisions are
-//! documented where they are implemented, in [`stages`] (validation with the exact
-//! `InvalidParameters` messages, the LB Deployment's render, what counts as drift, the
-//! addresses), which [`plan`] runs.
+//! documented in [`reconcile`], under "The rules a plan applies":
+//! [validation](reconcile#validation) with the exact `InvalidParameters` messages,
+//! [the LB Deployment](reconcile#the-lb-deployment) as rendered, what counts as
+//! [drift](reconcile#drift), and the [addresses](reconcile#addresses). The code behind them
+//! is crate-private: [`plan`] runs it, and what a controller needs of it to find and watch
+//! the objects is in [`lookup`].
 //!
 //! # Changes the API server makes to the controller's own write
 //!
@@ -116,7 +119,8 @@
 //! it has been False for [`Settings::degraded_after`] (measured from its
 //! `lastTransitionTime`, so the answer does not depend on process memory). A rejected update
 //! is `Degraded=True/ApplyRejected` at once; a rollout past its progress deadline is
-//! `Degraded=True/RolloutStalled`. Once True, `Degraded` stays True while the gap lasts, its
+//! `Degraded=True/RolloutStalled` (what the crate reads of the Deployment's `status` as a
+//! complete, progressing or stalled rollout: [`Snapshot::with_deployment`]). Once True, `Degraded` stays True while the gap lasts, its
 //! reason following the current cause, until `ConfigurationApplied` is True and the rollout
 //! is not stalled, or `Programmed` turns False.
 //!
@@ -182,8 +186,8 @@
 //!   written and the Deployment carries the current generation; no drift left is implied
 //!   by the generation annotation being compared as drift.
 //! - Render values the API server would refuse are `InvalidParameters`, each
-//!   message naming the field and the value (see [`validate`] for the order and the exact
-//!   messages): a container named twice in `verticalScaling`, a request or limit that is not
+//!   message naming the field and the value (see [validation](reconcile#validation) for the order and
+//!   the exact messages): a container named twice in `verticalScaling`, a request or limit that is not
 //!   a quantity or is negative, a negative `horizontalScaling.replicas`, an LB Deployment
 //!   name (`deploymentPrefix + Gateway name`, shortened past 63 characters, also its `app`
 //!   label value) that is not a DNS-1123 subdomain (a hand-written upper-case name), a
@@ -270,6 +274,24 @@
 //! crate's MSRV (1.88, `rust-version`) holds for its default features and for
 //! `k8s-openapi`, `testing` and `yaml`; CI checks it with that toolchain.
 //!
+//! # Reading these docs
+//!
+//! From a crate that depends on this one, with the features it enables:
+//!
+//! ```text
+//! cargo doc -p gateway-reconcile --open
+//! ```
+//!
+//! No environment is needed, except with `kube`, `k8s-openapi` or `gateway-api` on (each
+//! brings k8s-openapi: kube-core depends on it) while nothing in the build picks a
+//! Kubernetes version of k8s-openapi yet (a binary picks one with a
+//! `v1_*` feature of its own k8s-openapi dependency; with `gateway-api`, of k8s-openapi
+//! 0.28 too): then name one for the build,
+//! `K8S_OPENAPI_ENABLED_VERSION=1.36 cargo doc -p gateway-reconcile --open` (1.36 is one
+//! that both k8s-openapi 0.29 and 0.28, under gateway-api, support). docs.rs builds them with
+//! every feature, the newest Kubernetes version of each k8s-openapi, and the feature
+//! badges (`[package.metadata.docs.rs]`).
+//!
 //! # Example
 //!
 //! See [`reconcile`] for a whole reconcile loop, and the workspace member
@@ -304,7 +326,7 @@ mod settings;
 #[cfg_attr(docsrs, doc(cfg(feature = "sim")))]
 pub mod sim;
 mod snapshot;
-pub mod stages;
+mod stages;
 pub mod template;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]

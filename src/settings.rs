@@ -13,9 +13,33 @@ pub(crate) const MIN_RESYNC: Duration = Duration::from_secs(1);
 /// overflow.
 pub(crate) const MAX_PERIOD: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
-/// How the controller is configured. Every field has the Meridio-2 default, so `{}` is a
-/// valid settings document. Settings are validated ([`Settings::validate`]) when they are
-/// deserialized and again by [`plan`](crate::plan), so settings built in code are checked too.
+/// How the controller is configured. Every field has the Meridio-2 default (each field says
+/// which), so `{}` is a valid settings document, and a document names its fields in
+/// camelCase, durations as [`parse_duration`] reads them. Settings are validated
+/// ([`Settings::validate`]) when they are deserialized and again by
+/// [`plan`](crate::plan), so settings built in code are checked too.
+///
+/// The defaults, as a settings document:
+///
+/// ```
+/// use gateway_reconcile::Settings;
+/// assert_eq!(
+///     serde_json::to_value(Settings::default()).unwrap(),
+///     serde_json::json!({
+///         "controllerName": "meridio-2.nordix.org/gateway-controller",
+///         "parametersGroup": "meridio-2.nordix.org",
+///         "parametersKind": "GatewayConfiguration",
+///         "deploymentPrefix": "sllbr-",
+///         "serviceAccount": "stateless-load-balancer",
+///         "conditionDomain": "meridio-2.nordix.org",
+///         "podCacheLabel": null,
+///         "degradedAfter": "5m",
+///         "generationInProgrammedMessage": true,
+///         "resync": null
+///     })
+/// );
+/// assert_eq!(serde_json::from_str::<Settings>("{}").unwrap(), Settings::default());
+/// ```
 ///
 /// ```
 /// let s: gateway_reconcile::Settings =
@@ -28,31 +52,44 @@ pub(crate) const MAX_PERIOD: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", try_from = "Unchecked")]
 pub struct Settings {
-    /// The GatewayClass `spec.controllerName` that marks a Gateway as ours.
+    /// The GatewayClass `spec.controllerName` that marks a Gateway as ours; also the end of
+    /// the `Accepted` message (`Gateway accepted by NAME`). A domain-prefixed path (a DNS
+    /// subdomain, `/`, then a path; at most 253 characters). Default
+    /// `meridio-2.nordix.org/gateway-controller`.
     pub controller_name: String,
-    /// The only accepted `parametersRef.group`.
+    /// The only accepted `parametersRef.group`: a DNS subdomain. Default
+    /// `meridio-2.nordix.org`.
     pub parameters_group: String,
-    /// The only accepted `parametersRef.kind`.
+    /// The only accepted `parametersRef.kind`: a Gateway API `Kind` (a letter, then
+    /// letters, digits or `-`; at most 63 characters). Default `GatewayConfiguration`.
     pub parameters_kind: String,
     /// The LB Deployment is named `deploymentPrefix + gateway name`, shortened with a hash
-    /// past 63 characters ([`lookup::deployment_name`](crate::lookup::deployment_name));
-    /// at most 53 characters.
+    /// past 63 characters ([`lookup::deployment_name`](crate::lookup::deployment_name)):
+    /// the start of a DNS label (lower-case letters, digits and `-`, not starting with
+    /// `-`), at most 53 characters, possibly empty. Default `sllbr-`.
     pub deployment_prefix: String,
-    /// The LB Pods' `serviceAccountName`.
+    /// The LB Pods' `serviceAccountName`: a DNS subdomain. Default
+    /// `stateless-load-balancer`.
     pub service_account: String,
-    /// The prefix of the custom condition types and of the generation annotation.
+    /// The prefix of the custom condition types (`D/ConfigurationApplied`, `D/Degraded`)
+    /// and of the Deployment's generation and uid annotations
+    /// (`D/gatewayconfiguration-generation`, `D/gatewayconfiguration-uid`): a DNS
+    /// subdomain. Default `meridio-2.nordix.org`.
     pub condition_domain: String,
-    /// A label put on the LB pod template so that a pod cache can select the LB Pods.
+    /// A label put on the LB pod template so that a pod cache can select the LB Pods: a
+    /// valid label key and value. Default none (no label).
     pub pod_cache_label: Option<Label>,
     /// How long ConfigurationApplied may stay False on transient errors before Degraded;
-    /// from 0 (at once) to one year (`8760h`).
+    /// from 0 (at once) to one year (`8760h`). Default 5 minutes (`5m`).
     #[serde(with = "duration")]
     pub degraded_after: Duration,
     /// Whether the Programmed message names the GatewayConfiguration generation. Off gives
     /// exactly `LB Deployment reconciled`, for tooling that matches the old literal.
+    /// Default true.
     pub generation_in_programmed_message: bool,
     /// Look again at an accepted or invalid Gateway after this long instead of waiting for
-    /// the next event (none: rely on watches); from 1 s to one year (`8760h`).
+    /// the next event (none: rely on watches); from 1 s to one year (`8760h`). It also
+    /// caps the backoff after a rejected write. Default none.
     #[serde(with = "optional_duration")]
     pub resync: Option<Duration>,
 }

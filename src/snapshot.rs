@@ -156,7 +156,98 @@ impl<'a> Snapshot<'a> {
         self
     }
 
-    /// Sets the observed LB Deployment.
+    /// Sets the observed LB Deployment, as the API server returns it: its `status` is what
+    /// the crate reads as the rollout.
+    ///
+    /// # The rollout status the crate reads
+    ///
+    /// As `kubectl rollout status` does, and nothing else of `status` (not `readyReplicas`,
+    /// not the `Available` condition, not the Pods):
+    ///
+    /// - **Current.** Only a status the Deployment controller has caught up with counts:
+    ///   `status.observedGeneration` ≥ `metadata.generation` (an absent generation counts
+    ///   as 0). Without `status.observedGeneration`, or with an older one, the rollout is
+    ///   progressing and not stalled.
+    /// - **Complete** when the current status has `status.updatedReplicas` ≥
+    ///   `spec.replicas` (absent: 1), `status.replicas` ≤ `status.updatedReplicas` and
+    ///   `status.availableReplicas` ≥ `status.updatedReplicas` (an absent count is 0).
+    /// - **Progressing** otherwise: `Programmed` stays True, its message ending with
+    ///   `; Pods may still be initializing`. A write the plan makes counts as progressing
+    ///   whatever the status says: a create, and an update that changes the `spec` or the
+    ///   annotations (it moves `metadata.generation`, so the status is not current until the
+    ///   Deployment controller has seen it).
+    /// - **Stalled** when the current status has a condition of type `Progressing` with
+    ///   reason `ProgressDeadlineExceeded` (its `status` is not looked at):
+    ///   `D/Degraded=True/RolloutStalled`, with the message `rollout of Deployment NS/NAME
+    ///   stalled since T: MSG` (T the condition's `lastTransitionTime`, else its
+    ///   `lastUpdateTime`, else `unknown`, as written; MSG its message), unless a failed
+    ///   update of the same reconcile makes `Degraded` `ApplyRejected` or `ApplyFailing`,
+    ///   which win. A stall reported for an older generation does not count, so an update
+    ///   that goes through starts a new rollout. A stall does not turn `Programmed` False:
+    ///   the old Pods still serve.
+    ///
+    /// ```
+    /// use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration};
+    /// use gateway_reconcile::{Plan, Settings, Snapshot, plan, template};
+    /// use serde_json::json;
+    ///
+    /// let gateway: Gateway = serde_json::from_value(json!({
+    ///     "metadata": {"name": "gw", "namespace": "ns", "uid": "u1", "generation": 1},
+    ///     "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+    ///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
+    /// })).unwrap();
+    /// let class: GatewayClass = serde_json::from_value(json!({
+    ///     "metadata": {"name": "meridio"},
+    ///     "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}
+    /// })).unwrap();
+    /// let conf: GatewayConfiguration = serde_json::from_value(json!({
+    ///     "metadata": {"name": "conf", "namespace": "ns", "generation": 7},
+    ///     "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}
+    /// })).unwrap();
+    /// let (settings, template) = (Settings::default(), template::default_template());
+    /// let now = "2026-01-01T00:00:00Z".parse().unwrap();
+    /// let snapshot = Snapshot::new(&gateway, &template)
+    ///     .with_gateway_class(Some(&class))
+    ///     .with_configuration(Some(&conf));
+    /// // The Deployment as created, then as the Deployment controller reports it.
+    /// let Plan::Write(pending) = plan(&settings, snapshot, now).unwrap() else { panic!() };
+    /// let mut stored = pending.write().desired().to_json();
+    /// stored["metadata"]["generation"] = json!(1);
+    /// let with_status = |status: serde_json::Value| {
+    ///     let mut d = stored.clone();
+    ///     d["status"] = status;
+    ///     serde_json::from_value::<Deployment>(d).unwrap()
+    /// };
+    /// let conditions = |deployment: &Deployment| {
+    ///     let snapshot = snapshot.with_deployment(Some(deployment));
+    ///     let Plan::Settled(s) = plan(&settings, snapshot, now).unwrap() else { panic!() };
+    ///     s.status.unwrap().conditions
+    /// };
+    ///
+    /// // Progressing: one of the two replicas (the template's) is not available yet.
+    /// let progressing = with_status(json!({"observedGeneration": 1, "replicas": 2,
+    ///     "updatedReplicas": 2, "availableReplicas": 1}));
+    /// assert_eq!(conditions(&progressing)[1].message,
+    ///     "LB Deployment reconciled with GatewayConfiguration generation 7; Pods may still be initializing");
+    ///
+    /// // Stalled: past the progress deadline.
+    /// let stalled = with_status(json!({"observedGeneration": 1, "replicas": 2,
+    ///     "updatedReplicas": 2, "availableReplicas": 1, "conditions": [{"type": "Progressing",
+    ///     "status": "False", "reason": "ProgressDeadlineExceeded",
+    ///     "message": "ReplicaSet \"x\" has timed out progressing.",
+    ///     "lastTransitionTime": "2025-12-31T23:50:00Z"}]}));
+    /// let degraded = conditions(&stalled).into_iter()
+    ///     .find(|c| c.type_ == "meridio-2.nordix.org/Degraded").unwrap();
+    /// assert_eq!((degraded.status.as_str(), degraded.reason.as_str()), ("True", "RolloutStalled"));
+    /// assert_eq!(degraded.message, "rollout of Deployment ns/sllbr-gw stalled since \
+    ///     2025-12-31T23:50:00Z: ReplicaSet \"x\" has timed out progressing.");
+    ///
+    /// // Complete.
+    /// let complete = with_status(json!({"observedGeneration": 1, "replicas": 2,
+    ///     "updatedReplicas": 2, "availableReplicas": 2}));
+    /// assert_eq!(conditions(&complete)[1].message,
+    ///     "LB Deployment reconciled with GatewayConfiguration generation 7");
+    /// ```
     pub fn with_deployment(mut self, deployment: Option<&'a Deployment>) -> Self {
         self.deployment = deployment;
         self

@@ -1,10 +1,6 @@
-//! The stages a reconcile runs through, and the rules each one implements.
+//! The stages a reconcile runs through; crate-private.
 //!
 //! [`plan`](crate::plan) runs them all, in this order, so an embedder calls none of them:
-//! they are public for what their docs state (which parameters are `InvalidParameters`
-//! and with which message, what the LB Deployment looks like, what counts as drift, how
-//! routes become addresses) and for tests, benchmarks and tools that look at one stage
-//! alone.
 //!
 //! 1. [`validate`]: the Gateway's parameters (GatewayConfiguration, template,
 //!    infrastructure labels and annotations), first failure wins;
@@ -13,9 +9,13 @@
 //! 3. [`drift`]: the desired against the observed Deployment, by meaning;
 //! 4. [`addresses`]: the Gateway's `status.addresses` from its L34Routes.
 //!
-//! The conditions and requeue that follow are [`reconcile`](crate::reconcile)'s. The
-//! names a controller needs to find and watch the objects (the LB Deployment's name and
-//! labels, a route's parent Gateway) are gathered in [`lookup`](crate::lookup).
+//! The rules each one implements are stated once, in the public docs of
+//! [`reconcile`](crate::reconcile) ("The rules a plan applies"), so that an embedder reads
+//! them where it calls [`plan`](crate::plan). What a controller needs of them to find and
+//! watch the objects (the LB Deployment's name, labels and annotations, a route's parent
+//! Gateway and whether it attaches) is re-exported in [`lookup`](crate::lookup). Nothing
+//! else is public: the CRD bounds validation enforces are the CRDs' own (a webhook or a
+//! schema takes them from the CRDs), and the rest is reached through `plan`.
 
 pub mod addresses;
 pub mod drift;

@@ -1,11 +1,11 @@
 //! The LB Deployment template: the crate's built-in default, and loading one from JSON.
 //!
 //! The template is the controller's configuration file for the LB Deployment. Rendering
-//! ([`crate::render`]) fills in what depends on the Gateway: the name, labels, selector, owner
+//! ([the LB Deployment](crate::reconcile#the-lb-deployment)) fills in what depends on the Gateway: the name, labels, selector, owner
 //! reference, the `app` anti-affinity values, `MERIDIO_GATEWAY_NAME`, replicas, resources,
 //! the networks annotation and the readiness gates. Loading a template here only checks that
 //! it is a JSON object; whether it is usable (a pod template with containers) is decided by
-//! [`crate::validate`], so that an unusable file becomes a Gateway condition, not a crash.
+//! [validation](crate::reconcile#validation), so that an unusable file becomes a Gateway condition, not a crash.
 //!
 //! The built-in template has two containers: `loadbalancer` (the stateless load balancer,
 //! which needs `NET_ADMIN` for its nfqueue and policy routing) and `router` (the BGP/BFD
@@ -121,7 +121,8 @@ pub fn default_template() -> Deployment {
 
 /// Reads a template from JSON text (a `kubectl get -o json`-style Deployment).
 ///
-/// Only the shape is checked (a JSON object); usability is [`crate::validate`]'s business.
+/// Only the shape is checked (a JSON object); usability is decided by
+/// [validation](crate::reconcile#validation).
 ///
 /// ```
 /// use gateway_reconcile::template::template_from_json;

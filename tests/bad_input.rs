@@ -676,10 +676,11 @@ fn b39_plan_outcome_refuses_a_duplicate_key() {
 /// gives `InvalidParameters` naming the field and the limit, and nothing is created.
 #[test]
 fn b40_parameter_lists_over_their_crd_bounds() {
-    use gateway_reconcile::stages::validate::{
-        MAX_INFRASTRUCTURE_ENTRIES, MAX_INTERNAL_SUBNETS, MAX_NETWORK_ATTACHMENTS,
-    };
     use gateway_reconcile::wire::{InternalSubnet, NetworkAttachment};
+    // The CRDs' bounds, as the `reconcile` docs state them (section "Validation").
+    const MAX_INTERNAL_SUBNETS: usize = 2;
+    const MAX_NETWORK_ATTACHMENTS: usize = 10;
+    const MAX_INFRASTRUCTURE_ENTRIES: usize = 8;
     type Edit = fn(&mut World, usize);
     let subnets: Edit = |w, n| {
         w.configuration.as_mut().unwrap().spec.internal_subnets = (0..n)

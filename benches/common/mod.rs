@@ -247,11 +247,18 @@ pub fn elements(t: &Deployment) -> usize {
     containers.len() + env + spec["volumes"].as_array().unwrap().len()
 }
 
-/// The realistic configuration scaled `k` times: `2k` internal subnets (IPv4 /24s and IPv6
-/// /64s, disjoint) and `2k` network attachments (distinct interfaces), each up to the CRD's
-/// bound (2 and 10), `2k` verticalScaling entries (distinct names), and `5k` L34Routes.
-pub fn scaled_inputs(k: usize) -> Inputs {
-    use gateway_reconcile::stages::validate::{MAX_INTERNAL_SUBNETS, MAX_NETWORK_ATTACHMENTS};
+/// The GatewayConfiguration CRD's bounds on `spec.internalSubnets` and
+/// `spec.networkAttachments` (the `reconcile` docs, section "Validation"): validation
+/// refuses more, so the scaled configuration grows them only this far.
+const MAX_INTERNAL_SUBNETS: usize = 2;
+const MAX_NETWORK_ATTACHMENTS: usize = 10;
+
+/// The realistic inputs with the GatewayConfiguration scaled `k` times, in steady state
+/// ([`converged`]): its internal subnets (an IPv4 /24 and an IPv6 /64, disjoint) and its
+/// network attachments (distinct interfaces) `2k` each up to the CRD's bound (2 and 10),
+/// and `2k` verticalScaling entries (the two originals and copies named `NAME-j`, which
+/// name no container).
+pub fn scaled_configuration(k: usize) -> Inputs {
     let mut i = realistic();
     let spec = &mut i.configuration.spec;
     spec.internal_subnets = (0..k)
@@ -284,6 +291,13 @@ pub fn scaled_inputs(k: usize) -> Inputs {
             })
             .collect();
     }
+    converged(i)
+}
+
+/// The realistic inputs with `5k` L34Routes attached to the Gateway (one /32 each), in
+/// steady state ([`converged`]).
+pub fn scaled_routes(k: usize) -> Inputs {
+    let mut i = realistic();
     i.routes = (0..5 * k)
         .map(|j| {
             serde_json::from_value(json!({
@@ -294,10 +308,46 @@ pub fn scaled_inputs(k: usize) -> Inputs {
             .unwrap()
         })
         .collect();
-    i
+    converged(i)
 }
 
-/// Subnets, attachments and verticalScaling entries of [`scaled_inputs`].
+/// `inputs` after the reconciles they call for: each Update the plan asks for is taken as
+/// stored (the desired Deployment keeps the observed status, so its rollout stays
+/// complete) and each status patch as written, until a reconcile writes nothing. Panics if
+/// that takes more than four rounds.
+pub fn converged(mut i: Inputs) -> Inputs {
+    let settings = Settings::default();
+    for _ in 0..4 {
+        let snap = Snapshot::new(&i.gateway, &i.template)
+            .with_gateway_class(Some(&i.class))
+            .with_configuration(Some(&i.configuration))
+            .with_deployment(Some(&i.deployment))
+            .with_routes(&i.routes);
+        let (deployment, settlement) = match plan(&settings, snap, now()).unwrap() {
+            Plan::Write(pending) => {
+                let desired = match pending.write() {
+                    DeploymentWrite::Update { desired, .. } => desired.clone(),
+                    DeploymentWrite::Create(_) => panic!("the LB Deployment exists"),
+                };
+                (Some(desired), pending.settle(WriteOutcome::Applied))
+            }
+            Plan::Settled(s) => (None, s),
+        };
+        if deployment.is_none() && settlement.status.is_none() {
+            return i;
+        }
+        if let Some(d) = deployment {
+            i.deployment = d;
+        }
+        if let Some(status) = settlement.status {
+            i.gateway.status = status;
+        }
+    }
+    panic!("the inputs do not reach a steady state")
+}
+
+/// Subnets, attachments and verticalScaling entries of the GatewayConfiguration
+/// ([`scaled_configuration`]).
 pub fn input_elements(i: &Inputs) -> usize {
     let spec = &i.configuration.spec;
     spec.internal_subnets.len()

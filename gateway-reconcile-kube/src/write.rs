@@ -15,7 +15,7 @@
 //!   body no longer matches), never overwritten.
 //!
 //! A replace writes exactly what the core decided, which keeps the write consistent with
-//! the core's drift rules (its `stages::drift` docs), so no write repeats:
+//! the core's drift rules (its `reconcile` docs, section "Drift"), so no write repeats:
 //!
 //! - a **container, env var, volume or readiness gate** another manager adds is drift (lists
 //!   are compared whole); the replace removes it, once per foreign addition. A server-side

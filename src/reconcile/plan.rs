@@ -207,8 +207,10 @@ pub(super) struct ServerChanges {
 /// snapshot (nothing written, look again at once); a Gateway whose GatewayClass is missing
 /// or names another controller is not ours (its `Accepted=True` of this controller becomes
 /// `Accepted=Unknown/Pending`, the domain conditions go, the rest is left alone); then the
-/// parameters are validated ([`validate`](crate::validate)), the Deployment rendered and
-/// compared by meaning with the observed one ([`drift`](crate::drift)). A plan with nothing
+/// parameters are validated ([validation](crate::reconcile#validation)), the Deployment
+/// rendered ([the LB Deployment](crate::reconcile#the-lb-deployment)) and compared by
+/// meaning with the observed one ([drift](crate::reconcile#drift)), and the addresses
+/// computed ([addresses](crate::reconcile#addresses)). A plan with nothing
 /// to write comes settled. Errors are inputs the crate cannot work with; invalid parameters
 /// are not errors but the `InvalidParameters` conditions.
 pub fn plan<'a>(

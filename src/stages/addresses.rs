@@ -1,40 +1,8 @@
 //! The Gateway's `status.addresses`, from the L34Routes attached to it.
 //!
-//! A route is attached when one of its `parentRefs` names the Gateway ([`parent_gateway`])
-//! **and a listener admits it** ([`route_attaches`], the Gateway API's `allowedRoutes`;
-//! without it any namespace's route could put addresses into, or push the owner's
-//! addresses out of, another namespace's Gateway):
-//!
-//! - the listener: the one the parentRef's `sectionName` names (none of that name: not
-//!   attached), or any listener when it names none. A Gateway without listeners (the
-//!   Gateway API's CRD requires at least one, so only a hand-written snapshot has none)
-//!   admits no route;
-//! - `allowedRoutes.namespaces.from`: `Same` (the default, also when `allowedRoutes`,
-//!   `namespaces` or `from` is absent or empty) admits routes of the Gateway's namespace;
-//!   `All` every namespace; `Selector` the namespaces whose labels, as the caller hands
-//!   them ([`Snapshot::namespace_labels`](crate::Snapshot::namespace_labels)), match
-//!   `selector` (`matchLabels`, and `matchExpressions` with `In`, `NotIn`, `Exists`,
-//!   `DoesNotExist`); a namespace whose labels are not handed is admitted by no selector,
-//!   and neither is any namespace when `selector` is absent or is one the API server would
-//!   call invalid (an unknown operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist`
-//!   with values: Kubernetes' `LabelSelectorAsSelector` refuses those). `{}` selects every
-//!   namespace whose labels are handed. Any other `from` admits nothing;
-//! - `allowedRoutes.kinds`: absent or empty admits L34Route (this implementation's own
-//!   kind, whatever the listener's protocol); otherwise an entry of kind [`ROUTE_KIND`]
-//!   and group [`ROUTE_GROUP`] must be listed (an entry's group defaults to
-//!   `gateway.networking.k8s.io`, as in the Gateway API).
-//!
-//! A route holding more `parentRefs` than [`MAX_PARENT_REFS`] or more `destinationCIDRs`
-//! than [`MAX_DESTINATION_CIDRS`] (the L34Route CRD's `maxItems`, the same in this
-//! project's copy and in Meridio-2's) is one the API server refuses, so it can come only
-//! from a hand-written snapshot: it is skipped whole, as an unparsable CIDR is skipped,
-//! since a route is not the Gateway's own parameter and must not make the Gateway invalid.
-//! Only its list lengths are looked at, so a long list costs nothing. The route's other
-//! lists are not read by the crate and so not bounded here (where this project's CRD copy
-//! and Meridio-2's differ, it is on those: `sourcePorts` and `destinationPorts` 1,000 items
-//! against 20, `byteMatches` 100 against 10; and on the length of one `destinationCIDRs`
-//! item, 64 against 50 characters, which the crate does not bound either: an item of any
-//! length is parsed or skipped).
+//! Which routes attach (`allowedRoutes`) and which are skipped (over their CRD's bounds)
+//! is public documentation: the section "Addresses" of [`crate::reconcile`]. A change here
+//! changes that text.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -63,23 +31,6 @@ pub const ROUTE_GROUP: &str = "meridio-2.nordix.org";
 /// bounds (module docs). Only the 16 smallest addresses are ever held, however many routes
 /// there are. `namespaces` holds the labels of the routes' namespaces, for `allowedRoutes`
 /// selectors.
-///
-/// ```
-/// use gateway_reconcile::NamespaceLabels;
-/// use gateway_reconcile::stages::addresses::addresses;
-/// use gateway_reconcile::wire::{Gateway, L34Route};
-/// let gateway: Gateway = serde_json::from_str(r#"{
-///   "metadata": {"name": "gw", "namespace": "ns"},
-///   "spec": {"listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}]}
-/// }"#).unwrap();
-/// let route: L34Route = serde_json::from_str(r#"{
-///   "metadata": {"namespace": "ns"},
-///   "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32", "bad"]}
-/// }"#).unwrap();
-/// let list = addresses(&gateway, &[route], &NamespaceLabels::new());
-/// assert_eq!(list[0].value, "20.0.0.1");
-/// assert_eq!(list.len(), 1);
-/// ```
 pub fn addresses(
     gateway: &Gateway,
     routes: &[L34Route],
@@ -116,10 +67,11 @@ pub fn addresses(
 /// The Gateway a route's `parentRef` names, as `(namespace, name)`, with the Gateway API
 /// defaults applied (group `gateway.networking.k8s.io`, kind `Gateway`, namespace the
 /// route's own); `None` when it names something other than a Gateway. The one definition
-/// of route attachment: [`addresses`] and a controller's route triggers both use it.
+/// of route attachment: the Gateway's addresses and a controller's route triggers both use
+/// it.
 ///
 /// ```
-/// use gateway_reconcile::stages::addresses::parent_gateway;
+/// use gateway_reconcile::lookup::parent_gateway;
 /// use gateway_reconcile::wire::ParentReference;
 /// let parent = ParentReference { name: "gw".into(), ..ParentReference::default() };
 /// assert_eq!(parent_gateway(&parent, "ns"), Some(("ns", "gw")));
@@ -143,10 +95,10 @@ pub fn parent_gateway<'a>(
 /// Whether one of the route's `parentRefs` names the Gateway `namespace/gateway` (see
 /// [`parent_gateway`]), whether or not a listener admits it: what a controller's route
 /// triggers key on (a route that names a Gateway concerns it, attached or not). The CRD's
-/// bounds are not looked at here: [`addresses`] skips a route over them.
+/// bounds are not looked at here: the addresses skip a route over them.
 ///
 /// ```
-/// use gateway_reconcile::stages::addresses::names_gateway;
+/// use gateway_reconcile::lookup::names_gateway;
 /// let route: gateway_reconcile::wire::L34Route = serde_json::from_str(r#"{
 ///   "metadata": {"namespace": "ns"}, "spec": {"parentRefs": [{"name": "gw"}]}
 /// }"#).unwrap();
@@ -165,9 +117,10 @@ pub fn names_gateway(route: &L34Route, gateway: &str, namespace: &str) -> bool {
 
 /// Whether the route is attached to the Gateway: one of its `parentRefs` names the
 /// Gateway ([`parent_gateway`]) and a listener admits the route (the listener the
-/// parentRef's `sectionName` names, or any listener when it names none; see the module docs
-/// for `allowedRoutes`). `namespaces` holds the labels of the routes' namespaces. The CRD's
-/// bounds are not looked at here: [`addresses`] skips a route over them.
+/// parentRef's `sectionName` names, or any listener when it names none; see
+/// [Addresses](crate::reconcile#addresses) for `allowedRoutes`). `namespaces` holds the
+/// labels of the routes' namespaces. The CRD's bounds are not looked at here: the
+/// addresses skip a route over them.
 ///
 /// ```
 /// use gateway_reconcile::NamespaceLabels;

@@ -1,81 +1,9 @@
 //! Semantic drift between the desired and the observed Deployment.
 //!
-//! The observed Deployment has been through the API server: defaulted (strategy,
-//! `terminationMessagePath`, `fieldRef.apiVersion`, ...), normalized (quantities in canonical
-//! form) and annotated by other controllers. [`drift`] therefore compares by meaning, not by
-//! bytes, and returns the paths that differ (empty: no update needed).
-//!
-//! # Rules
-//!
-//! - **Subset.** Every value the desired object sets must be present and equal in the
-//!   observed one. A field only the observed object has is not drift (server defaults, other
-//!   controllers' labels and annotations).
-//! - **Unset and empty.** A desired `null` sets nothing and is never drift. A desired empty
-//!   value (`{}`, `[]`, `""`, `false`, `0`, or an object of such values) against an absent or
-//!   `null` observed value is not drift: the API server drops empty (`omitempty`) fields.
-//! - **Lists** are compared whole. Lists of objects with a merge key are paired by it,
-//!   whatever the order: `containers`, `initContainers`, `ephemeralContainers`, `env`,
-//!   `volumes`, `ports`, `imagePullSecrets` by `name`; `volumeMounts` by `mountPath`;
-//!   `volumeDevices` by `devicePath`; `readinessGates` by `conditionType`;
-//!   `ownerReferences` by `uid`. A desired element with no observed partner, and an observed
-//!   element with no desired partner, are drift at that element (`env[POD_UID]`); when a key
-//!   occurs a different number of times on each side, that key is drift. If any element of
-//!   either side lacks a string key (unnamed ports, say) the list is paired by index instead,
-//!   as are all other lists: different lengths are drift at the list itself, otherwise
-//!   element `i` is compared with element `i` (`args[1]`). So a list without a merge key
-//!   (`tolerations`, `args`, `command`, ...) is atomic: compared whole, in order; its
-//!   elements are compared by the same rules as any object (a field only the observed
-//!   element has, a server default, is not drift).
-//! - **Env value source** is compared exactly: in a container's `env` entry, a `value` or
-//!   `valueFrom` only the observed entry has is drift (`value` against `valueFrom` is drift
-//!   in both directions). An empty `value` is no value (the API server drops it).
-//! - **String maps keep empty values**: an entry of `nodeSelector`, `labels`, `annotations`
-//!   or `matchLabels` whose desired value is `""` must be present (the API server keeps map
-//!   entries; the empty rule above is for struct fields).
-//! - **Quantities** (values under `resources.requests` and `resources.limits`, and any
-//!   `sizeLimit`) are compared by value (as the API server parses quantities): `0.5` == `500m`, `1Gi` == `1024Mi`.
-//!   A JSON number counts as its decimal text; a malformed quantity is compared as written.
-//!   Requests and limits are compared rounded up to a milli, as the API server stores them
-//!   (`100u` == `1m`).
-//!   Other numbers are compared by value (`1` == `1.0`).
-//! - **Owned fields whose absence matters** are compared exactly, in both directions:
-//!   - the Deployment's generation and uid annotations ([`Enforcement::identity_annotations`],
-//!     the keys of the condition domain): present on one side only is drift;
-//!   - the pod-template annotation `k8s.v1.cni.cncf.io/networks` (compared as text: the
-//!     renderer keeps the observed text when it is equal as a set);
-//!   - `spec.template.spec.readinessGates`: observed gates the desired object lacks are
-//!     drift even when the desired list is absent;
-//!   - `spec.selector`: equal, with no extra keys (an empty map equals an absent one);
-//!   - `spec.replicas` when [`Enforcement::replicas`], an absent value meaning the server's
-//!     default 1; when not enforced, `spec.replicas` is not compared at all (an autoscaler
-//!     owns it, and the renderer keeps the observed value);
-//!   - `requests` and `limits` of `spec.template.spec.containers` named in
-//!     [`Enforcement::resources`]: the same resource names, equal quantities.
-//! - **Server-owned** fields are ignored on both sides: top-level `status`, `apiVersion` and
-//!   `kind` (typed clients strip the last two), and `metadata.resourceVersion`,
-//!   `managedFields`, `creationTimestamp`, `uid`, `generation`, `selfLink`,
-//!   `deletionTimestamp`, `deletionGracePeriodSeconds`.
-//!
-//! # Paths
-//!
-//! Object keys are joined with `.`; a key containing `.`, `/`, `[` or `]` (or empty) is
-//! written in brackets instead (`metadata.annotations[meridio-2.nordix.org/gatewayconfiguration-generation]`,
-//! `resources.limits[nvidia.com/gpu]`). A merge-keyed list element is `[key]`
-//! (`spec.template.spec.containers[router].env[POD_UID]`), an index-paired one `[i]`. Drift is
-//! reported at the deepest meaningful place: the changed scalar (`containers[router].image`),
-//! each missing desired leaf when the observed object lacks a whole sub-object, the element
-//! for a missing or extra keyed element, the list for an index-paired length mismatch, the
-//! object itself for a type mismatch. The result is sorted and deduplicated.
-//!
-//! # Cost
-//!
-//! One walk over the desired tree, following the observed one alongside, without cloning;
-//! path strings are only built for drifted fields. Keyed lists are paired by sorting
-//! `(key, index)` pairs, so long lists cost `O(n log n)`. Which owned fields are compared
-//! apart, and how, is declared once with the fields. The reconcile walks the owned
-//! part of an update render where it lies: its values borrowed from the observed Deployment
-//! until a rule changes one, its containers the template's with the few fields the rules
-//! change laid over them. A steady-state reconcile copies nothing the rules leave alone.
+//! [`drift`] compares by meaning, not by bytes, and returns the paths that differ (empty:
+//! no update needed). Its rules, the form of the paths and its cost are public
+//! documentation: the section "Drift" of [`crate::reconcile`]. A change here changes that
+//! text.
 
 use crate::wire::tree::{Map, Number, Value};
 
@@ -137,25 +65,6 @@ impl Default for Enforcement {
 impl Enforcement {
     /// What a GatewayConfiguration enforces, with the annotation keys of the settings'
     /// condition domain. The container names are sorted and deduplicated.
-    ///
-    /// ```
-    /// use gateway_reconcile::stages::drift::Enforcement;
-    /// use gateway_reconcile::wire::GatewayConfiguration;
-    /// use gateway_reconcile::Settings;
-    ///
-    /// let configuration: GatewayConfiguration = serde_json::from_value(serde_json::json!({
-    ///     "spec": {
-    ///         "horizontalScaling": { "replicas": 2, "enforceReplicas": true },
-    ///         "verticalScaling": { "containers": [
-    ///             { "name": "router", "enforceResources": true },
-    ///             { "name": "loadbalancer" }
-    ///         ] }
-    ///     }
-    /// })).unwrap();
-    /// let enforcement = Enforcement::of(&Settings::default(), &configuration);
-    /// assert!(enforcement.replicas);
-    /// assert_eq!(enforcement.resources, ["router"]);
-    /// ```
     pub fn of(settings: &Settings, configuration: &GatewayConfiguration) -> Self {
         let spec = &configuration.spec;
         let replicas = spec
@@ -181,34 +90,9 @@ impl Enforcement {
 
 /// The drifted field paths (e.g. `spec.template.spec.containers[router].env[POD_UID]`);
 /// empty when the observed Deployment is as desired. See the module documentation for the
-/// rules.
-///
-/// ```
-/// use gateway_reconcile::stages::drift::{Enforcement, drift};
-/// use gateway_reconcile::wire::Deployment;
-///
-/// let desired: Deployment = serde_json::from_value(serde_json::json!({
-///     "spec": { "template": { "spec": { "containers": [
-///         { "name": "router", "image": "router:1", "resources": { "limits": { "cpu": "0.5" } } }
-///     ] } } }
-/// })).unwrap();
-/// // Server-defaulted, quantity normalized: no drift.
-/// let observed: Deployment = serde_json::from_value(serde_json::json!({
-///     "spec": { "revisionHistoryLimit": 10, "template": { "spec": { "containers": [
-///         { "name": "router", "image": "router:1", "imagePullPolicy": "IfNotPresent",
-///           "resources": { "limits": { "cpu": "500m" } } }
-///     ] } } }
-/// })).unwrap();
-/// assert!(drift(&desired, &observed, &Enforcement::default()).is_empty());
-///
-/// let mut json = observed.to_json();
-/// json["spec"]["template"]["spec"]["containers"][0]["image"] = "router:2".into();
-/// let changed: Deployment = serde_json::from_value(json).unwrap();
-/// assert_eq!(
-///     drift(&desired, &changed, &Enforcement::default()),
-///     ["spec.template.spec.containers[router].image"]
-/// );
-/// ```
+/// rules. The reconcile compares the owned part alone ([`drift_owned`]); the tests compare
+/// it with this generic walk over whole Deployments.
+#[cfg(test)]
 pub fn drift(
     desired: &Deployment,
     observed: &Deployment,

@@ -1,8 +1,7 @@
 //! The Multus networks annotation (`k8s.v1.cni.cncf.io/networks`): parse, merge, write.
 //!
-//! The annotation holds either a JSON list of network selection objects or the comma
-//! shorthand `ns/name@if, name@if2`. The template's selections come first (those the
-//! GatewayConfiguration does not repeat), then the GatewayConfiguration's in spec order.
+//! The forms the annotation takes and the order of the merged selections are public
+//! documentation: the section "The LB Deployment" of [`crate::reconcile`].
 
 use std::collections::BTreeSet;
 
@@ -26,14 +25,6 @@ pub struct NetworkSelection {
 /// Parses an annotation value; `default_namespace` fills selections that name none.
 /// Malformed items (shorthand with an empty name, JSON entries without a string `name`) are
 /// skipped; text that is neither a JSON list nor shorthand yields what could be read.
-///
-/// ```
-/// use gateway_reconcile::stages::nad::parse_annotation;
-/// let list = parse_annotation("ns1/a@eth1, b@eth2", "gw-ns");
-/// assert_eq!(list[0].namespace, "ns1");
-/// assert_eq!(list[1].namespace, "gw-ns");
-/// assert_eq!(list[1].interface, "eth2");
-/// ```
 pub fn parse_annotation(text: &str, default_namespace: &str) -> Vec<NetworkSelection> {
     let trimmed = text.trim();
     if trimmed.starts_with('[') {
@@ -92,7 +83,9 @@ fn selection(name: &str, namespace: &str, interface: &str, default_ns: &str) -> 
 }
 
 /// The template's selections not repeated (same namespace, name and interface) by the
-/// GatewayConfiguration, then the GatewayConfiguration's in order.
+/// GatewayConfiguration, then the GatewayConfiguration's in order (validation uses
+/// [`merge_owned`]).
+#[cfg(test)]
 pub fn merge(
     template: &[NetworkSelection],
     configuration: &[NetworkSelection],
@@ -116,12 +109,6 @@ pub(crate) fn merge_owned(
 }
 
 /// The annotation value: a JSON list of `{"name","namespace","interface"}`.
-///
-/// ```
-/// use gateway_reconcile::stages::nad::{NetworkSelection, to_annotation};
-/// let s = NetworkSelection { name: "a".into(), namespace: "ns".into(), interface: "eth1".into() };
-/// assert_eq!(to_annotation(&[s]), r#"[{"name":"a","namespace":"ns","interface":"eth1"}]"#);
-/// ```
 pub fn to_annotation(list: &[NetworkSelection]) -> String {
     /// The wire form, fields in the order Multus documents them.
     #[derive(Serialize)]

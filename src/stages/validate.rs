@@ -1,101 +1,7 @@
 //! Validation of the Gateway's parameters, first failure wins.
 //!
-//! The checks run in this order; the first that fails is the one reported, and its
-//! [`Invalid`] `Display` is the exact condition message:
-//!
-//! 1. a parameters reference applies ([`lookup::parameters_ref`]): the Gateway's own
-//!    `spec.infrastructure.parametersRef` (naming a GatewayConfiguration in the Gateway's
-//!    namespace), else its GatewayClass's `spec.parametersRef` (the class's default, in the
-//!    namespace the class's reference names, which may differ from the Gateway's);
-//! 2. its `group` and `kind` are `Settings::parameters_group` / `parameters_kind` (exact,
-//!    case-sensitive; [`lookup::is_ours`]); the message is the same for a class's
-//!    reference. A class's reference without `namespace` is refused next with the class's
-//!    own message, `parametersRef.namespace is required for a GatewayConfiguration`;
-//! 3. the GatewayConfiguration exists, and is the one referenced: a configuration whose
-//!    `metadata.name` differs from the reference's name, or whose `metadata.namespace`
-//!    differs from the reference's namespace, is reported as not found, as if the caller
-//!    had passed none (a caller bug or a stale cache must not make the Gateway run with
-//!    someone else's parameters). A missing name or namespace on either side is not a
-//!    mismatch. When the caller hands the referenced configuration as unreadable
-//!    ([`UnreadableConfiguration`]: it exists but does not read into the crate's type), the
-//!    failure is `GatewayConfiguration "NAME" cannot be read: WHY` (WHY the reader's
-//!    error), whatever readable configuration is also given. Messages naming a
-//!    configuration the class provides name it `NS/NAME`
-//!    ([`ConfigurationRef`]'s `Display`);
-//! 4. `spec.internalSubnets`: at most [`MAX_INTERNAL_SUBNETS`] (2, the CRD's `maxItems`:
-//!    `GatewayConfiguration spec.internalSubnets: must have at most 2 items (has 3)`), at
-//!    least one; then each subnet in list order, completely,
-//!    before the next: attachment type `NAD`, the CIDR parses (an IPv4 or IPv6 address as `std::net::IpAddr` reads it, without a
-//!    zone, and a prefix of plain decimal digits without sign or leading zero, at most 32
-//!    or 128; host bits may be set), is not a
-//!    default route, holds no IPv6 link-local address, and does not overlap any earlier
-//!    subnet (the first earlier one it overlaps is named). So the reported failure is always
-//!    the one of the earliest bad subnet, as in the Meridio-2 controller this models: with
-//!    `[10.0.0.0/8, 10.1.0.0/16, junk]` the overlap is reported, not the junk;
-//! 5. `spec.networkAttachments`: at most [`MAX_NETWORK_ATTACHMENTS`] (10, the CRD's
-//!    `maxItems`: `GatewayConfiguration spec.networkAttachments: must have at most 10 items
-//!    (has 11)`); then each in list order, completely, before the next: type `NAD`
-//!    (exact), `nad` present, `nad.name` non-empty, `nad.interface` non-empty, interface not
-//!    used by an earlier attachment;
-//! 6. `spec.verticalScaling.containers`, in list order: no ResourceClaims. A `claims` entry
-//!    in `resources` that is anything but `null` or an empty list counts as claims; then
-//!    no container named twice (`verticalScaling container "NAME": duplicate entry`), and
-//!    every request and limit must be a quantity (additions to the spec's list:
-//!    `verticalScaling container "NAME": invalid quantity "X" for requests.cpu`), and none
-//!    negative (`verticalScaling container "NAME": negative quantity "-1" for limits.memory
-//!    (must be greater than or equal to 0)`); then `horizontalScaling.replicas` not negative
-//!    (`horizontalScaling.replicas: invalid value -1: must be greater than or equal to 0`)
-//!    and within a Deployment's `int32` (`horizontalScaling.replicas: invalid value
-//!    2147483648: must be less than or equal to 2147483647`: the CRD's `type: integer` has
-//!    no format, so the API server stores such a GatewayConfiguration).
-//!    These and the checks of steps 8 and 9 refuse render values the API server would refuse
-//!    (it would answer 422 Invalid), so the Gateway says what is wrong rather than carry a write rejection;
-//! 7. the merged network selections (the template's pod-template
-//!    `k8s.v1.cni.cncf.io/networks` annotation, read with [`crate::nad::parse_annotation`],
-//!    merged with the GatewayConfiguration's by [`crate::nad::merge`]): no two entries share
-//!    a non-empty interface (an empty interface lets Multus pick a free name, so it cannot
-//!    clash). Selections without a namespace get the GatewayConfiguration's namespace (a
-//!    class-provided configuration's is the class's, not the Gateway's), else the namespace
-//!    the reference names, else `default`. A networks annotation that is not a string is
-//!    ignored;
-//! 8. the template is usable: `spec.template.spec.containers` is a non-empty list of
-//!    objects, each with a non-empty string `name`, names unique (rendering and drift pair
-//!    containers by name). This comes last, as the spec lists it; [`Invalid::is_template`]
-//!    tells the caller to back off and retry, since the controller's template file may be
-//!    fixed without any object changing. The template's render values are checked here too,
-//!    each failure naming the field and the value: `spec.replicas` a non-negative integer;
-//!    every request and limit of its containers and init containers a quantity, not negative
-//!    (`spec.template.spec.containers[NAME].resources.limits.memory: negative quantity
-//!    "-1Gi"`); the label values of `metadata.labels` and `spec.template.metadata.labels` of
-//!    the label-value form, at most 63 characters;
-//! 9. the LB Deployment name ([`deployment_name`]: `deploymentPrefix + Gateway name`,
-//!    shortened with a hash past 63 characters), which is also the value of its `app`
-//!    label, is a DNS-1123 subdomain and a label value: `LB Deployment name "NAME"
-//!    (deploymentPrefix + Gateway name): WHY` (the API server's explanation of the form,
-//!    e.g. for an upper-case name in a hand-written snapshot); and the
-//!    `gateway.networking.k8s.io/gateway-name` label's value ([`gateway_name_label`]) is a
-//!    label value: `label gateway.networking.k8s.io/gateway-name: invalid value "V" (the
-//!    Gateway name): WHY` (a hand-written name starting with `-`). A long Gateway name is
-//!    not a failure: it is shortened;
-//! 10. the Gateway's `spec.infrastructure.labels`, then its `annotations`, which go onto the
-//!     LB Deployment and its pods: each map at most [`MAX_INFRASTRUCTURE_ENTRIES`] entries
-//!     (8, the Gateway API CRD's `maxProperties`: `Gateway spec.infrastructure.labels: must
-//!     have at most 8 entries (has 9)`), then every key a valid label key and every label
-//!     value a valid label value (`infrastructure.labels["KEY"]: invalid key: WHY`).
-//!
-//! The bounds of steps 4, 5 and 10 are those of the CRDs (this project's copies in
-//! `e2e/crds` and Meridio-2's agree on them; the Gateway API's own for the Gateway), so an
-//! object the API server took is never refused by them (the real API server refuses one
-//! over a bound, `Too many: 3: must have at most 2 items`, as the e2e smoke test shows); a
-//! hand-written snapshot over a bound is refused before any of its items is looked at. `spec.verticalScaling.containers` has
-//! no bound in either GatewayConfiguration CRD, so none is enforced here (its checks are
-//! linear, and an entry that names no container is ignored by rendering). The Gateway's
-//! `status.conditions` (8 items in the Gateway API) has its own rule, not a failure (the
-//! 8-item limit of [`crate::conditions`]), and its `status.addresses` (16) is replaced whole by the
-//! crate's own list, which keeps to 16 ([`crate::addresses`]).
-//!
-//! Quoted values in messages (`"T"`, `"C"`, `"IF"`, ...) are written with Rust's string
-//! escaping, so control characters and quotes cannot break a message.
+//! The order of the checks and their exact messages are public documentation: the
+//! section "Validation" of [`crate::reconcile`]. A change here changes that text.
 
 use std::collections::BTreeSet;
 
@@ -137,12 +43,9 @@ pub struct Validated<'a> {
     pub(crate) ipv6: bool,
 }
 
-impl<'a> Validated<'a> {
-    /// The GatewayConfiguration.
-    pub fn configuration(&self) -> &'a GatewayConfiguration {
-        self.configuration
-    }
-
+// The crate reads the fields; the tests read them through these.
+#[cfg(test)]
+impl Validated<'_> {
     /// The merged network selections: the template's not overridden, then the
     /// GatewayConfiguration's in spec order; namespaces resolved.
     pub fn networks(&self) -> &[NetworkSelection] {
@@ -217,7 +120,7 @@ pub enum Invalid {
     },
     /// A subnet CIDR that does not parse.
     #[error(transparent)]
-    InvalidCidr(#[from] CidrError),
+    Cidr(#[from] CidrError),
     /// A subnet CIDR with prefix 0.
     #[error("CIDR {cidr:?}: default route CIDRs (0.0.0.0/0 or ::/0) are not allowed")]
     DefaultRoute {
@@ -284,7 +187,7 @@ pub enum Invalid {
     /// spec's list: the real CRD types these as quantities, so the API server refuses them;
     /// a hand-made snapshot gets this condition rather than a Deployment the server rejects.)
     #[error("verticalScaling container {container:?}: invalid quantity {value:?} for {field}")]
-    InvalidQuantity {
+    Quantity {
         /// The container name.
         container: String,
         /// `requests.cpu`, `limits.memory`, ...
@@ -402,41 +305,9 @@ impl Invalid {
 /// Validates a Gateway that names its own parameters, stopping at the first failure (see
 /// the module docs for the order): [`validate_snapshot`] of a snapshot holding `gateway`,
 /// `configuration` and `template`, without a GatewayClass (so without its default
-/// parameters) and without an unreadable configuration.
-///
-/// ```
-/// use gateway_reconcile::Settings;
-/// use gateway_reconcile::stages::validate::validate;
-/// use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration};
-/// use serde_json::json;
-///
-/// let gateway: Gateway = serde_json::from_value(json!({
-///     "metadata": {"name": "gw", "namespace": "red"},
-///     "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
-///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
-/// })).unwrap();
-/// let mut configuration: GatewayConfiguration = serde_json::from_value(json!({
-///     "metadata": {"name": "conf", "namespace": "red", "generation": 1},
-///     "spec": {
-///         "internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}],
-///         "networkAttachments": [{"type": "NAD", "nad": {"name": "vlan", "interface": "ext"}}]
-///     }
-/// })).unwrap();
-/// let template: Deployment = serde_json::from_value(json!({
-///     "spec": {"template": {"spec": {"containers": [{"name": "loadbalancer"}]}}}
-/// })).unwrap();
-///
-/// let ok = validate(&Settings::default(), &gateway, Some(&configuration), &template).unwrap();
-/// assert!(ok.ipv4() && !ok.ipv6());
-/// assert_eq!(ok.networks()[0].namespace, "red");
-///
-/// configuration.spec.internal_subnets[0].cidr = "::/0".into();
-/// let err = validate(&Settings::default(), &gateway, Some(&configuration), &template);
-/// assert_eq!(
-///     err.unwrap_err().to_string(),
-///     r#"CIDR "::/0": default route CIDRs (0.0.0.0/0 or ::/0) are not allowed"#
-/// );
-/// ```
+/// parameters) and without an unreadable configuration. The reconcile validates whole
+/// snapshots; the tests use this shorter form.
+#[cfg(test)]
 pub fn validate<'a>(
     settings: &Settings,
     gateway: &Gateway,
@@ -452,29 +323,6 @@ pub fn validate<'a>(
 /// [`plan`](crate::plan) checks is ours before it validates), the GatewayConfiguration
 /// (`configuration`, or `unreadable_configuration` when that is the referenced one) and
 /// the template.
-///
-/// ```
-/// use gateway_reconcile::{Settings, Snapshot, template};
-/// use gateway_reconcile::stages::validate::validate_snapshot;
-/// use gateway_reconcile::wire::{Gateway, GatewayClass};
-/// use serde_json::json;
-///
-/// let gateway: Gateway = serde_json::from_value(json!({
-///     "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "meridio"}
-/// })).unwrap();
-/// let class: GatewayClass = serde_json::from_value(json!({
-///     "metadata": {"name": "meridio"},
-///     "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller", "parametersRef": {
-///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
-///         "name": "defaults", "namespace": "infra"}}
-/// })).unwrap();
-/// let template = template::default_template();
-/// let snapshot = Snapshot::new(&gateway, &template).with_gateway_class(Some(&class));
-/// assert_eq!(
-///     validate_snapshot(&Settings::default(), &snapshot).unwrap_err().to_string(),
-///     r#"GatewayConfiguration "infra/defaults" not found"#
-/// );
-/// ```
 pub fn validate_snapshot<'a>(
     settings: &Settings,
     snapshot: &Snapshot<'a>,
@@ -790,7 +638,7 @@ fn check_quantities(vertical: &VerticalScaling) -> Result<(), Invalid> {
                 match tree_quantity(value) {
                     QuantityCheck::Valid => {}
                     QuantityCheck::Malformed => {
-                        return Err(Invalid::InvalidQuantity {
+                        return Err(Invalid::Quantity {
                             container: container.name.clone(),
                             field: format!("{part}.{resource}"),
                             value: text(),

@@ -341,3 +341,28 @@ fn routes_of_another_namespace_never_push_the_owners_addresses_out() {
     assert_eq!(of(&routes).len(), MAX_ADDRESSES);
     assert!(!values(&of(&routes)).contains(&"20.0.0.1"));
 }
+
+/// An attached route gives the IP of each parsable CIDR; `bad` is skipped.
+#[test]
+fn example_addresses_of_a_route() {
+    use crate::NamespaceLabels;
+    use crate::addresses::addresses;
+    use crate::wire::{Gateway, L34Route};
+    let gateway: Gateway = serde_json::from_str(
+        r#"{
+      "metadata": {"name": "gw", "namespace": "ns"},
+      "spec": {"listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}]}
+    }"#,
+    )
+    .unwrap();
+    let route: L34Route = serde_json::from_str(
+        r#"{
+      "metadata": {"namespace": "ns"},
+      "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.1/32", "bad"]}
+    }"#,
+    )
+    .unwrap();
+    let list = addresses(&gateway, &[route], &NamespaceLabels::new());
+    assert_eq!(list[0].value, "20.0.0.1");
+    assert_eq!(list.len(), 1);
+}

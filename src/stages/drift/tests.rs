@@ -1054,3 +1054,56 @@ proptest! {
         }
     }
 }
+
+/// `Enforcement::of` reads `enforceReplicas` and the containers with `enforceResources`.
+#[test]
+fn example_enforcement_of_a_configuration() {
+    use crate::Settings;
+    use crate::drift::Enforcement;
+    use crate::wire::GatewayConfiguration;
+
+    let configuration: GatewayConfiguration = serde_json::from_value(serde_json::json!({
+        "spec": {
+            "horizontalScaling": { "replicas": 2, "enforceReplicas": true },
+            "verticalScaling": { "containers": [
+                { "name": "router", "enforceResources": true },
+                { "name": "loadbalancer" }
+            ] }
+        }
+    }))
+    .unwrap();
+    let enforcement = Enforcement::of(&Settings::default(), &configuration);
+    assert!(enforcement.replicas);
+    assert_eq!(enforcement.resources, ["router"]);
+}
+
+/// A server default and a quantity in another form are no drift; a changed image is.
+#[test]
+fn example_drift_by_meaning() {
+    use crate::drift::{Enforcement, drift};
+    use crate::wire::Deployment;
+
+    let desired: Deployment = serde_json::from_value(serde_json::json!({
+        "spec": { "template": { "spec": { "containers": [
+            { "name": "router", "image": "router:1", "resources": { "limits": { "cpu": "0.5" } } }
+        ] } } }
+    }))
+    .unwrap();
+    // Server-defaulted, quantity normalized: no drift.
+    let observed: Deployment = serde_json::from_value(serde_json::json!({
+        "spec": { "revisionHistoryLimit": 10, "template": { "spec": { "containers": [
+            { "name": "router", "image": "router:1", "imagePullPolicy": "IfNotPresent",
+              "resources": { "limits": { "cpu": "500m" } } }
+        ] } } }
+    }))
+    .unwrap();
+    assert!(drift(&desired, &observed, &Enforcement::default()).is_empty());
+
+    let mut json = observed.to_json();
+    json["spec"]["template"]["spec"]["containers"][0]["image"] = "router:2".into();
+    let changed: Deployment = serde_json::from_value(json).unwrap();
+    assert_eq!(
+        drift(&desired, &changed, &Enforcement::default()),
+        ["spec.template.spec.containers[router].image"]
+    );
+}

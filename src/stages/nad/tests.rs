@@ -57,3 +57,28 @@ fn same_set_ignores_order_and_form() {
     let text = to_annotation(&list);
     assert_eq!(parse_annotation(&text, "zzz"), list);
 }
+
+/// The shorthand form, with and without a namespace.
+#[test]
+fn example_parse_annotation() {
+    use crate::nad::parse_annotation;
+    let list = parse_annotation("ns1/a@eth1, b@eth2", "gw-ns");
+    assert_eq!(list[0].namespace, "ns1");
+    assert_eq!(list[1].namespace, "gw-ns");
+    assert_eq!(list[1].interface, "eth2");
+}
+
+/// The JSON form, fields in Multus's order.
+#[test]
+fn example_to_annotation() {
+    use crate::nad::{NetworkSelection, to_annotation};
+    let s = NetworkSelection {
+        name: "a".into(),
+        namespace: "ns".into(),
+        interface: "eth1".into(),
+    };
+    assert_eq!(
+        to_annotation(&[s]),
+        r#"[{"name":"a","namespace":"ns","interface":"eth1"}]"#
+    );
+}

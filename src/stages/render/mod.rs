@@ -2,95 +2,9 @@
 //!
 //! [`render`] turns the template (create) or the observed Deployment (update) into the
 //! Deployment the controller wants. The Deployment is JSON, and every field the crate does
-//! not own is carried through untouched.
-//!
-//! # Rules
-//!
-//! - Name [`deployment_name`]: `deploymentPrefix + gateway name`, shortened with a hash
-//!   when that passes 63 characters; the Gateway's namespace, `apps/v1` `Deployment`.
-//! - **Start.** Create: a copy of the template. Update: the observed Deployment, with the
-//!   template's `initContainers`, `containers` and `volumes` put in place in
-//!   `spec.template.spec` (a list the template lacks is removed), and each observed
-//!   container's `resources` and `resizePolicy` kept by container name (init containers
-//!   too). A container the observed Deployment did not have yet gets the template's.
-//!   Every other field the template sets in `spec.template.spec` (tolerations, affinity,
-//!   nodeSelector, securityContext, terminationGracePeriodSeconds, ...) is put in place
-//!   whole, so a new template reaches existing Deployments; the rules below then apply
-//!   (`serviceAccountName`, `readinessGates` and the anti-affinity values are theirs).
-//! - **Labels and annotations**, on the Deployment and on the pod template: observed
-//!   (update) ← template ← Gateway `spec.infrastructure.labels/annotations` ← controller
-//!   labels `app=NAME`, `gateway.networking.k8s.io/gateway-name=GATEWAY` (the name,
-//!   shortened with a hash past 63 characters: [`gateway_name_label`]),
-//!   `app.kubernetes.io/managed-by=gateway-controller.meridio-2.nordix.org`; later wins.
-//! - **Pod-cache label** ([`Settings::pod_cache_label`]) on the pod template labels.
-//! - **Generation annotation** [`generation_annotation`] on the Deployment: the
-//!   GatewayConfiguration's `metadata.generation`, in decimal; **uid annotation**
-//!   [`uid_annotation`]: its `metadata.uid`, none when it has no uid.
-//! - **Owner reference**: the controller reference to the Gateway (`controller` and
-//!   `blockOwnerDeletion` true) replaces any other controller reference; non-controller
-//!   references are kept.
-//! - **Selector** `{matchLabels: {app: NAME}}`, replacing the whole selector; pod
-//!   `serviceAccountName` = [`Settings::service_account`].
-//! - **Anti-affinity**: in every `requiredDuringSchedulingIgnoredDuringExecution` pod
-//!   anti-affinity term, each `labelSelector.matchExpressions` entry with key `app` gets
-//!   `values: [NAME]`.
-//! - **Env**: every `MERIDIO_GATEWAY_NAME` entry (containers and init containers) gets
-//!   `value: GATEWAY`; container `router` gets `POD_NAME`, `POD_NAMESPACE`, `POD_UID` from
-//!   the downward API (`metadata.name`, `metadata.namespace`, `metadata.uid`), each appended
-//!   in that order when no entry of that name exists.
-//! - **Replicas**: `horizontalScaling.replicas` on create (else the template's), and on every
-//!   update when `enforceReplicas`; otherwise the observed value stays.
-//! - **Resources**: each `verticalScaling.containers` entry that names a container sets, on
-//!   create or always when `enforceResources`, its `resources.requests`,
-//!   `resources.limits` and `resizePolicy`; an empty or missing one removes the key.
-//! - **Networks annotation** [`crate::nad::NETWORKS_ANNOTATION`] on the pod template: the
-//!   validated selections as a JSON list; removed when there are none; an observed value
-//!   that lists the same set keeps its text.
-//! - **Readiness gates**, authoritative: `meridio-2.nordix.org/ipv4-connectivity` if an
-//!   internal subnet is IPv4, then `meridio-2.nordix.org/ipv6-connectivity` if one is IPv6;
-//!   the key is removed when there is none.
-//!
-//! The output is deterministic: the same inputs give byte-identical JSON. Rendering over the
-//! crate's own output gives that output again.
-//!
-//! # Choices where the spec is silent
-//!
-//! - An observed container's `resources` are kept *as they are*, absence included: a
-//!   container whose resources were cleared stays without, until an enforced
-//!   `verticalScaling` entry says otherwise. `claims` in a template's or observed
-//!   `resources` are left alone; a `verticalScaling` entry's `claims` are never copied
-//!   (validation rejects them).
-//! - `verticalScaling` entries also apply to init containers (Kubernetes names are unique
-//!   across both lists, and sidecars need resources too). Entries naming no container are
-//!   ignored; for a repeated name the last entry wins.
-//! - `enforceReplicas` without `replicas` enforces the template's count; if the template has
-//!   none either, the observed value stays.
-//! - The pod-cache label is written before the controller labels, so a pod-cache key that
-//!   collides with `app` (or another controller label) can never break the selector.
-//! - The generation annotation is written after the Gateway's annotations, and the networks
-//!   annotation after the pod template's, so neither can be overridden. A
-//!   GatewayConfiguration without `metadata.generation` (the caller rejects it before
-//!   rendering) removes the generation annotation rather than leave an old one standing;
-//!   likewise one without `metadata.uid` (a hand-written snapshot) removes the uid annotation.
-//! - The controller reference replaces the first controller reference in place (the list
-//!   keeps its order, so re-rendering does not reorder it); further controller references
-//!   and non-controller references to the same Gateway UID are dropped (they would be
-//!   duplicates).
-//! - `MERIDIO_GATEWAY_NAME` entries lose any `valueFrom` (Kubernetes rejects both set).
-//! - The downward-API env is added to the container named `router` only, not to an init
-//!   container of that name.
-//! - The networks annotation of an update is compared with the observed one with unnamespaced
-//!   selections read in the Gateway's namespace (the Pods' namespace, where Multus resolves
-//!   them).
-//! - A field the template stops setting in its pod spec stays on existing Deployments as it
-//!   is: nothing tells it from a field another writer set (the kube crate may remove such
-//!   fields through server-side apply field ownership). A field the template sets to `null`
-//!   sets nothing. The template's `affinity` replaces the observed one whole (its required
-//!   anti-affinity terms with the `app` values rendered); without one, the observed
-//!   `affinity` stays, its required anti-affinity terms rendered as before.
-//! - Empty `annotations` maps are removed. Everything else the observed Deployment has is
-//!   kept, including `resourceVersion` (optimistic concurrency) and `status` (the API server
-//!   ignores it on update).
+//! not own is carried through untouched. The rules, and the choices where the spec is
+//! silent, are public documentation: the section "The LB Deployment" of
+//! [`crate::reconcile`]. A change here changes that text.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -140,7 +54,7 @@ const DOWNWARD_ENV: [(&str, &str); 3] = [
 pub const MAX_LABEL_VALUE: usize = 63;
 
 /// The LB Deployment's name, also the value of its `app` label: `deploymentPrefix + gateway
-/// name` when that is at most [`MAX_LABEL_VALUE`] (63) characters; otherwise
+/// name` when that is at most 63 characters (a label value's limit); otherwise
 /// `deploymentPrefix + CUT + "-" + H`, where CUT is the first `63 - len(deploymentPrefix) -
 /// 9` characters of the Gateway name with trailing `-` and `.` removed, and H the FNV-1a
 /// 32-bit hash of the Gateway name's UTF-8 bytes as 8 lowercase hexadecimal digits (the
@@ -174,7 +88,7 @@ pub fn deployment_name(settings: &Settings, gateway_name: &str) -> String {
 }
 
 /// The value of the [`GATEWAY_NAME_LABEL`] label: the Gateway name when it is at most
-/// [`MAX_LABEL_VALUE`] (63) characters; otherwise its first 54 characters with trailing
+/// 63 characters (a label value's limit); otherwise its first 54 characters with trailing
 /// `-`, `.` and `_` removed, then `-` and the FNV-1a 32-bit hash of the name (as in
 /// [`deployment_name`]). GEP-1762 asks for the name itself; no label value can hold more.
 /// Everything else that names the Gateway (`MERIDIO_GATEWAY_NAME`, the ownerReference)
@@ -222,32 +136,6 @@ pub fn uid_annotation(settings: &Settings) -> String {
 ///
 /// The Gateway's name, namespace and uid are expected to be checked by the caller; a
 /// missing one renders as the empty string.
-///
-/// ```
-/// use gateway_reconcile::stages::render::render;
-/// use gateway_reconcile::template::default_template;
-/// use gateway_reconcile::stages::validate::validate;
-/// use gateway_reconcile::wire::{Gateway, GatewayConfiguration};
-/// use gateway_reconcile::Settings;
-///
-/// let gateway: Gateway = serde_json::from_value(serde_json::json!({
-///     "metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
-///     "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
-///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "c"}}}
-/// })).unwrap();
-/// let cfg: GatewayConfiguration = serde_json::from_value(serde_json::json!({
-///     "metadata": {"name": "c", "namespace": "red", "generation": 3},
-///     "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}
-/// })).unwrap();
-/// let (settings, template) = (Settings::default(), default_template());
-/// let validated = validate(&settings, &gateway, Some(&cfg), &template).unwrap();
-/// let d = render(&settings, &gateway, &validated, &template, None);
-/// assert_eq!(d.name(), Some("sllbr-gw"));
-/// assert_eq!(d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"), Some("3"));
-/// assert_eq!(d.controller_owner(), Some(("Gateway", "gw", "u-1")));
-/// // Rendering over its own output changes nothing.
-/// assert_eq!(render(&settings, &gateway, &validated, &template, Some(&d)), d);
-/// ```
 pub fn render(
     settings: &Settings,
     gateway: &Gateway,
@@ -972,5 +860,7 @@ fn get_mut<'a>(object: &'a mut Map, path: &[&str]) -> Option<&'a mut Value> {
 // Checks render against the simulated server's defaulting.
 #[cfg(all(test, feature = "sim"))]
 mod owned_part_props;
+#[cfg(test)]
+mod snapshot_tests;
 #[cfg(test)]
 mod tests;

@@ -760,3 +760,39 @@ fn an_edited_template_affinity_term_is_drift_and_is_restored() {
     );
     assert_eq!(complete(&edited, owned), desired);
 }
+
+/// A create render, and rendering over its own output changes nothing.
+#[test]
+fn example_render() {
+    use crate::Settings;
+    use crate::render::render;
+    use crate::template::default_template;
+    use crate::validate::validate;
+    use crate::wire::{Gateway, GatewayConfiguration};
+
+    let gateway: Gateway = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
+        "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "c"}}}
+    }))
+    .unwrap();
+    let cfg: GatewayConfiguration = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "c", "namespace": "red", "generation": 3},
+        "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}
+    }))
+    .unwrap();
+    let (settings, template) = (Settings::default(), default_template());
+    let validated = validate(&settings, &gateway, Some(&cfg), &template).unwrap();
+    let d = render(&settings, &gateway, &validated, &template, None);
+    assert_eq!(d.name(), Some("sllbr-gw"));
+    assert_eq!(
+        d.annotation("meridio-2.nordix.org/gatewayconfiguration-generation"),
+        Some("3")
+    );
+    assert_eq!(d.controller_owner(), Some(("Gateway", "gw", "u-1")));
+    // Rendering over its own output changes nothing.
+    assert_eq!(
+        render(&settings, &gateway, &validated, &template, Some(&d)),
+        d
+    );
+}

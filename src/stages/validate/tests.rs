@@ -851,7 +851,7 @@ fn only_template_failures_are_template_failures() {
     let others = [
         Invalid::ReferenceRequired,
         Invalid::NoInternalSubnet,
-        Invalid::InvalidCidr(CidrError("x".into())),
+        Invalid::Cidr(CidrError("x".into())),
         Invalid::MergedDuplicateInterface {
             interface: "a".into(),
         },
@@ -1185,5 +1185,84 @@ fn infrastructure_labels_and_annotations_are_bounded() {
         .unwrap_err()
         .to_string(),
         "Gateway spec.infrastructure.labels: must have at most 8 entries (has 10)"
+    );
+}
+
+/// A valid configuration, then a default route refused with its exact message.
+#[test]
+fn example_validate() {
+    use crate::Settings;
+    use crate::validate::validate;
+    use crate::wire::{Deployment, Gateway, GatewayConfiguration};
+    use serde_json::json;
+
+    let gateway: Gateway = serde_json::from_value(json!({
+        "metadata": {"name": "gw", "namespace": "red"},
+        "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
+    }))
+    .unwrap();
+    let mut configuration: GatewayConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": "conf", "namespace": "red", "generation": 1},
+        "spec": {
+            "internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}],
+            "networkAttachments": [{"type": "NAD", "nad": {"name": "vlan", "interface": "ext"}}]
+        }
+    }))
+    .unwrap();
+    let template: Deployment = serde_json::from_value(json!({
+        "spec": {"template": {"spec": {"containers": [{"name": "loadbalancer"}]}}}
+    }))
+    .unwrap();
+
+    let ok = validate(
+        &Settings::default(),
+        &gateway,
+        Some(&configuration),
+        &template,
+    )
+    .unwrap();
+    assert!(ok.ipv4() && !ok.ipv6());
+    assert_eq!(ok.networks()[0].namespace, "red");
+
+    configuration.spec.internal_subnets[0].cidr = "::/0".into();
+    let err = validate(
+        &Settings::default(),
+        &gateway,
+        Some(&configuration),
+        &template,
+    );
+    assert_eq!(
+        err.unwrap_err().to_string(),
+        r#"CIDR "::/0": default route CIDRs (0.0.0.0/0 or ::/0) are not allowed"#
+    );
+}
+
+/// A class's default parameters that do not exist are named `NS/NAME`.
+#[test]
+fn example_validate_snapshot() {
+    use crate::validate::validate_snapshot;
+    use crate::wire::{Gateway, GatewayClass};
+    use crate::{Settings, Snapshot, template};
+    use serde_json::json;
+
+    let gateway: Gateway = serde_json::from_value(json!({
+        "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "meridio"}
+    }))
+    .unwrap();
+    let class: GatewayClass = serde_json::from_value(json!({
+        "metadata": {"name": "meridio"},
+        "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller", "parametersRef": {
+            "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+            "name": "defaults", "namespace": "infra"}}
+    }))
+    .unwrap();
+    let template = template::default_template();
+    let snapshot = Snapshot::new(&gateway, &template).with_gateway_class(Some(&class));
+    assert_eq!(
+        validate_snapshot(&Settings::default(), &snapshot)
+            .unwrap_err()
+            .to_string(),
+        r#"GatewayConfiguration "infra/defaults" not found"#
     );
 }

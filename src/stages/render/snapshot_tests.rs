@@ -1,12 +1,12 @@
 //! Snapshots of the rendered LB Deployment: the create path, and the update path over a
 //! server-defaulted Deployment that others have edited.
 
-use gateway_reconcile::Settings;
-use gateway_reconcile::stages::nad::NetworkSelection;
-use gateway_reconcile::stages::render::render;
-use gateway_reconcile::stages::validate::validate;
-use gateway_reconcile::template::default_template;
-use gateway_reconcile::wire::{Deployment, Gateway, GatewayConfiguration};
+use crate::Settings;
+use crate::nad::NetworkSelection;
+use crate::render::render;
+use crate::template::default_template;
+use crate::validate::validate;
+use crate::wire::{Deployment, Gateway, GatewayConfiguration};
 use serde_json::json;
 
 fn gateway() -> Gateway {
