@@ -489,7 +489,8 @@ EOF
   # The GatewayConfiguration and L34Route CRDs: Meridio-2's own (its config/crd/bases, read
   # from MERIDIO2_SRC, default ../shared/meridio-2 from the repository root), what a real
   # cluster runs; when that source is absent, this project's copies in crds/ (they differ:
-  # e2e/README.md, "Meridio-2's own CRDs"). E2E_CRDS (paths split on spaces) replaces both.
+  # docs/real-server-differences.md, "Meridio-2's CRDs against crds/"). E2E_CRDS (paths
+  # split on spaces) replaces both.
   local upstream="${MERIDIO2_SRC:-$here/../../shared/meridio-2}/config/crd/bases"
   local own_crds
   if [[ -f "$upstream/meridio-2.nordix.org_gatewayconfigurations.yaml" && -f "$upstream/meridio-2.nordix.org_l34routes.yaml" ]]; then

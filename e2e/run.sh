@@ -69,7 +69,8 @@ E2E_FULL=1 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
 # The fault stories (gateway-reconcile-kube/tests/faults.rs), one at a time: they kill and
 # start its kube-apiserver and pause its etcd. A request waiting on a paused etcd ends after
 # 8 s; --min-request-timeout would end watches that ask for no timeout of their own within
-# 4 to 8 s (the story shows that the controller's do ask: see e2e/README.md).
+# 4 to 8 s (the story shows that the controller's do ask: see docs/reliability.md,
+# "Control-plane faults").
 faults_rc=0
 E2E_APISERVER_ARGS="--request-timeout=8s --min-request-timeout=4" E2E_AUDIT_WATCHES=1 \
   ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&

@@ -2,8 +2,7 @@
 # The Gateway API conformance suite (sigs.k8s.io/gateway-api/conformance at the version
 # go.mod pins, tests and manifests unmodified) against a controller running as a process
 # on the full control plane (E2E_FULL=1 e2e/controlplane.sh: kube-controller-manager,
-# kube-scheduler, kwok's fake Nodes). See docs/conformance.md and e2e/README.md,
-# "The Gateway API conformance suite".
+# kube-scheduler, kwok's fake Nodes). See docs/conformance.md, "How a run goes".
 #
 #   e2e/conformance/run.sh                 ours (gateway-reconcile-controller, debug build)
 #   e2e/conformance/run.sh meridio-2       Meridio-2's controller-manager, built from a copy
@@ -44,7 +43,7 @@ E2E_FULL=1 "$here/../controlplane.sh" build
 # Either way the GatewayClass and Gateway CRDs of the suite's own release (from the same
 # module or tree) replace the control plane's before the controller starts: the suite
 # refuses CRDs of another release, and the control plane keeps the release its other
-# suites pin (e2e/README.md, "The Gateway API conformance suite").
+# suites pin (docs/conformance.md, "Versions, and how they are pinned").
 src="${CONFORMANCE_SUITE_SRC:-}"
 if [[ -z "$src" ]]; then
   suite_version="$(cd "$here" && go list -m -f '{{.Version}}' sigs.k8s.io/gateway-api/conformance)"

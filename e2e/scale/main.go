@@ -3,7 +3,7 @@
 // Gateways, and L34Routes) before a Gateway controller starts, then starts the controller as
 // a process of its own and measures what it costs: time to converge, API requests by verb
 // (from the audit log), requests while idle, a restart, one edit of a shared
-// GatewayConfiguration, peak memory and CPU. See e2e/README.md, "Scale".
+// GatewayConfiguration, peak memory and CPU. See docs/scale.md, "How the harness measures".
 //
 //	scale run   -controller ours|meridio-2 -bin PATH -n N [-out FILE] [-check]
 //	scale seed  -controller ours|meridio-2 -bin PATH [-sample 2m] [-out FILE] [-check]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The load harness (e2e/README.md, "Scale"): for each N of SCALE_N and each controller of
-# SCALE_CONTROLLERS, a fresh control plane (e2e/controlplane.sh), N Gateways created before
-# the controller starts, then the stories of `scale run`; a side-by-side table at the end.
+# The load harness (docs/scale.md, "How the harness measures"): for each N of SCALE_N and
+# each controller of SCALE_CONTROLLERS, a fresh control plane (e2e/controlplane.sh), N
+# Gateways created before the controller starts, then the stories of `scale run`; a
+# side-by-side table at the end.
 #
 #   e2e/scale/run.sh                         N = 20, ours and Meridio-2 (when its source is there)
 #   SCALE_N="100 1000" e2e/scale/run.sh      the figures of docs/scale.md

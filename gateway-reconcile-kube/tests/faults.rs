@@ -1,5 +1,6 @@
 //! Fault stories on a real kube-apiserver (`e2e/run.sh` runs them, one at a time, on a
-//! control plane of their own with a short `--request-timeout`; see `e2e/README.md`): the API server killed and
+//! control plane of their own with a short `--request-timeout`; see `e2e/README.md`,
+//! "Faults", and what each showed in `docs/reliability.md`): the API server killed and
 //! started again on the same etcd, etcd paused for longer than the request timeout, every
 //! connection of the controller cut every few seconds, and the controller SIGKILLed between
 //! its Deployment write and its status write. The controller is the binary, in a process

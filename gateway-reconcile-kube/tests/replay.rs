@@ -253,7 +253,7 @@ fn message_parts(scenario: &Scenario) -> Vec<(u32, String)> {
 }
 
 /// Scenarios whose real-server run differs from the simulator for a reason recorded in
-/// `e2e/README.md`; any other failure fails the test.
+/// `docs/real-server-differences.md`; any other failure fails the test.
 const KNOWN_DIFFERENCES: &[&str] = &[];
 
 /// A backend that keeps, for whoever watches the run, the step its current operation

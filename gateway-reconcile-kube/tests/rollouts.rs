@@ -11,7 +11,8 @@
 //! server's objects, the watch history of them that the story records (events ordered by
 //! resourceVersion: one etcd orders them all), or the audit log.
 //!
-//! The stories and what each shows are listed in `e2e/README.md` ("The rollout stories").
+//! The stories and what each showed are listed in `docs/reliability.md` ("Rollouts on the full
+//! control plane").
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -108,7 +109,7 @@ fn carried(d: &Value) -> Option<i64> {
         .and_then(|g| g.parse().ok())
 }
 
-/// One line for a Deployment, as `e2e/README.md` prints the real controller's writes.
+/// One line for a Deployment, as `docs/real-server-differences.md` prints the real controller's writes.
 fn summary(d: &Value) -> String {
     let s = &d["status"];
     format!(

@@ -332,7 +332,7 @@ func bindClusterRole(ctx context.Context, dyn dynamic.Interface, path, user stri
 }
 
 // bindClusterAdmin binds the built-in cluster-admin to user: Meridio-2's shipped RBAC is
-// a namespaced Role and lacks gateways/finalizers (e2e/README.md, "Scale").
+// a namespaced Role and lacks gateways/finalizers (docs/scale.md, "How the harness measures").
 func bindClusterAdmin(ctx context.Context, dyn dynamic.Interface, user string) error {
 	return bind(ctx, dyn, user+"-cluster-admin", "cluster-admin", user)
 }

@@ -2,8 +2,8 @@
 // fake Nodes beside etcd and kube-apiserver. TestFullControlPlane drives real Deployments
 // through a rollout, a template update, scaling, a pause, a stalled rollout, garbage
 // collection and a namespace deletion, and logs what the real Deployment controller
-// reports at each step, in order (e2e/README.md, "The full control plane", keeps the
-// observations):
+// reports at each step, in order (docs/real-server-differences.md, "What the real
+// Deployment controller reports", keeps the observations):
 //
 //	E2E_FULL=1 e2e/controlplane.sh run -- sh -c 'cd e2e/controlplane && go test -count=1 -v -run TestFull ./smoke'
 package smoke
