@@ -102,6 +102,9 @@ func between(user string, from, to mark) (requests, error) {
 	if _, err := f.Seek(int64(from), io.SeekStart); err != nil {
 		return r, err
 	}
+	if to >= 0 && to < from {
+		return r, fmt.Errorf("audit log marks %d..%d: the log was rotated in between", from, to)
+	}
 	var reader io.Reader = f
 	if to >= 0 {
 		reader = io.LimitReader(f, int64(to-from))

@@ -11,6 +11,8 @@ package main
 // it. It runs at several concurrencies (Gateways in flight, each one's writes in order) over
 // HTTP/2 and HTTP/1.1; the fastest is the floor. Between two points, and before ours, what
 // the last one wrote is deleted and the Gateways' and the GatewayClass's status put back.
+// Then the restart, on the state ours' start left: the bare client's streaming lists alone
+// (a restart writes nothing) against ours' time until every Gateway is reconciled.
 
 import (
 	"bytes"
@@ -130,6 +132,15 @@ type limitResult struct {
 		Requests   requests `json:"requests"`
 		Usage      usage    `json:"usage"`
 	} `json:"ours"`
+	// The restart, everything converged: the bare client's streaming lists alone (a
+	// restart writes nothing), three times, against ours' time until every Gateway is
+	// reconciled.
+	Restart struct {
+		Floor    []limitPoint `json:"floor"`
+		FloorS   float64      `json:"floor_s"` // the least ListsS
+		OursS    float64      `json:"ours_reconciled_s"`
+		Requests requests     `json:"requests"` // ours'
+	} `json:"restart"`
 	Failures []string `json:"failures,omitempty"`
 }
 
@@ -457,7 +468,8 @@ func (f *floorClient) watch(ctx context.Context, w floorWatch, listed func(map[g
 
 // floorPoint runs the bare client once: the streaming lists, then the writes with
 // `concurrency` Gateways in flight (each one's Deployment create, status patch and Events
-// in order) and the GatewayClass's status patch beside them.
+// in order) and the GatewayClass's status patch beside them. Without bodies (b nil), the
+// streaming lists only: a restart, which writes nothing.
 func floorPoint(kubeconfig, user string, b *floorBodies, concurrency int, h2 bool) (limitPoint, error) {
 	p := limitPoint{HTTP: "http1", Concurrency: concurrency}
 	if h2 {
@@ -504,6 +516,35 @@ func floorPoint(kubeconfig, user string, b *floorBodies, concurrency int, h2 boo
 	}
 	p.ListsS = time.Since(t0).Seconds()
 
+	if b != nil {
+		if err := floorWrites(ctx, f, b, versions, concurrency); err != nil {
+			return p, err
+		}
+	}
+	cancel()
+	wg.Wait()
+	// The audit log's last lines (a write is logged when it completes, the watches' ends
+	// as they close).
+	time.Sleep(time.Second)
+	m1, _ := auditMark()
+	if p.Requests, err = between(user, m0, m1); err != nil {
+		return p, err
+	}
+	if p.Requests.Reads == 0 {
+		return p, fmt.Errorf("none of its requests in the audit log (%d..%d)", m0, m1)
+	}
+	if b != nil {
+		if p.Requests.Writes == 0 {
+			return p, fmt.Errorf("none of its writes in the audit log (%d..%d)", m0, m1)
+		}
+		p.LastWriteS = p.Requests.lastWrite.Sub(t0).Seconds()
+		p.AuditSpanS = p.Requests.span().Seconds()
+	}
+	return p, nil
+}
+
+// floorWrites are the writes of a start, once the streaming lists have given `versions`.
+func floorWrites(ctx context.Context, f *floorClient, b *floorBodies, versions map[string]map[gatewayRef]string, concurrency int) error {
 	classDone := make(chan error, 1)
 	go func() {
 		body, err := withResourceVersion(b.class, versions["gatewayclasses"][gatewayRef{"", className}])
@@ -513,7 +554,7 @@ func floorPoint(kubeconfig, user string, b *floorBodies, concurrency int, h2 boo
 		}
 		classDone <- err
 	}()
-	err = forEach(len(b.gateways), concurrency, func(i int) error {
+	err := forEach(len(b.gateways), concurrency, func(i int) error {
 		g := b.gateways[i]
 		ns, name := g.ref.namespace, g.ref.name
 		if err := f.send(ctx, http.MethodPost, "/apis/apps/v1/namespaces/"+ns+"/deployments?fieldManager="+fieldManager,
@@ -543,21 +584,7 @@ func floorPoint(kubeconfig, user string, b *floorBodies, concurrency int, h2 boo
 	if cerr := <-classDone; err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return p, err
-	}
-	cancel()
-	wg.Wait()
-	// The audit log's last lines (a write is logged when it completes, the watches' ends
-	// as they close).
-	time.Sleep(time.Second)
-	m1, _ := auditMark()
-	if p.Requests, err = between(user, m0, m1); err != nil {
-		return p, err
-	}
-	p.LastWriteS = p.Requests.lastWrite.Sub(t0).Seconds()
-	p.AuditSpanS = p.Requests.span().Seconds()
-	return p, nil
+	return err
 }
 
 // resetStart deletes what a start wrote (the LB Deployments, the Events of the Gateways'
@@ -731,6 +758,38 @@ func limitStory(o options) error {
 		r.Ours.HealthyS, r.Ours.LastWriteS, r.Ours.AuditSpanS, r.Ours.Requests)
 	c.stop()
 
+	// The restart, on the converged state ours left: the streaming lists alone over
+	// HTTP/1.1 (ours' transport; one connection per watch either way), then ours.
+	for try := 0; try < 3; try++ {
+		time.Sleep(time.Second)
+		p, err := floorPoint(c.kubeconfig, c.user, nil, 0, false)
+		if err != nil {
+			return fmt.Errorf("floor of the restart: %w", err)
+		}
+		r.Restart.Floor = append(r.Restart.Floor, p)
+		if try == 0 || p.ListsS < r.Restart.FloorS {
+			r.Restart.FloorS = p.ListsS
+		}
+	}
+	time.Sleep(settle)
+	m2, _ := auditMark()
+	t = time.Now()
+	if err := c.start(); err != nil {
+		return err
+	}
+	if err := c.waitReconciled(o.n, t, o.timeout); err != nil {
+		return err
+	}
+	r.Restart.OursS = time.Since(t).Seconds()
+	time.Sleep(2 * settle)
+	m3, _ := auditMark()
+	if r.Restart.Requests, err = between(c.user, m2, m3); err != nil {
+		return err
+	}
+	say("limit: restart: the streaming lists alone %.2f s (least of 3); ours: every Gateway reconciled after %.2f s (%s)",
+		r.Restart.FloorS, r.Restart.OursS, r.Restart.Requests)
+	c.stop()
+
 	// The floor's setting once more, after ours.
 	time.Sleep(settle)
 	if err := resetStart(ctx, dyn, obs, l, b, o.workers); err != nil {
@@ -845,6 +904,14 @@ func limitGoals(r limitResult) []string {
 			f = append(f, fmt.Sprintf("floor %s %d: %d requests refused", p.HTTP, p.Concurrency, p.Requests.Refused))
 		}
 	}
+	if r.Restart.Requests.Writes != 0 {
+		f = append(f, fmt.Sprintf("ours' restart: %d writes (%s)", r.Restart.Requests.Writes, r.Restart.Requests))
+	}
+	for _, p := range r.Restart.Floor {
+		if got, want := p.Requests.count("watch-list"), r.Restart.Requests.count("watch-list"); got != want || p.Requests.Writes != 0 {
+			f = append(f, fmt.Sprintf("floor of the restart: %d streaming lists and %d writes; ours %d streaming lists", got, p.Requests.Writes, want))
+		}
+	}
 	// The run story's start goals (its other stories are not run here).
 	for _, g := range goals(result{N: r.N, Start: r.Ours.Requests, Idle: requests{}, Restart: requests{}, Edit: requests{}}) {
 		if strings.HasPrefix(g, "start:") {
@@ -886,5 +953,7 @@ func limitTable(r limitResult, w io.Writer) {
 	fmt.Fprintf(w, "| every Gateway healthy (s; ours), against the floor's last write | %.2f | %.2f | %s |\n",
 		r.Floor.LastWriteS, r.Ours.HealthyS, ratio(r.Ours.HealthyS, r.Floor.LastWriteS))
 	fmt.Fprintf(w, "| writes | %d | %d | |\n", r.Floor.Requests.Writes, r.Ours.Requests.Writes)
+	fmt.Fprintf(w, "| restart: streaming lists done (floor, least of %d) / every Gateway reconciled (ours) (s) | %.2f | %.2f | %s |\n",
+		len(r.Restart.Floor), r.Restart.FloorS, r.Restart.OursS, ratio(r.Restart.OursS, r.Restart.FloorS))
 	fmt.Fprintf(w, "| ours' CPU at convergence (s) | | %.2f | |\n", r.Ours.Usage.CPUSeconds)
 }

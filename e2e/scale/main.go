@@ -15,7 +15,8 @@
 //	scale limit -controller ours -bin PATH -plan PATH/TO/gateway-reconcile -n N
 //	            [-concurrency 1,4,8,16,32,64] [-http h2,http1] [-out FILE] [-check]
 //	            the floor of the start (a bare client making ours' requests, swept over
-//	            concurrencies and transports), then ours' start on the same control plane
+//	            concurrencies and transports), then ours' start on the same control plane;
+//	            then the restart: the bare client's streaming lists alone, against ours' restart
 //
 // run, seed, ready and limit need the variables of `controlplane.sh run` (KUBECONFIG, AUDIT_LOG, ...).
 package main

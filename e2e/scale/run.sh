@@ -14,7 +14,8 @@
 #   SCALE_LIMIT=1 SCALE_N=1000 e2e/scale/run.sh  instead, the limit story (ours only): the floor
 #                                            of the start, a bare client making ours' requests
 #                                            at several concurrencies, then ours' start on the
-#                                            same control plane; ours / floor
+#                                            same control plane; ours / floor (and the restart:
+#                                            the streaming lists alone, against ours' restart)
 #
 # Knobs: SCALE_N (default 20); SCALE_CONTROLLERS (default "ours meridio-2"); SCALE_IDLE (the
 # idle window, default 60s); SCALE_PROFILE (cargo profile of our controller, default
@@ -104,8 +105,10 @@ fi
 
 export E2E_AUDIT_READ_USERS="gateway-reconcile-controller meridio-2-controller"
 # Thousands of creates at once: the API server's default in-flight limits (400 and 200)
-# would answer 429 to the harness.
-export E2E_APISERVER_ARGS="--max-requests-inflight=1000 --max-mutating-requests-inflight=500 ${E2E_APISERVER_ARGS:-}"
+# would answer 429 to the harness. The audit log must not rotate: the stories count a
+# phase's requests between two offsets of one file, and the default rotates it at 100 MB
+# (which N = 5,000 passes); 100,000 MB here.
+export E2E_APISERVER_ARGS="--max-requests-inflight=1000 --max-mutating-requests-inflight=500 --audit-log-maxsize=100000 ${E2E_APISERVER_ARGS:-}"
 export E2E_CRDS="$crds"
 [[ -n "$crds" ]] || unset E2E_CRDS
 
