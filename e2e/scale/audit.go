@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // The audit log of controlplane.sh, with E2E_AUDIT_READ_USERS naming the controller's user:
@@ -33,6 +34,18 @@ type requests struct {
 	Writes  int            `json:"writes"`
 	Reads   int            `json:"reads"`
 	Refused int            `json:"refused"`
+
+	// The first request's arrival and the last write's completion (audit clock).
+	first, lastWrite time.Time
+}
+
+// span is the time from the first request's arrival to the last write's completion, as
+// the API server's audit log has them (0 without a write).
+func (r requests) span() time.Duration {
+	if r.first.IsZero() || r.lastWrite.IsZero() {
+		return 0
+	}
+	return r.lastWrite.Sub(r.first)
 }
 
 func (r requests) count(key string) int { return r.ByVerb[key] }
@@ -51,9 +64,11 @@ func (r requests) String() string {
 }
 
 type auditEvent struct {
-	Stage      string `json:"stage"`
-	Verb       string `json:"verb"`
-	RequestURI string `json:"requestURI"`
+	Stage      string    `json:"stage"`
+	Received   time.Time `json:"requestReceivedTimestamp"`
+	StageAt    time.Time `json:"stageTimestamp"`
+	Verb       string    `json:"verb"`
+	RequestURI string    `json:"requestURI"`
 	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
@@ -87,6 +102,9 @@ func between(user string, from, to mark) (requests, error) {
 	if _, err := f.Seek(int64(from), io.SeekStart); err != nil {
 		return r, err
 	}
+	if to >= 0 && to < from {
+		return r, fmt.Errorf("audit log marks %d..%d: the log was rotated in between", from, to)
+	}
 	var reader io.Reader = f
 	if to >= 0 {
 		reader = io.LimitReader(f, int64(to-from))
@@ -116,8 +134,14 @@ func between(user string, from, to mark) (requests, error) {
 			key += "/" + e.ObjectRef.Subresource
 		}
 		r.ByVerb[key]++
+		if r.first.IsZero() || e.Received.Before(r.first) {
+			r.first = e.Received
+		}
 		if isWrite(e.Verb) {
 			r.Writes++
+			if e.StageAt.After(r.lastWrite) {
+				r.lastWrite = e.StageAt
+			}
 		} else {
 			r.Reads++
 		}

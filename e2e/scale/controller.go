@@ -284,6 +284,21 @@ func (c *controller) usage() (usage, error) {
 	return u, nil
 }
 
+// waitReconciled polls reconciles (every 100 ms) until n Gateways have been reconciled
+// (for Meridio-2's, n reconciles: a lower bound on the time).
+func (c *controller) waitReconciled(n int, since time.Time, timeout time.Duration) error {
+	for {
+		total, distinct, err := c.reconciles()
+		if err == nil && ((distinct >= 0 && distinct >= n) || (distinct < 0 && total >= n)) {
+			return nil
+		}
+		if time.Since(since) > timeout || !c.alive() {
+			return fmt.Errorf("restart: not every Gateway reconciled after %s (%d so far; log %s)", time.Since(since), total, c.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // reconciles counts the reconciles of the running process so far, and how many distinct
 // Gateways they covered (-1 when the controller does not say). Ours: its `reconciled`
 // debug log lines; Meridio-2: controller-runtime's controller_runtime_reconcile_total of

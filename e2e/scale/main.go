@@ -12,8 +12,13 @@
 //	scale wide-replicas -controller ours|meridio-2 -bin PATH
 //	scale ready -controller ours|meridio-2 -bin PATH -n N [-out FILE]   (full control plane)
 //	scale ready-table FILE...
+//	scale limit -controller ours -bin PATH -plan PATH/TO/gateway-reconcile -n N
+//	            [-concurrency 1,4,8,16,32,64] [-http h2,http1] [-out FILE] [-check]
+//	            the floor of the start (a bare client making ours' requests, swept over
+//	            concurrencies and transports), then ours' start on the same control plane;
+//	            then the restart: the bare client's streaming lists alone, against ours' restart
 //
-// run and seed need the variables of `controlplane.sh run` (KUBECONFIG, AUDIT_LOG, ...).
+// run, seed, ready and limit need the variables of `controlplane.sh run` (KUBECONFIG, AUDIT_LOG, ...).
 package main
 
 import (
@@ -38,6 +43,9 @@ type options struct {
 	templates   string        // meridio-2: the directory holding lb-deployment.yaml
 	oursArgs    string        // ours: more arguments, split on spaces
 	workers     int           // concurrent creates
+	planBin     string        // limit: the crate's CLI (gateway-reconcile), for its plan
+	concurrency string        // limit: the sweep's Gateways in flight, "1,4,8"
+	http        string        // limit: the sweep's transports, "h2,http1"
 }
 
 func main() {
@@ -46,7 +54,7 @@ func main() {
 	}
 	var err error
 	switch os.Args[1] {
-	case "run", "seed", "wide-replicas", "ready":
+	case "run", "seed", "wide-replicas", "ready", "limit":
 		o := parse(os.Args[1], os.Args[2:])
 		switch os.Args[1] {
 		case "run":
@@ -55,6 +63,8 @@ func main() {
 			err = seedStory(o)
 		case "ready":
 			err = readyStory(o)
+		case "limit":
+			err = limitStory(o)
 		default:
 			err = wideReplicasStory(o)
 		}
@@ -74,7 +84,7 @@ func main() {
 }
 
 func usageExit() {
-	fmt.Fprintln(os.Stderr, "usage: scale run|seed -controller ours|meridio-2 -bin PATH [flags] | scale table FILE...")
+	fmt.Fprintln(os.Stderr, "usage: scale run|seed|ready|limit -controller ours|meridio-2 -bin PATH [flags] | scale table FILE...")
 	os.Exit(2)
 }
 
@@ -93,6 +103,9 @@ func parse(name string, args []string) options {
 	fs.StringVar(&o.clusterRole, "clusterrole", "", "ours: ClusterRole YAML bound to its user")
 	fs.StringVar(&o.templates, "templates", "", "meridio-2: directory with lb-deployment.yaml")
 	fs.IntVar(&o.workers, "workers", 24, "concurrent creates")
+	fs.StringVar(&o.planBin, "plan", "", "limit: the crate's CLI (gateway-reconcile), whose plan renders the bodies")
+	fs.StringVar(&o.concurrency, "concurrency", "1,4,8,16,32,64", "limit: Gateways in flight, one run of the bare client each")
+	fs.StringVar(&o.http, "http", "h2,http1", "limit: transports of the bare client (h2, http1)")
 	fs.StringVar(&o.oursArgs, "ours-args", "", "ours: more arguments of the controller, split on spaces (e.g. --streaming-lists)")
 	_ = fs.Parse(args)
 	if o.bin == "" || (o.controller != "ours" && o.controller != "meridio-2") {

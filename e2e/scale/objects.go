@@ -149,8 +149,29 @@ type item struct {
 // createAll creates the items with `workers` goroutines; an object that already exists
 // counts as created.
 func createAll(ctx context.Context, dyn dynamic.Interface, items []item, workers int) error {
+	return forEach(len(items), workers, func(i int) error {
+		it := items[i]
+		var err error
+		if ns := it.object.GetNamespace(); ns != "" {
+			_, err = dyn.Resource(it.gvr).Namespace(ns).Create(ctx, it.object, metav1.CreateOptions{})
+		} else {
+			_, err = dyn.Resource(it.gvr).Create(ctx, it.object, metav1.CreateOptions{})
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %s %s/%s: %w", it.object.GetKind(),
+				it.object.GetNamespace(), it.object.GetName(), err)
+		}
+		return nil
+	})
+}
+
+// forEach calls do(i) for i in [0, n) from `workers` goroutines, each taking the next
+// index; the first error stops them (calls under way finish) and is returned.
+func forEach(n, workers int, do func(int) error) error {
 	var next atomic.Int64
-	var failed atomic.Value
+	var stop atomic.Bool
+	var once sync.Once
+	var first error
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -158,29 +179,19 @@ func createAll(ctx context.Context, dyn dynamic.Interface, items []item, workers
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(items) || failed.Load() != nil {
+				if i >= n || stop.Load() {
 					return
 				}
-				it := items[i]
-				var err error
-				if ns := it.object.GetNamespace(); ns != "" {
-					_, err = dyn.Resource(it.gvr).Namespace(ns).Create(ctx, it.object, metav1.CreateOptions{})
-				} else {
-					_, err = dyn.Resource(it.gvr).Create(ctx, it.object, metav1.CreateOptions{})
-				}
-				if err != nil && !apierrors.IsAlreadyExists(err) {
-					failed.Store(fmt.Errorf("create %s %s/%s: %w", it.object.GetKind(),
-						it.object.GetNamespace(), it.object.GetName(), err))
+				if err := do(i); err != nil {
+					once.Do(func() { first = err })
+					stop.Store(true)
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		return err
-	}
-	return nil
+	return first
 }
 
 // populate creates the namespaces, the GatewayClass, the GatewayConfigurations, the

@@ -11,6 +11,11 @@
 #   SCALE_FULL=1 SCALE_N=100 e2e/scale/run.sh  instead, the ready story on the full control
 #                                            plane (E2E_FULL=1): the time from each Gateway's
 #                                            creation until its LB Pods are Ready
+#   SCALE_LIMIT=1 SCALE_N=1000 e2e/scale/run.sh  instead, the limit story (ours only): the floor
+#                                            of the start, a bare client making ours' requests
+#                                            at several concurrencies, then ours' start on the
+#                                            same control plane; ours / floor (and the restart:
+#                                            the streaming lists alone, against ours' restart)
 #
 # Knobs: SCALE_N (default 20); SCALE_CONTROLLERS (default "ours meridio-2"); SCALE_IDLE (the
 # idle window, default 60s); SCALE_PROFILE (cargo profile of our controller, default
@@ -18,7 +23,10 @@
 # controller, e.g. `--streaming-lists=false`); SCALE_OUT (where the JSON results go, default
 # e2e/scale/results); SCALE_SEED_SAMPLE (how long the seed story samples the Gateway's
 # status, default 2m); SCALE_FULL=1 (the ready story on the full control plane, above;
-# E2E_KCM_ARGS passes kube-controller-manager flags through controlplane.sh); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
+# E2E_KCM_ARGS passes kube-controller-manager flags through controlplane.sh); SCALE_LIMIT=1 (the
+# limit story, above; SCALE_LIMIT_CONCURRENCY, the Gateways in flight of each point of its
+# sweep, default "1,4,8,16,32,64"; SCALE_LIMIT_HTTP, its transports, default "h2,http1");
+# CARGO_TARGET_DIR (where cargo builds, as cargo reads it; default target); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
 # the repository root: copied, then built with its Go dependencies from the module proxy;
 # when absent, the comparison is skipped with a message). Exit status: 1 when our
 # controller misses a goal or a run fails, 125 when the control plane could not start.
@@ -33,6 +41,12 @@ idle="${SCALE_IDLE:-60s}"
 profile="${SCALE_PROFILE:-release}"
 ours_args="${SCALE_OURS_ARGS:-}"
 meridio_src="${MERIDIO2_SRC:-$root/../shared/meridio-2}"
+target="${CARGO_TARGET_DIR:-target}"
+[[ "$target" == /* ]] || target="$root/$target"
+limit="${SCALE_LIMIT:-}"
+if [[ "$limit" == 1 ]]; then
+  controllers=ours
+fi
 mkdir -p "$bin" "$out"
 
 full="${SCALE_FULL:-}"
@@ -47,10 +61,21 @@ if [[ "$profile" == debug ]]; then
   # The binary the crate's test build makes (with the dev-dependencies' features, so a
   # `cargo test` before it, as in CI, leaves nothing to build).
   (cd "$root" && cargo test -p gateway-reconcile-kube --no-run)
-  ours="$root/target/debug/gateway-reconcile-controller"
+  ours="$target/debug/gateway-reconcile-controller"
 else
   (cd "$root" && cargo build --profile "$profile" -p gateway-reconcile-kube --bin gateway-reconcile-controller)
-  ours="$root/target/$profile/gateway-reconcile-controller"
+  ours="$target/$profile/gateway-reconcile-controller"
+fi
+# The limit story renders the bodies with the crate's CLI (its plan), built on its own: in
+# one cargo invocation with the controller, the core's features would be unified (sim).
+plan=""
+if [[ "$limit" == 1 ]]; then
+  if [[ "$profile" == debug ]]; then
+    (cd "$root" && cargo build -p gateway-reconcile --bin gateway-reconcile)
+  else
+    (cd "$root" && cargo build --profile "$profile" -p gateway-reconcile --bin gateway-reconcile)
+  fi
+  plan="$target/$profile/gateway-reconcile"
 fi
 
 # Meridio-2's controller-manager, built from a copy of its source. Both controllers then
@@ -80,8 +105,10 @@ fi
 
 export E2E_AUDIT_READ_USERS="gateway-reconcile-controller meridio-2-controller"
 # Thousands of creates at once: the API server's default in-flight limits (400 and 200)
-# would answer 429 to the harness.
-export E2E_APISERVER_ARGS="--max-requests-inflight=1000 --max-mutating-requests-inflight=500 ${E2E_APISERVER_ARGS:-}"
+# would answer 429 to the harness. The audit log must not rotate: the stories count a
+# phase's requests between two offsets of one file, and the default rotates it at 100 MB
+# (which N = 5,000 passes); 100,000 MB here.
+export E2E_APISERVER_ARGS="--max-requests-inflight=1000 --max-mutating-requests-inflight=500 --audit-log-maxsize=100000 ${E2E_APISERVER_ARGS:-}"
 export E2E_CRDS="$crds"
 [[ -n "$crds" ]] || unset E2E_CRDS
 
@@ -111,6 +138,25 @@ if [[ "$full" == 1 ]]; then
   if ((${#results[@]} > 0)); then
     "$bin/scale" ready-table "${results[@]}"
   fi
+  exit "$rc"
+fi
+
+if [[ "$limit" == 1 ]]; then
+  # The limit story, one control plane per N: the bare client's sweep, then ours' start.
+  for n in $sizes; do
+    file="$out/limit-$n.json"
+    rm -f "$file"
+    echo "scale: limit story, N = $n" >&2
+    "$here/../controlplane.sh" run -- "$bin/scale" limit -controller ours -bin "$ours" -plan "$plan" -check \
+      -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml" -ours-args "$ours_args" \
+      -concurrency "${SCALE_LIMIT_CONCURRENCY:-1,4,8,16,32,64}" -http "${SCALE_LIMIT_HTTP:-h2,http1}" \
+      -n "$n" -out "$file" || {
+      r=$?
+      echo "scale: limit story at N = $n failed (status $r)" >&2
+      [[ $r == 125 ]] && exit 125
+      rc=1
+    }
+  done
   exit "$rc"
 fi
 

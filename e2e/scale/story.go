@@ -116,15 +116,8 @@ func runStory(o options) error {
 	if err := c.start(); err != nil {
 		return err
 	}
-	for {
-		total, distinct, err := c.reconciles()
-		if err == nil && ((distinct >= 0 && distinct >= o.n) || (distinct < 0 && total >= o.n)) {
-			break
-		}
-		if time.Since(t) > o.timeout || !c.alive() {
-			return fmt.Errorf("restart: not every Gateway reconciled after %s (%d so far; log %s)", time.Since(t), total, c.log)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := c.waitReconciled(o.n, t, o.timeout); err != nil {
+		return err
 	}
 	r.RestartS = time.Since(t).Seconds()
 	time.Sleep(2 * settle)
