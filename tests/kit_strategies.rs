@@ -4,9 +4,9 @@
 //! cover every class.
 #![cfg(feature = "testing")]
 
-use gateway_reconcile::sim::cluster::{Cluster, Kind};
 use gateway_reconcile::testing::invariants::Invariants;
 use gateway_reconcile::testing::strategies;
+use gateway_reconcile::testing::{Cluster, Kind};
 use gateway_reconcile::{FailureClass, WriteOutcome};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
