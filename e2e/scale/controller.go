@@ -270,17 +270,9 @@ func (c *controller) usage() (usage, error) {
 			}
 		}
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	if u.CPUSeconds, err = cpuSeconds(pid); err != nil {
 		return u, err
 	}
-	// Fields after the command name (which may hold spaces): utime and stime are the
-	// 14th and 15th fields, in clock ticks (100 per second on Linux).
-	rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
-	f := strings.Fields(rest)
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	u.CPUSeconds = (utime + stime) / 100
 	return u, nil
 }
 
@@ -297,6 +289,45 @@ func (c *controller) waitReconciled(n int, since time.Time, timeout time.Duratio
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// reconciledAt is, from ours' log, the time of the reconcile that made n distinct Gateways
+// reconciled (its `timestamp`, on the machine's clock, as the harness's): finer than
+// waitReconciled's polling. False when the log does not say (Meridio-2's, or not yet).
+func (c *controller) reconciledAt(n int) (time.Time, bool) {
+	if c.kind != "ours" {
+		return time.Time{}, false
+	}
+	f, err := os.Open(c.log)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<24)
+	for s.Scan() {
+		line := s.Bytes()
+		if !strings.Contains(string(line), `"reconciled"`) {
+			continue
+		}
+		var entry struct {
+			Timestamp string `json:"timestamp"`
+			Fields    struct {
+				Message string `json:"message"`
+				Gateway string `json:"gateway"`
+			} `json:"fields"`
+		}
+		if json.Unmarshal(line, &entry) != nil || entry.Fields.Message != "reconciled" {
+			continue
+		}
+		seen[entry.Fields.Gateway] = true
+		if len(seen) >= n {
+			at, err := time.Parse(time.RFC3339Nano, entry.Timestamp)
+			return at, err == nil
+		}
+	}
+	return time.Time{}, false
 }
 
 // reconciles counts the reconciles of the running process so far, and how many distinct

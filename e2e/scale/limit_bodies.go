@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -204,18 +205,9 @@ func renderBodies(ctx context.Context, dyn dynamic.Interface, planBin string, l 
 		if err != nil {
 			return err
 		}
-		out, err := exec.Command(planBin, "plan", "--now", now, "--gateway", gf, "--gateway-class", classFile,
-			"--configuration", cf, "--routes", rf).Output()
+		p, err := runPlan(planBin, "--now", now, "--gateway", gf, "--gateway-class", classFile,
+			"--configuration", cf, "--routes", rf)
 		if err != nil {
-			return fmt.Errorf("plan of %s/%s: %w", g.namespace, g.name, err)
-		}
-		var p struct {
-			Action      string         `json:"action"`
-			Desired     map[string]any `json:"desired"`
-			Events      []coreEvent    `json:"events"`
-			StatusPatch map[string]any `json:"statusPatch"`
-		}
-		if err := json.Unmarshal(out, &p); err != nil {
 			return fmt.Errorf("plan of %s/%s: %w", g.namespace, g.name, err)
 		}
 		if p.Action != "Create" || p.Desired == nil || p.StatusPatch == nil {
@@ -242,4 +234,145 @@ func renderBodies(ctx context.Context, dyn dynamic.Interface, planBin string, l 
 	}}}}
 	b.classKeys = statusKeys(b.class)
 	return b, nil
+}
+
+// planOutput is what `gateway-reconcile plan` prints (the fields the story sends).
+type planOutput struct {
+	Action      string         `json:"action"`
+	Desired     map[string]any `json:"desired"`
+	Events      []coreEvent    `json:"events"`
+	StatusPatch map[string]any `json:"statusPatch"`
+}
+
+// runPlan runs the crate's CLI, `gateway-reconcile plan ARGS...`.
+func runPlan(planBin string, args ...string) (planOutput, error) {
+	var p planOutput
+	out, err := exec.Command(planBin, append([]string{"plan"}, args...)...).Output()
+	if err != nil {
+		return p, err
+	}
+	return p, json.Unmarshal(out, &p)
+}
+
+// editGateway is what the bare client sends for one Gateway of an edit.
+type editGateway struct {
+	ref        gatewayRef
+	uid        string
+	deployment map[string]any // the replace body; metadata.resourceVersion is set per run
+	status     map[string]any
+	events     []coreEvent
+}
+
+// editBodies are the writes of an edit of the GatewayConfiguration shared by K Gateways,
+// and what puts them back: the LB Deployments and the written status fields as they were.
+type editBodies struct {
+	gateways []editGateway
+	before   map[gatewayRef]map[string]any // LB Deployments, ready to be replaced
+	statuses map[gatewayRef]map[string]any
+	keys     []string
+	replicas int64 // the Deployments' replicas before the edit
+}
+
+// updateBody is the Deployment ours PUTs: the desired object without status and
+// managedFields (gateway-reconcile-kube/src/write.rs, body, on update).
+func updateBody(desired map[string]any) map[string]any {
+	d := map[string]any{}
+	for k, v := range desired {
+		if k != "status" {
+			d[k] = v
+		}
+	}
+	if m, ok := desired["metadata"].(map[string]any); ok {
+		meta := map[string]any{}
+		for k, v := range m {
+			if k != "managedFields" {
+				meta[k] = v
+			}
+		}
+		d["metadata"] = meta
+	}
+	return d
+}
+
+// renderEdit asks the crate's CLI for the plan of each of the Gateways `refs`, on the
+// objects as the API server holds them after an edit of their GatewayConfiguration: each
+// must be an update of its LB Deployment with a status patch.
+func renderEdit(ctx context.Context, dyn dynamic.Interface, planBin string, l layout, refs []gatewayRef) (*editBodies, error) {
+	class, err := dyn.Resource(gvrClass).Get(ctx, className, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "scale-edit")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	write := func(name string, v any) (string, error) {
+		p := filepath.Join(dir, name)
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", err
+		}
+		return p, os.WriteFile(p, b, 0o600)
+	}
+	classFile, err := write("class.json", class.Object)
+	if err != nil {
+		return nil, err
+	}
+	e := &editBodies{gateways: make([]editGateway, len(refs)), before: map[gatewayRef]map[string]any{},
+		statuses: map[gatewayRef]map[string]any{}}
+	var mu sync.Mutex
+	now := time.Now().UTC().Format(time.RFC3339)
+	err = forEach(len(refs), 4, func(i int) error {
+		g := refs[i]
+		gw, err := dyn.Resource(gvrGateway).Namespace(g.namespace).Get(ctx, g.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		d, err := dyn.Resource(gvrDeploy).Namespace(g.namespace).Get(ctx, lbName(g.name), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		conf, err := dyn.Resource(gvrConfig).Namespace(g.namespace).Get(ctx, sharedConfig, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		route, err := dyn.Resource(gvrRoute).Namespace(g.namespace).Get(ctx, g.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		prefix := fmt.Sprintf("%s-%s-", g.namespace, g.name)
+		var files [4]string
+		for j, o := range []any{gw.Object, d.Object, conf.Object, []any{route.Object}} {
+			if files[j], err = write(fmt.Sprintf("%s%d.json", prefix, j), o); err != nil {
+				return err
+			}
+		}
+		p, err := runPlan(planBin, "--now", now, "--gateway", files[0], "--gateway-class", classFile,
+			"--deployment", files[1], "--configuration", files[2], "--routes", files[3])
+		if err != nil {
+			return fmt.Errorf("plan of %s/%s: %w", g.namespace, g.name, err)
+		}
+		if p.Action != "Update" || p.Desired == nil || p.StatusPatch == nil {
+			return fmt.Errorf("plan of %s/%s: action %q, not an update with a status patch", g.namespace, g.name, p.Action)
+		}
+		before := d.DeepCopy().Object
+		meta := before["metadata"].(map[string]any)
+		delete(meta, "resourceVersion")
+		delete(meta, "managedFields")
+		delete(before, "status")
+		status, _, _ := unstructured.NestedMap(gw.Object, "status")
+		replicas, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+		mu.Lock()
+		defer mu.Unlock()
+		e.gateways[i] = editGateway{ref: g, uid: string(gw.GetUID()), deployment: updateBody(p.Desired),
+			status: p.StatusPatch, events: p.Events}
+		e.before[g], e.statuses[g], e.replicas = before, status, replicas
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.keys = statusKeys(e.gateways[0].status)
+	return e, nil
 }

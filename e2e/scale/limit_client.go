@@ -12,10 +12,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -169,12 +172,45 @@ func (f *floorClient) watch(ctx context.Context, w floorWatch, listed func(map[g
 	}
 }
 
+// lists opens ours' streaming lists and waits until each has sent its initial events
+// (5 minutes at most); the watches stay open, read, until ctx ends (wg then returns).
+// Returns the resourceVersion of each object listed, by watch and namespace/name.
+func (f *floorClient) lists(ctx context.Context, wg *sync.WaitGroup) (map[string]map[gatewayRef]string, error) {
+	type listedOf struct {
+		name     string
+		versions map[gatewayRef]string
+		err      error
+	}
+	listed := make(chan listedOf, len(floorWatches))
+	for _, w := range floorWatches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.watch(ctx, w, func(v map[gatewayRef]string, err error) { listed <- listedOf{w.name, v, err} })
+		}()
+	}
+	versions := map[string]map[gatewayRef]string{}
+	timeout := time.After(5 * time.Minute)
+	for range floorWatches {
+		select {
+		case l := <-listed:
+			if l.err != nil {
+				return nil, l.err
+			}
+			versions[l.name] = l.versions
+		case <-timeout:
+			return nil, fmt.Errorf("the streaming lists did not end in 5 minutes")
+		}
+	}
+	return versions, nil
+}
+
 // floorPoint runs the bare client once: the streaming lists, then the writes with
 // `concurrency` Gateways in flight (each one's Deployment create, status patch and Events
-// in order) and the GatewayClass's status patch beside them. Without bodies (b nil), the
-// streaming lists only: a restart, which writes nothing.
-func floorPoint(kubeconfig, user string, b *floorBodies, concurrency int, h2 bool) (limitPoint, error) {
-	p := limitPoint{HTTP: "http1", Concurrency: concurrency}
+// in order; without the Events when `noEvents`) and the GatewayClass's status patch beside
+// them. Without bodies (b nil), the streaming lists only: a restart, which writes nothing.
+func floorPoint(kubeconfig, user string, b *floorBodies, concurrency int, h2, noEvents bool) (limitPoint, error) {
+	p := limitPoint{HTTP: "http1", Concurrency: concurrency, NoEvents: noEvents}
 	if h2 {
 		p.HTTP = "h2"
 	}
@@ -189,65 +225,145 @@ func floorPoint(kubeconfig, user string, b *floorBodies, concurrency int, h2 boo
 	if err != nil {
 		return p, err
 	}
+	cpu0 := sampleCPU(os.Getpid())
 	t0 := time.Now()
-	type listedOf struct {
-		name     string
-		versions map[gatewayRef]string
-		err      error
-	}
-	listed := make(chan listedOf, len(floorWatches))
 	var wg sync.WaitGroup
-	for _, w := range floorWatches {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f.watch(ctx, w, func(v map[gatewayRef]string, err error) { listed <- listedOf{w.name, v, err} })
-		}()
-	}
-	versions := map[string]map[gatewayRef]string{}
-	timeout := time.After(5 * time.Minute)
-	for range floorWatches {
-		select {
-		case l := <-listed:
-			if l.err != nil {
-				return p, l.err
-			}
-			versions[l.name] = l.versions
-		case <-timeout:
-			return p, fmt.Errorf("the streaming lists did not end in 5 minutes")
-		}
+	versions, err := f.lists(ctx, &wg)
+	if err != nil {
+		return p, err
 	}
 	p.ListsS = time.Since(t0).Seconds()
-
 	if b != nil {
-		if err := floorWrites(ctx, f, b, versions, concurrency); err != nil {
+		if err := floorWrites(ctx, f, b, versions, concurrency, noEvents); err != nil {
 			return p, err
 		}
 	}
+	p.CPU = sampleCPU(os.Getpid()).since(cpu0, time.Since(t0).Seconds())
 	cancel()
 	wg.Wait()
-	// The audit log's last lines (a write is logged when it completes, the watches' ends
-	// as they close).
+	return p, p.audited(user, m0, t0, b != nil)
+}
+
+// audited reads the point's requests from the audit log (after its last lines: a write is
+// logged when it completes, a watch's end as it closes) and its times from them.
+func (p *limitPoint) audited(user string, m0 mark, t0 time.Time, writes bool) error {
 	time.Sleep(time.Second)
 	m1, _ := auditMark()
+	var err error
 	if p.Requests, err = between(user, m0, m1); err != nil {
-		return p, err
+		return err
 	}
-	if p.Requests.Reads == 0 {
-		return p, fmt.Errorf("none of its requests in the audit log (%d..%d)", m0, m1)
+	if p.Requests.Reads == 0 && p.Requests.Writes == 0 {
+		return fmt.Errorf("none of its requests in the audit log (%d..%d)", m0, m1)
 	}
-	if b != nil {
+	if writes {
 		if p.Requests.Writes == 0 {
-			return p, fmt.Errorf("none of its writes in the audit log (%d..%d)", m0, m1)
+			return fmt.Errorf("none of its writes in the audit log (%d..%d)", m0, m1)
 		}
 		p.LastWriteS = p.Requests.lastWrite.Sub(t0).Seconds()
 		p.AuditSpanS = p.Requests.span().Seconds()
 	}
-	return p, nil
+	return nil
+}
+
+// editPoint is the floor of an edit: the bare client (HTTP/1.1, ours' transport) opens
+// ours' streaming lists, untimed (a running controller has them open), then makes the
+// edit's writes with `concurrency` Gateways in flight: per Gateway the Deployment
+// replace (its resourceVersion from the list, as ours' carries the cached one), the
+// status patch and the Events. Timed from its first write.
+func editPoint(kubeconfig, user string, e *editBodies, concurrency int) (limitPoint, error) {
+	p := limitPoint{HTTP: "http1", Concurrency: concurrency}
+	f, err := newFloorClient(kubeconfig, false)
+	if err != nil {
+		return p, err
+	}
+	defer f.transport.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	versions, err := f.lists(ctx, &wg)
+	if err != nil {
+		return p, err
+	}
+	m0, err := auditMark()
+	if err != nil {
+		return p, err
+	}
+	cpu0 := sampleCPU(os.Getpid())
+	t0 := time.Now()
+	err = forEach(len(e.gateways), concurrency, func(i int) error {
+		g := e.gateways[i]
+		ns, name := g.ref.namespace, g.ref.name
+		rv, ok := versions["lb-deployments"][gatewayRef{ns, lbName(name)}]
+		if !ok {
+			return fmt.Errorf("LB Deployment of %s/%s not in the streaming list", ns, name)
+		}
+		body, err := withResourceVersion(g.deployment, rv)
+		if err != nil {
+			return err
+		}
+		if err := f.send(ctx, http.MethodPut, "/apis/apps/v1/namespaces/"+ns+"/deployments/"+lbName(name)+
+			"?fieldManager="+fieldManager, "application/json", body); err != nil {
+			return err
+		}
+		return f.statusAndEvents(ctx, floorGateway{ref: g.ref, uid: g.uid, status: g.status, events: g.events},
+			versions["gateways"], false)
+	})
+	if err != nil {
+		return p, err
+	}
+	p.CPU = sampleCPU(os.Getpid()).since(cpu0, time.Since(t0).Seconds())
+	cancel()
+	wg.Wait()
+	return p, p.audited(user, m0, t0, true)
+}
+
+// listsProcess is the floor of a restart with a process start: `scale limit-lists` as a
+// process of its own (ours' streaming lists, then exit), timed from its start to its exit.
+func listsProcess(kubeconfig, user string) (limitPoint, error) {
+	p := limitPoint{HTTP: "http1", Process: true}
+	self, err := os.Executable()
+	if err != nil {
+		return p, err
+	}
+	m0, err := auditMark()
+	if err != nil {
+		return p, err
+	}
+	cpu0 := sampleCPU(0)
+	t0 := time.Now()
+	cmd := exec.Command(self, "limit-lists", kubeconfig)
+	out, err := cmd.CombinedOutput()
+	p.ListsS = time.Since(t0).Seconds()
+	if err != nil {
+		return p, fmt.Errorf("scale limit-lists: %w: %s", err, shorten(string(out)))
+	}
+	p.CPU = sampleCPU(0).since(cpu0, p.ListsS)
+	if cmd.ProcessState != nil {
+		p.CPU.ClientS = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	}
+	return p, p.audited(user, m0, t0, false)
+}
+
+// limitLists is `scale limit-lists KUBECONFIG`: ours' streaming lists over HTTP/1.1 as
+// ours' user, until each has sent its initial events; then the process exits.
+func limitLists(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: scale limit-lists KUBECONFIG")
+	}
+	f, err := newFloorClient(args[0], false)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	_, err = f.lists(ctx, &wg)
+	return err
 }
 
 // floorWrites are the writes of a start, once the streaming lists have given `versions`.
-func floorWrites(ctx context.Context, f *floorClient, b *floorBodies, versions map[string]map[gatewayRef]string, concurrency int) error {
+func floorWrites(ctx context.Context, f *floorClient, b *floorBodies, versions map[string]map[gatewayRef]string, concurrency int, noEvents bool) error {
 	classDone := make(chan error, 1)
 	go func() {
 		body, err := withResourceVersion(b.class, versions["gatewayclasses"][gatewayRef{"", className}])
@@ -259,35 +375,44 @@ func floorWrites(ctx context.Context, f *floorClient, b *floorBodies, versions m
 	}()
 	err := forEach(len(b.gateways), concurrency, func(i int) error {
 		g := b.gateways[i]
-		ns, name := g.ref.namespace, g.ref.name
-		if err := f.send(ctx, http.MethodPost, "/apis/apps/v1/namespaces/"+ns+"/deployments?fieldManager="+fieldManager,
+		if err := f.send(ctx, http.MethodPost, "/apis/apps/v1/namespaces/"+g.ref.namespace+"/deployments?fieldManager="+fieldManager,
 			"application/json", g.deployment); err != nil {
 			return err
 		}
-		rv, ok := versions["gateways"][g.ref]
-		if !ok {
-			return fmt.Errorf("Gateway %s/%s not in the streaming list", ns, name)
-		}
-		body, err := withResourceVersion(g.status, rv)
-		if err != nil {
-			return err
-		}
-		if err := f.send(ctx, http.MethodPatch, "/apis/gateway.networking.k8s.io/v1/namespaces/"+ns+"/gateways/"+name+
-			"/status?fieldManager="+fieldManager, "application/merge-patch+json", body); err != nil {
-			return err
-		}
-		for _, e := range g.events {
-			if err := f.send(ctx, http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events",
-				"application/json", eventBody(g.ref, g.uid, e, time.Now())); err != nil {
-				return err
-			}
-		}
-		return nil
+		return f.statusAndEvents(ctx, g, versions["gateways"], noEvents)
 	})
 	if cerr := <-classDone; err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// statusAndEvents sends a Gateway's status patch (with the listed resourceVersion as its
+// precondition) and, unless `noEvents`, its Events.
+func (f *floorClient) statusAndEvents(ctx context.Context, g floorGateway, gateways map[gatewayRef]string, noEvents bool) error {
+	ns, name := g.ref.namespace, g.ref.name
+	rv, ok := gateways[g.ref]
+	if !ok {
+		return fmt.Errorf("Gateway %s/%s not in the streaming list", ns, name)
+	}
+	body, err := withResourceVersion(g.status, rv)
+	if err != nil {
+		return err
+	}
+	if err := f.send(ctx, http.MethodPatch, "/apis/gateway.networking.k8s.io/v1/namespaces/"+ns+"/gateways/"+name+
+		"/status?fieldManager="+fieldManager, "application/merge-patch+json", body); err != nil {
+		return err
+	}
+	if noEvents {
+		return nil
+	}
+	for _, e := range g.events {
+		if err := f.send(ctx, http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events",
+			"application/json", eventBody(g.ref, g.uid, e, time.Now())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // resetStart deletes what a start wrote (the LB Deployments, the Events of the Gateways'
@@ -334,4 +459,30 @@ func resetStart(ctx context.Context, dyn dynamic.Interface, obs *observer, l lay
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// resetEdit puts the K LB Deployments and Gateway statuses an edit wrote back as they were
+// before it (as the admin: the Deployments replaced unconditionally, the statuses by merge
+// patch), then waits until the harness's watch sees every Deployment back at its replicas.
+func resetEdit(ctx context.Context, dyn dynamic.Interface, obs *observer, e *editBodies, workers int, timeout time.Duration) error {
+	err := forEach(len(e.gateways), workers, func(i int) error {
+		g := e.gateways[i]
+		d := &unstructured.Unstructured{Object: e.before[g.ref]}
+		_, err := dyn.Resource(gvrDeploy).Namespace(g.ref.namespace).Update(ctx, d, metav1.UpdateOptions{})
+		if err != nil {
+			return err
+		}
+		_, err = dyn.Resource(gvrGateway).Namespace(g.ref.namespace).Patch(ctx, g.ref.name, types.MergePatchType,
+			resetPatch(e.statuses[g.ref], e.keys), metav1.PatchOptions{}, "status")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	refs := make([]gatewayRef, len(e.gateways))
+	for i, g := range e.gateways {
+		refs[i] = g.ref
+	}
+	_, err = obs.waitAll("K Deployments put back", refs, lbName, replicas(e.replicas), time.Now(), timeout, nil)
+	return err
 }

@@ -146,3 +146,69 @@ func TestWrittenIgnoresTheConditionsTimesOnly(t *testing.T) {
 		t.Fatal("a missing Deployment must differ")
 	}
 }
+
+func TestMedianOfOddAndEvenCounts(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(c.xs); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}
+
+func TestTheFloorIsTheSettingOfLeastMedian(t *testing.T) {
+	// http1 8 has the least single run, http1 64 the least median.
+	points := []limitPoint{
+		{HTTP: "http1", Concurrency: 8, LastWriteS: 3},
+		{HTTP: "http1", Concurrency: 64, LastWriteS: 4},
+		{HTTP: "http1", Concurrency: 8, LastWriteS: 9},
+		{HTTP: "http1", Concurrency: 64, LastWriteS: 5},
+		{HTTP: "http1", Concurrency: 8, LastWriteS: 8},
+		{HTTP: "http1", Concurrency: 64, LastWriteS: 6},
+		{HTTP: "http1", Concurrency: 64, NoEvents: true, LastWriteS: 1},
+	}
+	floor, order, medians := floorSweep(points[:6])
+	if floor.setting() != "http1 64" || floor.LastWriteS != 5 {
+		t.Fatalf("floor %s at %.1f, want http1 64 at 5", floor.setting(), floor.LastWriteS)
+	}
+	if !reflect.DeepEqual(order, []string{"http1 8", "http1 64"}) || medians["http1 8"].LastWriteS != 8 {
+		t.Fatalf("order %v, medians %v", order, medians)
+	}
+	r := limitResult{Rounds: []limitRound{{Sweep: points[:2]}, {Sweep: points[2:4]}, {Sweep: points[4:6], NoEvents: points[6]}}}
+	if got := floorOf(r); got.setting() != "http1 64" {
+		t.Fatalf("floorOf: %s (the point without Events is not a setting of the sweep)", got.setting())
+	}
+}
+
+func TestStatCPUReadsUtimeAndStimeAfterTheCommandName(t *testing.T) {
+	line := "4242 (a (weird) name) S 1 2 3 4 5 6 7 8 9 10 250 150 0 0 20 0 1 0"
+	got, err := statCPU(line)
+	if err != nil || got != 4 {
+		t.Fatalf("got %v, %v; want 4 s (400 ticks)", got, err)
+	}
+	if _, err := statCPU("garbage"); err == nil {
+		t.Fatal("a line without a command name must be an error")
+	}
+}
+
+func TestUpdateBodyKeepsTheResourceVersionAndDropsStatusAndManagedFields(t *testing.T) {
+	desired := map[string]any{
+		"metadata": map[string]any{"name": "sllbr-g", "resourceVersion": "7", "uid": "u",
+			"managedFields": []any{map[string]any{"manager": "x"}}},
+		"spec":   map[string]any{"replicas": 3},
+		"status": map[string]any{"replicas": 2},
+	}
+	got := updateBody(desired)
+	want := map[string]any{
+		"metadata": map[string]any{"name": "sllbr-g", "resourceVersion": "7", "uid": "u"},
+		"spec":     map[string]any{"replicas": 3},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if _, ok := desired["status"]; !ok {
+		t.Fatal("the rendered object must not change")
+	}
+}

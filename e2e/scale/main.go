@@ -16,7 +16,10 @@
 //	            [-concurrency 1,4,8,16,32,64] [-http h2,http1] [-out FILE] [-check]
 //	            the floor of the start (a bare client making ours' requests, swept over
 //	            concurrencies and transports), then ours' start on the same control plane;
-//	            then the restart: the bare client's streaming lists alone, against ours' restart
+//	            [-rounds R] [-ours-concurrency 8,64] [-edit-concurrency 8,64]
+//	            then the restart: the bare client's streaming lists alone, against ours' restart;
+//	            then the edit of a GatewayConfiguration shared by K = N/10 Gateways
+//	scale limit-lists KUBECONFIG   (the limit story's restart floor: ours' streaming lists, then exit)
 //
 // run, seed, ready and limit need the variables of `controlplane.sh run` (KUBECONFIG, AUDIT_LOG, ...).
 package main
@@ -30,22 +33,26 @@ import (
 
 // options of one run or seed story.
 type options struct {
-	controller  string        // "ours" or "meridio-2"
-	bin         string        // the controller's executable
-	n           int           // Gateways
-	namespaces  int           // namespaces they are spread over
-	idle        time.Duration // the idle window
-	timeout     time.Duration // bound of each wait
-	sample      time.Duration // the seed story's observation window
-	out         string        // JSON result file
-	check       bool          // fail when ours misses a goal of the issue
-	clusterRole string        // ours: the ClusterRole file bound to its user
-	templates   string        // meridio-2: the directory holding lb-deployment.yaml
-	oursArgs    string        // ours: more arguments, split on spaces
-	workers     int           // concurrent creates
-	planBin     string        // limit: the crate's CLI (gateway-reconcile), for its plan
-	concurrency string        // limit: the sweep's Gateways in flight, "1,4,8"
-	http        string        // limit: the sweep's transports, "h2,http1"
+	controller      string        // "ours" or "meridio-2"
+	bin             string        // the controller's executable
+	n               int           // Gateways
+	namespaces      int           // namespaces they are spread over
+	idle            time.Duration // the idle window
+	timeout         time.Duration // bound of each wait
+	sample          time.Duration // the seed story's observation window
+	out             string        // JSON result file
+	check           bool          // fail when ours misses a goal of the issue
+	clusterRole     string        // ours: the ClusterRole file bound to its user
+	templates       string        // meridio-2: the directory holding lb-deployment.yaml
+	oursArgs        string        // ours: more arguments, split on spaces
+	workers         int           // concurrent creates
+	planBin         string        // limit: the crate's CLI (gateway-reconcile), for its plan
+	concurrency     string        // limit: the sweep's Gateways in flight, "1,4,8"
+	http            string        // limit: the sweep's transports, "h2,http1"
+	rounds          int           // limit: rounds of every phase (medians)
+	oursConcurrency string        // limit: ours' --concurrency of each start, "8,64" (the last is kept on)
+	editConcurrency string        // limit: the edit floor's Gateways in flight, "8,64"
+	held            string        // run: the held_bytes example (the memory floor); "" skips it
 }
 
 func main() {
@@ -72,6 +79,8 @@ func main() {
 		err = table(os.Args[2:], os.Stdout)
 	case "ready-table":
 		err = readyTable(os.Args[2:], os.Stdout)
+	case "limit-lists":
+		err = limitLists(os.Args[2:])
 	case "crd-cases":
 		err = crdCases(os.Args[2:], os.Stdout)
 	default:
@@ -106,6 +115,10 @@ func parse(name string, args []string) options {
 	fs.StringVar(&o.planBin, "plan", "", "limit: the crate's CLI (gateway-reconcile), whose plan renders the bodies")
 	fs.StringVar(&o.concurrency, "concurrency", "1,4,8,16,32,64", "limit: Gateways in flight, one run of the bare client each")
 	fs.StringVar(&o.http, "http", "h2,http1", "limit: transports of the bare client (h2, http1)")
+	fs.IntVar(&o.rounds, "rounds", 1, "limit: rounds of each phase (floor and ours interleaved; medians)")
+	fs.StringVar(&o.oursConcurrency, "ours-concurrency", "8", "limit: ours' --concurrency of each start (the last one's run goes on to the restart and the edit)")
+	fs.StringVar(&o.editConcurrency, "edit-concurrency", "8,64", "limit: the edit floor's Gateways in flight")
+	fs.StringVar(&o.held, "held", "", "run: the held_bytes example of gateway-reconcile-kube (the bytes the caches hold)")
 	fs.StringVar(&o.oursArgs, "ours-args", "", "ours: more arguments of the controller, split on spaces (e.g. --streaming-lists)")
 	_ = fs.Parse(args)
 	if o.bin == "" || (o.controller != "ours" && o.controller != "meridio-2") {

@@ -12,10 +12,11 @@
 #                                            plane (E2E_FULL=1): the time from each Gateway's
 #                                            creation until its LB Pods are Ready
 #   SCALE_LIMIT=1 SCALE_N=1000 e2e/scale/run.sh  instead, the limit story (ours only): the floor
-#                                            of the start, a bare client making ours' requests
-#                                            at several concurrencies, then ours' start on the
-#                                            same control plane; ours / floor (and the restart:
-#                                            the streaming lists alone, against ours' restart)
+#                                            of the control plane, a bare client making ours'
+#                                            requests at several concurrencies, and ours on the
+#                                            same control plane, in rounds: the start, the
+#                                            restart (the streaming lists alone, in a process of
+#                                            their own), the edit of a shared configuration
 #
 # Knobs: SCALE_N (default 20); SCALE_CONTROLLERS (default "ours meridio-2"); SCALE_IDLE (the
 # idle window, default 60s); SCALE_PROFILE (cargo profile of our controller, default
@@ -25,7 +26,9 @@
 # status, default 2m); SCALE_FULL=1 (the ready story on the full control plane, above;
 # E2E_KCM_ARGS passes kube-controller-manager flags through controlplane.sh); SCALE_LIMIT=1 (the
 # limit story, above; SCALE_LIMIT_CONCURRENCY, the Gateways in flight of each point of its
-# sweep, default "1,4,8,16,32,64"; SCALE_LIMIT_HTTP, its transports, default "h2,http1");
+# sweep, default "1,4,8,16,32,64"; SCALE_LIMIT_HTTP, its transports, default "h2,http1";
+# SCALE_LIMIT_ROUNDS, default 1; SCALE_LIMIT_OURS, ours' --concurrency of each start, default
+# 8; SCALE_LIMIT_EDIT, the edit floor's Gateways in flight, default "8,64");
 # CARGO_TARGET_DIR (where cargo builds, as cargo reads it; default target); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
 # the repository root: copied, then built with its Go dependencies from the module proxy;
 # when absent, the comparison is skipped with a message). Exit status: 1 when our
@@ -76,6 +79,18 @@ if [[ "$limit" == 1 ]]; then
     (cd "$root" && cargo build --profile "$profile" -p gateway-reconcile --bin gateway-reconcile)
   fi
   plan="$target/$profile/gateway-reconcile"
+fi
+
+# The memory floor of the run story (ours): gateway-reconcile-kube's example measuring the
+# bytes its caches hold.
+held=""
+if [[ "$limit" != 1 && "$full" != 1 && " $controllers " == *" ours "* ]]; then
+  if [[ "$profile" == debug ]]; then
+    (cd "$root" && cargo build -p gateway-reconcile-kube --example held_bytes)
+  else
+    (cd "$root" && cargo build --profile "$profile" -p gateway-reconcile-kube --example held_bytes)
+  fi
+  held="$target/$profile/examples/held_bytes"
 fi
 
 # Meridio-2's controller-manager, built from a copy of its source. Both controllers then
@@ -150,6 +165,7 @@ if [[ "$limit" == 1 ]]; then
     "$here/../controlplane.sh" run -- "$bin/scale" limit -controller ours -bin "$ours" -plan "$plan" -check \
       -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml" -ours-args "$ours_args" \
       -concurrency "${SCALE_LIMIT_CONCURRENCY:-1,4,8,16,32,64}" -http "${SCALE_LIMIT_HTTP:-h2,http1}" \
+      -rounds "${SCALE_LIMIT_ROUNDS:-1}" -ours-concurrency "${SCALE_LIMIT_OURS:-8}" -edit-concurrency "${SCALE_LIMIT_EDIT:-8,64}" \
       -n "$n" -out "$file" || {
       r=$?
       echo "scale: limit story at N = $n failed (status $r)" >&2
@@ -163,7 +179,7 @@ fi
 for n in $sizes; do
   for c in $controllers; do
     case "$c" in
-      ours) args=(-controller ours -bin "$ours" -check -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml" -ours-args "$ours_args") ;;
+      ours) args=(-controller ours -bin "$ours" -check -clusterrole "$root/gateway-reconcile-kube/deploy/clusterrole.yaml" -ours-args "$ours_args" -held "$held") ;;
       meridio-2) args=(-controller meridio-2 -bin "$bin/meridio-2-controller-manager" -templates "$bin/meridio-2-templates") ;;
       *) echo "scale: unknown controller $c" >&2; exit 2 ;;
     esac

@@ -35,6 +35,9 @@ type result struct {
 	Edit          requests `json:"edit"`
 	EndReconciles int      `json:"restarted_reconciles"`
 
+	// The memory floor (ours, with -held): its base and the bytes its caches hold.
+	Memory memoryFloor `json:"memory"`
+
 	Failures []string `json:"failures,omitempty"`
 }
 
@@ -59,6 +62,12 @@ func runStory(o options) error {
 	l := layout{n: o.n, namespaces: o.namespaces}
 	r := result{Controller: o.controller, N: o.n, Namespaces: o.namespaces}
 
+	if o.held != "" && o.controller == "ours" {
+		if r.Memory.BaseMiB, err = baseRSS(c); err != nil {
+			return err
+		}
+		say("%s: base: peak RSS %.1f MiB with no Gateway", o.controller, r.Memory.BaseMiB)
+	}
 	t := time.Now()
 	if err := populate(ctx, dyn, l, o.workers); err != nil {
 		return err
@@ -96,6 +105,17 @@ func runStory(o options) error {
 	if r.Start, err = between(c.user, m0, m1); err != nil {
 		return err
 	}
+	if o.held != "" && o.controller == "ours" {
+		// Listed as the admin, outside ours' requests; the idle window starts after it.
+		if r.Memory.Held, err = heldBytes(ctx, o.held); err != nil {
+			return err
+		}
+		say("%s: its caches hold %.2f MiB (%d objects; %.2f MiB of JSON)", o.controller, r.Memory.heldMiB(),
+			r.Memory.Held.Objects, float64(r.Memory.Held.JSONBytes)/(1<<20))
+		if m1, err = auditMark(); err != nil {
+			return err
+		}
+	}
 
 	// Idle.
 	time.Sleep(o.idle)
@@ -120,6 +140,9 @@ func runStory(o options) error {
 		return err
 	}
 	r.RestartS = time.Since(t).Seconds()
+	if at, ok := c.reconciledAt(o.n); ok {
+		r.RestartS = at.Sub(t).Seconds()
+	}
 	time.Sleep(2 * settle)
 	if _, err := obs.waitAll("every Gateway healthy after the restart", gateways, nil, healthy(o.controller),
 		time.Now(), o.timeout, c.alive); err != nil {

@@ -54,6 +54,11 @@ var rows = []row{
 	{"peak RSS, restarted process (MiB)", func(r result) float64 { return r.RestartedUsage.PeakRSSMiB }, "%.1f"},
 	{"peak RSS per Gateway, first process (KiB)", func(r result) float64 { return perGatewayKiB(r.FirstUsage, r.N) }, "%.1f"},
 	{"peak RSS per Gateway, restarted process (KiB)", func(r result) float64 { return perGatewayKiB(r.RestartedUsage, r.N) }, "%.1f"},
+	{"base: peak RSS with no Gateway (MiB; ours, -held)", func(r result) float64 { return r.Memory.BaseMiB }, "%.1f"},
+	{"held: the bytes its caches hold (MiB; ours, -held)", func(r result) float64 { return r.Memory.heldMiB() }, "%.2f"},
+	{"held: the JSON the API server sends of them (MiB)", func(r result) float64 { return float64(r.Memory.Held.JSONBytes) / (1 << 20) }, "%.2f"},
+	{"peak RSS, first process, against 2 x held + base", func(r result) float64 { return r.Memory.against(r.FirstUsage.PeakRSSMiB) }, "%.2f"},
+	{"peak RSS, restarted process, against 2 x held + base", func(r result) float64 { return r.Memory.against(r.RestartedUsage.PeakRSSMiB) }, "%.2f"},
 }
 
 // table1 prints one run's figures.
