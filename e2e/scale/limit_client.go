@@ -431,18 +431,26 @@ func resetStart(ctx context.Context, dyn dynamic.Interface, obs *observer, l lay
 			return err
 		}
 	}
+	// The class first: its watch cache then has the Gateways' resets' time to catch up.
+	if _, err := dyn.Resource(gvrClass).Patch(ctx, className, types.MergePatchType,
+		resetPatch(b.classStatus, b.classKeys), metav1.PatchOptions{}, "status"); err != nil {
+		return err
+	}
 	refs := l.gateways()
+	versions := newVersions()
 	err := forEach(len(refs), workers, func(i int) error {
 		g := refs[i]
-		_, err := dyn.Resource(gvrGateway).Namespace(g.namespace).Patch(ctx, g.name, types.MergePatchType,
+		u, err := dyn.Resource(gvrGateway).Namespace(g.namespace).Patch(ctx, g.name, types.MergePatchType,
 			resetPatch(b.gatewayStatus[g], b.gatewayKeys), metav1.PatchOptions{}, "status")
+		if err == nil {
+			versions.set(g, u.GetResourceVersion())
+		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := dyn.Resource(gvrClass).Patch(ctx, className, types.MergePatchType,
-		resetPatch(b.classStatus, b.classKeys), metav1.PatchOptions{}, "status"); err != nil {
+	if err := obs.waitVersions(versions, 2*time.Minute); err != nil {
 		return err
 	}
 	selector, _ := labels.Parse(lbSelector)
@@ -465,6 +473,7 @@ func resetStart(ctx context.Context, dyn dynamic.Interface, obs *observer, l lay
 // before it (as the admin: the Deployments replaced unconditionally, the statuses by merge
 // patch), then waits until the harness's watch sees every Deployment back at its replicas.
 func resetEdit(ctx context.Context, dyn dynamic.Interface, obs *observer, e *editBodies, workers int, timeout time.Duration) error {
+	versions := newVersions()
 	err := forEach(len(e.gateways), workers, func(i int) error {
 		g := e.gateways[i]
 		d := &unstructured.Unstructured{Object: e.before[g.ref]}
@@ -472,11 +481,17 @@ func resetEdit(ctx context.Context, dyn dynamic.Interface, obs *observer, e *edi
 		if err != nil {
 			return err
 		}
-		_, err = dyn.Resource(gvrGateway).Namespace(g.ref.namespace).Patch(ctx, g.ref.name, types.MergePatchType,
+		u, err := dyn.Resource(gvrGateway).Namespace(g.ref.namespace).Patch(ctx, g.ref.name, types.MergePatchType,
 			resetPatch(e.statuses[g.ref], e.keys), metav1.PatchOptions{}, "status")
+		if err == nil {
+			versions.set(g.ref, u.GetResourceVersion())
+		}
 		return err
 	})
 	if err != nil {
+		return err
+	}
+	if err := obs.waitVersions(versions, timeout); err != nil {
 		return err
 	}
 	refs := make([]gatewayRef, len(e.gateways))
@@ -485,4 +500,42 @@ func resetEdit(ctx context.Context, dyn dynamic.Interface, obs *observer, e *edi
 	}
 	_, err = obs.waitAll("K Deployments put back", refs, lbName, replicas(e.replicas), time.Now(), timeout, nil)
 	return err
+}
+
+// versions are the resourceVersions the admin's writes returned, by Gateway.
+type versions struct {
+	mu sync.Mutex
+	m  map[gatewayRef]string
+}
+
+func newVersions() *versions { return &versions{m: map[gatewayRef]string{}} }
+
+func (v *versions) set(g gatewayRef, rv string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m[g] = rv
+}
+
+// waitVersions waits until the harness's watch has seen every Gateway at the version a
+// reset left it at. The bare client's streaming lists are served from the API server's
+// watch cache (resourceVersion 0), as ours' are: a list that starts right after a reset
+// could otherwise see an older Gateway, and its status patch's precondition would fail
+// (409). Nothing else writes the Gateways meanwhile, so the versions are exact.
+func (o *observer) waitVersions(v *versions, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		left := 0
+		for g, rv := range v.m {
+			if u, ok := o.get(o.gateways, g); !ok || u.GetResourceVersion() != rv {
+				left++
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("reset: the watch has not seen %d Gateways' reset status after %s", left, limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
