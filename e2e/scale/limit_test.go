@@ -212,3 +212,15 @@ func TestUpdateBodyKeepsTheResourceVersionAndDropsStatusAndManagedFields(t *test
 		t.Fatal("the rendered object must not change")
 	}
 }
+
+func TestTheEventsCostIsEachRoundsBestSettingAgainstItself(t *testing.T) {
+	r := limitResult{Rounds: []limitRound{
+		{Sweep: []limitPoint{{HTTP: "h2", Concurrency: 8, LastWriteS: 4}, {HTTP: "http1", Concurrency: 8, LastWriteS: 5}},
+			NoEvents: limitPoint{HTTP: "h2", Concurrency: 8, NoEvents: true, LastWriteS: 3}},
+		{Sweep: []limitPoint{{HTTP: "h2", Concurrency: 8, LastWriteS: 6}, {HTTP: "http1", Concurrency: 8, LastWriteS: 4}},
+			NoEvents: limitPoint{HTTP: "http1", Concurrency: 8, NoEvents: true, LastWriteS: 4}},
+	}}
+	if got := eventsCost(r); !reflect.DeepEqual(got, []float64{0.75, 1}) {
+		t.Fatalf("got %v, want [0.75 1]", got)
+	}
+}
