@@ -89,3 +89,38 @@ func sampleCPU(client int) cpuSample {
 func (s cpuSample) since(s0 cpuSample, wallS float64) cpuSpent {
 	return cpuSpent{WallS: wallS, APIServerS: s.apiserver - s0.apiserver, EtcdS: s.etcd - s0.etcd, ClientS: s.client - s0.client}
 }
+
+// peakRSSMiB is a process's peak resident memory (VmHWM of /proc/PID/status), in MiB.
+func peakRSSMiB(pid int) (float64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// serverMemory is the control plane's peak resident memory (MiB): kube-apiserver and etcd.
+type serverMemory struct {
+	APIServerMiB float64 `json:"apiserver_mib"`
+	EtcdMiB      float64 `json:"etcd_mib"`
+}
+
+// readServerMemory reads it (absent processes read as 0).
+func readServerMemory() serverMemory {
+	read := func(name string) float64 {
+		pid, _ := strconv.Atoi(os.Getenv(name))
+		if pid <= 0 {
+			return 0
+		}
+		v, _ := peakRSSMiB(pid)
+		return v
+	}
+	return serverMemory{APIServerMiB: read("E2E_APISERVER_PID"), EtcdMiB: read("E2E_ETCD_PID")}
+}

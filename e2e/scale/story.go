@@ -20,6 +20,10 @@ type result struct {
 	Start          requests `json:"start"`
 	StartUsage     usage    `json:"start_usage"`
 	StartReconcile int      `json:"start_reconciles"`
+	// What the start cost the control plane and the harness (ClientS: ours).
+	StartCPU cpuSpent `json:"start_cpu"`
+	// The control plane's peak memory at the end of the run.
+	Server serverMemory `json:"server_memory"`
 
 	IdleS float64  `json:"idle_s"`
 	Idle  requests `json:"idle"`
@@ -85,6 +89,7 @@ func runStory(o options) error {
 	if err != nil {
 		return err
 	}
+	cpu0 := sampleCPU(os.Getpid())
 	t = time.Now()
 	if err := c.start(); err != nil {
 		return err
@@ -94,9 +99,13 @@ func runStory(o options) error {
 		return fmt.Errorf("%w (controller log: %s)", err, c.log)
 	}
 	r.ConvergeS = d.Seconds()
+	cpu := sampleCPU(os.Getpid()).since(cpu0, time.Since(t).Seconds())
 	if r.StartUsage, err = c.usage(); err != nil {
 		return err
 	}
+	r.StartCPU = cpuSpent{WallS: cpu.WallS, APIServerS: cpu.APIServerS, EtcdS: cpu.EtcdS,
+		ClientS: r.StartUsage.CPUSeconds, HarnessS: cpu.ClientS}
+	say("%s: the start's %s", o.controller, r.StartCPU)
 	r.StartReconcile, _, _ = c.reconciles()
 	say("%s: every Gateway healthy after %.1f s (%.1f CPU-s, %d reconciles)", o.controller, r.ConvergeS,
 		r.StartUsage.CPUSeconds, r.StartReconcile)
@@ -186,6 +195,7 @@ func runStory(o options) error {
 	}
 	r.EndReconciles, _, _ = c.reconciles()
 	c.stop()
+	r.Server = readServerMemory()
 
 	if o.check {
 		r.Failures = goals(r)

@@ -45,6 +45,12 @@ var rows = []row{
 	{"edit: status writes", func(r result) float64 { return float64(r.Edit.statusWrites()) }, "%.0f"},
 	{"edit: time until all K Deployments updated (s)", func(r result) float64 { return r.EditDeployS }, "%.2f"},
 	{"edit: time until all K Gateway statuses name the new generation (s; ours only)", func(r result) float64 { return r.EditStatusS }, "%.2f"},
+	{"start: kube-apiserver CPU (s)", func(r result) float64 { return r.StartCPU.APIServerS }, "%.1f"},
+	{"start: etcd CPU (s)", func(r result) float64 { return r.StartCPU.EtcdS }, "%.1f"},
+	{"start: the harness's CPU, its watch (s)", func(r result) float64 { return r.StartCPU.HarnessS }, "%.1f"},
+	{"start: cores busy (all four over the start)", func(r result) float64 { return r.StartCPU.cores() }, "%.2f"},
+	{"kube-apiserver peak RSS at the end (MiB)", func(r result) float64 { return r.Server.APIServerMiB }, "%.0f"},
+	{"etcd peak RSS at the end (MiB)", func(r result) float64 { return r.Server.EtcdMiB }, "%.0f"},
 	{"controller CPU at convergence (s)", func(r result) float64 { return r.StartUsage.CPUSeconds }, "%.1f"},
 	{"CPU per reconcile at start (ms)", func(r result) float64 {
 		return 1000 * r.StartUsage.CPUSeconds / float64(max(r.StartReconcile, 1))

@@ -40,7 +40,10 @@ type condition struct {
 
 func conditions(u *unstructured.Unstructured) map[string]condition {
 	out := map[string]condition{}
-	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	// Read in place: unstructured.NestedSlice would deep-copy them, and the waits read every
+	// pending Gateway ten times a second.
+	status, _ := u.Object["status"].(map[string]any)
+	list, _ := status["conditions"].([]any)
 	for _, c := range list {
 		m, ok := c.(map[string]any)
 		if !ok {
@@ -99,6 +102,11 @@ func (o *observer) waitAll(what string, refs []gatewayRef, lbName func(string) s
 	}
 	deadline := since.Add(limit)
 	pending := refs
+	// An object not done at a resourceVersion is not done at it on the next poll: only
+	// the changed ones are looked at again, so that a wait over thousands of objects costs
+	// the harness (which shares the machine's two cores with the controller and the
+	// server) little.
+	notAt := map[gatewayRef]string{}
 	for {
 		var left []gatewayRef
 		for _, g := range pending {
@@ -107,7 +115,13 @@ func (o *observer) waitAll(what string, refs []gatewayRef, lbName func(string) s
 				ref.name = lbName(g.name)
 			}
 			u, ok := o.get(lister, ref)
-			if !ok || !done(u) {
+			if !ok {
+				left = append(left, g)
+				continue
+			}
+			rv := u.GetResourceVersion()
+			if at, seen := notAt[g]; (seen && at == rv) || !done(u) {
+				notAt[g] = rv
 				left = append(left, g)
 			}
 		}

@@ -35,9 +35,8 @@
 //! 2. the file read, and its items deserialized into the cached type by serde from their
 //!    JSON, as kube-client does (the file is read as a `kube::core::ObjectList<K>`, as a LIST
 //!    page is; a streaming list's events read each object with the same `Deserialize`).
-//!    [`cached::Cached`] drops `managedFields` itself and [`cached::DeploymentMeta`] skips
-//!    them unread; kube's `PartialObjectMeta` of a Namespace keeps them, so the
-//!    `namespace-metadata` cache's bytes include them, as the controller's do;
+//!    [`cached::Cached`] drops `managedFields` itself and [`cached::Meta`] (the Deployments'
+//!    and Namespaces' metadata) skips them unread;
 //! 3. the items applied to the store's writer as the events of a streaming list: `Init`,
 //!    one `InitApply` per item, `InitDone` (the writer stores its own clone of each object,
 //!    an `Arc<K>`, keyed by its `ObjectRef<K>`). The controller's writer (its crate-private
@@ -597,7 +596,7 @@ mod tests {
             (
                 "namespace-metadata",
                 "PartialObjectMetadataList",
-                vec![namespace()],
+                vec![managed(namespace())],
             ),
             (
                 "gateways",
@@ -704,5 +703,16 @@ mod tests {
                 "{name}: managedFields held ({with:?}, {without:?})"
             );
         }
+        // A Namespace's are smaller, and not held either.
+        let (with, without) = (
+            cache(&base_report, "namespace-metadata"),
+            cache(&bare_report, "namespace-metadata"),
+        );
+        assert!(with.json_bytes > without.json_bytes, "{with:?} {without:?}");
+        let r = ratio(with.held_bytes, without.held_bytes);
+        assert!(
+            (0.98..=1.02).contains(&r),
+            "namespace-metadata: managedFields held ({with:?}, {without:?})"
+        );
     }
 }
