@@ -97,7 +97,8 @@ func heldBytes(ctx context.Context, heldBin string) (held, error) {
 		}
 		req.Header.Set("Accept", "application/json")
 		if w.metadata {
-			req.Header.Set("Accept", metadataJSON)
+			// A LIST answers a list of them (a watch, each object: metadataJSON).
+			req.Header.Set("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
 		}
 		resp, err := f.http.Do(req)
 		if err != nil {
