@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The load harness (docs/scale.md, "How the harness measures"): for each N of SCALE_N and
 # each controller of SCALE_CONTROLLERS, a fresh control plane (e2e/controlplane.sh), N
-# Gateways created before the controller starts, then the stories of `scale run`; a
-# side-by-side table at the end.
+# Gateways created before the controller starts, then the stories of `scale run` (for ours
+# also the memory floor: its base with no Gateway, and the bytes its caches hold, by
+# gateway-reconcile-kube's example held_bytes); a side-by-side table at the end.
 #
 #   e2e/scale/run.sh                         N = 20, ours and Meridio-2 (when its source is there)
 #   SCALE_N="100 1000" e2e/scale/run.sh      the figures of docs/scale.md
