@@ -294,17 +294,32 @@ func (c *controller) waitReconciled(n int, since time.Time, timeout time.Duratio
 // reconciledAt is, from ours' log, the time of the reconcile that made n distinct Gateways
 // reconciled (its `timestamp`, on the machine's clock, as the harness's): finer than
 // waitReconciled's polling. False when the log does not say (Meridio-2's, or not yet).
-func (c *controller) reconciledAt(n int) (time.Time, bool) {
+func (c *controller) reconciledAt(n int) (at time.Time, ok bool) {
 	if c.kind != "ours" {
-		return time.Time{}, false
+		return at, false
 	}
-	f, err := os.Open(c.log)
-	if err != nil {
-		return time.Time{}, false
-	}
-	defer f.Close()
 	seen := map[string]bool{}
-	s := bufio.NewScanner(f)
+	_ = c.eachReconciled(func(timestamp, gateway string) bool {
+		seen[gateway] = true
+		if len(seen) < n {
+			return true
+		}
+		t, err := time.Parse(time.RFC3339Nano, timestamp)
+		at, ok = t, err == nil
+		return false
+	})
+	return at, ok
+}
+
+// eachReconciled calls f with the timestamp and Gateway of each `reconciled` line of ours'
+// JSON log, in order, until f returns false.
+func (c *controller) eachReconciled(f func(timestamp, gateway string) bool) error {
+	file, err := os.Open(c.log)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	s := bufio.NewScanner(file)
 	s.Buffer(make([]byte, 1<<20), 1<<24)
 	for s.Scan() {
 		line := s.Bytes()
@@ -318,16 +333,13 @@ func (c *controller) reconciledAt(n int) (time.Time, bool) {
 				Gateway string `json:"gateway"`
 			} `json:"fields"`
 		}
-		if json.Unmarshal(line, &entry) != nil || entry.Fields.Message != "reconciled" {
-			continue
-		}
-		seen[entry.Fields.Gateway] = true
-		if len(seen) >= n {
-			at, err := time.Parse(time.RFC3339Nano, entry.Timestamp)
-			return at, err == nil
+		if json.Unmarshal(line, &entry) == nil && entry.Fields.Message == "reconciled" {
+			if !f(entry.Timestamp, entry.Fields.Gateway) {
+				return nil
+			}
 		}
 	}
-	return time.Time{}, false
+	return s.Err()
 }
 
 // reconciles counts the reconciles of the running process so far, and how many distinct
@@ -336,31 +348,13 @@ func (c *controller) reconciledAt(n int) (time.Time, bool) {
 // the controller `gateway` (every result, requeues included).
 func (c *controller) reconciles() (total int, distinct int, err error) {
 	if c.kind == "ours" {
-		f, err := os.Open(c.log)
-		if err != nil {
-			return 0, 0, err
-		}
-		defer f.Close()
 		seen := map[string]bool{}
-		s := bufio.NewScanner(f)
-		s.Buffer(make([]byte, 1<<20), 1<<24)
-		for s.Scan() {
-			line := s.Bytes()
-			if !strings.Contains(string(line), `"reconciled"`) {
-				continue
-			}
-			var entry struct {
-				Fields struct {
-					Message string `json:"message"`
-					Gateway string `json:"gateway"`
-				} `json:"fields"`
-			}
-			if json.Unmarshal(line, &entry) == nil && entry.Fields.Message == "reconciled" {
-				total++
-				seen[entry.Fields.Gateway] = true
-			}
-		}
-		return total, len(seen), s.Err()
+		err := c.eachReconciled(func(_, gateway string) bool {
+			total++
+			seen[gateway] = true
+			return true
+		})
+		return total, len(seen), err
 	}
 	client := http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.metricsPort))

@@ -156,23 +156,11 @@ func renderBodies(ctx context.Context, dyn dynamic.Interface, planBin string, l 
 		return m
 	}
 	gwBy, confBy, routeBy := byRef(gws), byRef(confs), byRef(routes)
-	dir, err := os.MkdirTemp("", "scale-limit")
+	write, classFile, done, err := planFiles(class)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	write := func(name string, v any) (string, error) {
-		p := filepath.Join(dir, name)
-		b, err := json.Marshal(v)
-		if err != nil {
-			return "", err
-		}
-		return p, os.WriteFile(p, b, 0o600)
-	}
-	classFile, err := write("class.json", class.Object)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	now := time.Now().UTC().Format(time.RFC3339)
 	refs := l.gateways()
 	b := &floorBodies{gateways: make([]floorGateway, len(refs)), gatewayStatus: map[gatewayRef]map[string]any{}}
@@ -302,23 +290,11 @@ func renderEdit(ctx context.Context, dyn dynamic.Interface, planBin string, l la
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "scale-edit")
+	write, classFile, done, err := planFiles(class)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	write := func(name string, v any) (string, error) {
-		p := filepath.Join(dir, name)
-		b, err := json.Marshal(v)
-		if err != nil {
-			return "", err
-		}
-		return p, os.WriteFile(p, b, 0o600)
-	}
-	classFile, err := write("class.json", class.Object)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	e := &editBodies{gateways: make([]editGateway, len(refs)), before: map[gatewayRef]map[string]any{},
 		statuses: map[gatewayRef]map[string]any{}}
 	var mu sync.Mutex
@@ -375,4 +351,27 @@ func renderEdit(ctx context.Context, dyn dynamic.Interface, planBin string, l la
 	}
 	e.keys = statusKeys(e.gateways[0].status)
 	return e, nil
+}
+
+// planFiles makes a scratch directory for the plan's input files: `write` puts a value in
+// it as JSON and answers its path; the GatewayClass is written first. `done` removes it.
+func planFiles(class *unstructured.Unstructured) (write func(name string, v any) (string, error), classFile string, done func(), err error) {
+	dir, err := os.MkdirTemp("", "scale-plan")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	done = func() { os.RemoveAll(dir) }
+	write = func(name string, v any) (string, error) {
+		p := filepath.Join(dir, name)
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", err
+		}
+		return p, os.WriteFile(p, b, 0o600)
+	}
+	if classFile, err = write("class.json", class.Object); err != nil {
+		done()
+		return nil, "", nil, err
+	}
+	return write, classFile, done, nil
 }

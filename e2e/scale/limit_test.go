@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -222,5 +225,30 @@ func TestTheEventsCostIsEachRoundsBestSettingAgainstItself(t *testing.T) {
 	}}
 	if got := eventsCost(r); !reflect.DeepEqual(got, []float64{0.75, 1}) {
 		t.Fatalf("got %v, want [0.75 1]", got)
+	}
+}
+
+func TestReconciledAtIsTheLineThatCompletesTheGateways(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "ours.log")
+	lines := []string{
+		`{"timestamp":"2026-12-06T03:00:00.100000Z","level":"INFO","fields":{"message":"started"}}`,
+		`{"timestamp":"2026-12-06T03:00:00.200000Z","level":"DEBUG","fields":{"message":"reconciled","gateway":"ns/a"}}`,
+		`{"timestamp":"2026-12-06T03:00:00.300000Z","level":"DEBUG","fields":{"message":"reconciled","gateway":"ns/a"}}`,
+		`{"timestamp":"2026-12-06T03:00:00.450000Z","level":"DEBUG","fields":{"message":"reconciled","gateway":"ns/b"}}`,
+	}
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &controller{kind: "ours", log: log}
+	at, ok := c.reconciledAt(2)
+	if want := time.Date(2026, 12, 6, 3, 0, 0, 450_000_000, time.UTC); !ok || !at.Equal(want) {
+		t.Fatalf("got %v %v, want %v", at, ok, want)
+	}
+	if _, ok := c.reconciledAt(3); ok {
+		t.Fatal("3 Gateways were not reconciled")
+	}
+	total, distinct, err := c.reconciles()
+	if err != nil || total != 3 || distinct != 2 {
+		t.Fatalf("reconciles: %d %d %v, want 3 2", total, distinct, err)
 	}
 }
