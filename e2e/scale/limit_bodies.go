@@ -89,9 +89,15 @@ func eventBody(g gatewayRef, uid string, e coreEvent, now time.Time) []byte {
 	return b
 }
 
-// createBody is the Deployment ours POSTs: the desired object without status and
-// managedFields, nor the server-set metadata (gateway-reconcile-kube/src/write.rs, body).
+// createBody is the Deployment ours POSTs: requestBody on create.
 func createBody(desired map[string]any) ([]byte, error) {
+	return json.Marshal(requestBody(desired, false))
+}
+
+// requestBody is the body of ours' Deployment write (gateway-reconcile-kube/src/write.rs,
+// body): the desired object without status and managedFields, and on a create without
+// the server-set metadata either.
+func requestBody(desired map[string]any, update bool) map[string]any {
 	d := map[string]any{}
 	for k, v := range desired {
 		if k != "status" {
@@ -102,14 +108,18 @@ func createBody(desired map[string]any) ([]byte, error) {
 		meta := map[string]any{}
 		for k, v := range m {
 			switch k {
-			case "managedFields", "resourceVersion", "uid", "creationTimestamp", "generation":
+			case "managedFields":
+			case "resourceVersion", "uid", "creationTimestamp", "generation":
+				if update {
+					meta[k] = v
+				}
 			default:
 				meta[k] = v
 			}
 		}
 		d["metadata"] = meta
 	}
-	return json.Marshal(d)
+	return d
 }
 
 func statusKeys(patch map[string]any) []string {
@@ -261,25 +271,9 @@ type editBodies struct {
 	replicas int64 // the Deployments' replicas before the edit
 }
 
-// updateBody is the Deployment ours PUTs: the desired object without status and
-// managedFields (gateway-reconcile-kube/src/write.rs, body, on update).
+// updateBody is the Deployment ours PUTs: requestBody on update.
 func updateBody(desired map[string]any) map[string]any {
-	d := map[string]any{}
-	for k, v := range desired {
-		if k != "status" {
-			d[k] = v
-		}
-	}
-	if m, ok := desired["metadata"].(map[string]any); ok {
-		meta := map[string]any{}
-		for k, v := range m {
-			if k != "managedFields" {
-				meta[k] = v
-			}
-		}
-		d["metadata"] = meta
-	}
-	return d
+	return requestBody(desired, true)
 }
 
 // renderEdit asks the crate's CLI for the plan of each of the Gateways `refs`, on the
