@@ -3,203 +3,20 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use jiff::Timestamp;
 
+use super::gather::gather;
 use super::plan::{Plan, plan};
+use super::port::{Port, StatusWrite, View};
 use super::record::WriteRecord;
-use super::settlement::{Requeue, Settlement, StatusPatch};
-use super::write::{DeploymentWrite, WriteKind};
+use super::settlement::{Requeue, Settlement};
+use super::write::WriteKind;
 use crate::error::InputError;
-use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
-use crate::snapshot::{NamespaceLabels, Snapshot, UnreadableConfiguration};
-use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
-
-/// The objects a [`Port`] read for one reconcile, owned by the read's answer; the driver
-/// borrows a [`Snapshot`] of them for the whole reconcile.
-///
-/// The driver sets the snapshot's write record itself (it keeps them): an implementation
-/// leaves [`Snapshot::write_record`] empty.
-pub trait Inputs {
-    /// The snapshot the reconcile decides from; an input the port could not read (an
-    /// object of the wrong shape) is an [`InputError`] naming it.
-    fn snapshot(&self) -> Result<Snapshot<'_>, InputError>;
-}
-
-/// One Gateway's inputs, owned: what a port that copies its objects out of a store, or
-/// reads them from an API server, hands the driver. Start from [`OwnedInputs::new`] and set
-/// the rest; the template is shared (it is the same for every Gateway).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct OwnedInputs {
-    /// The Gateway.
-    pub gateway: Gateway,
-    /// Its GatewayClass; `None` when it does not exist.
-    pub class: Option<GatewayClass>,
-    /// The GatewayConfiguration it uses (its own reference, else its class's): found,
-    /// missing, or unreadable.
-    pub configuration: Configuration,
-    /// The LB Deployment as the server stores it; `None` when not found.
-    pub deployment: Option<Deployment>,
-    /// The L34Routes that may attach to the Gateway.
-    pub routes: Vec<L34Route>,
-    /// The LB Deployment template.
-    pub template: Arc<Deployment>,
-    /// The labels of the routes' namespaces, for listeners that admit routes by a namespace
-    /// selector (a namespace missing here is not admitted by one).
-    pub namespace_labels: NamespaceLabels,
-}
-
-impl OwnedInputs {
-    /// The inputs of `gateway` with `template`, and nothing else yet.
-    pub fn new(gateway: Gateway, template: Arc<Deployment>) -> Self {
-        OwnedInputs {
-            gateway,
-            class: None,
-            configuration: Configuration::Missing,
-            deployment: None,
-            routes: Vec::new(),
-            template,
-            namespace_labels: NamespaceLabels::new(),
-        }
-    }
-}
-
-impl Inputs for OwnedInputs {
-    fn snapshot(&self) -> Result<Snapshot<'_>, InputError> {
-        Ok(Snapshot::new(&self.gateway, &self.template)
-            .with_gateway_class(self.class.as_ref())
-            .with_configuration(self.configuration.readable())
-            .with_unreadable_configuration(self.configuration.unreadable())
-            .with_deployment(self.deployment.as_ref())
-            .with_routes(&self.routes)
-            .with_namespace_labels(&self.namespace_labels))
-    }
-}
-
-/// The GatewayConfiguration a Gateway uses, as a port read it.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-// Made once per reconcile and borrowed by its snapshot: boxing the readable one would cost
-// an allocation for nothing.
-#[allow(clippy::large_enum_variant)]
-pub enum Configuration {
-    /// There is none (not found, or the Gateway names none of ours).
-    Missing,
-    /// It reads into the wire type.
-    Readable(GatewayConfiguration),
-    /// It exists but does not read into the wire type (a field of another type under a
-    /// newer or hand-edited CRD): its identity and the reader's error, naming the field
-    /// path. The Gateway gets `InvalidParameters` saying so.
-    Unreadable {
-        /// Its namespace.
-        namespace: String,
-        /// Its name.
-        name: String,
-        /// The reader's error.
-        why: String,
-    },
-}
-
-impl Configuration {
-    /// The readable configuration, for the snapshot.
-    pub fn readable(&self) -> Option<&GatewayConfiguration> {
-        match self {
-            Configuration::Readable(configuration) => Some(configuration),
-            _ => None,
-        }
-    }
-
-    /// The unreadable configuration, for the snapshot.
-    pub fn unreadable(&self) -> Option<UnreadableConfiguration<'_>> {
-        match self {
-            Configuration::Unreadable {
-                namespace,
-                name,
-                why,
-            } => Some(UnreadableConfiguration {
-                namespace,
-                name,
-                why,
-            }),
-            _ => None,
-        }
-    }
-}
-
-impl From<Option<GatewayConfiguration>> for Configuration {
-    fn from(found: Option<GatewayConfiguration>) -> Self {
-        match found {
-            Some(configuration) => Configuration::Readable(configuration),
-            None => Configuration::Missing,
-        }
-    }
-}
-
-/// What a [`Port::read`] found.
-#[derive(Debug)]
-pub enum Gathered<I> {
-    /// The Gateway's inputs: the driver plans from them.
-    Inputs(I),
-    /// Not now: the port's view is not ready to decide from (a cache that has not yet seen
-    /// the controller's own write, a relist under way, a Gateway already gone). The driver
-    /// plans nothing and returns this requeue.
-    Later(Requeue),
-}
-
-/// What became of a status write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusWrite {
-    /// The settlement had no status to write (it equals the observed one).
-    Unchanged,
-    /// The API server took the patch.
-    Written,
-    /// The API server refused the patch's precondition (409: the Gateway changed since it
-    /// was read): the driver looks again at once, with the newer object, and records no
-    /// Event of a status that was not written.
-    Conflict,
-}
-
-/// The I/O of one reconcile of one Gateway, done by the caller: a port is made for one
-/// Gateway (or knows which one it serves) and hands the driver that Gateway's objects.
-///
-/// The methods may be `async` (the controller's are); the driver awaits each in turn and
-/// never runs two at once. A port whose futures are always ready (an in-memory store) is
-/// driven with [`ready`].
-pub trait Port {
-    /// The objects [`read`](Port::read) hands over.
-    type Inputs: Inputs;
-    /// Why a read or a status write failed (the Deployment write's failures are outcomes,
-    /// not errors: the core settles them).
-    type Error;
-
-    /// Reads the Gateway, its GatewayClass, GatewayConfiguration (found, missing or
-    /// unreadable), its LB Deployment as the server stores it, the L34Routes that may
-    /// attach to it, and the template.
-    fn read(&mut self) -> impl Future<Output = Result<Gathered<Self::Inputs>, Self::Error>>;
-
-    /// Performs the Deployment write (create a new object, or replace the observed one),
-    /// and answers what happened: [`WriteOutcome::Stored`] with the object the server
-    /// stored when it took the write (or `Applied` when the port has no answer), the API
-    /// error, or a transport error.
-    fn write(&mut self, write: DeploymentWrite) -> impl Future<Output = WriteOutcome>;
-
-    /// Writes the Gateway status: the merge patch of `gateways/status`, carrying the
-    /// `resourceVersion` of the Gateway the plan read as its precondition.
-    fn patch_status(
-        &mut self,
-        patch: StatusPatch,
-    ) -> impl Future<Output = Result<StatusWrite, Self::Error>>;
-
-    /// Records the settlement's Events on the Gateway, once its status write went through
-    /// (or there was none to make). An Event is informational: a port logs a failure to
-    /// record one and goes on.
-    fn record(&mut self, action: WriteKind, events: &[Event]) -> impl Future<Output = ()>;
-}
 
 /// What one reconcile decided and did.
 #[derive(Debug)]
@@ -208,7 +25,7 @@ pub struct Reconciled {
     /// When to reconcile this Gateway again.
     pub requeue: Requeue,
     /// What the plan decided and the port did; `None` when the port answered
-    /// [`Gathered::Later`].
+    /// [`View::Later`].
     pub decided: Option<Decided>,
 }
 
@@ -269,9 +86,9 @@ pub enum ReconcileError<E> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use gateway_reconcile::reconcile::{Driver, Gathered, OwnedInputs, Port, StatusWrite, ready};
+/// use gateway_reconcile::reconcile::{Driver, Labels, Port, StatusWrite, View, ready};
 /// use gateway_reconcile::events::Event;
-/// use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration};
+/// use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 /// use gateway_reconcile::{
 ///     DeploymentWrite, Requeue, Settings, StatusPatch, WriteKind, WriteOutcome, template,
 /// };
@@ -287,17 +104,37 @@ pub enum ReconcileError<E> {
 ///     events: Vec<String>,
 /// }
 ///
+/// // Reads answer by key (here: copies of the stored objects); the driver decides which
+/// // objects to ask for.
 /// impl Port for Store {
-///     type Inputs = OwnedInputs;
 ///     type Error = String;
+///     type Gateway = Gateway;
+///     type Class = GatewayClass;
+///     type Configuration = GatewayConfiguration;
+///     type Deployment = Deployment;
 ///
-///     // What a read hands the driver: here, copies of the stored objects.
-///     async fn read(&mut self) -> Result<Gathered<OwnedInputs>, String> {
-///         let mut inputs = OwnedInputs::new(self.gateway.clone(), self.template.clone());
-///         inputs.class = Some(self.class.clone());
-///         inputs.configuration = Some(self.configuration.clone()).into();
-///         inputs.deployment = self.deployment.clone();
-///         Ok(Gathered::Inputs(inputs))
+///     async fn gateway(&mut self) -> Result<View<Gateway>, String> {
+///         Ok(View::Ready(self.gateway.clone()))
+///     }
+///     async fn class(&mut self, name: &str) -> Result<Option<GatewayClass>, String> {
+///         Ok(Some(self.class.clone()).filter(|c| c.metadata.name.as_deref() == Some(name)))
+///     }
+///     async fn configuration(&mut self, _ns: &str, name: &str)
+///         -> Result<Option<GatewayConfiguration>, String> {
+///         let found = self.configuration.metadata.name.as_deref() == Some(name);
+///         Ok(Some(self.configuration.clone()).filter(|_| found))
+///     }
+///     async fn deployment(&mut self, _ns: &str, name: &str) -> Result<Option<Deployment>, String> {
+///         Ok(self.deployment.clone().filter(|d| d.name() == Some(name)))
+///     }
+///     async fn routes(&mut self, _ns: &str, _name: &str) -> Result<Vec<L34Route>, String> {
+///         Ok(Vec::new())
+///     }
+///     async fn namespace_labels(&mut self, _name: &str) -> Result<Option<Labels>, String> {
+///         Ok(None)
+///     }
+///     fn template(&mut self) -> Arc<Deployment> {
+///         self.template.clone()
 ///     }
 ///
 ///     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
@@ -425,23 +262,24 @@ impl Driver {
         self.records.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// One reconcile of the port's Gateway at `now`: read, plan, write, settle, keep the
-    /// write record, write the status, record the Events.
+    /// One reconcile of the port's Gateway at `now`: read what it decides from
+    /// ([`gather`](super::gather)), plan, write, settle, keep the write record, write the
+    /// status, record the Events.
     pub async fn reconcile<P: Port>(
         &self,
         port: &mut P,
         now: Timestamp,
     ) -> Result<Reconciled, ReconcileError<P::Error>> {
-        let inputs = match port.read().await.map_err(ReconcileError::Read)? {
-            Gathered::Inputs(inputs) => inputs,
-            Gathered::Later(requeue) => {
+        let gathered = match gather(&self.settings, port).await? {
+            View::Ready(gathered) => gathered,
+            View::Later(requeue) => {
                 return Ok(Reconciled {
                     requeue,
                     decided: None,
                 });
             }
         };
-        let snapshot = inputs.snapshot()?;
+        let snapshot = gathered.snapshot()?;
         let meta = &snapshot.gateway.metadata;
         let key: GatewayKey = (
             meta.namespace.clone().unwrap_or_default(),

@@ -429,7 +429,9 @@
 
 mod detached;
 mod driver;
+mod gather;
 mod plan;
+mod port;
 mod record;
 mod settle;
 mod settlement;
@@ -438,11 +440,10 @@ mod table;
 mod write;
 
 pub use detached::Detached;
-pub use driver::{
-    Configuration, Decided, Driver, Gathered, Inputs, NotReady, OwnedInputs, Port, ReconcileError,
-    Reconciled, StatusWrite, ready,
-};
+pub use driver::{Decided, Driver, NotReady, ReconcileError, Reconciled, ready};
+pub use gather::{Gathered, gather};
 pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};
+pub use port::{Held, Labels, Port, StatusWrite, View};
 pub use record::WriteRecord;
 pub use settlement::{Requeue, Settlement, StatusPatch};
 pub use write::{DeploymentWrite, WriteKind};

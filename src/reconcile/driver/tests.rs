@@ -3,9 +3,12 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
+use crate::events::Event;
 use crate::outcome::ApiError;
+use crate::reconcile::{DeploymentWrite, Labels, StatusPatch, View};
+use crate::snapshot::NamespaceLabels;
 use crate::template::default_template;
-use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration};
+use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// A port over owned objects that counts what the driver asked of it.
 struct Toy {
@@ -19,6 +22,10 @@ struct Toy {
     /// The answer to the next status write (`None`: take it).
     status_answer: Option<Result<StatusWrite, String>>,
     later: Option<Requeue>,
+    routes: Vec<L34Route>,
+    labels: NamespaceLabels,
+    /// The reads the driver asked for, in order.
+    reads: Vec<String>,
     writes: usize,
     status_writes: usize,
     recorded: Vec<String>,
@@ -26,18 +33,55 @@ struct Toy {
 }
 
 impl Port for Toy {
-    type Inputs = OwnedInputs;
     type Error = String;
+    type Gateway = Gateway;
+    type Class = GatewayClass;
+    type Configuration = GatewayConfiguration;
+    type Deployment = Deployment;
 
-    async fn read(&mut self) -> Result<Gathered<OwnedInputs>, String> {
-        if let Some(requeue) = self.later.take() {
-            return Ok(Gathered::Later(requeue));
-        }
-        let mut inputs = OwnedInputs::new(self.gateway.clone(), self.template.clone());
-        inputs.class = Some(self.class.clone());
-        inputs.configuration = Some(self.configuration.clone()).into();
-        inputs.deployment = self.deployment.clone();
-        Ok(Gathered::Inputs(inputs))
+    async fn gateway(&mut self) -> Result<View<Gateway>, String> {
+        self.reads.push("gateway".into());
+        Ok(match self.later.take() {
+            Some(requeue) => View::Later(requeue),
+            None => View::Ready(self.gateway.clone()),
+        })
+    }
+
+    async fn class(&mut self, name: &str) -> Result<Option<GatewayClass>, String> {
+        self.reads.push(format!("class {name}"));
+        Ok(Some(self.class.clone()))
+    }
+
+    async fn configuration(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<GatewayConfiguration>, String> {
+        self.reads.push(format!("configuration {namespace}/{name}"));
+        Ok(Some(self.configuration.clone()))
+    }
+
+    async fn deployment(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Deployment>, String> {
+        self.reads.push(format!("deployment {namespace}/{name}"));
+        Ok(self.deployment.clone())
+    }
+
+    async fn routes(&mut self, namespace: &str, name: &str) -> Result<Vec<L34Route>, String> {
+        self.reads.push(format!("routes {namespace}/{name}"));
+        Ok(self.routes.clone())
+    }
+
+    async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, String> {
+        self.reads.push(format!("labels {name}"));
+        Ok(self.labels.get(name).cloned())
+    }
+
+    fn template(&mut self) -> Arc<Deployment> {
+        self.template.clone()
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
@@ -95,6 +139,9 @@ fn toy() -> Toy {
         fail_write: None,
         status_answer: None,
         later: None,
+        routes: Vec::new(),
+        labels: NamespaceLabels::new(),
+        reads: Vec::new(),
         writes: 0,
         status_writes: 0,
         recorded: Vec::new(),
@@ -214,4 +261,217 @@ fn ready_refuses_a_future_that_waits() {
     }
     assert_eq!(ready(Never), Err(NotReady));
     assert_eq!(ready(async { 5 }), Ok(5));
+}
+
+fn route(namespace: &str, name: &str, parent: serde_json::Value) -> L34Route {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"parentRefs": [parent], "destinationCIDRs": ["20.0.0.1/32"]}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn the_driver_reads_the_gateways_own_objects_by_key_in_order() {
+    let driver = Driver::new(Settings::default());
+    let mut toy = toy();
+    run(&driver, &mut toy).unwrap();
+    assert_eq!(
+        toy.reads,
+        [
+            "gateway",
+            "class meridio",
+            "configuration ns/conf",
+            "deployment ns/sllbr-gw",
+            "routes ns/gw",
+        ],
+        "no namespace labels without a listener that selects by them"
+    );
+}
+
+#[test]
+fn the_class_default_is_read_when_the_gateway_names_none() {
+    let driver = Driver::new(Settings::default());
+    let mut toy = toy();
+    toy.gateway.spec.infrastructure = None;
+    toy.class = serde_json::from_value(json!({
+        "metadata": {"name": "meridio"},
+        "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller",
+                 "parametersRef": {"group": "meridio-2.nordix.org",
+                    "kind": "GatewayConfiguration", "name": "defaults", "namespace": "infra"}}
+    }))
+    .unwrap();
+    run(&driver, &mut toy).unwrap();
+    assert!(
+        toy.reads
+            .iter()
+            .any(|r| r == "configuration infra/defaults"),
+        "{:?}",
+        toy.reads
+    );
+    // Another group's reference names none of ours: nothing is read for it.
+    let mut toy = toy_with_foreign_reference();
+    run(&Driver::new(Settings::default()), &mut toy).unwrap();
+    assert!(
+        !toy.reads.iter().any(|r| r.starts_with("configuration")),
+        "{:?}",
+        toy.reads
+    );
+}
+
+fn toy_with_foreign_reference() -> Toy {
+    let mut toy = toy();
+    if let Some(infrastructure) = toy.gateway.spec.infrastructure.as_mut()
+        && let Some(reference) = infrastructure.parameters_ref.as_mut()
+    {
+        reference.group = "example.com".into();
+    }
+    toy
+}
+
+#[test]
+fn routes_are_kept_when_they_name_the_gateway_and_ordered_by_namespace_and_name() {
+    let mut toy = toy();
+    toy.routes = vec![
+        route("ns", "b", json!({"name": "gw"})),
+        route("other", "a", json!({"name": "gw", "namespace": "ns"})),
+        route("ns", "not-ours", json!({"name": "another"})),
+        route("other", "wrong-namespace", json!({"name": "gw"})),
+        route("ns", "a", json!({"name": "gw"})),
+    ];
+    let mut port = toy;
+    let settings = Settings::default();
+    let View::Ready(gathered) = ready(gather(&settings, &mut port)).unwrap().unwrap() else {
+        panic!("the toy is ready");
+    };
+    let names: Vec<_> = gathered
+        .routes()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r.metadata.namespace.as_deref().unwrap(),
+                r.metadata.name.as_deref().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(names, ["ns/a", "ns/b", "other/a"]);
+}
+
+#[test]
+fn namespace_labels_are_read_once_each_and_only_for_a_selecting_listener() {
+    let mut toy = toy();
+    toy.gateway = serde_json::from_value(json!({
+        "metadata": {"name": "gw", "namespace": "ns", "uid": "u1", "generation": 1},
+        "spec": {"gatewayClassName": "meridio",
+                 "listeners": [{"name": "l", "port": 4000, "protocol": "TCP",
+                    "allowedRoutes": {"namespaces": {"from": "Selector",
+                        "selector": {"matchLabels": {"team": "red"}}}}}],
+                 "infrastructure": {"parametersRef": {"group": "meridio-2.nordix.org",
+                    "kind": "GatewayConfiguration", "name": "conf"}}}
+    }))
+    .unwrap();
+    toy.routes = vec![
+        route("red", "a", json!({"name": "gw", "namespace": "ns"})),
+        route("red", "b", json!({"name": "gw", "namespace": "ns"})),
+        route("blue", "c", json!({"name": "gw", "namespace": "ns"})),
+    ];
+    toy.labels
+        .insert("red".into(), [("team".into(), "red".into())].into());
+    let settings = Settings::default();
+    let View::Ready(gathered) = ready(gather(&settings, &mut toy)).unwrap().unwrap() else {
+        panic!("the toy is ready");
+    };
+    let labels: Vec<_> = toy
+        .reads
+        .iter()
+        .filter(|r| r.starts_with("labels"))
+        .collect();
+    assert_eq!(labels, ["labels blue", "labels red"]);
+    assert_eq!(
+        gathered.namespace_labels().keys().collect::<Vec<_>>(),
+        ["red"],
+        "a namespace that does not exist has no labels"
+    );
+}
+
+#[test]
+fn an_unreadable_configuration_is_the_gateways_condition_and_an_unreadable_class_an_error() {
+    /// The toy, holding the configuration as a reader that failed.
+    struct Unreadable(Toy, bool);
+    impl Port for Unreadable {
+        type Error = String;
+        type Gateway = Gateway;
+        type Class = Result<GatewayClass, String>;
+        type Configuration = Result<GatewayConfiguration, String>;
+        type Deployment = Deployment;
+        async fn gateway(&mut self) -> Result<View<Gateway>, String> {
+            self.0.gateway().await
+        }
+        async fn class(&mut self, _: &str) -> Result<Option<Self::Class>, String> {
+            Ok(Some(if self.1 {
+                Err("GatewayClass: spec: expected an object".into())
+            } else {
+                Ok(self.0.class.clone())
+            }))
+        }
+        async fn configuration(
+            &mut self,
+            _: &str,
+            _: &str,
+        ) -> Result<Option<Self::Configuration>, String> {
+            Ok(Some(Err(
+                "GatewayConfiguration: spec.horizontalScaling.replicas: invalid type".into(),
+            )))
+        }
+        async fn deployment(&mut self, ns: &str, name: &str) -> Result<Option<Deployment>, String> {
+            self.0.deployment(ns, name).await
+        }
+        async fn routes(&mut self, ns: &str, name: &str) -> Result<Vec<L34Route>, String> {
+            self.0.routes(ns, name).await
+        }
+        async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, String> {
+            self.0.namespace_labels(name).await
+        }
+        fn template(&mut self) -> Arc<Deployment> {
+            self.0.template()
+        }
+        async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
+            self.0.write(write).await
+        }
+        async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, String> {
+            self.0.patch_status(patch).await
+        }
+        async fn record(&mut self, action: WriteKind, events: &[Event]) {
+            self.0.record(action, events).await
+        }
+    }
+    let driver = Driver::new(Settings::default());
+    let mut port = Unreadable(toy(), false);
+    ready(driver.reconcile(&mut port, now())).unwrap().unwrap();
+    let accepted = port
+        .0
+        .gateway
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Accepted")
+        .unwrap();
+    assert_eq!(accepted.reason, "InvalidParameters");
+    assert!(
+        accepted.message.contains("spec.horizontalScaling.replicas")
+            && !accepted.message.contains("GatewayConfiguration: spec"),
+        "{}",
+        accepted.message
+    );
+    let mut port = Unreadable(toy(), true);
+    match ready(driver.reconcile(&mut port, now())).unwrap() {
+        Err(ReconcileError::Input(error)) => {
+            assert_eq!(
+                error.to_string(),
+                "GatewayClass \"meridio\": spec: expected an object"
+            )
+        }
+        other => panic!("expected an input error, got {other:?}"),
+    }
 }

@@ -5,17 +5,19 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::store::typed;
+use super::store::{has_key, typed};
 use super::{Cluster, ClusterError, Kind};
 use std::sync::Arc;
 
 use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{
-    Decided, DeploymentWrite, Gathered, NotReady, OwnedInputs, ReconcileError, Reconciled, Requeue,
-    Settlement, StatusPatch, StatusWrite, WriteKind, ready,
+    Decided, DeploymentWrite, Labels, NotReady, ReconcileError, Reconciled, Requeue, Settlement,
+    StatusPatch, StatusWrite, View, WriteKind, ready,
 };
-use crate::wire::{Condition, Gateway, GatewayClass, GatewayStatus};
+use crate::wire::{
+    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, GatewayStatus, L34Route,
+};
 
 /// What one [`Cluster::reconcile`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -254,28 +256,59 @@ impl Cluster {
     }
 }
 
+/// The reads answer by key from the objects the cluster holds (one of each kind; an object
+/// stored without a namespace or a name, as a hand-written scenario may leave it, matches
+/// any); the Gateway or class the wire type cannot read is the cluster's error, naming the
+/// field path.
 impl crate::reconcile::Port for ClusterPort<'_> {
-    type Inputs = OwnedInputs;
     type Error = ClusterError;
+    type Gateway = Gateway;
+    type Class = GatewayClass;
+    type Configuration = Result<GatewayConfiguration, String>;
+    type Deployment = Deployment;
 
-    async fn read(&mut self) -> Result<Gathered<OwnedInputs>, ClusterError> {
-        let c = &*self.cluster;
-        let gateway = typed(Kind::Gateway, &c.gateway)?;
-        let mut inputs = OwnedInputs::new(gateway, Arc::new(c.template.clone()));
-        inputs.class = c
-            .gateway_class
-            .as_ref()
-            .map(|v| typed(Kind::GatewayClass, v))
-            .transpose()?;
-        // The one the Gateway uses, readable or not: an unreadable one is handed to the
-        // crate with the reader's error.
-        let used =
-            crate::lookup::configuration_ref(&c.settings, &inputs.gateway, inputs.class.as_ref());
-        inputs.configuration = c.read_configuration(used);
-        inputs.deployment = c.deployment.clone();
-        inputs.routes = c.routes.clone();
-        inputs.namespace_labels = c.namespace_labels().clone();
-        Ok(Gathered::Inputs(inputs))
+    async fn gateway(&mut self) -> Result<View<Gateway>, ClusterError> {
+        typed(Kind::Gateway, &self.cluster.gateway).map(View::Ready)
+    }
+
+    async fn class(&mut self, name: &str) -> Result<Option<GatewayClass>, ClusterError> {
+        match &self.cluster.gateway_class {
+            Some(stored) if has_key(stored, "", name) => {
+                typed(Kind::GatewayClass, stored).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    async fn configuration(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Self::Configuration>, ClusterError> {
+        Ok(self.cluster.read_configuration(namespace, name))
+    }
+
+    async fn deployment(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Deployment>, ClusterError> {
+        let keyed = |d: &&Deployment| {
+            d.namespace().is_none_or(|n| n == namespace) && d.name().is_none_or(|n| n == name)
+        };
+        Ok(self.cluster.deployment.as_ref().filter(keyed).cloned())
+    }
+
+    async fn routes(&mut self, _: &str, _: &str) -> Result<Vec<L34Route>, ClusterError> {
+        Ok(self.cluster.routes.clone())
+    }
+
+    async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, ClusterError> {
+        Ok(self.cluster.namespace_labels().get(name).cloned())
+    }
+
+    fn template(&mut self) -> Arc<Deployment> {
+        Arc::new(self.cluster.template.clone())
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {

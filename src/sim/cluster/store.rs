@@ -7,7 +7,6 @@ use serde_json::{Map, Value};
 use super::{Cluster, ClusterError};
 use crate::gateway_class::ConfigurationPresence;
 use crate::lookup;
-use crate::reconcile::Configuration;
 use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
@@ -122,41 +121,25 @@ impl Cluster {
 }
 
 impl Cluster {
-    /// The GatewayConfiguration a Gateway uses (`used`: [`lookup::configuration_ref`]), as
-    /// a controller's cache reads it: the stored one when it is the one named, else none;
-    /// an object the wire type cannot read is kept, with the reader's error naming the field
-    /// path.
+    /// The GatewayConfiguration `namespace/name`, as a controller's cache reads it: the
+    /// stored one when it has that key (a stored one without a namespace or a name matches
+    /// any, as a hand-written scenario leaves them out), else none; an object the wire type
+    /// cannot read is kept, with the reader's error naming the field path.
     pub(crate) fn read_configuration(
         &self,
-        used: Option<lookup::ConfigurationRef<'_>>,
-    ) -> Configuration {
-        let Some(value) = self
+        namespace: &str,
+        name: &str,
+    ) -> Option<Result<GatewayConfiguration, String>> {
+        let value = self
             .configuration
             .as_ref()
-            .filter(|stored| used.is_some_and(|used| names(stored, used)))
-        else {
-            return Configuration::Missing;
-        };
-        match typed_at::<GatewayConfiguration>(value) {
-            Ok(configuration) => Configuration::Readable(configuration),
-            Err((path, why)) => {
-                let text = |field: &str| {
-                    value
-                        .pointer(&format!("/metadata/{field}"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned()
-                };
-                Configuration::Unreadable {
-                    namespace: text("namespace"),
-                    name: text("name"),
-                    why: match path {
-                        Some(path) => format!("{path}: {why}"),
-                        None => why,
-                    },
-                }
-            }
-        }
+            .filter(|stored| has_key(stored, namespace, name))?;
+        Some(
+            typed_at::<GatewayConfiguration>(value).map_err(|(path, why)| match path {
+                Some(path) => format!("{path}: {why}"),
+                None => why,
+            }),
+        )
     }
 
     /// Whether the GatewayConfiguration a class names as its default exists: the stored
@@ -178,10 +161,21 @@ impl Cluster {
 /// Whether a stored GatewayConfiguration is the one `reference` names (by its namespace and
 /// name, as [`lookup::ConfigurationRef::matches`] says).
 fn names(stored: &Value, reference: lookup::ConfigurationRef<'_>) -> bool {
+    has_key(stored, reference.namespace, reference.name)
+}
+
+/// Whether a stored object has the key `namespace/name`; a field it leaves out matches any
+/// (as [`lookup::ConfigurationRef::matches`] says).
+pub(crate) fn has_key(stored: &Value, namespace: &str, name: &str) -> bool {
     let meta = |field: &str| {
         stored
             .pointer(&format!("/metadata/{field}"))
             .and_then(Value::as_str)
+    };
+    let reference = lookup::ConfigurationRef {
+        namespace,
+        name,
+        from_class: false,
     };
     reference.matches(meta("namespace"), meta("name"))
 }

@@ -63,24 +63,18 @@ fn failed_writes_are_counted_and_leave_the_deployment_alone() {
 }
 
 #[test]
-fn a_reconcile_refused_by_the_crate_leaves_the_template_and_deployment_in_place() {
-    // The driver lends the template and the stored Deployment to the plan: an error must
-    // give them back.
+fn a_deployment_of_another_name_is_not_read_as_the_lb_deployment() {
+    // The driver asks for the Deployment of the LB name: one of another name is not it.
     let mut c = meridio();
     c.patch(
         Kind::Deployment,
         &json!({"metadata": {"name": "not-the-lb", "namespace": "red"}, "spec": {"replicas": 1}}),
     )
     .unwrap();
-    let (template, deployment) = (c.template().clone(), c.deployment().cloned());
-    let refused = c.reconcile().unwrap_err();
-    assert!(
-        matches!(refused, ClusterError::Input(_)),
-        "{refused:?} is the crate's refusal"
-    );
+    let template = c.template().clone();
+    let record = c.reconcile().unwrap();
+    assert_eq!(record.action, WriteKind::Create);
     assert_eq!(c.template(), &template);
-    assert_eq!(c.deployment().cloned(), deployment);
-    assert_eq!(c.deployment_writes(), 0);
 }
 
 #[test]
