@@ -5,9 +5,7 @@
 
 use gateway_reconcile::events::Event;
 use gateway_reconcile::jiff::Timestamp;
-use gateway_reconcile::reconcile::{
-    Driver, Gathered, Port, ReconcileError, Reconciled, StatusWrite,
-};
+use gateway_reconcile::reconcile::{Driver, Port, ReconcileError, Reconciled, StatusWrite};
 use gateway_reconcile::testing::strategies::{self, Op};
 use gateway_reconcile::testing::{Backend, ClusterError, ClusterPort, Reconciler, Run, StoreLoop};
 use gateway_reconcile::{DeploymentWrite, StatusPatch, WriteKind, WriteOutcome};
@@ -17,11 +15,11 @@ use proptest::prelude::*;
 struct Metered<'m, P>(P, &'m mut u64);
 
 impl<P: Port> Port for Metered<'_, P> {
-    type Inputs = P::Inputs;
     type Error = P::Error;
+    type Reader = P::Reader;
 
-    async fn read(&mut self) -> Result<Gathered<P::Inputs>, P::Error> {
-        self.0.read().await
+    fn reader(&mut self) -> &mut P::Reader {
+        self.0.reader()
     }
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
         *self.1 += 1;

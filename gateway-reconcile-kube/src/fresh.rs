@@ -18,7 +18,7 @@
 //! let settings = Settings::default();
 //! let template = std::sync::Arc::new(gateway_reconcile::template::default_template());
 //! let driver = Driver::new(settings.clone());
-//! let mut port = FreshPort::new(client, settings, template, "default", "my-gateway");
+//! let mut port = FreshPort::new(client, template, "default", "my-gateway");
 //! let reconciled = driver.reconcile(&mut port, jiff::Timestamp::now()).await?;
 //! println!("look again: {:?}", reconciled.requeue);
 //! # Ok(())
@@ -27,10 +27,9 @@
 
 use std::sync::Arc;
 
-use gateway_reconcile::reconcile::{Configuration, Gathered, OwnedInputs, Port, StatusWrite};
+use gateway_reconcile::reconcile::{Labels, Port, Reader, StatusWrite, View};
 use gateway_reconcile::{
-    DeploymentWrite, InputError, Requeue, Settings, StatusPatch, WriteKind, WriteOutcome,
-    events::Event, lookup, wire,
+    DeploymentWrite, InputError, Requeue, StatusPatch, WriteKind, WriteOutcome, events::Event, wire,
 };
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::{Client, Resource};
@@ -59,7 +58,6 @@ pub enum FreshError {
 /// The [`Port`] of one Gateway, reading fresh (see the module docs).
 pub struct FreshPort {
     client: Client,
-    settings: Settings,
     template: Arc<wire::Deployment>,
     namespace: String,
     name: String,
@@ -69,18 +67,17 @@ pub struct FreshPort {
 }
 
 impl FreshPort {
-    /// The port of Gateway `namespace/name`, deciding with `settings` and `template`;
-    /// it records no Event until [`with_recorder`](FreshPort::with_recorder).
+    /// The port of Gateway `namespace/name`, with `template`; it records no Event until
+    /// [`with_recorder`](FreshPort::with_recorder). (The driver holds the settings: which
+    /// objects the port reads is the driver's decision.)
     pub fn new(
         client: Client,
-        settings: Settings,
         template: Arc<wire::Deployment>,
         namespace: &str,
         name: &str,
     ) -> Self {
         FreshPort {
             client,
-            settings,
             template,
             namespace: namespace.to_owned(),
             name: name.to_owned(),
@@ -100,157 +97,103 @@ impl FreshPort {
         &self.namespace
     }
 
+    /// GET one object; `None` when it does not exist. It is kept as read, readable or not
+    /// (the driver says what an unreadable one means).
     async fn get<K>(
         &self,
         api: Api<Cached<K>>,
         name: &str,
         what: &str,
-    ) -> Result<Option<K>, FreshError>
+    ) -> Result<Option<Cached<K>>, FreshError>
     where
-        K: cached::Kind + Clone,
         Cached<K>: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     {
-        let found = api.get_opt(name).await.map_err(|source| FreshError::Api {
+        api.get_opt(name).await.map_err(|source| FreshError::Api {
             what: format!("GET {what} {name:?}"),
             source,
-        })?;
-        found.map(|object| read(&object)).transpose()
+        })
     }
 }
 
-/// A cached object's wire type, or the input error naming it.
-fn read<K: cached::Kind + Clone>(object: &Cached<K>) -> Result<K, FreshError>
-where
-    Cached<K>: Resource,
-{
-    object.read().cloned().map_err(|why| {
-        FreshError::Input(InputError::Malformed {
-            object: format!(
-                "{}/{}",
-                object.meta().namespace.as_deref().unwrap_or_default(),
-                object.meta().name.as_deref().unwrap_or_default()
-            ),
-            why: why.to_owned(),
-        })
-    })
-}
-
-impl Port for FreshPort {
-    type Inputs = OwnedInputs;
+/// The reads GET each object by its key, and LIST the routes (of every namespace: any may
+/// name the Gateway).
+impl Reader for FreshPort {
     type Error = FreshError;
+    type Gateway = Cached<wire::Gateway>;
+    type Class = Cached<wire::GatewayClass>;
+    type Configuration = Cached<wire::GatewayConfiguration>;
+    type Deployment = Cached<wire::Deployment>;
 
-    async fn read(&mut self) -> Result<Gathered<OwnedInputs>, FreshError> {
-        let client = &self.client;
-        let ns = self.namespace.as_str();
-        let Some(gateway) = self
-            .get(
-                Api::<cached::Gateway>::namespaced(client.clone(), ns),
-                &self.name,
-                "Gateway",
-            )
-            .await?
-        else {
+    async fn gateway(&mut self) -> Result<View<Self::Gateway>, FreshError> {
+        let api = Api::namespaced(self.client.clone(), &self.namespace);
+        Ok(match self.get(api, &self.name, "Gateway").await? {
+            Some(gateway) => View::Ready(gateway),
             // Gone: nothing to reconcile.
-            return Ok(Gathered::Later(Requeue::AwaitChange));
-        };
-        let class = self
-            .get(
-                Api::<cached::GatewayClass>::all(client.clone()),
-                &gateway.spec.gateway_class_name,
-                "GatewayClass",
-            )
-            .await?;
-        // The one it uses: its own reference, else its class's (our kind only; the core
-        // reports any other reference); read as it is, readable or not.
-        let used = lookup::configuration_ref(&self.settings, &gateway, class.as_ref());
-        let configuration = match used {
-            None => Configuration::Missing,
-            Some(used) => {
-                let api =
-                    Api::<cached::GatewayConfiguration>::namespaced(client.clone(), used.namespace);
-                let found = api
-                    .get_opt(used.name)
-                    .await
-                    .map_err(|source| FreshError::Api {
-                        what: format!("GET GatewayConfiguration {used}"),
-                        source,
-                    })?;
-                match found {
-                    None => Configuration::Missing,
-                    Some(cached) => match cached.read() {
-                        Ok(configuration) => Configuration::Readable(configuration.clone()),
-                        Err(why) => Configuration::Unreadable {
-                            namespace: used.namespace.to_owned(),
-                            name: used.name.to_owned(),
-                            // The kind is in the message already.
-                            why: why
-                                .strip_prefix("GatewayConfiguration: ")
-                                .unwrap_or(why)
-                                .to_owned(),
-                        },
-                    },
-                }
-            }
-        };
-        let lb_name = lookup::deployment_name(&self.settings, &self.name);
-        let deployment = self
-            .get(
-                Api::<cached::Deployment>::namespaced(client.clone(), ns),
-                &lb_name,
-                "Deployment",
-            )
-            .await?;
-        // Routes of any namespace may name the Gateway.
-        let routes = Api::<cached::L34Route>::all(client.clone())
+            None => View::Later(Requeue::AwaitChange),
+        })
+    }
+
+    async fn class(&mut self, name: &str) -> Result<Option<Self::Class>, FreshError> {
+        let api = Api::all(self.client.clone());
+        self.get(api, name, "GatewayClass").await
+    }
+
+    async fn configuration(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Self::Configuration>, FreshError> {
+        let api = Api::namespaced(self.client.clone(), namespace);
+        self.get(api, name, "GatewayConfiguration").await
+    }
+
+    async fn deployment(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Self::Deployment>, FreshError> {
+        let api = Api::namespaced(self.client.clone(), namespace);
+        self.get(api, name, "Deployment").await
+    }
+
+    async fn routes(&mut self, _: &str, _: &str) -> Result<Vec<wire::L34Route>, FreshError> {
+        let routes = Api::<cached::L34Route>::all(self.client.clone())
             .list(&ListParams::default())
             .await
             .map_err(|source| FreshError::Api {
                 what: "LIST L34Routes".into(),
                 source,
             })?;
-        let mut routes: Vec<wire::L34Route> = routes
+        Ok(routes
             .items
             .iter()
-            .filter_map(|route| route.read().ok())
-            .filter(|route| lookup::names_gateway(route, &self.name, ns))
-            .cloned()
-            .collect();
-        routes.sort_by(|a, b| {
-            let key = |r: &wire::L34Route| (r.metadata.namespace.clone(), r.metadata.name.clone());
-            key(a).cmp(&key(b))
-        });
-        // The routes' namespaces' labels, only for a listener that selects by them.
-        let mut namespace_labels = gateway_reconcile::NamespaceLabels::new();
-        if lookup::uses_namespace_selector(&gateway) {
-            let namespaces = Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone());
-            for route in &routes {
-                let Some(ns) = route.metadata.namespace.as_deref() else {
-                    continue;
-                };
-                if namespace_labels.contains_key(ns) {
-                    continue;
-                }
-                let found =
-                    namespaces
-                        .get_metadata_opt(ns)
-                        .await
-                        .map_err(|source| FreshError::Api {
-                            what: format!("GET Namespace {ns:?}"),
-                            source,
-                        })?;
-                if let Some(found) = found {
-                    namespace_labels
-                        .insert(ns.to_owned(), found.metadata.labels.unwrap_or_default());
-                }
-            }
-        }
-        let mut inputs = OwnedInputs::new(gateway, self.template.clone());
-        inputs.namespace_labels = namespace_labels;
-        inputs.class = class;
-        inputs.configuration = configuration;
-        inputs.deployment = deployment;
-        inputs.routes = routes;
-        Ok(Gathered::Inputs(inputs))
+            .filter_map(|route| route.read().ok().cloned())
+            .collect())
+    }
+
+    async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, FreshError> {
+        let namespaces = Api::<k8s_openapi::api::core::v1::Namespace>::all(self.client.clone());
+        let found = namespaces
+            .get_metadata_opt(name)
+            .await
+            .map_err(|source| FreshError::Api {
+                what: format!("GET Namespace {name:?}"),
+                source,
+            })?;
+        Ok(found.map(|found| found.metadata.labels.unwrap_or_default()))
+    }
+
+    fn template(&mut self) -> Arc<wire::Deployment> {
+        self.template.clone()
+    }
+}
+
+impl Port for FreshPort {
+    type Error = FreshError;
+    type Reader = Self;
+
+    fn reader(&mut self) -> &mut Self {
+        self
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use gateway_reconcile::Settings;
+use gateway_reconcile::reconcile::{Reader, View};
 use gateway_reconcile_kube::controller;
+use gateway_reconcile_kube::fresh::FreshPort;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -301,23 +303,65 @@ struct Meanwhile<'s> {
     foreign: Option<DynamicObject>,
 }
 
-impl gateway_reconcile::reconcile::Port for Meanwhile<'_> {
-    type Inputs = gateway_reconcile::reconcile::OwnedInputs;
+/// The reads are the inner port's, the Deployment's edited when asked.
+impl Reader for Meanwhile<'_> {
     type Error = gateway_reconcile_kube::fresh::FreshError;
+    type Gateway = <FreshPort as Reader>::Gateway;
+    type Class = <FreshPort as Reader>::Class;
+    type Configuration = <FreshPort as Reader>::Configuration;
+    type Deployment = gateway_reconcile::wire::Deployment;
 
-    async fn read(
+    async fn gateway(&mut self) -> Result<View<Self::Gateway>, Self::Error> {
+        self.inner.gateway().await
+    }
+    async fn class(&mut self, name: &str) -> Result<Option<Self::Class>, Self::Error> {
+        self.inner.class(name).await
+    }
+    async fn configuration(
         &mut self,
-    ) -> Result<gateway_reconcile::reconcile::Gathered<Self::Inputs>, Self::Error> {
-        let mut read = self.inner.read().await?;
-        if let (true, gateway_reconcile::reconcile::Gathered::Inputs(inputs)) =
-            (self.edit_read, &mut read)
-            && let Some(observed) = inputs.deployment.take()
-        {
-            let mut observed = observed.into_json();
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Self::Configuration>, Self::Error> {
+        self.inner.configuration(namespace, name).await
+    }
+    async fn deployment(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Self::Deployment>, Self::Error> {
+        let Some(held) = self.inner.deployment(namespace, name).await? else {
+            return Ok(None);
+        };
+        let mut observed = held.read().expect("a readable Deployment").to_json();
+        if self.edit_read {
             observed["spec"]["template"]["spec"]["serviceAccountName"] = json!("edited");
-            inputs.deployment = Some(serde_json::from_value(observed).expect("deployment"));
         }
-        Ok(read)
+        Ok(Some(serde_json::from_value(observed).expect("deployment")))
+    }
+    async fn routes(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Vec<gateway_reconcile::wire::L34Route>, Self::Error> {
+        self.inner.routes(namespace, name).await
+    }
+    async fn namespace_labels(
+        &mut self,
+        name: &str,
+    ) -> Result<Option<gateway_reconcile::reconcile::Labels>, Self::Error> {
+        self.inner.namespace_labels(name).await
+    }
+    fn template(&mut self) -> std::sync::Arc<gateway_reconcile::wire::Deployment> {
+        self.inner.template()
+    }
+}
+
+impl gateway_reconcile::reconcile::Port for Meanwhile<'_> {
+    type Error = gateway_reconcile_kube::fresh::FreshError;
+    type Reader = Self;
+
+    fn reader(&mut self) -> &mut Self {
+        self
     }
 
     async fn write(
@@ -381,7 +425,6 @@ impl gateway_reconcile::reconcile::Port for Meanwhile<'_> {
 async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_never_taken() {
     use gateway_reconcile::reconcile::Driver;
     use gateway_reconcile::{FailureClass, Requeue, WriteKind};
-    use gateway_reconcile_kube::fresh::FreshPort;
 
     let mut story = Story::new(settings()).await;
     story.healthy_gateway().await;
@@ -392,13 +435,7 @@ async fn a_stale_read_conflicts_and_a_deployment_appearing_before_create_is_neve
     let template = std::sync::Arc::new(gateway_reconcile::template::default_template());
     let driver = Driver::new(settings());
     let port = |name: &str, edit_read| Meanwhile {
-        inner: FreshPort::new(
-            story.admin.clone(),
-            settings(),
-            template.clone(),
-            &story.ns,
-            name,
-        ),
+        inner: FreshPort::new(story.admin.clone(), template.clone(), &story.ns, name),
         story: &story,
         edit_read,
         foreign: None,

@@ -10,6 +10,8 @@ use jiff::Timestamp;
 
 use super::gather::gather;
 use super::plan::{Plan, plan};
+#[cfg(test)]
+use super::port::Reader;
 use super::port::{Port, StatusWrite, View};
 use super::record::WriteRecord;
 use super::settlement::{Requeue, Settlement};
@@ -86,7 +88,7 @@ pub enum ReconcileError<E> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use gateway_reconcile::reconcile::{Driver, Labels, Port, StatusWrite, View, ready};
+/// use gateway_reconcile::reconcile::{Driver, Labels, Port, Reader, StatusWrite, View, ready};
 /// use gateway_reconcile::events::Event;
 /// use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 /// use gateway_reconcile::{
@@ -106,7 +108,7 @@ pub enum ReconcileError<E> {
 ///
 /// // Reads answer by key (here: copies of the stored objects); the driver decides which
 /// // objects to ask for.
-/// impl Port for Store {
+/// impl Reader for Store {
 ///     type Error = String;
 ///     type Gateway = Gateway;
 ///     type Class = GatewayClass;
@@ -135,6 +137,16 @@ pub enum ReconcileError<E> {
 ///     }
 ///     fn template(&mut self) -> Arc<Deployment> {
 ///         self.template.clone()
+///     }
+///
+/// }
+///
+/// impl Port for Store {
+///     type Error = String;
+///     type Reader = Self;
+///
+///     fn reader(&mut self) -> &mut Self {
+///         self
 ///     }
 ///
 ///     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
@@ -270,7 +282,7 @@ impl Driver {
         port: &mut P,
         now: Timestamp,
     ) -> Result<Reconciled, ReconcileError<P::Error>> {
-        let gathered = match gather(&self.settings, port).await? {
+        let gathered = match gather(&self.settings, port.reader()).await? {
             View::Ready(gathered) => gathered,
             View::Later(requeue) => {
                 return Ok(Reconciled {

@@ -1,4 +1,4 @@
-//! What one reconcile reads, decided once for every port: [`gather`] asks the [`Port`] for
+//! What one reconcile reads, decided once for every port: [`gather`] asks the [`Reader`] for
 //! the Gateway and exactly the objects its decision depends on, and [`Gathered`] lends them
 //! to the plan as a [`Snapshot`].
 //!
@@ -15,7 +15,7 @@
 //!    ([`lookup::names_gateway`]), ordered by namespace and name;
 //! 6. the labels of those routes' namespaces, each once, only when a listener admits routes
 //!    by a namespace selector ([`lookup::uses_namespace_selector`]);
-//! 7. the port's last word ([`Port::reads_done`]), and the template.
+//! 7. the port's last word ([`Reader::reads_done`]), and the template.
 //!
 //! An object the port holds but cannot read into its wire type is an [`InputError`]
 //! naming it (when the gather reads it, or when [`Gathered::snapshot`] lends it), except
@@ -24,17 +24,17 @@
 use std::sync::Arc;
 
 use super::driver::ReconcileError;
-use super::port::{Held, Port, View};
+use super::port::{Held, Reader, View};
 use crate::error::InputError;
 use crate::lookup;
 use crate::settings::Settings;
 use crate::snapshot::{NamespaceLabels, Snapshot, UnreadableConfiguration};
 use crate::wire::{Deployment, Gateway, L34Route};
 
-/// The objects one reconcile of one Gateway read through a port, held as the port holds
-/// them; [`snapshot`](Gathered::snapshot) lends them to the plan.
+/// The objects one reconcile of one Gateway read through a reader, held as the reader
+/// holds them; [`snapshot`](Gathered::snapshot) lends them to the plan.
 #[derive(Debug)]
-pub struct Gathered<P: Port> {
+pub struct Gathered<P: Reader> {
     gateway: P::Gateway,
     class: Option<P::Class>,
     /// The configuration the Gateway uses, with the key it was read by.
@@ -47,11 +47,11 @@ pub struct Gathered<P: Port> {
     template: Arc<Deployment>,
 }
 
-/// Reads what one reconcile of the port's Gateway decides from, as the module
+/// Reads what one reconcile of the reader's Gateway decides from, as the module
 /// documentation lists it; [`View::Later`] when the port says its view is not ready. A
 /// failed read is the port's error ([`ReconcileError::Read`]); an unreadable Gateway or
 /// GatewayClass an [`InputError`] naming it.
-pub async fn gather<P: Port>(
+pub async fn gather<P: Reader>(
     settings: &Settings,
     port: &mut P,
 ) -> Result<View<Gathered<P>>, ReconcileError<P::Error>> {
@@ -151,7 +151,7 @@ fn malformed(kind: &str, namespace: Option<&str>, name: &str, why: &str) -> Inpu
     }
 }
 
-impl<P: Port> Gathered<P> {
+impl<P: Reader> Gathered<P> {
     /// The snapshot the plan decides from, borrowing the gathered objects; an object that
     /// does not read into its wire type is an [`InputError`] naming it (the configuration
     /// excepted: the Gateway reports it). The write record is the driver's to set.

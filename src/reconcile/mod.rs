@@ -443,7 +443,7 @@ pub use detached::Detached;
 pub use driver::{Decided, Driver, NotReady, ReconcileError, Reconciled, ready};
 pub use gather::{Gathered, gather};
 pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};
-pub use port::{Held, Labels, Port, StatusWrite, View};
+pub use port::{Held, Labels, Port, Reader, StatusWrite, View};
 pub use record::WriteRecord;
 pub use settlement::{Requeue, Settlement, StatusPatch};
 pub use write::{DeploymentWrite, WriteKind};

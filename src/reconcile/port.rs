@@ -1,10 +1,10 @@
 //! What a caller implements to run the [`Driver`](super::Driver): object reads by kind and
-//! key that any store can answer, and the writes ([`Port`]).
+//! key that any store can answer ([`Reader`]), and the writes ([`Port`]).
 //!
 //! The port decides nothing. Which GatewayConfiguration applies, which Deployment is the
 //! LB Deployment, which routes name the Gateway and in what order, whose namespace labels
 //! matter: the driver asks for exactly those objects ([`gather`](super::gather)), and the
-//! port answers each read from its cache, its in-memory map or the API server.
+//! reader answers each read from its cache, its in-memory map or the API server.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -80,13 +80,8 @@ pub enum StatusWrite {
     Conflict,
 }
 
-/// The I/O of one reconcile of one Gateway, done by the caller: a port is made for one
-/// Gateway (or knows which one it serves), answers the driver's reads by kind and key, and
-/// performs the writes the driver asks for.
-///
-/// The methods may be `async` (the controller's are); the driver awaits each in turn and
-/// never runs two at once. A port whose futures are always ready (an in-memory store) is
-/// driven with [`ready`](super::ready).
+/// The read side of a [`Port`]: object reads by kind and key that any store can answer
+/// (controller-runtime's `client.Reader`, narrowed to what a reconcile reads).
 ///
 /// The reads hold no decision: the driver reads the Gateway, then its class by the name the
 /// Gateway gives, then the GatewayConfiguration it uses (its own reference, else its
@@ -94,22 +89,21 @@ pub enum StatusWrite {
 /// routes' namespaces only when a listener selects namespaces by label
 /// ([`gather`](super::gather) says it step by step). A read answers `Ok(None)` for an
 /// object that does not exist.
-pub trait Port {
-    /// Why a read or a status write failed (the Deployment write's failures are outcomes,
-    /// not errors: the core settles them).
+pub trait Reader {
+    /// Why a read failed.
     type Error;
-    /// The Gateway as the port holds it.
+    /// The Gateway as the reader holds it.
     type Gateway: Held<Gateway>;
-    /// A GatewayClass as the port holds it.
+    /// A GatewayClass as the reader holds it.
     type Class: Held<GatewayClass>;
-    /// A GatewayConfiguration as the port holds it (an unreadable one is reported on the
+    /// A GatewayConfiguration as the reader holds it (an unreadable one is reported on the
     /// Gateway as `InvalidParameters`).
     type Configuration: Held<GatewayConfiguration>;
-    /// A Deployment as the port holds it.
+    /// A Deployment as the reader holds it.
     type Deployment: Held<Deployment>;
 
     /// The port's Gateway; [`View::Later`] when it is gone
-    /// ([`Requeue::AwaitChange`]) or the port's view is not ready.
+    /// ([`Requeue::AwaitChange`]) or the reader's view is not ready.
     fn gateway(&mut self) -> impl Future<Output = Result<View<Self::Gateway>, Self::Error>>;
 
     /// The GatewayClass `name`.
@@ -154,11 +148,33 @@ pub trait Port {
     fn template(&mut self) -> Arc<Deployment>;
 
     /// Called once every read is made, before the driver plans: [`View::Later`] when the
-    /// port's view changed under the reads (a cache relisted meanwhile) or is behind the
+    /// reader's view changed under the reads (a cache relisted meanwhile) or is behind the
     /// controller's own last write. By default the reads stand.
     fn reads_done(&mut self) -> impl Future<Output = Result<View<()>, Self::Error>> {
         async { Ok(View::Ready(())) }
     }
+}
+
+/// The I/O of one reconcile of one Gateway, done by the caller: a port is made for one
+/// Gateway (or knows which one it serves), lends the driver its [`Reader`], and performs
+/// the writes the driver asks for.
+///
+/// A store that reads and writes through one object is its own reader (`type Reader =
+/// Self`); a wrapper that adds metrics or faults to the writes of another port lends the
+/// inner port's reader as it is.
+///
+/// The methods may be `async` (the controller's are); the driver awaits each in turn and
+/// never runs two at once. A port whose futures are always ready (an in-memory store) is
+/// driven with [`ready`](super::ready).
+pub trait Port {
+    /// Why a read or a status write failed (the Deployment write's failures are outcomes,
+    /// not errors: the core settles them).
+    type Error;
+    /// The reads.
+    type Reader: Reader<Error = Self::Error>;
+
+    /// The reader the driver gathers the reconcile's objects with.
+    fn reader(&mut self) -> &mut Self::Reader;
 
     /// Performs the Deployment write (create a new object, or replace the observed one),
     /// and answers what happened: [`WriteOutcome::Stored`] with the object the server

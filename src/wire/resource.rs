@@ -147,6 +147,13 @@ impl<T> Watched<T> {
     }
 }
 
+/// A port over a cache of watched objects lends them to the driver as they are held.
+impl<T> crate::reconcile::Held<T> for Watched<T> {
+    fn read(&self) -> Result<&T, &str> {
+        Watched::read(self)
+    }
+}
+
 impl<T: Kind> Watched<T> {
     /// Reads one object from its JSON: never fails (see the module documentation).
     ///

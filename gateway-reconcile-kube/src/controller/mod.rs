@@ -733,12 +733,12 @@ mod tests {
         let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
         let ctx = context(client, Leadership::always());
         let mut port = super::port::CachePort::new(ctx, gateway("gw"));
-        let read = gateway_reconcile::reconcile::Port::read(&mut port)
+        let read = gateway_reconcile::reconcile::Reader::gateway(&mut port)
             .await
             .expect("read");
         assert!(matches!(
             read,
-            gateway_reconcile::reconcile::Gathered::Later(Requeue::AwaitChange)
+            gateway_reconcile::reconcile::View::Later(Requeue::AwaitChange)
         ));
         assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 0);
     }

@@ -10,10 +10,10 @@
 
 use std::sync::Arc;
 
-use gateway_reconcile::reconcile::{self as port, Gathered, ReconcileError, StatusWrite};
+use gateway_reconcile::reconcile::{self as port, Labels, ReconcileError, StatusWrite, View};
 use gateway_reconcile::{
-    DeploymentWrite, InputError, Requeue, Settings, StatusPatch, WriteKind, WriteOutcome,
-    events::Event, lookup, wire,
+    DeploymentWrite, InputError, Requeue, StatusPatch, WriteKind, WriteOutcome, events::Event,
+    lookup, wire,
 };
 use kube::api::{Api, DynamicObject};
 use kube::runtime::controller;
@@ -24,8 +24,7 @@ use tracing::{debug, info, warn};
 use super::{AWAIT_OWN_WRITE, Context, Error, Pending, Stores, lb_labeled};
 use crate::backoff;
 use crate::cached::{
-    self, Cached, Deployment as CachedDeployment, DeploymentMeta, Gateway, GatewayClass,
-    GatewayConfiguration,
+    self, Deployment as CachedDeployment, Gateway, GatewayClass, GatewayConfiguration,
 };
 use crate::events;
 use crate::requeue;
@@ -80,6 +79,12 @@ pub(super) struct CachePort {
     deployment_version: Option<String>,
     /// The LB Deployment's name, for the logs.
     lb_name: String,
+    /// The Gateway's uid, which decides whether an unlabelled Deployment is its own.
+    gateway_uid: String,
+    /// The caches' state between relists when the reads began.
+    view: Option<crate::reflect::View>,
+    /// Not now: a read found the caches behind the controller's own write.
+    later: Option<Requeue>,
     /// The verb of the Deployment write, for the Events' action.
     verb: &'static str,
 }
@@ -93,6 +98,9 @@ impl CachePort {
             gateway_version: String::new(),
             deployment_version: None,
             lb_name: String::new(),
+            gateway_uid: String::new(),
+            view: None,
+            later: None,
             verb: "Reconcile",
         }
     }
@@ -102,80 +110,137 @@ impl CachePort {
     }
 }
 
-impl port::Port for CachePort {
-    type Inputs = Inputs;
+impl port::Reader for CachePort {
     type Error = Error;
+    type Gateway = Arc<Gateway>;
+    type Class = Arc<GatewayClass>;
+    type Configuration = Arc<GatewayConfiguration>;
+    type Deployment = LbDeployment;
 
-    async fn read(&mut self) -> Result<Gathered<Inputs>, Error> {
+    async fn gateway(&mut self) -> Result<View<Arc<Gateway>>, Error> {
         let ctx = self.ctx.clone();
-        // No cache is being relisted from here until the inputs are read (see `reflect`).
-        let view = ctx.stores.relists.quiet().await;
+        // No cache is being relisted from here until the reads are done (see `reflect`).
+        self.view = Some(ctx.stores.relists.quiet().await);
         // The cached Gateway may be newer than the one this reconcile was started with; a
         // Gateway the cache no longer holds is gone (a reconcile is only ever started for
         // one the cache shows): nothing to do, and no write to a Gateway that is not there
         // (a retry after a failed status write would otherwise act on its last copy).
         let Some(gateway) = ctx.stores.gateways.get(&self.key) else {
             debug!(gateway = %self.key, "gone from the cache: nothing to reconcile");
-            return Ok(Gathered::Later(Requeue::AwaitChange));
+            return Ok(View::Later(Requeue::AwaitChange));
         };
         let Some(namespace) = gateway.namespace() else {
-            return Ok(Gathered::Later(Requeue::AwaitChange));
+            return Ok(View::Later(Requeue::AwaitChange));
         };
-        let name = gateway.name_any();
-        debug!(gateway = %name, %namespace, "reconciling");
+        debug!(gateway = %self.key.name, %namespace, "reconciling");
         let wire_gateway = match gateway.read() {
             Ok(wire_gateway) => wire_gateway,
             Err(why) => return Err(unreadable_gateway(&ctx, &gateway, why).await),
         };
+        self.gateway_uid = wire_gateway.metadata.uid.clone().unwrap_or_default();
         self.gateway_version = gateway.resource_version().unwrap_or_default();
         if Pending::stale(&ctx.pending.statuses, &self.key, &self.gateway_version) {
-            debug!(gateway = %name, %namespace, "waiting for the cache to see our status write");
-            return Ok(Gathered::Later(AWAIT_OWN_WRITE));
+            debug!(gateway = %self.key.name, %namespace, "waiting for the cache to see our status write");
+            return Ok(View::Later(AWAIT_OWN_WRITE));
         }
-        let mut inputs = Inputs::gather(
-            &ctx.stores,
-            &ctx.config.settings,
-            ctx.template.clone(),
-            gateway.clone(),
-            wire_gateway,
-            &namespace,
-        );
-        if !ctx.stores.relists.unchanged(view) {
-            debug!(gateway = %name, %namespace, "a cache was relisted while read, reading again");
-            return Ok(Gathered::Later(Requeue::Immediately));
-        }
-        self.lb_name = lookup::deployment_name(&ctx.config.settings, &name);
-        self.deployment_version = inputs.deployment_version();
+        Ok(View::Ready(gateway))
+    }
+
+    async fn class(&mut self, name: &str) -> Result<Option<Arc<GatewayClass>>, Error> {
+        Ok(self.ctx.stores.classes.get(&ObjectRef::new(name)))
+    }
+
+    async fn configuration(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<GatewayConfiguration>>, Error> {
+        Ok(self
+            .ctx
+            .stores
+            .configurations
+            .get(&ObjectRef::new(name).within(namespace)))
+    }
+
+    async fn deployment(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<LbDeployment>, Error> {
+        let ctx = self.ctx.clone();
+        self.lb_name = name.to_owned();
+        let found = ctx.stores.lb_deployment(namespace, name, &self.gateway_uid);
+        self.deployment_version = found.resource_version();
         if Pending::stale(
             &ctx.pending.deployments,
             &self.key,
             &self.deployment_version,
         ) {
-            debug!(gateway = %name, %namespace, "waiting for the cache to see our Deployment write");
-            return Ok(Gathered::Later(AWAIT_OWN_WRITE));
+            debug!(gateway = %self.key.name, %namespace, "waiting for the cache to see our Deployment write");
+            self.later = Some(AWAIT_OWN_WRITE);
+            return Ok(None);
         }
-        match inputs.unlabeled(wire_gateway) {
-            Unlabeled::No => {}
-            Unlabeled::Lagging => {
+        match found {
+            LbRead::Found(deployment) => Ok(Some(deployment)),
+            LbRead::Missing => Ok(None),
+            LbRead::Lagging(_) => {
                 // Both watches will have it alike soon; either's event wakes this Gateway.
-                debug!(gateway = %name, %namespace, deployment = %self.lb_name, "waiting for the LB Deployment watch");
-                return Ok(Gathered::Later(AWAIT_OWN_WRITE));
+                debug!(gateway = %self.key.name, %namespace, deployment = name, "waiting for the LB Deployment watch");
+                self.later = Some(AWAIT_OWN_WRITE);
+                Ok(None)
             }
-            Unlabeled::Own => {
+            LbRead::Own(_) => {
                 // Ours, without our label: read whole, once, for this reconcile.
-                let api = Api::<CachedDeployment>::namespaced(ctx.client.clone(), &namespace);
-                match api.get_opt(&self.lb_name).await {
+                let api = Api::<CachedDeployment>::namespaced(ctx.client.clone(), namespace);
+                match api.get_opt(name).await {
                     Ok(Some(whole)) => {
-                        info!(gateway = %name, %namespace, deployment = %self.lb_name, "LB Deployment without its managed-by label: read");
-                        inputs.deployment = Some(Arc::new(whole));
+                        info!(gateway = %self.key.name, %namespace, deployment = name, "LB Deployment without its managed-by label: read");
+                        Ok(Some(LbDeployment::Cached(Arc::new(whole))))
                     }
                     // Deleted since: the watches say so next.
-                    Ok(None) => return Ok(Gathered::Later(AWAIT_OWN_WRITE)),
-                    Err(source) => return Err(Error::Read { source }),
+                    Ok(None) => {
+                        self.later = Some(AWAIT_OWN_WRITE);
+                        Ok(None)
+                    }
+                    Err(source) => Err(Error::Read { source }),
                 }
             }
         }
-        Ok(Gathered::Inputs(inputs))
+    }
+
+    async fn routes(&mut self, namespace: &str, name: &str) -> Result<Vec<wire::L34Route>, Error> {
+        Ok(self.ctx.stores.routes_naming(namespace, name))
+    }
+
+    async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, Error> {
+        Ok(self.ctx.stores.namespace_labels(name))
+    }
+
+    fn template(&mut self) -> Arc<wire::Deployment> {
+        self.ctx.template.clone()
+    }
+
+    async fn reads_done(&mut self) -> Result<View<()>, Error> {
+        let relisted = self
+            .view
+            .is_some_and(|view| !self.ctx.stores.relists.unchanged(view));
+        if relisted {
+            debug!(gateway = %self.key, "a cache was relisted while read, reading again");
+            return Ok(View::Later(Requeue::Immediately));
+        }
+        Ok(match self.later.take() {
+            Some(requeue) => View::Later(requeue),
+            None => View::Ready(()),
+        })
+    }
+}
+
+impl port::Port for CachePort {
+    type Error = Error;
+    type Reader = Self;
+
+    fn reader(&mut self) -> &mut Self {
+        self
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
@@ -251,205 +316,100 @@ impl port::Port for CachePort {
     }
 }
 
-/// What a reconcile reads from the caches besides the Gateway: the cached objects
-/// themselves (shared, never converted), and the routes that name the Gateway, cloned into
-/// the list the core's snapshot takes.
-pub(super) struct Inputs {
-    /// The Gateway, as cached (readable: the port checked it).
-    gateway: Arc<Gateway>,
-    /// The LB Deployment template.
-    template: Arc<wire::Deployment>,
-    class: Option<Arc<GatewayClass>>,
-    configuration: Option<Arc<GatewayConfiguration>>,
-    /// The LB Deployment, whole: from the LB cache (or read, see [`Unlabeled::Own`]).
-    deployment: Option<Arc<CachedDeployment>>,
-    /// A Deployment of the LB name the LB cache does not hold: its metadata.
-    deployment_meta: Option<Arc<DeploymentMeta>>,
-    /// Such a Deployment when it is not ours, as the core reads it (metadata only).
-    foreign: Option<wire::Deployment>,
-    routes: Vec<wire::L34Route>,
-    /// The labels of the routes' namespaces, when a listener selects by them.
-    namespace_labels: gateway_reconcile::NamespaceLabels,
+/// The Deployment of the LB name as the caches hold it: whole from the LB cache (or read,
+/// see [`LbRead::Own`]), or a foreign one by its metadata, as the core reads it.
+#[derive(Debug)]
+pub(super) enum LbDeployment {
+    /// Whole.
+    Cached(Arc<CachedDeployment>),
+    /// Not ours: its metadata only, and its `resourceVersion`.
+    Foreign(wire::Deployment, Option<String>),
 }
 
-/// What a Deployment of the LB name that only the metadata cache holds is (see the module
-/// documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Unlabeled {
-    /// There is none (or the LB cache holds it), or it is foreign: nothing to read.
-    No,
-    /// It carries our label: the LB cache has not caught up.
-    Lagging,
-    /// Ours (its controller is this Gateway) without our label: to be read whole.
-    Own,
+impl port::Held<wire::Deployment> for LbDeployment {
+    fn read(&self) -> Result<&wire::Deployment, &str> {
+        match self {
+            LbDeployment::Cached(cached) => cached.read(),
+            LbDeployment::Foreign(foreign, _) => Ok(foreign),
+        }
+    }
 }
 
-impl Inputs {
-    /// Looks the Gateway's objects up in the caches.
-    pub(super) fn gather(
-        stores: &Stores,
-        settings: &Settings,
-        template: Arc<wire::Deployment>,
-        cached: Arc<Gateway>,
-        gateway: &wire::Gateway,
-        namespace: &str,
-    ) -> Inputs {
-        let name = gateway.metadata.name.as_deref().unwrap_or_default();
-        let class = stores
-            .classes
-            .get(&ObjectRef::new(&gateway.spec.gateway_class_name));
-        // The one it uses: its own reference, else its class's (our kind only; the core
-        // reports any other reference). An unreadable class names none here, and is the
-        // Gateway's input error in the snapshot.
-        let used = lookup::configuration_ref(
-            settings,
-            gateway,
-            class.as_deref().and_then(|c| c.read().ok()),
-        );
-        let configuration = used.and_then(|used| {
-            stores
-                .configurations
-                .get(&ObjectRef::new(used.name).within(used.namespace))
-        });
-        let lb_name = lookup::deployment_name(settings, name);
-        let deployment = stores
-            .deployments
-            .get(&ObjectRef::new(&lb_name).within(namespace));
-        let deployment_meta = match deployment {
-            Some(_) => None,
-            None => stores
-                .deployment_meta
-                .get(&ObjectRef::new(&lb_name).within(namespace)),
+/// What the caches hold under a Gateway's LB Deployment name (see the module
+/// documentation of the controller).
+#[derive(Debug)]
+pub(super) enum LbRead {
+    /// The LB cache holds it whole, or the metadata cache holds a foreign one.
+    Found(LbDeployment),
+    /// Neither cache holds one.
+    Missing,
+    /// The metadata cache holds it with our label: the LB cache has not caught up. Its
+    /// `resourceVersion`.
+    Lagging(Option<String>),
+    /// Ours (its controller is this Gateway) without our label: to be read whole. Its
+    /// `resourceVersion`.
+    Own(Option<String>),
+}
+
+impl LbRead {
+    /// The `resourceVersion` of the Deployment of the LB name, in whichever cache has it.
+    fn resource_version(&self) -> Option<String> {
+        match self {
+            LbRead::Found(LbDeployment::Cached(whole)) => whole.resource_version(),
+            LbRead::Found(LbDeployment::Foreign(_, version)) => version.clone(),
+            LbRead::Missing => None,
+            LbRead::Lagging(version) | LbRead::Own(version) => version.clone(),
+        }
+    }
+}
+
+/// The cache lookups behind the port's reads: by kind and key, the cached objects
+/// themselves (shared, never converted).
+impl Stores {
+    /// The Deployment `namespace/name` as the caches hold it, for the Gateway of uid
+    /// `gateway_uid`.
+    pub(super) fn lb_deployment(&self, namespace: &str, name: &str, gateway_uid: &str) -> LbRead {
+        let key = ObjectRef::new(name).within(namespace);
+        if let Some(whole) = self.deployments.get(&key) {
+            return LbRead::Found(LbDeployment::Cached(whole));
+        }
+        let Some(meta) = self
+            .deployment_meta
+            .get(&ObjectRef::new(name).within(namespace))
+        else {
+            return LbRead::Missing;
         };
-        // Only the routes that name this Gateway (an unreadable one was reported when its
-        // watch event came).
-        let mut routes: Vec<wire::L34Route> = stores
-            .routes_by_gateway
+        let version = meta.resource_version();
+        if lb_labeled(&meta) {
+            return LbRead::Lagging(version);
+        }
+        let observed = cached::deployment_of_meta(&meta);
+        // The core's own test of ownership: the controller reference's uid.
+        let own = lookup::deployment_gateway(&observed)
+            .is_some_and(|owner| !gateway_uid.is_empty() && owner.uid == gateway_uid);
+        if own {
+            return LbRead::Own(version);
+        }
+        LbRead::Found(LbDeployment::Foreign(observed, version))
+    }
+
+    /// The readable routes the index has under the Gateway `namespace/name` (an unreadable
+    /// one was reported when its watch event came).
+    pub(super) fn routes_naming(&self, namespace: &str, name: &str) -> Vec<wire::L34Route> {
+        self.routes_by_gateway
             .get(&ObjectRef::new(name).within(namespace))
             .iter()
-            .filter_map(|key| stores.routes.get(key))
+            .filter_map(|key| self.routes.get(key))
             .filter_map(|route| route.read().ok().cloned())
-            .filter(|route| lookup::names_gateway(route, name, namespace))
-            .collect();
-        // In the cache's order of names, whatever the index's.
-        routes.sort_by(|a, b| {
-            let key = |r: &wire::L34Route| (r.metadata.namespace.clone(), r.metadata.name.clone());
-            key(a).cmp(&key(b))
-        });
-        // The routes' namespaces' labels, only for a listener that selects by them.
-        let mut namespace_labels = gateway_reconcile::NamespaceLabels::new();
-        if lookup::uses_namespace_selector(gateway) {
-            for route in &routes {
-                let Some(ns) = route.metadata.namespace.as_deref() else {
-                    continue;
-                };
-                if let Some(meta) = stores.namespaces.get(&ObjectRef::new(ns)) {
-                    namespace_labels.insert(
-                        ns.to_owned(),
-                        meta.metadata.labels.clone().unwrap_or_default(),
-                    );
-                }
-            }
-        }
-        Inputs {
-            gateway: cached,
-            namespace_labels,
-            template,
-            class,
-            configuration,
-            deployment,
-            deployment_meta,
-            foreign: None,
-            routes,
-        }
+            .collect()
     }
 
-    /// The `resourceVersion` of the Deployment of the LB name, in whichever cache has it.
-    fn deployment_version(&self) -> Option<String> {
-        match (&self.deployment, &self.deployment_meta) {
-            (Some(whole), _) => whole.resource_version(),
-            (None, Some(meta)) => meta.resource_version(),
-            (None, None) => None,
-        }
+    /// The labels of the namespace `name`.
+    pub(super) fn namespace_labels(&self, name: &str) -> Option<Labels> {
+        self.namespaces
+            .get(&ObjectRef::new(name))
+            .map(|meta| meta.metadata.labels.clone().unwrap_or_default())
     }
-
-    /// What the Deployment only the metadata cache has is; a foreign one is kept as the
-    /// core reads it, from its metadata.
-    pub(super) fn unlabeled(&mut self, gateway: &wire::Gateway) -> Unlabeled {
-        let (None, Some(meta)) = (&self.deployment, &self.deployment_meta) else {
-            return Unlabeled::No;
-        };
-        if lb_labeled(meta) {
-            return Unlabeled::Lagging;
-        }
-        let observed = cached::deployment_of_meta(meta);
-        // The core's own test of ownership: the controller reference's uid.
-        let own = match (
-            lookup::deployment_gateway(&observed),
-            gateway.metadata.uid.as_deref(),
-        ) {
-            (Some(owner), Some(uid)) => !uid.is_empty() && owner.uid == uid,
-            _ => false,
-        };
-        if own {
-            return Unlabeled::Own;
-        }
-        self.foreign = Some(observed);
-        Unlabeled::No
-    }
-}
-
-impl port::Inputs for Inputs {
-    /// The core's snapshot, borrowing the cached objects; an unreadable class,
-    /// configuration or Deployment is this Gateway's input error.
-    fn snapshot(&self) -> Result<gateway_reconcile::Snapshot<'_>, InputError> {
-        let gateway =
-            read_cached(Some(self.gateway.as_ref()))?.ok_or_else(|| InputError::Malformed {
-                object: ObjectRef::from_obj(self.gateway.as_ref()).to_string(),
-                why: "no Gateway".into(),
-            })?;
-        // A configuration the core's type cannot read is handed over as such: the Gateway
-        // is told so (InvalidParameters), never left without a condition.
-        let (configuration, unreadable) = match self.configuration.as_deref() {
-            None => (None, None),
-            Some(cached) => match cached.read() {
-                Ok(configuration) => (Some(configuration), None),
-                Err(why) => {
-                    // The reader's error names the kind, which the message names already.
-                    let why = why.strip_prefix("GatewayConfiguration: ").unwrap_or(why);
-                    let meta = cached.meta();
-                    let unreadable = gateway_reconcile::UnreadableConfiguration {
-                        namespace: meta.namespace.as_deref().unwrap_or_default(),
-                        name: meta.name.as_deref().unwrap_or_default(),
-                        why,
-                    };
-                    (None, Some(unreadable))
-                }
-            },
-        };
-        Ok(gateway_reconcile::Snapshot::new(gateway, &self.template)
-            .with_gateway_class(read_cached(self.class.as_deref())?)
-            .with_configuration(configuration)
-            .with_unreadable_configuration(unreadable)
-            .with_deployment(match &self.foreign {
-                Some(foreign) => Some(foreign),
-                None => read_cached(self.deployment.as_deref())?,
-            })
-            .with_routes(&self.routes)
-            .with_namespace_labels(&self.namespace_labels))
-    }
-}
-
-/// A cached object's wire type, or why it cannot be read (naming the object).
-fn read_cached<K: cached::Kind>(cached: Option<&Cached<K>>) -> Result<Option<&K>, InputError> {
-    cached
-        .map(|object| {
-            object.read().map_err(|why| InputError::Malformed {
-                object: ObjectRef::from_obj(object).to_string(),
-                why: why.to_owned(),
-            })
-        })
-        .transpose()
 }
 
 /// A Gateway the core's type cannot read: a Warning Event on it when its class is ours,
@@ -485,7 +445,7 @@ async fn unreadable_gateway(ctx: &Context, gateway: &Gateway, why: &str) -> Erro
 
 #[cfg(test)]
 mod tests {
-    use gateway_reconcile::reconcile::Inputs as CoreInputs;
+    use gateway_reconcile::reconcile::{Gathered, gather, ready};
     use gateway_reconcile::{Plan, Settlement};
     use kube::runtime::reflector;
     use kube::runtime::watcher;
@@ -571,26 +531,117 @@ mod tests {
         })
     }
 
-    /// What the core settles for `gw` from these caches (`None`: the reconcile does not
-    /// decide from the caches alone).
-    fn decided(stores: &Stores, now: jiff::Timestamp) -> Result<Settlement, Unlabeled> {
-        let settings = Settings::default();
-        let gateway = Arc::new(our_gateway());
-        let wire_gateway = gateway.read().expect("readable");
-        let template = Arc::new(gateway_reconcile::template::default_template());
-        let mut inputs = Inputs::gather(
-            stores,
-            &settings,
-            template,
-            gateway.clone(),
-            wire_gateway,
-            "ns",
-        );
-        match inputs.unlabeled(wire_gateway) {
-            Unlabeled::No => {}
-            other => return Err(other),
+    /// The cache reads of the controller's port, without its client: what the driver
+    /// reads from these caches for one Gateway.
+    struct StoresPort<'s> {
+        stores: &'s Stores,
+        gateway: Arc<Gateway>,
+        template: Arc<wire::Deployment>,
+    }
+
+    impl gateway_reconcile::reconcile::Reader for StoresPort<'_> {
+        type Error = String;
+        type Gateway = Arc<Gateway>;
+        type Class = Arc<GatewayClass>;
+        type Configuration = Arc<GatewayConfiguration>;
+        type Deployment = LbDeployment;
+
+        async fn gateway(&mut self) -> Result<View<Arc<Gateway>>, String> {
+            Ok(View::Ready(self.gateway.clone()))
         }
-        let snapshot = CoreInputs::snapshot(&inputs).expect("readable inputs");
+        async fn class(&mut self, name: &str) -> Result<Option<Arc<GatewayClass>>, String> {
+            Ok(self.stores.classes.get(&ObjectRef::new(name)))
+        }
+        async fn configuration(
+            &mut self,
+            namespace: &str,
+            name: &str,
+        ) -> Result<Option<Arc<GatewayConfiguration>>, String> {
+            Ok(self
+                .stores
+                .configurations
+                .get(&ObjectRef::new(name).within(namespace)))
+        }
+        async fn deployment(
+            &mut self,
+            namespace: &str,
+            name: &str,
+        ) -> Result<Option<LbDeployment>, String> {
+            let uid = self
+                .gateway
+                .read()
+                .ok()
+                .and_then(|g| g.metadata.uid.clone());
+            match self
+                .stores
+                .lb_deployment(namespace, name, uid.as_deref().unwrap_or_default())
+            {
+                LbRead::Found(found) => Ok(Some(found)),
+                LbRead::Missing => Ok(None),
+                other => Err(format!("{other:?}")),
+            }
+        }
+        async fn routes(
+            &mut self,
+            namespace: &str,
+            name: &str,
+        ) -> Result<Vec<wire::L34Route>, String> {
+            Ok(self.stores.routes_naming(namespace, name))
+        }
+        async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, String> {
+            Ok(self.stores.namespace_labels(name))
+        }
+        fn template(&mut self) -> Arc<wire::Deployment> {
+            self.template.clone()
+        }
+    }
+
+    impl gateway_reconcile::reconcile::Port for StoresPort<'_> {
+        type Error = String;
+        type Reader = Self;
+
+        fn reader(&mut self) -> &mut Self {
+            self
+        }
+
+        async fn write(&mut self, _: DeploymentWrite) -> WriteOutcome {
+            WriteOutcome::Transport {
+                message: "the caches' test port writes nothing".into(),
+            }
+        }
+        async fn patch_status(&mut self, _: StatusPatch) -> Result<StatusWrite, String> {
+            Err("the caches' test port writes nothing".into())
+        }
+        async fn record(&mut self, _: WriteKind, _: &[Event]) {}
+    }
+
+    /// What the driver gathers for `gateway` from these caches; the read's error when the
+    /// caches alone cannot answer (a Deployment to be read whole, or awaited).
+    fn gathered<'s>(
+        stores: &'s Stores,
+        gateway: Arc<Gateway>,
+        template: Arc<wire::Deployment>,
+    ) -> Result<Gathered<StoresPort<'s>>, String> {
+        let mut port = StoresPort {
+            stores,
+            gateway,
+            template,
+        };
+        match ready(gather(&Settings::default(), &mut port)).expect("ready") {
+            Ok(View::Ready(gathered)) => Ok(gathered),
+            Ok(View::Later(requeue)) => Err(format!("later: {requeue:?}")),
+            Err(ReconcileError::Read(why)) => Err(why),
+            Err(other) => Err(other.to_string()),
+        }
+    }
+
+    /// What the core settles for `gw` from these caches (`Err`: the reconcile does not
+    /// decide from the caches alone, and why).
+    fn decided(stores: &Stores, now: jiff::Timestamp) -> Result<Settlement, String> {
+        let settings = Settings::default();
+        let template = Arc::new(gateway_reconcile::template::default_template());
+        let inputs = gathered(stores, Arc::new(our_gateway()), template)?;
+        let snapshot = inputs.snapshot().expect("readable inputs");
         match gateway_reconcile::plan(&settings, snapshot, now).expect("a plan") {
             Plan::Settled(settlement) => Ok(settlement),
             Plan::Write(_) => panic!("a write planned over a foreign Deployment"),
@@ -646,13 +697,13 @@ mod tests {
         let unlabelled = own(serde_json::json!({"app": "sllbr-gw"}));
         assert_eq!(
             decided(&stores_with(&unlabelled, false), now),
-            Err(Unlabeled::Own)
+            Err("Own(Some(\"9\"))".to_owned())
         );
         // Labelled, but the LB watch has not delivered it yet.
         let labelled = own(serde_json::json!({lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY}));
         assert_eq!(
             decided(&stores_with(&labelled, false), now),
-            Err(Unlabeled::Lagging)
+            Err("Lagging(Some(\"9\"))".to_owned())
         );
         // An orphan of a former Gateway of the same name (another uid) is foreign.
         let mut orphan = own(serde_json::json!({"app": "sllbr-gw"}));
@@ -738,15 +789,8 @@ mod tests {
         let before = cached::objects_read();
         for _ in 0..3 {
             let wire_gateway = gateway.read().expect("readable");
-            let inputs = Inputs::gather(
-                &stores,
-                &settings,
-                template.clone(),
-                gateway.clone(),
-                wire_gateway,
-                "ns",
-            );
-            let snapshot = CoreInputs::snapshot(&inputs).expect("readable inputs");
+            let inputs = gathered(&stores, gateway.clone(), template.clone()).expect("gathered");
+            let snapshot = inputs.snapshot().expect("readable inputs");
             let cached_class = stores.classes.get(&ObjectRef::new("c")).expect("class");
             let cached_conf = stores
                 .configurations
@@ -778,7 +822,6 @@ mod tests {
 
     #[test]
     fn an_unreadable_cached_configuration_is_handed_to_the_core_as_such() {
-        let settings = Settings::default();
         let (configurations, mut writer) = reflector::store::<GatewayConfiguration>();
         writer.apply_watcher_event(&watcher::Event::Apply(
             serde_json::from_value(serde_json::json!({
@@ -806,18 +849,10 @@ mod tests {
             }))
             .expect("a Gateway"),
         );
-        let wire_gateway = gateway.read().expect("readable");
         let template = Arc::new(wire::Deployment::default());
-        let inputs = Inputs::gather(
-            &stores,
-            &settings,
-            template,
-            gateway.clone(),
-            wire_gateway,
-            "ns",
-        );
+        let inputs = gathered(&stores, gateway, template).expect("gathered");
         // Handed to the core as unreadable (its InvalidParameters), with the reader's error.
-        let snapshot = CoreInputs::snapshot(&inputs).expect("the snapshot");
+        let snapshot = inputs.snapshot().expect("the snapshot");
         assert!(snapshot.configuration.is_none());
         let unreadable = snapshot.unreadable_configuration.expect("unreadable");
         assert_eq!((unreadable.namespace, unreadable.name), ("ns", "conf"));

@@ -32,7 +32,7 @@ struct Toy {
     record_seen: Option<WriteRecord>,
 }
 
-impl Port for Toy {
+impl Reader for Toy {
     type Error = String;
     type Gateway = Gateway;
     type Class = GatewayClass;
@@ -82,6 +82,15 @@ impl Port for Toy {
 
     fn template(&mut self) -> Arc<Deployment> {
         self.template.clone()
+    }
+}
+
+impl Port for Toy {
+    type Error = String;
+    type Reader = Self;
+
+    fn reader(&mut self) -> &mut Self {
+        self
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
@@ -399,7 +408,7 @@ fn namespace_labels_are_read_once_each_and_only_for_a_selecting_listener() {
 fn an_unreadable_configuration_is_the_gateways_condition_and_an_unreadable_class_an_error() {
     /// The toy, holding the configuration as a reader that failed.
     struct Unreadable(Toy, bool);
-    impl Port for Unreadable {
+    impl Reader for Unreadable {
         type Error = String;
         type Gateway = Gateway;
         type Class = Result<GatewayClass, String>;
@@ -436,6 +445,16 @@ fn an_unreadable_configuration_is_the_gateways_condition_and_an_unreadable_class
         fn template(&mut self) -> Arc<Deployment> {
             self.0.template()
         }
+    }
+
+    impl Port for Unreadable {
+        type Error = String;
+        type Reader = Self;
+
+        fn reader(&mut self) -> &mut Self {
+            self
+        }
+
         async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
             self.0.write(write).await
         }

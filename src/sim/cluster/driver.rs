@@ -260,7 +260,7 @@ impl Cluster {
 /// stored without a namespace or a name, as a hand-written scenario may leave it, matches
 /// any); the Gateway or class the wire type cannot read is the cluster's error, naming the
 /// field path.
-impl crate::reconcile::Port for ClusterPort<'_> {
+impl crate::reconcile::Reader for ClusterPort<'_> {
     type Error = ClusterError;
     type Gateway = Gateway;
     type Class = GatewayClass;
@@ -309,6 +309,15 @@ impl crate::reconcile::Port for ClusterPort<'_> {
 
     fn template(&mut self) -> Arc<Deployment> {
         Arc::new(self.cluster.template.clone())
+    }
+}
+
+impl crate::reconcile::Port for ClusterPort<'_> {
+    type Error = ClusterError;
+    type Reader = Self;
+
+    fn reader(&mut self) -> &mut Self {
+        self
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {

@@ -6,9 +6,7 @@
 use std::sync::Arc;
 
 use gateway_reconcile::events::Event;
-use gateway_reconcile::reconcile::{
-    Configuration, Gathered, OwnedInputs, Port, ReconcileError, StatusWrite,
-};
+use gateway_reconcile::reconcile::{Labels, Port, Reader, ReconcileError, StatusWrite, View};
 use gateway_reconcile::sim::cluster::{Kind, ReconcileRecord};
 use gateway_reconcile::sim::scenario::StepError;
 use gateway_reconcile::{
@@ -52,13 +50,7 @@ impl Real {
         let template: wire::Deployment = serde_json::from_value(self.template.clone())
             .or_else(|e| failed(format!("template: {e}")))?;
         let real_ns = self.namespace().unwrap_or_default().to_owned();
-        let inner = FreshPort::new(
-            controller,
-            self.settings.clone(),
-            Arc::new(template),
-            &real_ns,
-            &self.gateway_name,
-        );
+        let inner = FreshPort::new(controller, Arc::new(template), &real_ns, &self.gateway_name);
         let driver = std::mem::take(&mut self.driver);
         let mut port = ReplayPort {
             real: self,
@@ -171,59 +163,27 @@ struct ReplayPort<'r> {
 }
 
 impl ReplayPort<'_> {
-    fn translate(&mut self, inputs: OwnedInputs) -> Step<OwnedInputs> {
-        let real = &mut *self.real;
-        let mut inputs = inputs;
-        inputs.gateway = real.file_wire(Kind::Gateway, &inputs.gateway)?;
-        real.class_name = inputs.gateway.spec.gateway_class_name.clone();
-        inputs.class = match inputs.class.take() {
-            Some(class) => Some(real.file_wire(Kind::GatewayClass, &class)?),
-            None => None,
-        };
-        // The Gateway's own configuration, as the core names it (a class's default lives
-        // where the class says, and the backend's configuration steps name the Gateway's).
-        if let Some(own) = lookup::configuration_ref(&real.settings, &inputs.gateway, None) {
-            real.configuration_name = Some(own.name.to_owned());
-        }
-        inputs.configuration =
-            match std::mem::replace(&mut inputs.configuration, Configuration::Missing) {
-                Configuration::Readable(conf) => {
-                    Configuration::Readable(real.file_wire(Kind::Configuration, &conf)?)
-                }
-                Configuration::Unreadable {
-                    namespace,
-                    name,
-                    why,
-                } => Configuration::Unreadable {
-                    namespace: real.file_namespace(&namespace).unwrap_or(namespace),
-                    name,
-                    why,
-                },
-                other => other,
-            };
-        inputs.deployment = match inputs.deployment.take() {
-            Some(deployment) => Some(
-                serde_json::from_value(real.file_form(Kind::Deployment, deployment.into_json()))
-                    .or_else(|e| failed(format!("Deployment: {e}")))?,
-            ),
-            None => None,
-        };
-        inputs.routes = inputs
-            .routes
-            .iter()
-            .map(|route| real.file_wire(Kind::Routes, route))
-            .collect::<Step<_>>()?;
-        // The namespaces' labels under the file's names; the label the server sets to the
-        // namespace's own name carries the file's.
-        let labels = std::mem::take(&mut inputs.namespace_labels);
-        for (ns, mut labels) in labels {
-            let file = real.file_namespace(&ns).unwrap_or(ns);
-            if labels.contains_key(NAME_LABEL) {
-                labels.insert(NAME_LABEL.to_owned(), file.clone());
-            }
-            inputs.namespace_labels.insert(file, labels);
-        }
-        Ok(inputs)
+    /// The server's namespace of a file's namespace (`None`: the scenario made none).
+    fn real_ns(&self, file: &str) -> Option<String> {
+        self.real.namespaces.get(file).cloned()
+    }
+
+    /// An object the inner port read, in the file's names (an unreadable one as read).
+    fn file_held<K: CachedKind + Clone + serde::Serialize>(
+        &self,
+        kind: Kind,
+        held: Option<Cached<K>>,
+    ) -> Step<Option<Result<K, String>>> {
+        held.map(|held| match held.read() {
+            Ok(object) => self.real.file_wire(kind, object).map(Ok),
+            Err(why) => Ok(Err(why.to_owned())),
+        })
+        .transpose()
+    }
+
+    /// The inner port's read error, as a step's.
+    fn inner<T>(result: Result<T, gateway_reconcile_kube::fresh::FreshError>) -> Step<T> {
+        result.or_else(|e| failed(e.to_string()))
     }
 
     /// Before the write: a pending conflict is made as `failWrites` asks (a create cannot
@@ -281,16 +241,99 @@ impl ReplayPort<'_> {
     }
 }
 
-impl Port for ReplayPort<'_> {
-    type Inputs = OwnedInputs;
+/// Each read asks the inner port by the server's key and answers in the file's names.
+impl Reader for ReplayPort<'_> {
     type Error = StepError<String>;
+    type Gateway = wire::Gateway;
+    type Class = Result<wire::GatewayClass, String>;
+    type Configuration = Result<wire::GatewayConfiguration, String>;
+    type Deployment = wire::Deployment;
 
-    async fn read(&mut self) -> Step<Gathered<OwnedInputs>> {
-        match self.inner.read().await {
-            Ok(Gathered::Inputs(inputs)) => Ok(Gathered::Inputs(self.translate(inputs)?)),
-            Ok(later) => Ok(later),
-            Err(e) => failed(e.to_string()),
+    async fn gateway(&mut self) -> Step<View<wire::Gateway>> {
+        let gateway = match Self::inner(self.inner.gateway().await)? {
+            View::Ready(gateway) => gateway,
+            View::Later(requeue) => return Ok(View::Later(requeue)),
+        };
+        let gateway = match gateway.read() {
+            Ok(gateway) => self.real.file_wire(Kind::Gateway, gateway)?,
+            Err(why) => return failed(format!("Gateway: {why}")),
+        };
+        self.real.class_name = gateway.spec.gateway_class_name.clone();
+        Ok(View::Ready(gateway))
+    }
+
+    async fn class(&mut self, name: &str) -> Step<Option<Self::Class>> {
+        let on_server = self.real.class_on_server(name);
+        let held = Self::inner(self.inner.class(&on_server).await)?;
+        self.file_held(Kind::GatewayClass, held)
+    }
+
+    async fn configuration(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Step<Option<Self::Configuration>> {
+        // The backend's configuration steps name the one the driver reads.
+        self.real.configuration_name = Some(name.to_owned());
+        let Some(real_ns) = self.real_ns(namespace) else {
+            return Ok(None);
+        };
+        let held = Self::inner(self.inner.configuration(&real_ns, name).await)?;
+        self.file_held(Kind::Configuration, held)
+    }
+
+    async fn deployment(&mut self, namespace: &str, name: &str) -> Step<Option<wire::Deployment>> {
+        let Some(real_ns) = self.real_ns(namespace) else {
+            return Ok(None);
+        };
+        match Self::inner(self.inner.deployment(&real_ns, name).await)? {
+            None => Ok(None),
+            Some(held) => {
+                let json = match held.read() {
+                    Ok(deployment) => deployment.to_json(),
+                    Err(why) => return failed(format!("Deployment: {why}")),
+                };
+                serde_json::from_value(self.real.file_form(Kind::Deployment, json))
+                    .map(Some)
+                    .or_else(|e| failed(format!("Deployment: {e}")))
+            }
         }
+    }
+
+    async fn routes(&mut self, namespace: &str, name: &str) -> Step<Vec<wire::L34Route>> {
+        let real_ns = self.real_ns(namespace).unwrap_or_default();
+        let routes = Self::inner(self.inner.routes(&real_ns, name).await)?;
+        routes
+            .iter()
+            .map(|route| self.real.file_wire(Kind::Routes, route))
+            .collect()
+    }
+
+    async fn namespace_labels(&mut self, name: &str) -> Step<Option<Labels>> {
+        let Some(real_ns) = self.real_ns(name) else {
+            return Ok(None);
+        };
+        let labels = Self::inner(self.inner.namespace_labels(&real_ns).await)?;
+        // The label the server sets to the namespace's own name carries the file's.
+        Ok(labels.map(|mut labels| {
+            if labels.contains_key(NAME_LABEL) {
+                labels.insert(NAME_LABEL.to_owned(), name.to_owned());
+            }
+            labels
+        }))
+    }
+
+    fn template(&mut self) -> Arc<wire::Deployment> {
+        self.inner.template()
+    }
+}
+
+impl Port for ReplayPort<'_> {
+    type Error = StepError<String>;
+    type Reader = Self;
+
+    fn reader(&mut self) -> &mut Self {
+        self
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
