@@ -1001,10 +1001,9 @@ fn a_restarted_controller_reaches_the_same_conditions() {
     w.reconcile(at(60), fail);
     // A fresh process sees the same snapshot later: Degraded is computed from the
     // snapshot's lastTransitionTime, not from memory.
-    let mut restarted = World {
-        gateway: w.gateway.clone(),
-        ..World::healthy()
-    };
+    let mut restarted = World::healthy();
+    restarted.restart();
+    restarted.gateway = w.gateway.clone();
     restarted.configuration = w.configuration.clone();
     restarted.deployment = w.deployment.clone();
     restarted.reconcile(at(400), fail);

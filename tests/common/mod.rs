@@ -1,16 +1,22 @@
-//! A tiny in-memory world for driving plan/settle directly in table tests.
+//! A tiny in-memory world: one Gateway and what it reads, reconciled by the crate's own loop
+//! (`reconcile::Driver`) with the world as its port, for table tests.
 #![allow(dead_code)]
 
+use gateway_reconcile::events::Event;
+use gateway_reconcile::reconcile::{Driver, Labels, Port, Reader, StatusWrite, View, ready};
 use gateway_reconcile::sim::defaulting::apply_server_defaults;
 use gateway_reconcile::wire::tree::Value as Tree;
 use gateway_reconcile::wire::{
-    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route,
+    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, ObjectMeta,
 };
 use gateway_reconcile::{
-    DeploymentWrite, Plan, Settings, Settlement, Snapshot, WriteOutcome, plan, template,
+    DeploymentWrite, Settings, Settlement, StatusPatch, WriteKind, WriteOutcome, template,
 };
 use jiff::Timestamp;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
 
 pub const T0: &str = "2026-01-01T00:00:00Z";
 
@@ -66,7 +72,8 @@ pub fn route(cidrs: &[&str]) -> L34Route {
     .unwrap()
 }
 
-/// The objects one reconcile reads, and what the API server would do with the writes.
+/// The objects one reconcile reads, and what the API server would do with the writes. A
+/// reconcile is the crate's own loop ([`Driver`]) over this world as its port.
 pub struct World {
     pub settings: Settings,
     pub gateway: Gateway,
@@ -75,7 +82,10 @@ pub struct World {
     pub deployment: Option<Deployment>,
     pub template: Deployment,
     pub routes: Vec<L34Route>,
+    pub namespaces: BTreeMap<String, Labels>,
     pub status_writes: usize,
+    /// The controller: its write records live as long as the process (see [`World::restart`]).
+    driver: Option<Driver>,
 }
 
 /// What one reconcile did.
@@ -95,7 +105,9 @@ impl World {
             deployment: None,
             template: template::default_template(),
             routes: Vec::new(),
+            namespaces: BTreeMap::new(),
             status_writes: 0,
+            driver: None,
         }
     }
 
@@ -108,6 +120,11 @@ impl World {
         w
     }
 
+    /// The controller process restarts: what it kept in memory (the write records) is gone.
+    pub fn restart(&mut self) {
+        self.driver = None;
+    }
+
     /// The GatewayConfiguration is edited: generation +1, another replica count.
     pub fn edit_configuration(&mut self) {
         let c = self.configuration.as_mut().unwrap();
@@ -117,47 +134,47 @@ impl World {
         h.replicas = Some(h.replicas.unwrap() + 1);
     }
 
-    /// One reconcile; `outcome` answers the write the plan asks for (it must answer one).
+    /// One reconcile by the [`Driver`]; `outcome` answers the write the plan asks for (it
+    /// must answer one). Settings changed since the last reconcile are a restart with them.
     pub fn reconcile(
         &mut self,
         now: Timestamp,
         outcome: impl Fn(&DeploymentWrite) -> Option<WriteOutcome>,
     ) -> Step {
-        let snapshot = Snapshot::new(&self.gateway, &self.template)
-            .with_gateway_class(self.class.as_ref())
-            .with_configuration(self.configuration.as_ref())
-            .with_deployment(self.deployment.as_ref())
-            .with_routes(&self.routes);
-        let plan = plan(&self.settings, snapshot, now).expect("plan");
-        let action = plan.write_kind().as_str();
-        let (write, result, settlement) = match plan {
-            Plan::Write(pending) => {
-                let write = pending.write().clone();
-                let result = outcome(&write).expect("the plan asks for a write: give its outcome");
-                let settlement = pending.settle(result.clone());
-                (Some(write), Some(result), settlement)
-            }
-            Plan::Settled(settlement) => (None, None, settlement),
+        let driver = match self.driver.take() {
+            Some(driver) if driver.settings() == &self.settings => driver,
+            _ => Driver::new(self.settings.clone()),
         };
-        let drift = write
-            .as_ref()
-            .map(|w| w.drift().to_vec())
-            .unwrap_or_default();
-        if result == Some(WriteOutcome::Applied) {
+        let mut port = WorldPort {
+            world: self,
+            outcome: &outcome,
+            write: None,
+        };
+        let reconciled = ready(driver.reconcile(&mut port, now))
+            .expect("an in-memory port is always ready")
+            .expect("reconcile");
+        let write = port.write.take();
+        self.driver = Some(driver);
+        let decided = reconciled
+            .decided
+            .expect("the world's reads are always ready");
+        if decided.outcome == Some(WriteOutcome::Applied) {
             match write {
                 Some(DeploymentWrite::Create(d)) => self.store(d, true),
                 Some(DeploymentWrite::Update { desired, .. }) => self.store(desired, false),
                 None => {}
             }
         }
-        if let Some(status) = &settlement.status {
-            self.gateway.status = status.clone();
+        if decided.status == StatusWrite::Written {
+            if let Some(status) = &decided.settlement.status {
+                self.gateway.status = status.clone();
+            }
             self.status_writes += 1;
         }
         Step {
-            action,
-            drift,
-            settlement,
+            action: decided.action.as_str(),
+            drift: decided.drift,
+            settlement: decided.settlement,
         }
     }
 
@@ -263,4 +280,80 @@ pub fn condition(
 /// Every write fails with the same 503, as in the seed problem.
 pub fn fail_503(_: &DeploymentWrite) -> Option<WriteOutcome> {
     api_error(503, "ServiceUnavailable", "etcdserver: request timed out")
+}
+
+/// The world as the Driver's port: reads by key, the write answered by the test.
+struct WorldPort<'w, F> {
+    world: &'w mut World,
+    outcome: &'w F,
+    /// The write the Driver asked for, applied to the world once it is answered.
+    write: Option<DeploymentWrite>,
+}
+
+fn named(meta: &ObjectMeta, namespace: Option<&str>, name: &str) -> bool {
+    meta.name.as_deref() == Some(name)
+        && (namespace.is_none() || meta.namespace.as_deref() == namespace)
+}
+
+impl<F: Fn(&DeploymentWrite) -> Option<WriteOutcome>> Reader for WorldPort<'_, F> {
+    type Error = Infallible;
+    type Gateway = Gateway;
+    type Class = GatewayClass;
+    type Configuration = GatewayConfiguration;
+    type Deployment = Deployment;
+
+    async fn gateway(&mut self) -> Result<View<Gateway>, Infallible> {
+        Ok(View::Ready(self.world.gateway.clone()))
+    }
+    async fn class(&mut self, name: &str) -> Result<Option<GatewayClass>, Infallible> {
+        let class = self.world.class.as_ref();
+        Ok(class.filter(|c| named(&c.metadata, None, name)).cloned())
+    }
+    async fn configuration(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<GatewayConfiguration>, Infallible> {
+        let configuration = self.world.configuration.as_ref();
+        Ok(configuration
+            .filter(|c| named(&c.metadata, Some(namespace), name))
+            .cloned())
+    }
+    async fn deployment(
+        &mut self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Deployment>, Infallible> {
+        let deployment = self.world.deployment.as_ref();
+        Ok(deployment
+            .filter(|d| d.namespace() == Some(namespace) && d.name() == Some(name))
+            .cloned())
+    }
+    async fn routes(&mut self, _namespace: &str, _name: &str) -> Result<Vec<L34Route>, Infallible> {
+        Ok(self.world.routes.clone())
+    }
+    async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, Infallible> {
+        Ok(self.world.namespaces.get(name).cloned())
+    }
+    fn template(&mut self) -> Arc<Deployment> {
+        Arc::new(self.world.template.clone())
+    }
+}
+
+impl<F: Fn(&DeploymentWrite) -> Option<WriteOutcome>> Port for WorldPort<'_, F> {
+    type Error = Infallible;
+    type Reader = Self;
+
+    fn reader(&mut self) -> &mut Self {
+        self
+    }
+    async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
+        let outcome = (self.outcome)(&write).expect("the plan asks for a write: give its outcome");
+        self.write = Some(write);
+        outcome
+    }
+    async fn patch_status(&mut self, _patch: StatusPatch) -> Result<StatusWrite, Infallible> {
+        Ok(StatusWrite::Written)
+    }
+    async fn record(&mut self, _action: WriteKind, _events: &[Event]) {}
 }
