@@ -45,6 +45,13 @@ pub const CONFIGURATION_APPLIED_NAME: &str = "ConfigurationApplied";
 /// Not a condition type by itself: the type is `D/Degraded` ([`ConditionTypes::degraded`]);
 /// look a condition up with [`ConditionTypes::find`].
 pub const DEGRADED_NAME: &str = "Degraded";
+/// `meridio-2.nordix.org/ConfigurationApplied`: the full type under the default
+/// [`Settings::condition_domain`], for comparing with a Gateway's conditions when the
+/// domain is the default one (otherwise [`ConditionTypes::configuration_applied`]).
+pub const DEFAULT_CONFIGURATION_APPLIED: &str = "meridio-2.nordix.org/ConfigurationApplied";
+/// `meridio-2.nordix.org/Degraded`: the full type under the default
+/// [`Settings::condition_domain`] (otherwise [`ConditionTypes::degraded`]).
+pub const DEFAULT_DEGRADED: &str = "meridio-2.nordix.org/Degraded";
 /// Condition status values.
 pub mod status {
     /// The condition holds.

@@ -9,30 +9,33 @@
 //!
 //! # What an embedder uses
 //!
-//! - The reconcile: [`plan`] takes a [`Snapshot`] (the Gateway, its GatewayClass,
-//!   GatewayConfiguration (or an [`UnreadableConfiguration`]), L34Routes with the
-//!   [`NamespaceLabels`] of their namespaces, and LB Deployment, the last [`WriteRecord`]), the
-//!   [`Settings`] and the time (a [`jiff`] `Timestamp`, re-exported); it answers a [`Plan`]:
-//!   a [`PendingWrite`] (a [`DeploymentWrite`] to perform, then
-//!   [`settle`](PendingWrite::settle) with its [`WriteOutcome`], or take it out with
-//!   [`into_write`](PendingWrite::into_write) and settle the [`AwaitingOutcome`], or
-//!   [`detach`](AwaitingOutcome::detach) it to settle a [`Detached`] that borrows nothing), or the
-//!   [`Settlement`] already. A settlement carries the [`StatusPatch`], the Events, the
-//!   [`Requeue`] (with its [`deadline`](Requeue::deadline)) and the new [`WriteRecord`].
-//!   See [`reconcile`] for a whole loop.
-//! - The objects: [`wire`] (Gateway, GatewayClass, GatewayConfiguration, L34Route,
-//!   Deployment, conditions), and the LB Deployment [`template`].
+//! - The loop: a [`Driver`] (one per controller, holding the [`Settings`]) runs one whole
+//!   reconcile of one Gateway through the embedder's [`Port`]: the core decides what to
+//!   read and the port's [`Reader`] answers by kind and key; the port does the Deployment
+//!   write, the status patch and the Events. The controller, the simulator and the tests
+//!   all run it; see [`reconcile`] for a complete port over an in-memory store.
 //! - Write outcomes: [`WriteOutcome`] (`Applied`, `Stored`, an [`ApiError`] or a transport
-//!   error), classified as a [`FailureClass`].
-//! - The loop around [`plan`]: [`reconcile::Driver`] runs one whole reconcile through a
-//!   [`reconcile::Port`] that does the I/O (read, Deployment write, status patch, Events);
-//!   the controller, the simulator and the tests all run it.
-//! - The vocabulary: [`conditions`] (types, statuses, reasons; look a condition up with
-//!   [`ConditionTypes::find`](conditions::ConditionTypes::find)) and [`events`].
-//! - The GatewayClass's own status: [`gateway_class`] (its default parameters included).
-//! - Finding and watching the objects: [`lookup`] (the LB Deployment's name, labels and
+//!   error), classified as a [`FailureClass`]; a reconcile says when to look again
+//!   ([`Requeue`], with its [`deadline`](Requeue::deadline)).
+//! - The conditions with their domain: [`conditions::ConditionTypes`] names the four types
+//!   for a [`Settings::condition_domain`] and finds them in a Gateway's status
+//!   ([`ConditionTypes::find`](conditions::ConditionTypes::find)); reasons and messages are
+//!   in [`conditions`], Events in [`events`].
+//! - Whom a change wakes and what to watch: [`lookup`] (the LB Deployment's name, labels and
 //!   annotations; which GatewayConfiguration a Gateway uses, its own or its class's;
 //!   which Gateway a route names and whether it attaches; the Gateway of a Deployment).
+//! - The protocol under the loop, for a loop of one's own: [`plan`] takes a [`Snapshot`]
+//!   (the Gateway, its GatewayClass, GatewayConfiguration (or an
+//!   [`UnreadableConfiguration`]), L34Routes with the [`NamespaceLabels`] of their
+//!   namespaces, and LB Deployment, the last [`WriteRecord`]), the [`Settings`] and the
+//!   time (a [`jiff`] `Timestamp`, re-exported); it answers a [`Plan`]: a [`PendingWrite`]
+//!   (a [`DeploymentWrite`] to perform, then [`settle`](PendingWrite::settle) with its
+//!   [`WriteOutcome`], or take it out with [`into_write`](PendingWrite::into_write) and
+//!   settle the [`AwaitingOutcome`]), or the [`Settlement`] already. A settlement carries
+//!   the [`StatusPatch`], the Events, the [`Requeue`] and the new [`WriteRecord`].
+//! - The objects: [`wire`] (Gateway, GatewayClass, GatewayConfiguration, L34Route,
+//!   Deployment, conditions), and the LB Deployment [`template`].
+//! - The GatewayClass's own status: [`gateway_class`] (its default parameters included).
 //! - Errors: [`InputError`], for inputs the crate cannot work with.
 //! - Behind features (below): `kube` (`kube::Resource` for the wire types, to watch and
 //!   cache them with kube-rs), `testing` (the test kit), `k8s-openapi` and `gateway-api`
@@ -255,7 +258,7 @@
 //!
 //! # Cargo features
 //!
-//! On by default: `sim` (the simulated API server and scenario runner, [`sim`], and the
+//! On by default: `sim` (the simulated API server and scenario runner, the `sim` module, and the
 //! `gateway-reconcile` command line built on them). A controller that embeds the crate
 //! turns it off (`default-features = false`): its build then has no simulator and no
 //! `serde_path_to_error`.
@@ -343,8 +346,9 @@ pub use jiff;
 pub use error::InputError;
 pub use outcome::{ApiError, FailureClass, WriteOutcome};
 pub use reconcile::{
-    AwaitingOutcome, DeploymentWrite, Detached, PendingWrite, Plan, Requeue, Settlement,
-    StatusPatch, WriteKind, WriteRecord, plan,
+    AwaitingOutcome, DeploymentWrite, PendingWrite, Plan, Requeue, Settlement, StatusPatch,
+    WriteKind, WriteRecord, plan,
 };
+pub use reconcile::{Driver, Port, Reader};
 pub use settings::{Label, Settings, format_duration, parse_duration};
 pub use snapshot::{NamespaceLabels, Snapshot, UnreadableConfiguration};

@@ -91,3 +91,10 @@ fn condition_types_name_all_four_kinds_with_the_domain() {
     assert_eq!(types.kind_of("Degraded"), None);
     assert!(!types.owns("meridio-2.nordix.org/Degraded"));
 }
+
+#[test]
+fn the_default_domain_constants_are_the_default_settings_types() {
+    let types = ConditionTypes::new(&Settings::default()).unwrap();
+    assert_eq!(DEFAULT_CONFIGURATION_APPLIED, types.configuration_applied);
+    assert_eq!(DEFAULT_DEGRADED, types.degraded);
+}

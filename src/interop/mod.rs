@@ -11,7 +11,7 @@
 //! Embedders whose caches hold typed objects: a kube-rs controller with k8s-openapi's
 //! `Deployment`, or one built on the gateway-api crate's `Gateway`. The workspace's own
 //! controller (`gateway-reconcile-kube`) uses none of it: it watches the wire types
-//! directly (the `kube` feature, [`resource`](crate::wire::resource)). The `gateway-api`
+//! directly (the `kube` feature, `wire::resource`). The `gateway-api`
 //! conversions stay on k8s-openapi 0.28 until the gateway-api crate moves to kube 5; they
 //! name their own k8s-openapi version and need no other feature.
 //!

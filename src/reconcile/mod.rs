@@ -8,9 +8,6 @@
 //! or is settled already ([`Plan::Settled`]). A caller that sends the desired Deployment by
 //! value takes the write out with [`PendingWrite::into_write`] and settles the
 //! [`AwaitingOutcome`] it returns instead: a Deployment can be large, and it is not copied.
-//! A caller that must change the objects the snapshot borrows while the write is in flight
-//! (one mutable store) [`detach`](AwaitingOutcome::detach)es it first: a [`Detached`]
-//! borrows nothing.
 //!
 //! ```
 //! use gateway_reconcile::{
@@ -427,7 +424,6 @@
 //! what happened (decision × write × outcome class); `table` maps a situation to its row of
 //! the condition table (the crate docs state its rules); `settle` merges the row into the observed conditions, with events and requeue.
 
-mod detached;
 mod driver;
 mod gather;
 mod plan;
@@ -439,7 +435,6 @@ mod situation;
 mod table;
 mod write;
 
-pub use detached::Detached;
 pub use driver::{Decided, Driver, NotReady, ReconcileError, Reconciled, ready};
 pub use gather::{Gathered, gather};
 pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};

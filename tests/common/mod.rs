@@ -253,8 +253,8 @@ impl World {
     }
 }
 
-pub const APPLIED: &str = "meridio-2.nordix.org/ConfigurationApplied";
-pub const DEGRADED: &str = "meridio-2.nordix.org/Degraded";
+pub const APPLIED: &str = gateway_reconcile::conditions::DEFAULT_CONFIGURATION_APPLIED;
+pub const DEGRADED: &str = gateway_reconcile::conditions::DEFAULT_DEGRADED;
 
 pub fn api_error(code: u16, reason: &str, message: &str) -> Option<WriteOutcome> {
     Some(WriteOutcome::from_parts(Some(code), reason, message))
