@@ -9,7 +9,7 @@
 //! ```
 
 use gateway_reconcile::reconcile::{Driver, ready};
-use gateway_reconcile::testing::strategies::{self, Op};
+use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
 use gateway_reconcile::testing::{Run, text};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,14 +19,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A rollout, then an edit whose updates time out until Degraded appears, then recovery.
     let schedule = [
         Op::Reconcile,
-        Op::Rollout(0),
+        Op::rollout_complete(),
         Op::Reconcile,
         Op::ConfigurationEdit(2),
-        Op::Fail(4, 10),
+        Op::fail(10, WriteFailure::Unavailable),
         Op::Reconcile,
         Op::Advance(130),
         Op::Reconcile,
-        Op::Fail(4, 0),
+        Op::stop_failures(),
         Op::Reconcile,
     ];
     for op in &schedule {

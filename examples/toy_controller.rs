@@ -6,7 +6,7 @@
 use gateway_reconcile::events::Event;
 use gateway_reconcile::jiff::Timestamp;
 use gateway_reconcile::reconcile::{Driver, Port, ReconcileError, Reconciled, StatusWrite};
-use gateway_reconcile::testing::strategies::{self, Op};
+use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
 use gateway_reconcile::testing::{Backend, ClusterError, ClusterPort, Reconciler, Run, StoreLoop};
 use gateway_reconcile::{DeploymentWrite, StatusPatch, WriteKind, WriteOutcome};
 use proptest::prelude::*;
@@ -79,7 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for op in [
         Op::Reconcile,
         Op::ConfigurationEdit(2),
-        Op::Fail(4, 10),
+        Op::fail(10, WriteFailure::Unavailable),
         Op::Reconcile,
         Op::Advance(130),
     ] {

@@ -3,25 +3,25 @@
 #![cfg(feature = "testing")]
 
 use gateway_reconcile::testing::Run;
-use gateway_reconcile::testing::strategies::{self, Op};
+use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
 
 #[test]
 fn a_fault_schedule_renders_as_a_timeline() {
     let mut run = Run::new(strategies::cluster().unwrap()).unwrap();
     let schedule = [
         Op::Reconcile,
-        Op::Rollout(0),
+        Op::rollout_complete(),
         Op::Reconcile,
         Op::ConfigurationEdit(2),
-        Op::Fail(4, 10),
+        Op::fail(10, WriteFailure::Unavailable),
         Op::Reconcile,
         Op::Advance(60),
         Op::Reconcile,
         Op::Advance(70),
         Op::Reconcile,
-        Op::Fail(4, 0),
+        Op::stop_failures(),
         Op::Reconcile,
-        Op::Rollout(0),
+        Op::rollout_complete(),
         Op::Reconcile,
         Op::Reconcile,
     ];
@@ -49,7 +49,7 @@ fn a_settlement_renders_with_its_action_and_drift() {
     let mut check = gateway_reconcile::testing::invariants::Invariants::new(&cluster).unwrap();
     for op in [
         Op::Reconcile,
-        Op::Rollout(0),
+        Op::rollout_complete(),
         Op::Reconcile,
         Op::DeploymentEdit,
     ] {
@@ -71,6 +71,6 @@ fn a_settlement_renders_with_its_action_and_drift() {
         panic!("a drifted Deployment is written");
     };
     let (write, awaiting) = pending.into_write();
-    let settlement = awaiting.settle(strategies::failure(0));
+    let settlement = awaiting.settle(strategies::WriteFailure::Conflict.outcome());
     insta::assert_snapshot!(text::settlement(write.kind(), write.drift(), &settlement));
 }

@@ -9,7 +9,7 @@
 //! `MODEL_CASES` (e.g. `MODEL_CASES=5000`) for a long run.
 #![cfg(feature = "testing")]
 
-use gateway_reconcile::testing::strategies::{self, Op};
+use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
 use gateway_reconcile::testing::{Run, invariants};
 use proptest::prelude::*;
 
@@ -48,10 +48,10 @@ fn a_flapping_status_is_a_violation() {
     let mut check = invariants::Invariants::new(&cluster).unwrap();
     for op in [
         Op::Reconcile,
-        Op::Rollout(0),
+        Op::rollout_complete(),
         Op::Reconcile,
         Op::ConfigurationEdit(3),
-        Op::Fail(4, 1),
+        Op::fail(1, WriteFailure::Unavailable),
     ] {
         strategies::apply(&mut cluster, &mut check, &op).unwrap();
     }
@@ -106,10 +106,10 @@ fn a_missing_degraded_is_a_violation() {
     let mut check = invariants::Invariants::new(&cluster).unwrap();
     let schedule = [
         Op::Reconcile,
-        Op::Rollout(0),
+        Op::rollout_complete(),
         Op::Reconcile,
         Op::ConfigurationEdit(2),
-        Op::Fail(4, 10),
+        Op::fail(10, WriteFailure::Unavailable),
         Op::Reconcile,
         Op::Advance(130),
     ];

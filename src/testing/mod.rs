@@ -64,11 +64,12 @@
 //! # A snapshot of the condition output through a fault schedule
 //!
 //! ```
-//! use gateway_reconcile::testing::{Run, strategies::{self, Op}};
+//! use gateway_reconcile::testing::{Run, strategies::{self, Op, WriteFailure}};
 //!
 //! let mut run = Run::new(strategies::cluster().unwrap()).unwrap();
-//! for op in [Op::Reconcile, Op::Rollout(0), Op::Reconcile, Op::ConfigurationEdit(3),
-//!            Op::Fail(4, 10), Op::Reconcile, Op::Advance(150), Op::Reconcile] {
+//! for op in [Op::Reconcile, Op::rollout_complete(), Op::Reconcile, Op::ConfigurationEdit(3),
+//!            Op::fail(10, WriteFailure::Unavailable), Op::Reconcile, Op::Advance(150),
+//!            Op::Reconcile] {
 //!     run.apply(&op).unwrap();
 //! }
 //! let text = run.text();

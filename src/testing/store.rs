@@ -242,12 +242,12 @@ impl Reconciler for () {}
 /// reconciled with [`reconcile_gateway`](StoreLoop::reconcile_gateway).
 ///
 /// ```
-/// use gateway_reconcile::testing::{Run, StoreLoop, strategies::{self, Op}};
+/// use gateway_reconcile::testing::{Run, StoreLoop, strategies::{self, Op, WriteFailure}};
 ///
 /// let toy = StoreLoop::new(strategies::store().unwrap(), ());
 /// let mut run = Run::new(toy).unwrap();
-/// for op in [Op::Reconcile, Op::Fail(4, 10), Op::ConfigurationEdit(2), Op::Reconcile,
-///            Op::Advance(150)] {
+/// for op in [Op::Reconcile, Op::fail(10, WriteFailure::Unavailable), Op::ConfigurationEdit(2),
+///            Op::Reconcile, Op::Advance(150)] {
 ///     run.apply(&op).unwrap();
 /// }
 /// // The backoff reconciles it scheduled ran during the advance, each checked.

@@ -54,11 +54,11 @@ pub enum Op {
     DeploymentDelete,
     /// An autoscaler sets the Deployment's replicas to `1 + n % 7`.
     Autoscale(u8),
-    /// The next `n` Deployment writes fail with [`failure`]`(class)`.
-    Fail(u8, u32),
-    /// The Deployment controller runs: 0 complete, 1 progressing, 2 stalled (see
-    /// [`RolloutState`]).
-    Rollout(u8),
+    /// The next `count` Deployment writes fail with this failure (`count` 0 clears the
+    /// failures still pending: [`Op::stop_failures`]).
+    Fail(WriteFailure, u32),
+    /// The Deployment controller runs and leaves the rollout in this state.
+    Rollout(RolloutState),
     /// The clock moves forward by this many seconds; the reconciles the loop scheduled run
     /// when they fall due on the way.
     Advance(u32),
@@ -66,12 +66,100 @@ pub enum Op {
     /// schedule); what the API server holds carries over (pending write failures and
     /// mutating admission included).
     Restart,
-    /// Mutating admission: an odd `n` makes every Deployment write that goes through get an
-    /// injected readiness gate (as a webhook would add one); an even `n` stops it.
-    MutateWrites(u8),
+    /// Mutating admission: `true` makes every Deployment write that goes through get an
+    /// injected readiness gate (as a webhook would add one, see [`mutation`]); `false`
+    /// stops it.
+    MutateWrites(bool),
+}
+
+/// A Deployment write failure [`Op::Fail`] injects: one of each way a write fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WriteFailure {
+    /// 409 `Conflict`: the object has been modified (a stale `resourceVersion`).
+    Conflict,
+    /// 409 `AlreadyExists`: a create found the name taken.
+    AlreadyExists,
+    /// 404 `NotFound`: an update found the object gone.
+    NotFound,
+    /// 422 `Invalid`: the API server refuses the object (a rejection).
+    Invalid,
+    /// 503 `ServiceUnavailable` (etcd timed out): transient.
+    Unavailable,
+    /// No answer (connection refused): transient.
+    Transport,
+}
+
+impl WriteFailure {
+    /// Every failure, in the order above.
+    pub const ALL: [WriteFailure; 6] = [
+        WriteFailure::Conflict,
+        WriteFailure::AlreadyExists,
+        WriteFailure::NotFound,
+        WriteFailure::Invalid,
+        WriteFailure::Unavailable,
+        WriteFailure::Transport,
+    ];
+
+    /// The write's outcome as the API server (or the client) gives it.
+    ///
+    /// ```
+    /// use gateway_reconcile::FailureClass;
+    /// use gateway_reconcile::testing::strategies::WriteFailure;
+    ///
+    /// let outcome = WriteFailure::Unavailable.outcome();
+    /// assert_eq!(outcome.class(), Some(FailureClass::Transient));
+    /// ```
+    pub fn outcome(self) -> WriteOutcome {
+        match self {
+            WriteFailure::Conflict => {
+                WriteOutcome::from_parts(Some(409), "Conflict", "the object has been modified")
+            }
+            WriteFailure::AlreadyExists => {
+                WriteOutcome::from_parts(Some(409), "AlreadyExists", "already exists")
+            }
+            WriteFailure::NotFound => WriteOutcome::from_parts(Some(404), "NotFound", "not found"),
+            WriteFailure::Invalid => {
+                WriteOutcome::from_parts(Some(422), "Invalid", "spec: Invalid value")
+            }
+            WriteFailure::Unavailable => WriteOutcome::from_parts(
+                Some(503),
+                "ServiceUnavailable",
+                "etcdserver: request timed out",
+            ),
+            WriteFailure::Transport => WriteOutcome::from_parts(None, "", "connection refused"),
+        }
+    }
 }
 
 impl Op {
+    /// The next `count` Deployment writes fail with `failure`.
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::strategies::{Op, WriteFailure};
+    ///
+    /// let op = Op::fail(10, WriteFailure::Unavailable);
+    /// assert_eq!(op.describe(), "fail 10 writes with 503 ServiceUnavailable: etcdserver: request timed out");
+    /// ```
+    pub const fn fail(count: u32, failure: WriteFailure) -> Op {
+        Op::Fail(failure, count)
+    }
+
+    /// The write failures still pending are cleared.
+    pub const fn stop_failures() -> Op {
+        Op::Fail(WriteFailure::Unavailable, 0)
+    }
+
+    /// The Deployment controller completes the rollout.
+    pub const fn rollout_complete() -> Op {
+        Op::Rollout(RolloutState::Complete)
+    }
+
+    /// The clock moves forward by `seconds`.
+    pub const fn advance(seconds: u32) -> Op {
+        Op::Advance(seconds)
+    }
+
     /// A short stable description, e.g. `fail 3 writes with 503 ServiceUnavailable`.
     pub fn describe(&self) -> String {
         match self {
@@ -90,42 +178,16 @@ impl Op {
             Op::DeploymentDelete => "Deployment deleted".into(),
             Op::Autoscale(n) => format!("autoscaler sets replicas {}", 1 + n % 7),
             Op::Fail(_, 0) => "write failures cleared".into(),
-            Op::Fail(class, n) => format!(
+            Op::Fail(failure, n) => format!(
                 "fail {n} writes with {}",
-                crate::sim::scenario::describe_outcome(&failure(*class))
+                crate::sim::scenario::describe_outcome(&failure.outcome())
             ),
-            Op::Rollout(r) => format!("rollout {}", rollout_state(*r).key()),
+            Op::Rollout(state) => format!("rollout {}", state.key()),
             Op::Advance(s) => format!("advance {s}s"),
             Op::Restart => "controller restart".into(),
-            Op::MutateWrites(n) if n % 2 == 0 => "mutating admission stopped".into(),
-            Op::MutateWrites(_) => "mutating admission injects a readiness gate".into(),
+            Op::MutateWrites(false) => "mutating admission stopped".into(),
+            Op::MutateWrites(true) => "mutating admission injects a readiness gate".into(),
         }
-    }
-}
-
-/// The failure of class `class` (taken modulo 6): 0 a 409 `Conflict`, 1 a 409
-/// `AlreadyExists`, 2 a 404 `NotFound`, 3 a 422 `Invalid`, 4 a 503 `ServiceUnavailable`,
-/// 5 a transport error.
-pub fn failure(class: u8) -> WriteOutcome {
-    match class % 6 {
-        0 => WriteOutcome::from_parts(Some(409), "Conflict", "the object has been modified"),
-        1 => WriteOutcome::from_parts(Some(409), "AlreadyExists", "already exists"),
-        2 => WriteOutcome::from_parts(Some(404), "NotFound", "not found"),
-        3 => WriteOutcome::from_parts(Some(422), "Invalid", "spec: Invalid value"),
-        4 => WriteOutcome::from_parts(
-            Some(503),
-            "ServiceUnavailable",
-            "etcdserver: request timed out",
-        ),
-        _ => WriteOutcome::from_parts(None, "", "connection refused"),
-    }
-}
-
-fn rollout_state(r: u8) -> RolloutState {
-    match r % 3 {
-        0 => RolloutState::Complete,
-        1 => RolloutState::Progressing,
-        _ => RolloutState::Stalled,
     }
 }
 
@@ -142,11 +204,11 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::DeploymentEdit),
         1 => Just(Op::DeploymentDelete),
         1 => any::<u8>().prop_map(Op::Autoscale),
-        2 => (0u8..6, 1u32..6).prop_map(|(c, n)| Op::Fail(c, n)),
-        1 => (0u8..3).prop_map(Op::Rollout),
+        2 => (write_failure(), 1u32..6).prop_map(|(f, n)| Op::Fail(f, n)),
+        1 => rollout_state().prop_map(Op::Rollout),
         2 => (1u32..400).prop_map(Op::Advance),
         1 => Just(Op::Restart),
-        1 => any::<u8>().prop_map(Op::MutateWrites),
+        1 => any::<bool>().prop_map(Op::MutateWrites),
     ]
 }
 
@@ -158,7 +220,24 @@ pub fn schedule(max_len: usize) -> impl Strategy<Value = Vec<Op>> {
 /// A write outcome of any class: applied, conflict, gone, rejected, transient (API error or
 /// transport error).
 pub fn write_outcome() -> impl Strategy<Value = WriteOutcome> {
-    prop_oneof![Just(WriteOutcome::Applied), (0u8..6).prop_map(failure)]
+    prop_oneof![
+        Just(WriteOutcome::Applied),
+        write_failure().prop_map(WriteFailure::outcome)
+    ]
+}
+
+/// Any [`WriteFailure`].
+pub fn write_failure() -> impl Strategy<Value = WriteFailure> {
+    proptest::sample::select(&WriteFailure::ALL[..])
+}
+
+/// Any [`RolloutState`].
+pub fn rollout_state() -> impl Strategy<Value = RolloutState> {
+    prop_oneof![
+        Just(RolloutState::Complete),
+        Just(RolloutState::Progressing),
+        Just(RolloutState::Stalled)
+    ]
 }
 
 /// The settings of the kit's runs: the defaults with `degradedAfter` 120 s.
@@ -305,27 +384,25 @@ pub fn apply<L: ControllerLoop + ?Sized>(
             &json!({"spec": {"replicas": 1 + n % 7}}),
             now,
         ),
-        Op::Rollout(r) if has_deployment => controller.rollout(rollout_state(*r), now),
+        Op::Rollout(state) if has_deployment => controller.rollout(*state, now),
         Op::DeploymentEdit | Op::DeploymentDelete | Op::Autoscale(_) | Op::Rollout(_) => Ok(()),
-        Op::Fail(class, count) => controller.fail_writes(*count, &failure(*class)),
+        Op::Fail(failure, count) => controller.fail_writes(*count, &failure.outcome()),
         Op::Restart => controller.restart(now),
-        Op::MutateWrites(n) => {
-            invariants.mutating = n % 2 == 1;
-            controller.mutate_writes(mutation(*n).as_ref(), now)
+        Op::MutateWrites(on) => {
+            invariants.mutating = *on;
+            controller.mutate_writes(on.then(mutation).as_ref(), now)
         }
     };
     done.map_err(|e| refused(invariants, e))?;
     Ok(Vec::new())
 }
 
-/// The merge patch mutating admission applies for [`Op::MutateWrites`]`(n)` (`None`: it
-/// stops): a readiness gate, as a webhook would add one.
-pub fn mutation(n: u8) -> Option<Value> {
-    (n % 2 == 1).then(|| {
-        json!({"spec": {"template": {"spec": {"readinessGates": [
-            {"conditionType": "example.com/injected"}
-        ]}}}})
-    })
+/// The merge patch mutating admission applies while [`Op::MutateWrites`]`(true)` holds: a
+/// readiness gate, as a webhook would add one.
+pub fn mutation() -> Value {
+    json!({"spec": {"template": {"spec": {"readinessGates": [
+        {"conditionType": "example.com/injected"}
+    ]}}}})
 }
 
 /// [`Op::Advance`]: the reconciles that fall due on the way, each at its due time (one
@@ -454,14 +531,14 @@ pub fn gateway_with_foreign_conditions() -> impl Strategy<Value = Value> {
 /// the status of a rollout state (complete, progressing or stalled). A case the cluster
 /// cannot run is filtered out.
 pub fn observed_deployment() -> impl Strategy<Value = Value> {
-    (valid_configuration(), 0u8..3).prop_filter_map(
+    (valid_configuration(), rollout_state()).prop_filter_map(
         "the cluster created a Deployment",
         |(configuration, rollout)| {
             let mut objects = objects();
             objects.configuration = Some(configuration);
             let mut cluster = Cluster::new(settings(), start(), objects).ok()?;
             cluster.reconcile().ok()?;
-            cluster.rollout(rollout_state(rollout)).ok()?;
+            cluster.rollout(rollout).ok()?;
             cluster.deployment().map(Deployment::to_json)
         },
     )

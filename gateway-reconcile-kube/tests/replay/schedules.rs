@@ -285,7 +285,7 @@ where
         // Admission always answers with an HTTP status: a transport error becomes a 503,
         // which the core classes the same (transient).
         let outcome = match outcome {
-            WriteOutcome::Transport { .. } => strategies::failure(4),
+            WriteOutcome::Transport { .. } => strategies::WriteFailure::Unavailable.outcome(),
             other => other.clone(),
         };
         if count == 0 {
