@@ -11,7 +11,8 @@
 //! ```
 
 use gateway_reconcile::testing::Cluster;
-use gateway_reconcile::testing::invariants::{self, Invariants, Violation};
+use gateway_reconcile::testing::invariants::{Invariants, Violation};
+use gateway_reconcile::testing::schedule;
 use gateway_reconcile::testing::strategies::{self, Op};
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
@@ -33,7 +34,7 @@ impl Wrapper {
             return Ok(());
         }
         self.breaker_open = failing;
-        strategies::apply(cluster, check, op).map(|_| ())
+        schedule::apply(cluster, check, op).map(|_| ())
     }
 }
 
@@ -56,7 +57,7 @@ fn main() {
         for op in &ops {
             wrapper.step(&mut cluster, &mut check, op)?;
         }
-        invariants::converge(&mut cluster, &mut check)?;
+        schedule::converge(&mut cluster, &mut check)?;
         Ok(())
     });
     match result {

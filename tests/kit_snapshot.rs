@@ -2,8 +2,8 @@
 //! whose updates fail with 503 until `Degraded` appears, a recovery.
 #![cfg(feature = "testing")]
 
-use gateway_reconcile::testing::Run;
 use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
+use gateway_reconcile::testing::{Run, schedule};
 
 #[test]
 fn a_fault_schedule_renders_as_a_timeline() {
@@ -53,7 +53,7 @@ fn a_settlement_renders_with_its_action_and_drift() {
         Op::Reconcile,
         Op::DeploymentEdit,
     ] {
-        strategies::apply(&mut cluster, &mut check, &op).unwrap();
+        schedule::apply(&mut cluster, &mut check, &op).unwrap();
     }
     let gateway: Gateway = serde_json::from_value(cluster.gateway().clone()).unwrap();
     let class: GatewayClass =

@@ -10,7 +10,7 @@
 #![cfg(feature = "testing")]
 
 use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
-use gateway_reconcile::testing::{Run, invariants};
+use gateway_reconcile::testing::{Run, invariants, schedule};
 use proptest::prelude::*;
 
 fn run(ops: &[Op]) -> Result<(), TestCaseError> {
@@ -53,7 +53,7 @@ fn a_flapping_status_is_a_violation() {
         Op::ConfigurationEdit(3),
         Op::fail(1, WriteFailure::Unavailable),
     ] {
-        strategies::apply(&mut cluster, &mut check, &op).unwrap();
+        schedule::apply(&mut cluster, &mut check, &op).unwrap();
     }
     let record = cluster.reconcile().unwrap();
     // Another writer (a buggy wrapper) turns Programmed False after the failed update.
@@ -114,7 +114,7 @@ fn a_missing_degraded_is_a_violation() {
         Op::Advance(130),
     ];
     for op in &schedule {
-        strategies::apply(&mut cluster, &mut check, op).unwrap();
+        schedule::apply(&mut cluster, &mut check, op).unwrap();
     }
     let mut record = cluster.reconcile().unwrap();
     // The wrapper dropped the status write: the stored conditions stay as they were.

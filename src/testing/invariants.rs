@@ -1,6 +1,6 @@
 //! The truthfulness properties of the crate's own model test, as checks an embedder calls on
 //! a run of its own [`ControllerLoop`]: [`Invariants::check`] after every reconcile, and
-//! [`converge`] at the end of a schedule.
+//! [`converge`](super::schedule::converge) at the end of a schedule.
 
 use std::fmt;
 
@@ -12,7 +12,7 @@ use crate::outcome::{FailureClass, WriteOutcome};
 use crate::reconcile::{Plan, Settlement, WriteKind, plan};
 use crate::render::{generation_annotation, uid_annotation};
 use crate::settings::Settings;
-use crate::sim::cluster::{Kind, ReconcileRecord, RolloutState};
+use crate::sim::cluster::{Kind, ReconcileRecord};
 use crate::sim::scenario::{Backend, StepError};
 use crate::snapshot::Snapshot;
 use crate::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
@@ -75,7 +75,7 @@ impl std::error::Error for Violation {}
 ///   [`deadline`](crate::Requeue::deadline) from the reconcile's time), as
 ///   [`ControllerLoop::next_due`] reports it.
 ///
-/// [`converge`] adds `converged`: once faults stop and the configuration is valid and ours,
+/// [`converge`](super::schedule::converge) adds `converged`: once faults stop and the configuration is valid and ours,
 /// the status settles and no write is sent, Deployment or status; and `no-write-loop`: the
 /// same while mutating admission still changes every Deployment write (the write record
 /// holds the server's change back instead of writing it again).
@@ -101,7 +101,7 @@ struct Objects {
 }
 
 /// A backend's failure as a violation of `property` at `step`.
-pub(crate) fn refused<E: fmt::Display>(
+pub(super) fn refused<E: fmt::Display>(
     step: usize,
     property: &'static str,
     what: &str,
@@ -114,12 +114,16 @@ pub(crate) fn refused<E: fmt::Display>(
     }
 }
 
-fn read<L: Backend + ?Sized>(l: &L, kind: Kind, step: usize) -> Result<Option<Value>, Violation> {
+pub(super) fn read<L: Backend + ?Sized>(
+    l: &L,
+    kind: Kind,
+    step: usize,
+) -> Result<Option<Value>, Violation> {
     l.read(kind)
         .map_err(|e| refused(step, "backend", &format!("read the {kind}"), e))
 }
 
-fn read_typed<L: Backend + ?Sized, T: serde::de::DeserializeOwned>(
+pub(super) fn read_typed<L: Backend + ?Sized, T: serde::de::DeserializeOwned>(
     l: &L,
     kind: Kind,
     step: usize,
@@ -135,7 +139,7 @@ fn parse<T: serde::de::DeserializeOwned>(v: &Value, step: usize) -> Result<T, Vi
     })
 }
 
-fn find<'a>(conditions: &'a [Condition], t: &str) -> Option<&'a Condition> {
+pub(super) fn find<'a>(conditions: &'a [Condition], t: &str) -> Option<&'a Condition> {
     conditions.iter().find(|c| c.type_ == t)
 }
 
@@ -148,7 +152,7 @@ fn addresses(gateway: &Gateway) -> Vec<String> {
         .collect()
 }
 
-fn is_true(c: Option<&Condition>) -> bool {
+pub(super) fn is_true(c: Option<&Condition>) -> bool {
     c.is_some_and(|c| c.status == conditions::status::TRUE)
 }
 
@@ -220,7 +224,7 @@ impl Invariants {
         }
     }
 
-    fn ensure(
+    pub(super) fn ensure(
         &self,
         ok: bool,
         property: &'static str,
@@ -533,89 +537,4 @@ impl Invariants {
         })?;
         Ok(kind)
     }
-}
-
-/// Ends a schedule: stops the injected write failures, hands the class back and fixes the
-/// configuration (mutating admission stays: the write record must hold its change back),
-/// then reconciles (checking each) until the status must have converged:
-/// `ConfigurationApplied` and `Programmed` True, no `Degraded`, then no more writes.
-///
-/// It needs only the [`Backend`](crate::sim::scenario::Backend)'s required methods. A
-/// backend that cannot inject write failures (`fail_writes` unsupported) has none to stop.
-/// One that cannot play the Deployment controller (`rollout` unsupported) leaves the
-/// rollout to its own; the Deployment's status is then whatever that controller wrote, so
-/// `converge` checks only what the loop decides alone: no `Degraded` of a write failure,
-/// and no more writes.
-pub fn converge<L: ControllerLoop + ?Sized>(
-    controller: &mut L,
-    invariants: &mut Invariants,
-) -> Result<(), Violation> {
-    use super::strategies::{Op, apply};
-    let failed = |invariants: &Invariants, what: &str, e: StepError<L::Error>| {
-        refused(invariants.step, "converged", what, e)
-    };
-    match controller.fail_writes(0, &WriteOutcome::Applied) {
-        Ok(()) | Err(StepError::Unsupported(_)) => {}
-        Err(e) => return Err(failed(invariants, "stop the write failures", e)),
-    }
-    let ours = read_typed::<L, GatewayClass>(controller, Kind::GatewayClass, invariants.step)?
-        .is_none_or(|c| c.spec.controller_name == invariants.settings.controller_name);
-    if !ours {
-        apply(controller, invariants, &Op::ClassOurs)?;
-    }
-    apply(controller, invariants, &Op::ConfigurationFixed)?;
-    let reconcile = |controller: &mut L, invariants: &mut Invariants| -> Result<(), Violation> {
-        let record = controller
-            .reconcile(invariants.now)
-            .map_err(|e| failed(invariants, "reconcile", e))?;
-        invariants.check(controller, &record)
-    };
-    for _ in 0..3 {
-        reconcile(controller, invariants)?;
-    }
-    if read(controller, Kind::Configuration, invariants.step)?.is_none() {
-        return Ok(());
-    }
-    let rolled_out = match controller.rollout(RolloutState::Complete, invariants.now) {
-        Ok(()) => true,
-        Err(StepError::Unsupported(_)) => false,
-        Err(e) => return Err(failed(invariants, "roll out", e)),
-    };
-    reconcile(controller, invariants)?;
-    let gateway: Gateway =
-        read_typed(controller, Kind::Gateway, invariants.step)?.unwrap_or_default();
-    let conditions = &gateway.status.conditions;
-    let domain = &invariants.settings.condition_domain;
-    let applied = find(
-        conditions,
-        &format!("{domain}/{CONFIGURATION_APPLIED_NAME}"),
-    );
-    let degraded = find(conditions, &format!("{domain}/{DEGRADED_NAME}"));
-    let converged = if rolled_out {
-        is_true(applied) && is_true(find(conditions, PROGRAMMED)) && degraded.is_none()
-    } else {
-        // The rollout is another controller's: only a write failure's Degraded is ours.
-        degraded.is_none_or(|d| d.reason != conditions::reason::APPLY_FAILING)
-    };
-    invariants.ensure(converged, "converged", || {
-        format!("the status did not converge: {conditions:?}")
-    })?;
-    let writes = controller.write_counts();
-    for _ in 0..3 {
-        reconcile(controller, invariants)?;
-    }
-    let now = controller.write_counts();
-    let property = if invariants.mutating {
-        "no-write-loop"
-    } else {
-        "converged"
-    };
-    invariants.ensure(writes == now, property, || {
-        format!(
-            "converged, yet {} Deployment and {} status writes were sent",
-            now.deployment_writes
-                .saturating_sub(writes.deployment_writes),
-            now.status_writes.saturating_sub(writes.status_writes)
-        )
-    })
 }

@@ -18,10 +18,10 @@
 //!   tagged with their validation message), Gateways with foreign conditions, observed
 //!   Deployments as the API server returns them, write outcomes of every class, and fault
 //!   schedules ([`Op`] values: reconciles, edits, write failures, rollouts, clock
-//!   advances, restarts) that [`apply`](strategies::apply) runs on any [`ControllerLoop`].
+//!   advances, restarts) that [`apply`](schedule::apply) runs on any [`ControllerLoop`].
 //! - [`invariants`]: the truthfulness properties the crate's own model test asserts, as
 //!   [`Invariants::check`](invariants::Invariants::check) after each reconcile of a run and
-//!   [`converge`](invariants::converge) at its end, failing with a
+//!   [`converge`](schedule::converge) at its end, failing with a
 //!   [`invariants::Violation`] that names the property and the step.
 //! - [`text`]: a stable, human-readable text of a settlement and of a run (the timeline
 //!   `simulate` prints), deterministic across runs and platforms, for snapshot tests.
@@ -105,6 +105,7 @@
 
 mod controller_loop;
 pub mod invariants;
+pub mod schedule;
 mod store;
 pub mod strategies;
 pub mod text;
@@ -162,10 +163,10 @@ impl<L: ControllerLoop> Run<L> {
         })
     }
 
-    /// Applies one op ([`strategies::apply`]): every reconcile it runs is checked against
+    /// Applies one op ([`schedule::apply`]): every reconcile it runs is checked against
     /// the invariants. An op the loop refuses is a `backend` violation.
     pub fn apply(&mut self, op: &Op) -> Result<(), Violation> {
-        let records = strategies::apply(&mut self.controller, &mut self.invariants, op)?;
+        let records = schedule::apply(&mut self.controller, &mut self.invariants, op)?;
         let due = matches!(op, Op::Advance(_));
         for record in records {
             self.steps.push(Step {
@@ -186,9 +187,9 @@ impl<L: ControllerLoop> Run<L> {
         Ok(())
     }
 
-    /// Ends the run with [`invariants::converge`] (its reconciles are checked, not recorded).
+    /// Ends the run with [`schedule::converge`] (its reconciles are checked, not recorded).
     pub fn converge(&mut self) -> Result<(), Violation> {
-        invariants::converge(&mut self.controller, &mut self.invariants)
+        schedule::converge(&mut self.controller, &mut self.invariants)
     }
 
     /// The controller loop.

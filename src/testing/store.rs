@@ -232,7 +232,7 @@ impl Reconciler for () {}
 /// A controller loop on the kit's [`Store`]: the embedder's [`Reconciler`] on the crate's
 /// [`Driver`], with the loop's memory (the driver's write records, when each Gateway falls
 /// due). It is a [`ControllerLoop`], so the kit's schedules ([`Run`](super::Run),
-/// [`strategies::apply`](super::strategies::apply)) and invariants run on it.
+/// [`schedule::apply`](super::schedule::apply)) and invariants run on it.
 ///
 /// Its scenario operations ([`Backend`]) act on the store's first Gateway:
 /// [`create`](Backend::create) replaces the store with one holding the given objects, the
