@@ -33,6 +33,8 @@
 //! - Finding and watching the objects: [`lookup`] (the LB Deployment's name, labels and
 //!   annotations; which GatewayConfiguration a Gateway uses, its own or its class's;
 //!   which Gateway a route names and whether it attaches; the Gateway of a Deployment).
+//! - Whom a change wakes: [`wake`] (from a watched object's change to the Gateways to
+//!   reconcile, as keys of an index the embedder keeps, and the GatewayClasses to settle).
 //! - Errors: [`InputError`], for inputs the crate cannot work with.
 //! - Behind features (below): `kube` (`kube::Resource` for the wire types, to watch and
 //!   cache them with kube-rs), `testing` (the test kit), `k8s-openapi` and `gateway-api`
@@ -331,6 +333,7 @@ pub mod template;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
+pub mod wake;
 pub mod wire;
 
 // The stages under their short names inside the crate.
