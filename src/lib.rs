@@ -21,7 +21,9 @@
 //!   for a [`Settings::condition_domain`] and finds them in a Gateway's status
 //!   ([`ConditionTypes::find`](conditions::ConditionTypes::find)); reasons and messages are
 //!   in [`conditions`], Events in [`events`].
-//! - Whom a change wakes and what to watch: [`lookup`] (the LB Deployment's name, labels and
+//! - Whom a change wakes: [`wake`] (from a watched object's change to the Gateways to
+//!   reconcile, as keys of an index the embedder keeps, and the GatewayClasses to settle).
+//! - What to find and watch: [`lookup`] (the LB Deployment's name, labels and
 //!   annotations; which GatewayConfiguration a Gateway uses, its own or its class's;
 //!   which Gateway a route names and whether it attaches; the Gateway of a Deployment).
 //! - The protocol under the loop, for a loop of one's own: [`plan`] takes a [`Snapshot`]
@@ -334,6 +336,7 @@ pub mod template;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
+pub mod wake;
 pub mod wire;
 
 // The stages under their short names inside the crate.

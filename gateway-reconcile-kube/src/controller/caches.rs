@@ -362,7 +362,7 @@ mod tests {
             .collect()
             .await;
         let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
-        assert_eq!(woken, vec![vec![gw("a")], vec![gw("b"), gw("a")]]);
+        assert_eq!(woken, vec![vec![gw("a")], vec![gw("a"), gw("b")]]);
     }
 
     /// A waker that records whether it was woken.

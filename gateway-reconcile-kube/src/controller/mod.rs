@@ -21,8 +21,14 @@
 //!
 //! Triggers, besides a Gateway's own changes:
 //!
+//! Whom a change wakes is the core's decision (`gateway_reconcile::wake`); the triggers
+//! keep the watch wiring, the indexes and the last state the watcher does not hand over:
+//!
 //! - a GatewayClass: the Gateways of that class;
-//! - a GatewayConfiguration: the Gateways whose `parametersRef` names it;
+//! - a GatewayConfiguration: the Gateways whose `parametersRef` names it, and those of the
+//!   classes that name it as their default;
+//! - a Namespace whose labels changed: the Gateways its routes name, of those that admit
+//!   routes by a namespace label selector;
 //! - an L34Route: the Gateways its old and its new `parentRefs` name (an edit that moves a
 //!   route wakes the Gateway it left, which loses an address);
 //! - a Deployment: its controller Gateway, and the Gateway whose LB Deployment name it has.
@@ -79,7 +85,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, Shared};
 use futures::{Future, FutureExt, Stream, StreamExt};
-use gateway_reconcile::{InputError, Settings, lookup, wire};
+use gateway_reconcile::{InputError, Settings, lookup, wake, wire};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, ApiResource};
 use kube::runtime::controller::{self, Controller};
@@ -325,14 +331,18 @@ pub async fn run_with(
         Deletions::Pass,
     );
     let routes_by_gateway = Arc::new(route_index());
+    let routes_by_ns = Arc::new(routes_by_namespace());
     let (routes, route_events) = caches.cached_with(
         "L34Route",
         scoped::<L34Route>(&client, ns),
         watch.clone(),
         Deletions::Pass,
         {
-            let index = routes_by_gateway.clone();
-            move |event| index.apply(event)
+            let (by_gateway, by_namespace) = (routes_by_gateway.clone(), routes_by_ns.clone());
+            move |event| {
+                by_gateway.apply(event);
+                by_namespace.apply(event);
+            }
         },
     );
 
@@ -407,8 +417,12 @@ pub async fn run_with(
     }));
 
     let by_class = gateways_by.clone();
-    let by_selector = gateways_by.clone();
-    let by_configuration = gateways_by.clone();
+    let namespace_labels = NamespaceLabelsSeen::new(
+        context.stores.namespaces.clone(),
+        routes.clone(),
+        routes_by_ns,
+        gateways_by.clone(),
+    );
     let route_parents = RouteParents::new(routes);
     let by_lb_name = gateways_by.clone();
     let meta_by_lb_name = gateways_by.clone();
@@ -426,25 +440,24 @@ pub async fn run_with(
         status: class_status.clone(),
         gateways: by_class.clone(),
     };
+    // Whom each change wakes is the core's (`gateway_reconcile::wake`); the triggers wire
+    // the watches to it.
     let controller = controller
         .watches_stream(class_events, move |class| {
+            // The class's own status, and its Gateways.
             class_status.settle(&class);
-            by_class.get(&GatewayKey::Class(class.name_any()))
+            resolve(&by_class, &wake::class_change(&class.name_any()))
         })
         .watches_stream(configuration_events, move |conf| {
             // The Gateways that name it, and those of the classes that name it as their
             // default (the classes are settled again: its existence is their Accepted).
-            let namespace = conf.namespace().unwrap_or_default();
-            let name = conf.name_any();
-            let mut gateways =
-                by_configuration.get(&GatewayKey::Configuration(namespace.clone(), name.clone()));
-            gateways.extend(configuration_classes.wake(&namespace, &name));
-            gateways
+            configuration_classes.wake(&conf.namespace().unwrap_or_default(), &conf.name_any())
         })
         .watches_stream(route_events, move |route| route_parents.wake(&route))
-        // A namespace's labels decide only for Gateways that admit routes by a selector.
-        .watches_stream(namespace_events, move |_| {
-            by_selector.get(&GatewayKey::NamespaceSelector)
+        // A namespace's labels decide only for Gateways that admit routes by a selector,
+        // and only for those its routes name.
+        .watches_stream(namespace_events, move |namespace| {
+            namespace_labels.wake(&namespace)
         })
         .watches_stream(deployment_events, move |deployment| {
             gateways_of_deployment(&by_lb_name, &deployment)

@@ -1,19 +1,52 @@
-//! What wakes a Gateway besides its own changes: the mappers from a watched object to the
-//! Gateways it concerns, and the indexes they read (routes by the Gateways they name,
-//! Gateways by class and configuration).
+//! What wakes a Gateway besides its own changes: the watch wiring around the core's
+//! wake-up map (`gateway_reconcile::wake`), and the indexes it reads (routes by the
+//! Gateways they name and by namespace, Gateways by the core's keys).
+//!
+//! The core decides whom a change wakes: the keys a Gateway is found by
+//! (`wake::gateway_keys`), and for each watched kind the Gateways a change names and the
+//! keys it concerns. What stays here is what a watch needs and the core cannot hold: the
+//! indexes, and the last state of a route's parents and a namespace's labels (the watcher
+//! hands over only an object's new state).
+
+use gateway_reconcile::reconcile::Labels;
+use gateway_reconcile::wake::{self, GatewayRef, WakeKey, Woken};
 
 use super::*;
 
-/// The Gateways a Deployment concerns: its controller, when that is a Gateway (the core's
-/// reading of the controller ownerReference), and the Gateways whose LB Deployment name it
-/// has (a name collision), found in the index by that name: never by taking the name
-/// apart, since a long Gateway name is shortened with a hash.
+/// A core Gateway reference as kube-runtime's.
+fn object_ref(gateway: &GatewayRef) -> ObjectRef<Gateway> {
+    ObjectRef::new(&gateway.name).within(&gateway.namespace)
+}
+
+/// The Gateways `woken` names, then those the index has under its keys, each once.
+pub(super) fn resolve(gateways: &GatewayIndex, woken: &Woken) -> Vec<ObjectRef<Gateway>> {
+    let mut out: Vec<ObjectRef<Gateway>> = woken.gateways.iter().map(object_ref).collect();
+    for key in &woken.keys {
+        for found in gateways.get(key) {
+            if !out.contains(&found) {
+                out.push(found);
+            }
+        }
+    }
+    out
+}
+
+/// The Gateways a Deployment concerns (`wake::deployment_change`): its controller, when that
+/// is a Gateway, and the Gateways whose LB Deployment name it has (a name collision), found
+/// in the index by that name: never by taking the name apart, since a long Gateway name is
+/// shortened with a hash. An unreadable Deployment is read by its metadata.
 pub(super) fn gateways_of_deployment(
     gateways: &GatewayIndex,
     deployment: &CachedDeployment,
 ) -> Vec<ObjectRef<Gateway>> {
-    let owner = deployment.read().ok().and_then(owner_of);
-    gateways_of(gateways, deployment.meta(), owner)
+    let woken = match deployment.read() {
+        Ok(wire) => wake::deployment_change(None, Some(wire)),
+        Err(_) => {
+            let meta = DeploymentMeta::new(deployment.meta().clone());
+            wake::deployment_change(None, Some(&cached::deployment_of_meta(&meta)))
+        }
+    };
+    resolve(gateways, &woken)
 }
 
 /// [`gateways_of_deployment`] for a Deployment of the metadata cache.
@@ -21,48 +54,17 @@ pub(super) fn gateways_of_meta(
     gateways: &GatewayIndex,
     meta: &DeploymentMeta,
 ) -> Vec<ObjectRef<Gateway>> {
-    let owner = owner_of(&cached::deployment_of_meta(meta));
-    gateways_of(gateways, &meta.metadata, owner)
+    let deployment = cached::deployment_of_meta(meta);
+    resolve(gateways, &wake::deployment_change(None, Some(&deployment)))
 }
 
-/// The Gateway a Deployment's controller ownerReference names.
-fn owner_of(deployment: &wire::Deployment) -> Option<ObjectRef<Gateway>> {
-    let owner = lookup::deployment_gateway(deployment)?;
-    Some(ObjectRef::new(owner.name).within(owner.namespace?))
-}
-
-/// The Deployment's controller Gateway, then the Gateways of its LB name.
-fn gateways_of(
-    gateways: &GatewayIndex,
-    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    owner: Option<ObjectRef<Gateway>>,
-) -> Vec<ObjectRef<Gateway>> {
-    let (Some(namespace), Some(name)) = (meta.namespace.as_deref(), meta.name.as_deref()) else {
-        return Vec::new();
-    };
-    let mut out: Vec<ObjectRef<Gateway>> = owner.into_iter().collect();
-    let key = GatewayKey::LbDeployment(namespace.to_owned(), name.to_owned());
-    for named in gateways.get(&key) {
-        if !out.contains(&named) {
-            out.push(named);
-        }
-    }
-    out
-}
-
-/// A route's parent Gateways, by the core's rules (`addresses::parent_gateway`).
+/// A route's parent Gateways, by the core's rules (`wake::route_parents`); none for an
+/// unreadable route.
 pub(super) fn parents_of(route: &L34Route) -> Vec<ObjectRef<Gateway>> {
-    let Ok(wire_route) = route.read() else {
-        return Vec::new();
-    };
-    let own_namespace = route.meta().namespace.as_deref().unwrap_or_default();
-    wire_route
-        .spec
-        .parent_refs
-        .iter()
-        .filter_map(|parent| lookup::parent_gateway(parent, own_namespace))
-        .map(|(namespace, name)| ObjectRef::new(name).within(namespace))
-        .collect()
+    match route.read() {
+        Ok(wire) => wake::route_parents(wire).iter().map(object_ref).collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Watched objects by keys computed from them (an L34Route by the Gateways it names, a
@@ -151,6 +153,15 @@ where
         }
     }
 
+    /// Whether `object` is indexed under `key`.
+    pub(super) fn has(&self, object: &ObjectRef<O>, key: &K) -> bool {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state
+            .by_object
+            .get(object)
+            .is_some_and(|keys| keys.contains(key))
+    }
+
     /// The objects with this key.
     pub(super) fn get(&self, key: &K) -> Vec<ObjectRef<O>> {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -173,63 +184,35 @@ pub(super) fn route_index() -> RouteIndex {
     Index::new(parents_of)
 }
 
-/// What a Gateway is looked up by when a GatewayClass or GatewayConfiguration changes.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(super) enum GatewayKey {
-    /// `spec.gatewayClassName`.
-    Class(String),
-    /// The GatewayConfiguration its `parametersRef` names (our kind only): namespace, name.
-    Configuration(String, String),
-    /// One of its listeners admits routes by a namespace label selector.
-    NamespaceSelector,
-    /// Its LB Deployment's name: namespace, name.
-    LbDeployment(String, String),
+/// The L34Routes by their namespace: the routes a namespace's label change concerns
+/// (`wake::namespace_change`), without a scan of every route.
+pub(super) type RoutesByNamespace = Index<L34Route, String>;
+
+/// A route index by namespace.
+pub(super) fn routes_by_namespace() -> RoutesByNamespace {
+    Index::new(|route: &L34Route| route.namespace().into_iter().collect())
 }
 
-/// The Gateways by class and by GatewayConfiguration.
-pub(super) type GatewayIndex = Index<Gateway, GatewayKey>;
+/// The Gateways by the core's keys (`wake::gateway_keys`).
+pub(super) type GatewayIndex = Index<Gateway, WakeKey>;
 
 pub(super) fn gateway_index(settings: &Settings) -> GatewayIndex {
     let settings = settings.clone();
-    Index::new(move |gateway: &Gateway| {
-        let Ok(wire_gateway) = gateway.read() else {
-            // Unreadable: found by its class (see `unreadable_gateway`).
-            return gateway
-                .unread_class()
-                .map(|class| GatewayKey::Class(class.to_owned()))
-                .into_iter()
-                .collect();
-        };
-        let mut keys = vec![GatewayKey::Class(
-            wire_gateway.spec.gateway_class_name.clone(),
-        )];
-        if let (Some(namespace), Some(name)) = (
-            wire_gateway.metadata.namespace.as_deref(),
-            wire_gateway.metadata.name.as_deref(),
-        ) {
-            keys.push(GatewayKey::LbDeployment(
-                namespace.to_owned(),
-                lookup::deployment_name(&settings, name),
-            ));
-        }
-        // Its own reference only: the Gateways of a class's default are found by class
-        // (see `ClassesOfConfiguration`).
-        if let Some(own) = lookup::configuration_ref(&settings, wire_gateway, None) {
-            keys.push(GatewayKey::Configuration(
-                own.namespace.to_owned(),
-                own.name.to_owned(),
-            ));
-        }
-        if lookup::uses_namespace_selector(wire_gateway) {
-            keys.push(GatewayKey::NamespaceSelector);
-        }
-        keys
+    Index::new(move |gateway: &Gateway| match gateway.read() {
+        Ok(wire) => wake::gateway_keys(&settings, wire),
+        // Unreadable: found by its class (see `unreadable_gateway`).
+        Err(_) => gateway
+            .unread_class()
+            .map(|class| WakeKey::Class(class.to_owned()))
+            .into_iter()
+            .collect(),
     })
 }
 
-/// Maps a GatewayConfiguration event to the GatewayClasses that name it as their default:
-/// each is settled again (the configuration's existence is its `Accepted`), and its
-/// Gateways are woken (those that name no configuration of their own use it).
+/// Maps a GatewayConfiguration event to the Gateways `wake::configuration_change` names:
+/// those whose own reference names it, and those of the GatewayClasses that name it as their
+/// default. Each such class is settled again (the configuration's existence is its
+/// `Accepted`).
 pub(super) struct ClassesOfConfiguration {
     pub(super) classes: Store<GatewayClass>,
     pub(super) settings: Settings,
@@ -239,25 +222,26 @@ pub(super) struct ClassesOfConfiguration {
 
 impl ClassesOfConfiguration {
     pub(super) fn wake(&self, namespace: &str, name: &str) -> Vec<ObjectRef<Gateway>> {
-        let mut woken = Vec::new();
-        for class in self.classes.state() {
-            let Ok(typed) = class.read() else { continue };
-            let names_it = lookup::class_configuration_ref(&self.settings, typed)
-                .is_some_and(|named| named.matches(Some(namespace), Some(name)));
-            if names_it {
-                self.status.settle(&class);
-                woken.extend(self.gateways.get(&GatewayKey::Class(class.name_any())));
+        // Every class: there are few.
+        let classes = self.classes.state();
+        let readable = classes.iter().filter_map(|class| class.read().ok());
+        let woken = wake::configuration_change(&self.settings, namespace, name, readable);
+        for class in &classes {
+            if woken.classes.contains(&class.name_any()) {
+                self.status.settle(class);
             }
         }
-        woken
+        resolve(&self.gateways, &woken)
     }
 }
 
-/// Maps an L34Route event to the Gateways of its old and new `parentRefs`: the parents
-/// each route had at its last event are remembered (and forgotten once it is deleted).
+/// Maps an L34Route event to the Gateways of its old and new `parentRefs`
+/// (`wake::route_change`). The watcher hands over the new route only: the parents each
+/// route had at its last event are remembered in its stead (and forgotten once it is
+/// deleted), which is all `route_change` reads of the old route.
 pub(super) struct RouteParents {
     pub(super) routes: Store<L34Route>,
-    pub(super) last: Mutex<HashMap<ObjectRef<L34Route>, Vec<ObjectRef<Gateway>>>>,
+    pub(super) last: Mutex<HashMap<ObjectRef<L34Route>, Vec<GatewayRef>>>,
 }
 
 impl RouteParents {
@@ -270,7 +254,8 @@ impl RouteParents {
 
     pub(super) fn wake(&self, route: &L34Route) -> Vec<ObjectRef<Gateway>> {
         let key = ObjectRef::from_obj(route);
-        let mut parents = parents_of(route);
+        let new = route.read().ok();
+        let parents = wake::route_change(None, new);
         // A poisoned lock only means a panic elsewhere; the map is still usable.
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         // The reflector has applied the event: a route gone from the cache was deleted.
@@ -279,12 +264,71 @@ impl RouteParents {
         } else {
             last.remove(&key)
         };
-        for parent in old.into_iter().flatten() {
-            if !parents.contains(&parent) {
-                parents.push(parent);
-            }
+        let mut woken = parents;
+        woken.extend(old.into_iter().flatten());
+        woken.sort();
+        woken.dedup();
+        woken.iter().map(object_ref).collect()
+    }
+}
+
+/// Maps a Namespace event to the Gateways `wake::namespace_change` names: none when its
+/// labels did not change (a relist, an annotation edit); otherwise the parents of the
+/// routes in that namespace, of which only the Gateways indexed under
+/// `WakeKey::NamespaceSelector` read the labels. The labels each namespace had at its last
+/// event are remembered (the watcher hands over the new ones only): a copy of every
+/// namespace's labels, few and small, against a wake of every selecting Gateway per event.
+pub(super) struct NamespaceLabelsSeen {
+    pub(super) namespaces: Store<NamespaceMeta>,
+    pub(super) routes: Store<L34Route>,
+    pub(super) routes_by_namespace: Arc<RoutesByNamespace>,
+    pub(super) gateways: Arc<GatewayIndex>,
+    pub(super) last: Mutex<HashMap<String, Labels>>,
+}
+
+impl NamespaceLabelsSeen {
+    pub(super) fn new(
+        namespaces: Store<NamespaceMeta>,
+        routes: Store<L34Route>,
+        routes_by_namespace: Arc<RoutesByNamespace>,
+        gateways: Arc<GatewayIndex>,
+    ) -> Self {
+        Self {
+            namespaces,
+            routes,
+            routes_by_namespace,
+            gateways,
+            last: Mutex::new(HashMap::new()),
         }
-        parents
+    }
+
+    pub(super) fn wake(&self, namespace: &NamespaceMeta) -> Vec<ObjectRef<Gateway>> {
+        let name = namespace.name_any();
+        // The reflector has applied the event: a namespace gone from the cache was deleted.
+        let exists = self.namespaces.get(&ObjectRef::new(&name)).is_some();
+        let new = exists.then(|| namespace.metadata.labels.clone().unwrap_or_default());
+        let old = {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            match &new {
+                Some(labels) => last.insert(name.clone(), labels.clone()),
+                None => last.remove(&name),
+            }
+        };
+        if old == new {
+            return Vec::new();
+        }
+        let routes: Vec<Arc<L34Route>> = self
+            .routes_by_namespace
+            .get(&name)
+            .iter()
+            .filter_map(|key| self.routes.get(key))
+            .collect();
+        let readable = routes.iter().filter_map(|route| route.read().ok());
+        wake::namespace_change(&name, old.as_ref(), new.as_ref(), readable)
+            .iter()
+            .map(object_ref)
+            .filter(|gateway| self.gateways.has(gateway, &WakeKey::NamespaceSelector))
+            .collect()
     }
 }
 
@@ -405,7 +449,7 @@ pub(super) mod tests {
         writer.apply_watcher_event(&watcher::Event::Apply(route("a")));
         assert_eq!(parents.wake(&route("a")), vec![gw("a")]);
         writer.apply_watcher_event(&watcher::Event::Apply(route("b")));
-        assert_eq!(parents.wake(&route("b")), vec![gw("b"), gw("a")]);
+        assert_eq!(parents.wake(&route("b")), vec![gw("a"), gw("b")]);
         // Once moved, the old parent is forgotten.
         writer.apply_watcher_event(&watcher::Event::Apply(route("b")));
         assert_eq!(parents.wake(&route("b")), vec![gw("b")]);
@@ -446,6 +490,66 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_namespace_wakes_the_selecting_gateways_its_routes_name_when_its_labels_change() {
+        let gateways = Arc::new(gateway_index(&Settings::default()));
+        let gateway = |name: &str, from: &str| -> Gateway {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "ns"},
+                "spec": {"gatewayClassName": "c", "listeners": [{"name": "l",
+                    "allowedRoutes": {"namespaces": {"from": from}}}]}
+            }))
+            .expect("a Gateway")
+        };
+        // `a` and `b` select namespaces by label, `x` admits all; no route names `b`.
+        for (name, from) in [("a", "Selector"), ("b", "Selector"), ("x", "All")] {
+            gateways.apply(&watcher::Event::Apply(gateway(name, from)));
+        }
+        let (routes, mut route_writer) = reflector::store::<L34Route>();
+        let by_namespace = Arc::new(routes_by_namespace());
+        for event in [
+            watcher::Event::Apply(named_route("r1", "a")),
+            watcher::Event::Apply(named_route("r2", "x")),
+        ] {
+            by_namespace.apply(&event);
+            route_writer.apply_watcher_event(&event);
+        }
+        let (namespaces, mut namespace_writer) = reflector::store::<NamespaceMeta>();
+        let seen = NamespaceLabelsSeen::new(namespaces, routes, by_namespace, gateways);
+        let namespace = |team: &str| -> NamespaceMeta {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "ns", "labels": {"team": team}}
+            }))
+            .expect("a namespace")
+        };
+        let mut event = |event: watcher::Event<NamespaceMeta>| {
+            namespace_writer.apply_watcher_event(&event);
+            let (watcher::Event::Apply(object) | watcher::Event::Delete(object)) = event else {
+                unreachable!("an apply or a delete")
+            };
+            seen.wake(&object)
+        };
+        let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
+
+        // First seen: the labels are new.
+        assert_eq!(
+            event(watcher::Event::Apply(namespace("red"))),
+            vec![gw("a")]
+        );
+        // The same labels again (a relist, an annotation edit): nobody.
+        assert!(event(watcher::Event::Apply(namespace("red"))).is_empty());
+        assert_eq!(
+            event(watcher::Event::Apply(namespace("blue"))),
+            vec![gw("a")]
+        );
+        // Deleted: no labels any more.
+        assert_eq!(
+            event(watcher::Event::Delete(namespace("blue"))),
+            vec![gw("a")]
+        );
+        assert!(seen.last.lock().map(|m| m.is_empty()).unwrap_or(false));
+    }
+
+    #[test]
     fn the_gateway_index_finds_gateways_by_class_and_configuration() {
         let index = gateway_index(&Settings::default());
         let gateway = |name: &str, class: &str, conf: &str| -> Gateway {
@@ -456,13 +560,16 @@ pub(super) mod tests {
             }))
             .expect("a Gateway")
         };
-        let names = |key: GatewayKey| {
+        let names = |key: WakeKey| {
             let mut names: Vec<String> = index.get(&key).into_iter().map(|g| g.name).collect();
             names.sort();
             names
         };
-        let class = |c: &str| GatewayKey::Class(c.into());
-        let conf = |c: &str| GatewayKey::Configuration("ns".into(), c.into());
+        let class = |c: &str| WakeKey::Class(c.into());
+        let conf = |c: &str| WakeKey::Configuration {
+            namespace: "ns".into(),
+            name: c.into(),
+        };
         index.apply(&watcher::Event::Apply(gateway("a", "c1", "x")));
         index.apply(&watcher::Event::Apply(gateway("b", "c1", "y")));
         assert_eq!(names(class("c1")), ["a", "b"]);
