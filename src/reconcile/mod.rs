@@ -426,6 +426,7 @@
 
 mod driver;
 mod gather;
+mod in_memory;
 mod plan;
 mod port;
 mod record;
@@ -437,6 +438,7 @@ mod write;
 
 pub use driver::{Decided, Driver, NotReady, ReconcileError, Reconciled, ready};
 pub use gather::{Gathered, gather};
+pub use in_memory::{InMemory, ObjectKey};
 pub use plan::{AwaitingOutcome, PendingWrite, Plan, plan};
 pub use port::{Held, Labels, Port, Reader, StatusWrite, View};
 pub use record::WriteRecord;

@@ -103,6 +103,7 @@
 //!
 //! See also the `embedder_snapshot` and `embedder_proptest` examples.
 
+mod changes;
 mod controller_loop;
 pub mod invariants;
 pub mod schedule;
@@ -135,6 +136,8 @@ pub struct Run<L: ControllerLoop = Cluster> {
     controller: L,
     invariants: Invariants,
     steps: Vec<Step>,
+    /// The clock and the Gateway's conditions when the run started, for [`Run::changes`].
+    start: (Timestamp, Vec<crate::wire::Condition>),
 }
 
 /// One step of a [`Run`].
@@ -156,7 +159,15 @@ impl<L: ControllerLoop> Run<L> {
     /// A run starting on `controller` as it is (its objects, settings and clock).
     pub fn new(controller: L) -> Result<Self, Violation> {
         let invariants = Invariants::new(&controller)?;
+        let conditions = controller
+            .read(Kind::Gateway)
+            .ok()
+            .flatten()
+            .and_then(|gateway| serde_json::from_value(gateway).ok())
+            .map(|gateway: crate::wire::Gateway| gateway.status.conditions)
+            .unwrap_or_default();
         Ok(Run {
+            start: (invariants.now(), conditions),
             controller,
             invariants,
             steps: Vec::new(),
@@ -240,6 +251,50 @@ impl<L: ControllerLoop> Run<L> {
             "\n{} Deployment writes, {} status writes",
             writes.deployment_writes, writes.status_writes
         );
+        out
+    }
+}
+
+impl<L: ControllerLoop> Run<L> {
+    /// The run as its changes, one line per transition: each step that is not a reconcile
+    /// (as [`Op::describe`] says), and for each reconcile its Deployment write with the
+    /// outcome, each condition that appeared, changed or went away (the type without its
+    /// domain, `status/reason`, the message), and each Event. A reconcile that changed
+    /// nothing adds no line; one the loop ran because its requeue fell due is marked `due`.
+    /// Times count from the run's start.
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::{Run, strategies::{self, Op}};
+    ///
+    /// let mut run = Run::new(strategies::cluster().unwrap()).unwrap();
+    /// for op in [Op::Reconcile, Op::rollout_complete(), Op::Reconcile, Op::Reconcile] {
+    ///     run.apply(&op).unwrap();
+    /// }
+    /// let changes = run.changes();
+    /// assert!(changes.contains("step  1  +0s  Deployment Create: Applied\n"));
+    /// assert!(changes.contains("step  2  +0s  rollout complete\n"));
+    /// // The last reconcile changed nothing: no line of step 4.
+    /// assert!(!changes.contains("step  4"));
+    /// ```
+    pub fn changes(&self) -> String {
+        let (start, initial) = &self.start;
+        let mut out = String::new();
+        let mut before = initial.as_slice();
+        for (i, step) in self.steps.iter().enumerate() {
+            let mut head = changes::head(i + 1, *start, step.time);
+            if step.due {
+                head.push_str("  due");
+            }
+            match &step.record {
+                Some(record) => {
+                    changes::reconcile(&mut out, &head, before, record);
+                    before = &record.conditions;
+                }
+                None => {
+                    let _ = writeln!(out, "{head}  {}", step.op.describe());
+                }
+            }
+        }
         out
     }
 }
