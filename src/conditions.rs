@@ -225,8 +225,7 @@ impl ConditionTypes {
 
 /// What a condition's `lastTransitionTime` holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TransitionTime {
+pub(crate) enum TransitionTime {
     /// A time within the supported range.
     At(Timestamp),
     /// An RFC 3339 time the API server accepts but [`Timestamp`] cannot hold (after
@@ -238,14 +237,7 @@ pub enum TransitionTime {
 }
 
 /// Reads a condition's `lastTransitionTime`.
-///
-/// ```
-/// use gateway_reconcile::conditions::{TransitionTime, transition_time};
-/// assert!(matches!(transition_time("2026-01-01T00:00:00Z"), TransitionTime::At(_)));
-/// assert_eq!(transition_time("9999-12-31T23:59:59Z"), TransitionTime::OutOfRange);
-/// assert_eq!(transition_time("yesterday"), TransitionTime::Invalid);
-/// ```
-pub fn transition_time(text: &str) -> TransitionTime {
+pub(crate) fn transition_time(text: &str) -> TransitionTime {
     if let Ok(t) = text.parse::<Timestamp>() {
         return TransitionTime::At(t);
     }
@@ -261,13 +253,17 @@ pub fn transition_time(text: &str) -> TransitionTime {
 }
 
 /// `now` as a condition timestamp: RFC 3339, UTC, second precision.
-pub fn timestamp(now: Timestamp) -> String {
+pub(crate) fn timestamp(now: Timestamp) -> String {
     Timestamp::from_second(now.as_second())
         .unwrap_or(now)
         .to_string()
 }
 
 /// True when `reason` passes the API's pattern `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`.
+///
+/// Public for an embedder that writes conditions of its own beside the crate's (or checks
+/// a status in a test, as the kit's invariants do): the API server refuses the whole status
+/// write when one condition fails this.
 pub fn is_valid_reason(reason: &str) -> bool {
     let b = reason.as_bytes();
     let (Some(first), Some(last)) = (b.first(), b.last()) else {
@@ -282,6 +278,8 @@ pub fn is_valid_reason(reason: &str) -> bool {
 
 /// True when `type_` is a valid condition type: a qualified name (optional DNS-subdomain
 /// prefix and `/`, then a name of at most 63 characters), at most 316 characters.
+///
+/// Public for the same reason as [`is_valid_reason`].
 pub fn is_valid_type(type_: &str) -> bool {
     if type_.len() > 316 {
         return false;

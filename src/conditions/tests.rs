@@ -98,3 +98,29 @@ fn the_default_domain_constants_are_the_default_settings_types() {
     assert_eq!(DEFAULT_CONFIGURATION_APPLIED, types.configuration_applied);
     assert_eq!(DEFAULT_DEGRADED, types.degraded);
 }
+
+#[test]
+fn a_transition_time_is_read_as_a_time_out_of_range_or_invalid() {
+    assert!(matches!(
+        transition_time("2026-01-01T00:00:00Z"),
+        TransitionTime::At(_)
+    ));
+    assert_eq!(
+        transition_time("9999-12-31T23:59:59Z"),
+        TransitionTime::OutOfRange
+    );
+    assert_eq!(transition_time("yesterday"), TransitionTime::Invalid);
+}
+
+proptest::proptest! {
+    /// The condition timestamp of any time is an RFC 3339 time the crate reads back, to the
+    /// second.
+    #[test]
+    fn any_now_formats_as_a_condition_time(second in Timestamp::MIN.as_second()..=Timestamp::MAX.as_second(), nanos in 0..1_000_000_000i32) {
+        let Ok(now) = Timestamp::new(second, nanos) else { return Ok(()) };
+        let text = timestamp(now);
+        let back: Timestamp = text.parse().unwrap();
+        proptest::prop_assert_eq!(back.as_second(), now.as_second());
+        proptest::prop_assert_eq!(transition_time(&text), TransitionTime::At(back));
+    }
+}
