@@ -1,29 +1,4 @@
-//! Kubernetes name and label-value rules, with the API server's explanations, and the
-//! hash that shortens a name too long for a label value.
-
-/// The FNV-1a 32-bit hash of `bytes` (offset basis `0x811c9dc5`, prime `0x01000193`): the
-/// hash Kubernetes uses for its own generated name suffixes. Fixed by definition, unlike
-/// std's hasher.
-pub(crate) fn fnv1a_32(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5_u32, |hash, byte| {
-        (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193)
-    })
-}
-
-/// [`fnv1a_32`] of `text`'s UTF-8 bytes as 8 lowercase hexadecimal digits.
-pub(crate) fn name_hash(text: &str) -> String {
-    format!("{:08x}", fnv1a_32(text.as_bytes()))
-}
-
-/// The first `count` characters of `text` (all of it when shorter), with the trailing
-/// characters in `trailing` removed.
-pub(crate) fn cut_trimmed<'t>(text: &'t str, count: usize, trailing: &[char]) -> &'t str {
-    let end = text
-        .char_indices()
-        .nth(count)
-        .map_or(text.len(), |(i, _)| i);
-    text[..end].trim_end_matches(trailing)
-}
+//! Kubernetes name, key and label-value rules, with the API server's explanations.
 
 /// Why `value` is not a valid label value (at most 63 characters, alphanumeric at both
 /// ends, `-`, `_` and `.` inside; empty is valid), in the API server's words.

@@ -11,11 +11,12 @@
 //!
 //! The rules each one implements are stated once, in the public docs of
 //! [`reconcile`](crate::reconcile) ("The rules a plan applies"), so that an embedder reads
-//! them where it calls [`plan`](crate::plan). What a controller needs of them to find and
-//! watch the objects (the LB Deployment's name, labels and annotations, a route's parent
-//! Gateway and whether it attaches) is re-exported in [`lookup`](crate::lookup). Nothing
-//! else is public: the CRD bounds validation enforces are the CRDs' own (a webhook or a
-//! schema takes them from the CRDs), and the rest is reached through `plan`.
+//! them where it calls [`plan`](crate::plan). The facts they share with a controller that
+//! finds and watches the objects (the LB Deployment's name, labels and annotations, a
+//! route's parent Gateway and whether it attaches) are defined in
+//! [`lookup`](crate::lookup), which they import. Nothing else is public: the CRD bounds
+//! validation enforces are the CRDs' own (a webhook or a schema takes them from the CRDs),
+//! and the rest is reached through `plan`.
 
 pub mod addresses;
 pub mod drift;

@@ -45,28 +45,3 @@ fn subdomains() {
         assert!(subdomain_error(bad).is_some(), "{bad}");
     }
 }
-
-#[test]
-fn fnv1a_32_known_vectors() {
-    // The published FNV-1a 32-bit test vectors.
-    assert_eq!(fnv1a_32(b""), 0x811c_9dc5);
-    assert_eq!(fnv1a_32(b"a"), 0xe40c_292c);
-    assert_eq!(fnv1a_32(b"foobar"), 0xbf9c_f968);
-    assert_eq!(name_hash(""), "811c9dc5");
-    assert_eq!(name_hash("a"), "e40c292c");
-    // Eight digits, leading zeros kept.
-    assert!(
-        (0..2000)
-            .map(|i| name_hash(&i.to_string()))
-            .all(|h| h.len() == 8)
-    );
-}
-
-#[test]
-fn cut_trimmed_cuts_by_characters_and_trims_the_end() {
-    assert_eq!(cut_trimmed("abc-.def", 5, &['-', '.']), "abc");
-    assert_eq!(cut_trimmed("abc", 10, &['-']), "abc");
-    assert_eq!(cut_trimmed("ééé", 2, &[]), "éé");
-    assert_eq!(cut_trimmed("a_-b", 3, &['-', '_']), "a");
-    assert_eq!(cut_trimmed("---", 3, &['-']), "");
-}

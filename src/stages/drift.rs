@@ -8,10 +8,11 @@
 use crate::wire::tree::{Map, Number, Value};
 
 use crate::json::Overlay;
+use crate::lookup::{generation_annotation, uid_annotation};
 use crate::nad::NETWORKS_ANNOTATION;
 use crate::quantity::Quantity;
 use crate::render::fields::{ANTI_AFFINITY_TERMS, Compare, ExactKeys, Field, POD_SPEC};
-use crate::render::{Owned, PodList, generation_annotation, uid_annotation};
+use crate::render::{Owned, PodList};
 use crate::settings::Settings;
 use crate::wire::{Deployment, GatewayConfiguration};
 
@@ -51,7 +52,7 @@ pub struct Enforcement {
     /// Names of the containers whose resources are enforced.
     pub resources: Vec<String>,
     /// The keys of the generation and uid annotations
-    /// ([`crate::render::generation_annotation`], [`crate::render::uid_annotation`]).
+    /// ([`crate::lookup::generation_annotation`], [`crate::lookup::uid_annotation`]).
     pub identity_annotations: [String; 2],
 }
 

@@ -6,11 +6,12 @@
 use std::collections::BTreeSet;
 
 use crate::cidr::{Cidr, CidrError, DisjointNetworks};
-use crate::lookup::{self, ConfigurationRef};
+use crate::lookup::{
+    self, ConfigurationRef, GATEWAY_NAME_LABEL, deployment_name, gateway_name_label,
+};
 use crate::nad::{self, NETWORKS_ANNOTATION, NetworkSelection};
 use crate::names;
 use crate::quantity::Quantity;
-use crate::render::{GATEWAY_NAME_LABEL, deployment_name, gateway_name_label};
 use crate::settings::Settings;
 use crate::snapshot::{Snapshot, UnreadableConfiguration};
 use crate::wire::tree;

@@ -5,7 +5,7 @@ use std::fmt;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::timeline::{describe_action, describe_condition, describe_requeue};
+use super::describe::{describe_action, describe_condition, describe_requeue};
 use crate::events::{Event, EventType};
 use crate::reconcile::Requeue;
 use crate::sim::cluster::{ReconcileRecord, WriteKind, format_time};

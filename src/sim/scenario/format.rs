@@ -470,8 +470,12 @@ pub(super) fn read(mut value: Value, lifted: Lifted) -> Result<Scenario, Scenari
         });
     }
     let steps_keys = step_keys(&value);
-    let file: File =
-        serde_path_to_error::deserialize(value).map_err(|e| from_serde(&e, &steps_keys))?;
+    let file: File = serde_path_to_error::deserialize(value).map_err(|e| {
+        from_serde(&e, |number| {
+            let keys = steps_keys.get(number - 1)?.as_deref()?;
+            step_verb(number, keys).err()
+        })
+    })?;
     let now = match file.now {
         Some(Time(now)) => now,
         None => DEFAULT_NOW
@@ -526,7 +530,7 @@ fn step_keys(value: &Value) -> Vec<Option<Vec<String>>> {
 /// A step's verb from its keys alone, checked before its values (as a person reads it): no
 /// verb, an unknown verb, two verbs, or a key the verb does not take (`expect` beside
 /// anything but `reconcile`) is the error to report, whatever the values.
-pub(super) fn step_verb(number: usize, keys: &[String]) -> Result<&'static str, ScenarioError> {
+fn step_verb(number: usize, keys: &[String]) -> Result<&'static str, ScenarioError> {
     let known = |k: &str| VERBS.into_iter().find(|v| *v == k);
     let mut verbs = keys.iter().filter(|k| *k != "note" && *k != "expect");
     let verb = match (verbs.next(), verbs.next()) {
@@ -701,7 +705,7 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
     // Built by hand: `json!` would serialize `value`, a copy of every object.
     let mut wrapped = Value::Object(Map::from_iter([("objects".to_owned(), value)]));
     let file: Wrapped =
-        serde_path_to_error::deserialize(&wrapped).map_err(|e| from_serde(&e, &[]))?;
+        serde_path_to_error::deserialize(&wrapped).map_err(|e| from_serde(&e, |_| None))?;
     let routes = file.objects.0.routes;
     let namespaces = file.objects.0.namespaces.unwrap_or_default();
     check_namespaces(&namespaces)?;

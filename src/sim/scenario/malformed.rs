@@ -177,11 +177,12 @@ pub(super) fn type_name(v: &Value) -> &'static str {
 }
 
 /// A serde error reading the file (its key path from serde_path_to_error) as the error that
-/// names the step and the key. `step_keys` are each step's keys: an error inside a step is
-/// first an error of its keys, when they have one.
+/// names the step and the key. `keys_error` gives the error of step N's keys (1-based), when
+/// they have one: an error inside a step is first an error of its keys. The format that
+/// knows the verbs says it, so that this module knows none.
 pub(super) fn from_serde(
     error: &serde_path_to_error::Error<serde_json::Error>,
-    step_keys: &[Option<Vec<String>>],
+    keys_error: impl Fn(usize) -> Option<ScenarioError>,
 ) -> ScenarioError {
     use serde_path_to_error::Segment;
     let message = error.inner().to_string();
@@ -219,10 +220,7 @@ pub(super) fn from_serde(
     }
     // Inside a step, its keys are read first: a step with a wrong key is told so, whatever
     // its values.
-    if let Some(number) = step
-        && let Some(Some(keys)) = step_keys.get(number - 1)
-        && let Err(e) = super::format::step_verb(number, keys)
-    {
+    if let Some(e) = step.and_then(&keys_error) {
         return e;
     }
     let plain = crate::sim::strict_json::plain_message;
@@ -250,7 +248,7 @@ pub(super) fn from_serde(
     }
     let context = || match (step, key.as_str()) {
         (None, "") => "the scenario".to_owned(),
-        // A step's own keys were checked above ([`step_verb`](super::format::step_verb)).
+        // A step's own keys were checked above (`keys_error`).
         (Some(_), "") => "step".to_owned(),
         _ => key.clone(),
     };

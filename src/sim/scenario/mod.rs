@@ -4,7 +4,8 @@
 //! Its parts, one file each: the format (the file as serde reads it, unknown keys refused,
 //! and the checks made when it is read), why a file is malformed ([`ScenarioError`], naming
 //! the step, the key path and the line), the checks of a reconcile's `expect` ([`Expect`],
-//! [`Failure`]), the timeline a run prints ([`Report`], [`Entry`], [`Effect`]), the backend a
+//! [`Failure`]), the timeline a run prints ([`Report`], [`Entry`], [`Effect`]), how both
+//! word a reconcile ([`describe_outcome`], [`describe_requeue`]), the backend a
 //! scenario runs on ([`Backend`], the simulated [`Cluster`] here), and two readers the
 //! command line shares: [`parse_time`] and [`api_error_from_value`].
 //!
@@ -80,6 +81,7 @@ use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, RolloutState};
 mod api_error;
 mod backend;
 mod checks;
+mod describe;
 mod format;
 mod malformed;
 mod time;
@@ -90,11 +92,12 @@ pub use api_error::{OutcomeError, api_error_from_value};
 use crate::sim::strict_json::Lifted;
 pub use backend::{Backend, StepError, WriteCounts};
 pub use checks::{ConditionExpect, EventExpect, Expect, Failure};
+#[cfg(feature = "testing")]
+pub(crate) use describe::{describe_condition_facts, describe_status};
+pub use describe::{describe_outcome, describe_requeue};
 pub use malformed::ScenarioError;
 pub use time::{TimeError, parse_time};
-pub use timeline::{Effect, Entry, Report, Skipped, describe_outcome, describe_requeue};
-#[cfg(feature = "testing")]
-pub(crate) use timeline::{describe_condition_facts, describe_status};
+pub use timeline::{Effect, Entry, Report, Skipped};
 
 /// The built-in demonstration: the stale-Programmed problem and its fix.
 pub const DEMO: &str = include_str!("demo.json");

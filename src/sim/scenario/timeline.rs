@@ -6,10 +6,12 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::checks::Failure;
+use super::describe::{
+    describe_action, describe_condition_facts, describe_outcome, describe_requeue, describe_status,
+};
 use crate::outcome::WriteOutcome;
 use crate::settings::format_duration;
 use crate::sim::cluster::{Kind, ReconcileRecord, RolloutState, format_time};
-use crate::wire::Condition;
 
 /// What one step did (not a Kubernetes Event: those are in [`ReconcileRecord::events`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -90,51 +92,6 @@ impl Report {
     pub fn passed(&self) -> bool {
         self.failures.is_empty() && self.skipped.is_none()
     }
-}
-
-pub use crate::sim::cluster::driver::describe_requeue;
-
-/// `Applied`, `503 ServiceUnavailable: etcdserver: request timed out`, or
-/// `transport error: MSG`.
-pub fn describe_outcome(outcome: &WriteOutcome) -> String {
-    match outcome {
-        WriteOutcome::Applied | WriteOutcome::Stored(_) => "Applied".into(),
-        WriteOutcome::Api(e) => format!("{} {}: {}", e.code, e.reason, e.message),
-        WriteOutcome::Transport { message } => format!("transport error: {message}"),
-    }
-}
-
-pub(super) fn describe_action(record: &ReconcileRecord) -> String {
-    if record.drift.is_empty() {
-        record.action.to_string()
-    } else {
-        format!("{} (drift: {})", record.action, record.drift.join(", "))
-    }
-}
-
-/// `TYPE = STATUS/REASON (observedGeneration N, since T)`: a condition's facts but its
-/// message, worded as both text renderers (this timeline and `testing::text`) write them.
-pub(crate) fn describe_condition_facts(c: &Condition) -> String {
-    match c.observed_generation {
-        Some(g) => format!(
-            "{} = {}/{} (observedGeneration {g}, since {})",
-            c.type_, c.status, c.reason, c.last_transition_time
-        ),
-        None => format!(
-            "{} = {}/{} (since {})",
-            c.type_, c.status, c.reason, c.last_transition_time
-        ),
-    }
-}
-
-/// `written` when the reconcile writes the Gateway status, `unchanged` when it equals the
-/// observed one (the settlement has no status).
-pub(crate) fn describe_status(written: bool) -> &'static str {
-    if written { "written" } else { "unchanged" }
-}
-
-pub(super) fn describe_condition(c: &Condition) -> String {
-    format!("{}/{}: {:?}", c.status, c.reason, c.message)
 }
 
 impl fmt::Display for Entry {

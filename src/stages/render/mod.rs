@@ -16,8 +16,10 @@ use crate::json::{self, Leaf, LeafObject, Overlay};
 pub(crate) mod fields;
 mod owned;
 
+use crate::lookup::{GATEWAY_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL, gateway_name_label};
+// Re-exported: the reconcile and the test kit name them with the rest of the render.
+pub(crate) use crate::lookup::{deployment_name, generation_annotation, uid_annotation};
 use crate::nad;
-use crate::names;
 use crate::settings::Settings;
 use crate::validate::Validated;
 use crate::wire::{Deployment, Gateway, GatewayConfigurationSpec, VerticalScalingContainer};
@@ -27,12 +29,6 @@ pub(crate) use owned::{Owned, PodList, complete};
 
 /// The label that ties the LB Deployment, its selector and its Pods together.
 pub const APP_LABEL: &str = "app";
-/// The label that names the Gateway.
-pub const GATEWAY_NAME_LABEL: &str = "gateway.networking.k8s.io/gateway-name";
-/// The label that names the managing controller.
-pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-/// The value of [`MANAGED_BY_LABEL`].
-pub const MANAGED_BY: &str = "gateway-controller.meridio-2.nordix.org";
 /// The env variable that receives the Gateway name.
 pub const GATEWAY_NAME_ENV: &str = "MERIDIO_GATEWAY_NAME";
 /// The container that receives the Pod identity from the downward API.
@@ -48,87 +44,6 @@ const DOWNWARD_ENV: [(&str, &str); 3] = [
     ("POD_NAMESPACE", "metadata.namespace"),
     ("POD_UID", "metadata.uid"),
 ];
-
-/// The most characters a label value holds: the LB Deployment name (also the `app` label's
-/// value) and the [`GATEWAY_NAME_LABEL`] value are kept within it.
-pub const MAX_LABEL_VALUE: usize = 63;
-
-/// The LB Deployment's name, also the value of its `app` label: `deploymentPrefix + gateway
-/// name` when that is at most 63 characters (a label value's limit); otherwise
-/// `deploymentPrefix + CUT + "-" + H`, where CUT is the first `63 - len(deploymentPrefix) -
-/// 9` characters of the Gateway name with trailing `-` and `.` removed, and H the FNV-1a
-/// 32-bit hash of the Gateway name's UTF-8 bytes as 8 lowercase hexadecimal digits (the
-/// hash Kubernetes uses for its generated name suffixes). With the default prefix, Gateway
-/// names of up to 57 characters keep the plain form. Two long names can meet on the same
-/// shortened name: ownership is decided by the controller ownerReference's uid, never by
-/// the name, so that is a name collision, reported as one.
-///
-/// ```
-/// use gateway_reconcile::{Settings, lookup};
-/// let settings = Settings::default();
-/// assert_eq!(lookup::deployment_name(&settings, "gw"), "sllbr-gw");
-/// let long = "a".repeat(253);
-/// let name = lookup::deployment_name(&settings, &long);
-/// assert_eq!(name.len(), 63);
-/// assert!(name.starts_with(&format!("sllbr-{}-", "a".repeat(48))));
-/// ```
-pub fn deployment_name(settings: &Settings, gateway_name: &str) -> String {
-    let prefix = settings.deployment_prefix.as_str();
-    let prefix_length = prefix.chars().count();
-    if prefix_length + gateway_name.chars().count() <= MAX_LABEL_VALUE {
-        return format!("{prefix}{gateway_name}");
-    }
-    // Settings keep the prefix within 53 characters, so at least one character is kept.
-    let keep = MAX_LABEL_VALUE.saturating_sub(prefix_length + HASH_SUFFIX);
-    format!(
-        "{prefix}{}-{}",
-        names::cut_trimmed(gateway_name, keep, &['-', '.']),
-        names::name_hash(gateway_name)
-    )
-}
-
-/// The value of the [`GATEWAY_NAME_LABEL`] label: the Gateway name when it is at most
-/// 63 characters (a label value's limit); otherwise its first 54 characters with trailing
-/// `-`, `.` and `_` removed, then `-` and the FNV-1a 32-bit hash of the name (as in
-/// [`deployment_name`]). GEP-1762 asks for the name itself; no label value can hold more.
-/// Everything else that names the Gateway (`MERIDIO_GATEWAY_NAME`, the ownerReference)
-/// carries the full name.
-///
-/// ```
-/// use gateway_reconcile::lookup;
-/// assert_eq!(lookup::gateway_name_label("gw"), "gw");
-/// let long = format!("{}-{}", "a".repeat(53), "b".repeat(199));
-/// assert_eq!(lookup::gateway_name_label(&long).len(), 62);
-/// assert!(lookup::gateway_name_label(&long).starts_with(&format!("{}-", "a".repeat(53))));
-/// ```
-pub fn gateway_name_label(gateway_name: &str) -> Cow<'_, str> {
-    if gateway_name.chars().count() <= MAX_LABEL_VALUE {
-        return Cow::Borrowed(gateway_name);
-    }
-    let keep = MAX_LABEL_VALUE - HASH_SUFFIX;
-    Cow::Owned(format!(
-        "{}-{}",
-        names::cut_trimmed(gateway_name, keep, &['-', '.', '_']),
-        names::name_hash(gateway_name)
-    ))
-}
-
-/// `-` and 8 hexadecimal digits: what a shortened name ends with.
-const HASH_SUFFIX: usize = 9;
-
-/// The Deployment annotation key that records the GatewayConfiguration generation.
-pub fn generation_annotation(settings: &Settings) -> String {
-    format!(
-        "{}/gatewayconfiguration-generation",
-        settings.condition_domain
-    )
-}
-
-/// The Deployment annotation key that records the GatewayConfiguration's `metadata.uid`: a
-/// GatewayConfiguration deleted and recreated restarts at generation 1 with a new uid.
-pub fn uid_annotation(settings: &Settings) -> String {
-    format!("{}/gatewayconfiguration-uid", settings.condition_domain)
-}
 
 /// Renders the desired Deployment: from the template when `observed` is `None` (create),
 /// otherwise from the observed Deployment (update). See the [module docs](self) for the
