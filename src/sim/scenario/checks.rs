@@ -72,8 +72,8 @@ pub struct ConditionExpect {
     pub observed_generation: Option<i64>,
     /// The condition's lastTransitionTime, as the file writes it (RFC 3339). Compared as an
     /// instant when both it and the condition's time are in the supported range; otherwise as
-    /// written, since the crate keeps a time past the range as written (it counts as now; see
-    /// [`TransitionTime::OutOfRange`](crate::conditions::TransitionTime::OutOfRange)).
+    /// written, since the crate keeps a time past the range (after 9999-12-30T22:00:00Z) as
+    /// written, counting it as now.
     pub last_transition_time: Option<String>,
 }
 
