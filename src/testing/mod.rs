@@ -135,7 +135,7 @@ use strategies::Op;
 pub struct Run<L: ControllerLoop = Cluster> {
     controller: L,
     invariants: Invariants,
-    steps: Vec<Step>,
+    steps: Vec<RunStep>,
     /// The clock and the Gateway's conditions when the run started, for [`Run::changes`].
     start: (Timestamp, Vec<crate::wire::Condition>),
 }
@@ -143,7 +143,7 @@ pub struct Run<L: ControllerLoop = Cluster> {
 /// One step of a [`Run`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct Step {
+pub struct RunStep {
     /// The clock after the step.
     pub time: Timestamp,
     /// What was applied (a reconcile that fell due during an [`Op::Advance`] is an
@@ -180,7 +180,7 @@ impl<L: ControllerLoop> Run<L> {
         let records = schedule::apply(&mut self.controller, &mut self.invariants, op)?;
         let due = matches!(op, Op::Advance(_));
         for record in records {
-            self.steps.push(Step {
+            self.steps.push(RunStep {
                 time: record.time,
                 op: Op::Reconcile,
                 record: Some(record),
@@ -188,7 +188,7 @@ impl<L: ControllerLoop> Run<L> {
             });
         }
         if !matches!(op, Op::Reconcile) {
-            self.steps.push(Step {
+            self.steps.push(RunStep {
                 time: self.invariants.now(),
                 op: op.clone(),
                 record: None,
@@ -209,7 +209,7 @@ impl<L: ControllerLoop> Run<L> {
     }
 
     /// The steps of the run, in order.
-    pub fn steps(&self) -> &[Step] {
+    pub fn steps(&self) -> &[RunStep] {
         &self.steps
     }
 
