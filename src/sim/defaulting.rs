@@ -45,6 +45,10 @@
 //! A quantity that does not parse is left as written (the simulated server refuses such a
 //! write before defaulting: [`crate::sim::api_validation`]). Applying the defaults twice
 //! changes nothing.
+//!
+//! Public so that a test outside the simulator can default a Deployment as the server
+//! would (the drift property tests, the benchmarks, and an embedder checking that its own
+//! template does not drift once stored).
 
 use crate::wire::tree::{Map, Value};
 

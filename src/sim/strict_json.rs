@@ -1,6 +1,9 @@
 //! JSON read strictly, for scenario files and the command line's inputs: a key given twice
 //! in one object is an error naming its key path (serde_json keeps the last one silently),
 //! and the line of a key path can be found for error messages.
+//!
+//! Public for the `gateway-reconcile` command line (a target of its own, which reads its
+//! inputs with it); an embedder reading scenario files has `Scenario::from_json`.
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -4,8 +4,7 @@
 //! Its parts, one file each: the format (the file as serde reads it, unknown keys refused,
 //! and the checks made when it is read), why a file is malformed ([`ScenarioError`], naming
 //! the step, the key path and the line), the checks of a reconcile's `expect` ([`Expect`],
-//! [`Failure`]), the timeline a run prints ([`Report`], [`Entry`], [`Effect`]), how both
-//! word a reconcile ([`describe_outcome`], [`describe_requeue`]), the backend a
+//! [`Failure`]), the timeline a run prints ([`Report`], [`Entry`], [`Effect`]), the backend a
 //! scenario runs on ([`Backend`], the simulated [`Cluster`] here), and two readers the
 //! command line shares: [`parse_time`] and [`api_error_from_value`].
 //!
@@ -94,12 +93,14 @@ pub use backend::{Backend, StepError, WriteCounts};
 pub use checks::{ConditionExpect, EventExpect, Expect, Failure};
 #[cfg(feature = "testing")]
 pub(crate) use describe::{describe_condition_facts, describe_status};
-pub use describe::{describe_outcome, describe_requeue};
+pub(crate) use describe::{describe_outcome, describe_requeue};
 pub use malformed::ScenarioError;
 pub use time::{TimeError, parse_time};
 pub use timeline::{Effect, Entry, Report, Skipped};
 
-/// The built-in demonstration: the stale-Programmed problem and its fix.
+/// The built-in demonstration: the stale-Programmed problem and its fix (the scenario
+/// `gateway-reconcile simulate` runs with no file; public for that command line, and as a
+/// complete scenario file to start from).
 pub const DEMO: &str = include_str!("demo.json");
 
 /// A parsed scenario.
