@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::port::{Labels, Reader, StatusWrite, View};
+use super::port::{Labels, Port, Reader, StatusWrite, View};
 use super::settlement::{Requeue, StatusPatch};
-use super::write::DeploymentWrite;
+use super::write::{DeploymentWrite, WriteKind};
+use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
@@ -20,10 +21,11 @@ fn key(namespace: &str, name: &str) -> ObjectKey {
 }
 
 /// Objects in memory, and the Gateway a reconcile is of ([`InMemory::reconciling`]): a
-/// [`Reader`] whose reads never fail and are always ready. It stores what it is given: no
-/// resourceVersion, generation or defaulting (for an API server's behaviour, the `testing`
-/// feature's `Store`). [`store_write`](InMemory::store_write) and
-/// [`store_status`](InMemory::store_status) apply the two writes, for a port to call.
+/// [`Reader`] whose reads never fail and are always ready, and a [`Port`] whose writes apply
+/// to the maps and whose Events are kept ([`InMemory::events`]), to assert on. It stores
+/// what it is given: no resourceVersion, generation or defaulting (for an API server's
+/// behaviour, the `testing` feature's `Store`). A port of one's own calls
+/// [`store_write`](InMemory::store_write) and [`store_status`](InMemory::store_status).
 ///
 /// ```
 /// use gateway_reconcile::reconcile::{InMemory, Reader, View, ready};
@@ -58,6 +60,8 @@ pub struct InMemory {
     pub template: Arc<Deployment>,
     /// The Gateway the next reconcile is of.
     pub reconciling: ObjectKey,
+    /// The Events recorded, with the Gateway they are about, in order.
+    pub events: Vec<(ObjectKey, Event)>,
 }
 
 /// The key of an object's metadata (empty parts where it has none).
@@ -78,6 +82,7 @@ impl InMemory {
             namespaces: BTreeMap::new(),
             template: Arc::new(template),
             reconciling: ObjectKey::default(),
+            events: Vec::new(),
         }
     }
 
@@ -190,5 +195,30 @@ impl Reader for InMemory {
 
     fn template(&mut self) -> Arc<Deployment> {
         self.template.clone()
+    }
+}
+
+/// The writes applied to the maps ([`InMemory::store_write`], [`InMemory::store_status`]);
+/// the Events kept in [`InMemory::events`].
+impl Port for InMemory {
+    type Error = serde_json::Error;
+    type Reader = Self;
+
+    fn reader(&mut self) -> &mut Self {
+        self
+    }
+
+    async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
+        self.store_write(write)
+    }
+
+    async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, Self::Error> {
+        self.store_status(&patch)
+    }
+
+    async fn record(&mut self, _action: WriteKind, events: &[Event]) {
+        let about = self.reconciling.clone();
+        self.events
+            .extend(events.iter().map(|event| (about.clone(), event.clone())));
     }
 }

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 
 use crate::reconcile::WriteKind;
 use crate::sim::cluster::ReconcileRecord;
-use crate::sim::scenario::describe_outcome;
+use crate::sim::scenario::describe::describe_outcome;
 use crate::wire::Condition;
 
 /// A condition type without its domain (`meridio-2.nordix.org/Degraded` is `Degraded`):

@@ -273,7 +273,7 @@ impl Invariants {
             self.ensure(due.is_some_and(|due| due <= deadline), "requeue-honoured", || {
                 format!(
                     "the reconcile at {now} asked to look again by {deadline} ({}), and the loop scheduled {}",
-                    crate::sim::scenario::describe_requeue(record.requeue),
+                    crate::sim::scenario::describe::describe_requeue(record.requeue),
                     due.map_or("nothing (it waits for a change)".into(), |d| d.to_string())
                 )
             })?;

@@ -170,7 +170,7 @@ impl Op {
             Op::Fail(_, 0) => "write failures cleared".into(),
             Op::Fail(failure, n) => format!(
                 "fail {n} writes with {}",
-                crate::sim::scenario::describe_outcome(&failure.outcome())
+                crate::sim::scenario::describe::describe_outcome(&failure.outcome())
             ),
             Op::Rollout(state) => format!("rollout {}", state.key()),
             Op::Advance(s) => format!("advance {s}s"),

@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 #[cfg(doc)]
 use crate::reconcile::DeploymentWrite;
 use crate::reconcile::{Decided, Settlement, WriteKind};
-use crate::sim::scenario::{Entry, describe_condition_facts, describe_requeue, describe_status};
+use crate::sim::scenario::Entry;
+use crate::sim::scenario::describe::{describe_condition_facts, describe_requeue, describe_status};
 use crate::wire::Condition;
 
 fn one_line(s: &str) -> String {

@@ -80,7 +80,7 @@ use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, RolloutState};
 mod api_error;
 mod backend;
 mod checks;
-mod describe;
+pub(crate) mod describe;
 mod format;
 mod malformed;
 mod time;
@@ -91,9 +91,6 @@ pub use api_error::{OutcomeError, api_error_from_value};
 use crate::sim::strict_json::Lifted;
 pub use backend::{Backend, StepError, WriteCounts};
 pub use checks::{ConditionExpect, EventExpect, Expect, Failure};
-#[cfg(feature = "testing")]
-pub(crate) use describe::{describe_condition_facts, describe_status};
-pub(crate) use describe::{describe_outcome, describe_requeue};
 pub use malformed::ScenarioError;
 pub use time::{TimeError, parse_time};
 pub use timeline::{Effect, Entry, Report, Skipped};
