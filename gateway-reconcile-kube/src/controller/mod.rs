@@ -8,9 +8,9 @@
 //! Deployment of the scope by its metadata alone (a metadata-only watch). A reconcile reads
 //! only these caches: a steady-state reconcile makes no API request at all. The first
 //! reconciles wait until every cache has its initial list (one shared future, see
-//! `Stores::ready`), and a list reaches the triggers only once it is in the cache (see
-//! `once_cached`). Every cache but the metadata one holds the core's own wire types, read once
-//! per watch event ([`crate::cached`]): a reconcile borrows them and converts none, and an
+//! `stores::Stores::ready`), and a list reaches the triggers only once it is in the cache
+//! (see `watches::once_cached`). Every cache but the metadata one holds the core's own wire
+//! types, read once per watch event ([`crate::cached`]): a reconcile borrows them and converts none, and an
 //! object the core's type cannot read is cached alone as unreadable (reported, and an
 //! input error of the Gateways that use it) instead of failing the list of its kind.
 //!
@@ -44,7 +44,7 @@
 //! without `managedFields` (never written back, and the largest part of most objects).
 //! Every other Deployment is held by its metadata only: the controller never caches a
 //! foreign pod template. A reconcile looks the Gateway's LB name up in the LB cache, then
-//! in the metadata cache (`Inputs::gather`):
+//! in the metadata cache (`stores::Stores::lb_deployment`):
 //!
 //! - in the LB cache: that object, whole;
 //! - in neither: none (a create);
@@ -56,7 +56,7 @@
 //!   compares and replaces it whole, so that one object is read with a GET for this
 //!   reconcile; the replace restores the label, and the LB watch has it again;
 //! - only in the metadata cache, not ours: a name collision, which the core reports from
-//!   the metadata alone (its ownerReferences: [`cached::deployment_of_meta`]).
+//!   the metadata alone (its ownerReferences: [`cached::deployment_of_meta`](crate::cached::deployment_of_meta)).
 //!
 //! The metadata watch covers the LB Deployments too (a few hundred bytes each), so a
 //! Deployment that moves between the two watches (its label removed or restored) is never
@@ -68,8 +68,8 @@
 //! keeps warm caches and reconciles nothing; see [`crate::leader`]), the caches' readiness
 //! and their sync timeout ([`crate::health`]), [`crate::metrics`], and the per-Gateway
 //! backoff (`backoff`) that every "at once" requeue and every failed reconcile
-//! goes through: a requeue of zero from the reconcile means "at once" and is never run at
-//! round-trip speed.
+//! goes through: the core's "at once" (read from its requeue, which the reconcile keeps
+//! next to kube-runtime's `Action`) is never run at round-trip speed.
 //!
 //! # Writes
 //!
@@ -78,6 +78,19 @@
 //! since (say, another client added its own condition) answers 409, and the reconcile runs
 //! again at once with the newer object, so the foreign condition is kept. Events are
 //! recorded only after the status write succeeded (or when there was none to make).
+//!
+//! # Files
+//!
+//! - `run`: [`run`](fn@run) and [`run_with`], step by step;
+//! - `context`: [`Config`], and what every reconcile shares;
+//! - `watches`: the watch streams, each filling a cache; `stores`: the caches, their
+//!   readiness and the lookups a reconcile reads; `indexes`: the lookups by computed keys;
+//! - `triggers`: whom a change wakes (the wiring around `gateway_reconcile::wake`);
+//! - `reconciler`: the reconcile kube-runtime runs, its [`Error`] and error policy; `port`:
+//!   the core's port over the caches and the client; `own_writes`: the writes the caches
+//!   have not seen yet;
+//! - `observed`: what the metrics read at scrape time; `client`: the client the controller
+//!   is meant for.
 
 mod client;
 mod context;

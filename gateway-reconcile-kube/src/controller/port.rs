@@ -1,5 +1,6 @@
-//! One reconcile of one Gateway: the core's [`Driver`](gateway_reconcile::reconcile::Driver) over the controller's port, which
-//! reads the caches and writes with the controller's client.
+//! The controller's port: what the core's [`Driver`](gateway_reconcile::reconcile::Driver)
+//! runs one reconcile of one Gateway through (see `reconciler`), reading the caches and
+//! writing with the controller's client.
 //!
 //! The port decides nothing. Its read waits (answers "later") while a cache has not yet
 //! seen the controller's own last write, or a relist is under way, since deciding from an

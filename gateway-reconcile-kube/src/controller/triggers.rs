@@ -4,8 +4,8 @@
 //! The core decides whom a change wakes: the keys a Gateway is found by
 //! (`wake::gateway_keys`), and for each watched kind the Gateways a change names and the
 //! keys it concerns. What stays here is what a watch needs and the core cannot hold: the
-//! indexes, and the last state of a route's parents and a namespace's labels (the watcher
-//! hands over only an object's new state).
+//! last state of a route's parents and a namespace's labels (the watcher hands over only
+//! an object's new state); the indexes are `indexes`'.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

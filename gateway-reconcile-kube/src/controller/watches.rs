@@ -88,7 +88,8 @@ impl Watches {
             },
         );
 
-        // The LB Deployments whole; every Deployment by its metadata (see the module docs).
+        // The LB Deployments whole; every Deployment by its metadata (see the controller's
+        // module docs).
         let (deployments, deployment_events) = caches.cached(
             "Deployment",
             scoped::<CachedDeployment>(client, ns),
