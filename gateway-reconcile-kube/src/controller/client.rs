@@ -1,7 +1,14 @@
 //! The controller's client: a short retry budget, and below it the layers of
 //! `transport` (rate limit, write gate, request metrics).
 
-use super::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Client;
+
+use crate::leader::Leadership;
+use crate::metrics::Metrics;
+use crate::transport;
 
 /// How many times the controller's client repeats a request the API server answered with
 /// 429, 503 or 504, before the answer reaches the caller (see [`client`]).
@@ -11,7 +18,7 @@ pub const CLIENT_RETRIES: u32 = 3;
 /// take well under a second in all.
 pub const CLIENT_RETRY_DELAY: Duration = Duration::from_millis(50);
 
-/// The client [`run`] is meant for: `config` with a short retry budget instead of
+/// The client [`run`](super::run()) is meant for: `config` with a short retry budget instead of
 /// kube-rs's default one. Call it inside a Tokio runtime (the retry needs a buffer task).
 ///
 /// kube-rs retries a 429, 503 or 504 answer by default up to 15 times, with a backoff
@@ -113,9 +120,16 @@ pub fn client_with(
 
 #[cfg(test)]
 pub(super) mod tests {
-    use kube::api::DynamicObject;
+    use std::sync::Arc;
+    use std::time::Duration;
 
-    use super::*;
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::{Api, DynamicObject};
+
+    use super::{CLIENT_RETRIES, ClientOptions, client, client_with};
+    use crate::controller::context::deployment_resource;
+    use crate::leader::Leadership;
+    use crate::metrics::Metrics;
 
     /// A plain-HTTP server on loopback that answers every request with `code` and counts
     /// the requests: a stand-in API server for the client's retry budget.

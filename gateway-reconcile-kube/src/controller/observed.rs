@@ -1,14 +1,33 @@
 //! The metrics adapter: what the metrics endpoint reads of the caches and the context at
 //! scrape time.
 
-use super::*;
+use std::collections::HashSet;
+use std::sync::{Arc, Weak};
+
+use gateway_reconcile::Settings;
+use kube::ResourceExt;
+
+use super::context::Context;
+use super::stores::{DEPLOYMENT_METADATA, NAMESPACE_METADATA, Stores};
+use crate::metrics;
 
 /// What the metrics read at scrape time (see [`metrics::Observe`]).
 pub(super) struct Observed {
-    pub(super) stores: Stores,
-    pub(super) settings: Settings,
+    stores: Stores,
+    settings: Settings,
     /// Weak: the registry outlives the run.
-    pub(super) context: std::sync::Weak<Context>,
+    context: Weak<Context>,
+}
+
+impl Observed {
+    /// The caches of a run and its `context`, held weakly.
+    pub(super) fn new(stores: Stores, settings: Settings, context: &Arc<Context>) -> Self {
+        Observed {
+            stores,
+            settings,
+            context: Arc::downgrade(context),
+        }
+    }
 }
 
 impl metrics::Observe for Observed {
@@ -31,7 +50,7 @@ impl metrics::Observe for Observed {
     }
 
     fn gateways(&self) -> Vec<metrics::GatewayState> {
-        let ours: std::collections::HashSet<String> = self
+        let ours: HashSet<String> = self
             .stores
             .classes
             .state()

@@ -1,7 +1,13 @@
 //! The memory of the controller's own writes: a cache that has not seen one yet is older
 //! than the write, and deciding from it would repeat the write.
 
-use super::*;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use gateway_reconcile::Requeue;
+use kube::runtime::reflector::ObjectRef;
+
+use crate::cached::Gateway;
 
 /// Own writes the caches have not seen yet, by Gateway: the `resourceVersion` the object
 /// had before the write (`None`: the Deployment did not exist). While a cache still shows
@@ -54,7 +60,10 @@ pub(super) const AWAIT_OWN_WRITE: Requeue = Requeue::Immediately;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use kube::runtime::reflector::ObjectRef;
+
+    use super::Pending;
+    use crate::cached::Gateway;
 
     #[test]
     fn an_own_write_makes_the_cache_stale_until_it_shows_another_version() {

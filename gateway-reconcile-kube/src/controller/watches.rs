@@ -1,113 +1,173 @@
-//! The watch caches a reconcile reads, their readiness, and the stream of objects each
-//! watch touched, passed on to the triggers once the cache shows them.
+//! The watches of a run: one per resource, each filling a cache ([`Stores`]) and passing
+//! the objects it touched on to the triggers once the cache shows them ([`once_cached`]).
 
-use super::*;
+use std::sync::Arc;
+use std::time::Duration;
 
-/// The caches a reconcile reads.
-#[derive(Clone)]
-pub(super) struct Stores {
-    pub(super) gateways: Store<Gateway>,
-    pub(super) classes: Store<GatewayClass>,
-    pub(super) configurations: Store<GatewayConfiguration>,
-    pub(super) routes: Store<L34Route>,
-    /// The LB Deployments (our managed-by label), whole.
-    pub(super) deployments: Store<CachedDeployment>,
-    /// Every Deployment of the scope, by its metadata.
-    pub(super) deployment_meta: Store<DeploymentMeta>,
-    /// Every Namespace, by its metadata (the labels a namespace selector matches).
-    pub(super) namespaces: Store<NamespaceMeta>,
-    /// The L34Routes by the Gateways they name.
-    pub(super) routes_by_gateway: Arc<RouteIndex>,
-    /// The relists in progress (a reconcile reads no cache during one).
-    pub(super) relists: Arc<Relists>,
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
+use gateway_reconcile::lookup;
+use kube::api::Api;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+use tracing::{debug, warn};
+
+use super::context::Config;
+use super::indexes::Indexes;
+use super::stores::{DEPLOYMENT_METADATA, NAMESPACE_METADATA, Stores};
+use crate::cached::{
+    self, Cached, Deployment as CachedDeployment, DeploymentMeta, Gateway, GatewayClass,
+    GatewayConfiguration, L34Route, NamespaceMeta,
+};
+use crate::health::Health;
+use crate::metrics::Metrics;
+use crate::reflect::{self, Relists};
+use crate::watch::StreamingLists;
+
+/// The objects a watch touched, each once its cache shows it.
+pub(super) type Touched<K> = BoxStream<'static, Result<K, watcher::Error>>;
+
+/// The watches of a run: the caches a reconcile reads, and what each watch touched.
+pub(super) struct Watches {
+    /// The caches.
+    pub(super) stores: Stores,
+    /// The Gateways the Gateway watch touched (the controller's own trigger).
+    pub(super) gateways: Touched<Gateway>,
+    /// What every other watch touched.
+    pub(super) triggers: Triggers,
 }
 
-impl Stores {
-    /// Resolves once every cache has its initial list (`false`: a cache's writer is gone).
-    ///
-    /// One future, shared by every reconcile: kube-runtime's `Store::wait_until_ready`
-    /// keeps a single waker per store (a oneshot receiver), so of several tasks waiting on
-    /// one store only the last to poll is woken when it becomes ready; the others would
-    /// wait forever, each holding a concurrency slot and its Gateway (whose later triggers
-    /// are held behind the stuck reconcile). Here only the shared future waits on the
-    /// stores, and [`Shared`] wakes every task waiting on it.
-    ///
-    /// The caches are waited on together, each marked synced in `health` as it fills (the
-    /// readiness probe, and the sync timeout naming the ones that did not).
-    pub(super) fn ready(&self, health: Arc<Health>) -> Ready {
-        const KINDS: [&str; 7] = [
-            "Gateway",
+/// What the watches of the other kinds touched, for the wake-ups (see `triggers`).
+pub(super) struct Triggers {
+    pub(super) classes: Touched<GatewayClass>,
+    pub(super) configurations: Touched<GatewayConfiguration>,
+    pub(super) routes: Touched<L34Route>,
+    pub(super) deployments: Touched<CachedDeployment>,
+    pub(super) deployment_meta: Touched<DeploymentMeta>,
+    pub(super) namespaces: Touched<NamespaceMeta>,
+}
+
+impl Watches {
+    /// Starts a watch per resource in `config`'s scope, each filling its cache (and the
+    /// routes and Gateways filling `indexes` too). Nothing is listed before the streams
+    /// are polled.
+    pub(super) fn start(
+        client: &Client,
+        config: &Config,
+        caches: &Caches<'_>,
+        indexes: &Indexes,
+    ) -> Self {
+        let ns = config.namespace.as_deref();
+        let watch = watcher::Config::default();
+        let (classes, class_events) = caches.cached(
             "GatewayClass",
+            Api::<GatewayClass>::all(client.clone()),
+            watch.clone(),
+            Deletions::Pass,
+        );
+        let (configurations, configuration_events) = caches.cached(
             "GatewayConfiguration",
+            scoped::<GatewayConfiguration>(client, ns),
+            watch.clone(),
+            Deletions::Pass,
+        );
+        let (routes, route_events) = caches.cached_with(
             "L34Route",
+            scoped::<L34Route>(client, ns),
+            watch.clone(),
+            Deletions::Pass,
+            {
+                let by_gateway = indexes.routes_by_gateway.clone();
+                let by_namespace = indexes.routes_by_namespace.clone();
+                move |event| {
+                    by_gateway.apply(event);
+                    by_namespace.apply(event);
+                }
+            },
+        );
+
+        // The LB Deployments whole; every Deployment by its metadata (see the controller's
+        // module docs).
+        let (deployments, deployment_events) = caches.cached(
             "Deployment",
+            scoped::<CachedDeployment>(client, ns),
+            watch.clone().labels(&lb_selector()),
+            Deletions::Pass,
+        );
+        let (deployment_meta, deployment_meta_events) = caches.cached(
             DEPLOYMENT_METADATA,
+            scoped::<DeploymentMeta>(client, ns),
+            watch.clone(),
+            Deletions::Pass,
+        );
+
+        // Every Namespace by its metadata: the labels a listener's namespace selector matches
+        // (cluster-scoped: RBAC list and watch on namespaces).
+        let (namespaces, namespace_events) = caches.cached(
             NAMESPACE_METADATA,
-        ];
-        for kind in KINDS {
-            health.expect(kind);
+            Api::<NamespaceMeta>::all(client.clone()),
+            watch.clone(),
+            Deletions::Pass,
+        );
+
+        // A deleted Gateway has nothing left to reconcile (its Deployment is garbage).
+        let (gateways, gateway_events) = caches.cached_with(
+            "Gateway",
+            scoped::<Gateway>(client, ns),
+            watch,
+            Deletions::Drop,
+            {
+                let index = indexes.gateways.clone();
+                move |event| index.apply(event)
+            },
+        );
+        Watches {
+            stores: Stores {
+                gateways,
+                classes,
+                configurations,
+                routes,
+                deployments,
+                deployment_meta,
+                namespaces,
+                routes_by_gateway: indexes.routes_by_gateway.clone(),
+                relists: caches.relists.clone(),
+            },
+            gateways: gateway_events.boxed(),
+            triggers: Triggers {
+                classes: class_events.boxed(),
+                configurations: configuration_events.boxed(),
+                routes: route_events.boxed(),
+                deployments: deployment_events.boxed(),
+                deployment_meta: deployment_meta_events.boxed(),
+                namespaces: namespace_events.boxed(),
+            },
         }
-        let stores = self.clone();
-        async move {
-            let waits = [
-                stores.gateways.wait_until_ready().boxed(),
-                stores.classes.wait_until_ready().boxed(),
-                stores.configurations.wait_until_ready().boxed(),
-                stores.routes.wait_until_ready().boxed(),
-                stores.deployments.wait_until_ready().boxed(),
-                stores.deployment_meta.wait_until_ready().boxed(),
-                stores.namespaces.wait_until_ready().boxed(),
-            ];
-            let filled =
-                futures::future::join_all(KINDS.into_iter().zip(waits).map(|(kind, wait)| {
-                    let health = health.clone();
-                    async move {
-                        let filled = wait.await.is_ok();
-                        if filled {
-                            debug!(kind, "cache ready");
-                            health.synced(kind);
-                        }
-                        filled
-                    }
-                }))
-                .await;
-            let all = filled.into_iter().all(|f| f);
-            if all {
-                debug!("every cache ready: reconciles start");
-            }
-            all
-        }
-        .boxed()
-        .shared()
     }
 }
 
-/// See [`Stores::ready`].
-pub(super) type Ready = Shared<BoxFuture<'static, bool>>;
-
-/// The metadata cache of every Deployment, as the probes and metrics name it.
-pub(super) const DEPLOYMENT_METADATA: &str = "DeploymentMetadata";
-
-/// The metadata cache of every Namespace, as the probes and metrics name it.
-pub(super) const NAMESPACE_METADATA: &str = "NamespaceMetadata";
+/// `K` in `namespace`, or in every namespace.
+fn scoped<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    K::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
 
 /// The label selector of the LB Deployments' watch: the managed-by label the core puts on
 /// every LB Deployment.
-pub(super) fn lb_selector() -> String {
+fn lb_selector() -> String {
     format!("{}={}", lookup::MANAGED_BY_LABEL, lookup::MANAGED_BY)
 }
 
-/// Whether a Deployment's labels select it into the LB watch.
-pub(super) fn lb_labeled(meta: &DeploymentMeta) -> bool {
-    meta.metadata
-        .labels
-        .as_ref()
-        .and_then(|labels| labels.get(lookup::MANAGED_BY_LABEL))
-        .is_some_and(|value| value == lookup::MANAGED_BY)
-}
-
 /// An object a watch caches.
-pub(super) trait Cacheable:
+trait Cacheable:
     Resource<DynamicType = ()> + Clone + std::fmt::Debug + DeserializeOwned + Send + Sync + 'static
 {
     /// Why the core cannot read it, when it cannot.
@@ -131,18 +191,35 @@ impl Cacheable for NamespaceMeta {}
 
 /// What every watch cache of a run shares.
 pub(super) struct Caches<'a> {
-    pub(super) health: &'a Arc<Health>,
-    pub(super) metrics: &'a Arc<Metrics>,
-    pub(super) relists: Arc<Relists>,
+    health: &'a Arc<Health>,
+    metrics: &'a Arc<Metrics>,
+    relists: Arc<Relists>,
     /// Initial lists streamed where the server serves them ([`crate::watch`]): what the
     /// watches learnt of the server, shared.
-    pub(super) streaming_lists: Option<Arc<crate::watch::StreamingLists>>,
+    streaming_lists: Option<Arc<StreamingLists>>,
+}
+
+impl<'a> Caches<'a> {
+    /// The caches' shared parts: watch errors kept in `health`, unreadable objects counted
+    /// in `metrics`, initial lists streamed when `streaming_lists`.
+    pub(super) fn new(
+        health: &'a Arc<Health>,
+        metrics: &'a Arc<Metrics>,
+        streaming_lists: bool,
+    ) -> Self {
+        Caches {
+            health,
+            metrics,
+            relists: Arc::new(Relists::default()),
+            streaming_lists: streaming_lists.then(|| Arc::new(StreamingLists::default())),
+        }
+    }
 }
 
 impl Caches<'_> {
     /// A watch of `api` (of `kind`, as the probes name it) filling a new cache: the cache,
     /// and the objects the watch touched, each once the cache shows it (see [`once_cached`]).
-    pub(super) fn cached<K: Cacheable>(
+    fn cached<K: Cacheable>(
         &self,
         kind: &'static str,
         api: Api<K>,
@@ -157,7 +234,7 @@ impl Caches<'_> {
 
     /// [`Caches::cached`], with `index` seeing every watch event before the cache applies
     /// it (so an index is filled when the cache becomes ready).
-    pub(super) fn cached_with<K: Cacheable>(
+    fn cached_with<K: Cacheable>(
         &self,
         kind: &'static str,
         api: Api<K>,
@@ -202,7 +279,7 @@ impl Caches<'_> {
 }
 
 /// The backoff of the Controller's merged triggers: none. Each watch backs off on its own
-/// errors (`default_backoff` in [`cached`]); a backoff on the merged stream would stop
+/// errors (`default_backoff` in [`Caches::cached_with`]); a backoff on the merged stream would stop
 /// polling every watch on any one's error, and double across the errors of different
 /// watches: after an API server restart each dead watch surfaced one backoff later, and
 /// the controller saw an edit only 143 s after the server was back (`tests/faults.rs`).
@@ -221,7 +298,7 @@ impl kube::runtime::utils::Backoff for NoTriggerBackoff {
 
 /// Whether [`once_cached`] passes deleted objects on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Deletions {
+enum Deletions {
     /// Deletions are triggers (the mapper wakes the Gateways the object concerned).
     Pass,
     /// Deletions are not (the watch of the reconciled kind itself).
@@ -239,7 +316,7 @@ pub(super) enum Deletions {
 /// An object deleted while the watch was down is simply absent from the relist: no event,
 /// nobody woken; [`reflect::reflect`] passes those on as deletions at the relist's end
 /// (with [`Deletions::Pass`], as deletions are).
-pub(super) fn once_cached<K>(
+fn once_cached<K>(
     events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
     store: Store<K>,
     deletions: Deletions,
@@ -286,9 +363,18 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::named_route;
-    use super::super::triggers::tests::route;
-    use super::*;
+    use std::sync::Arc;
+
+    use futures::StreamExt;
+    use kube::ResourceExt;
+    use kube::runtime::reflector::{self, ObjectRef, Store};
+    use kube::runtime::watcher;
+
+    use super::{Deletions, once_cached};
+    use crate::cached::{Gateway, L34Route};
+    use crate::controller::fixtures::{named_route, route};
+    use crate::controller::triggers::RouteParents;
+    use crate::reflect;
 
     /// Runs watch events through the reflector and [`once_cached`], and for each object passed
     /// on: its name, and whether the cache already showed that version of it.
@@ -363,91 +449,5 @@ mod tests {
             .await;
         let gw = |name: &str| ObjectRef::<Gateway>::new(name).within("ns");
         assert_eq!(woken, vec![vec![gw("a")], vec![gw("a"), gw("b")]]);
-    }
-
-    /// A waker that records whether it was woken.
-    struct Flag(std::sync::atomic::AtomicBool);
-
-    impl futures::task::ArcWake for Flag {
-        fn wake_by_ref(flag: &Arc<Self>) {
-            flag.0.store(true, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-
-    #[test]
-    fn every_reconcile_waiting_for_the_caches_is_woken_when_they_are_ready() {
-        use std::task::{Context as TaskContext, Poll};
-
-        let (gateways, mut gateway_writer) = reflector::store::<Gateway>();
-        let (classes, mut class_writer) = reflector::store::<GatewayClass>();
-        let (configurations, mut configuration_writer) = reflector::store::<GatewayConfiguration>();
-        let (routes, mut route_writer) = reflector::store::<L34Route>();
-        let (deployments, mut deployment_writer) = reflector::store::<CachedDeployment>();
-        let (deployment_meta, mut meta_writer) = reflector::store::<DeploymentMeta>();
-        let (namespaces, mut namespace_writer) = reflector::store::<NamespaceMeta>();
-        let stores = Stores {
-            gateways,
-            classes,
-            configurations,
-            routes,
-            deployments,
-            deployment_meta,
-            namespaces,
-            routes_by_gateway: Arc::new(route_index()),
-            relists: Arc::default(),
-        };
-        // The Gateway cache is ready first (kube-runtime holds every reconcile until then).
-        gateway_writer.apply_watcher_event(&watcher::Event::Init);
-        gateway_writer.apply_watcher_event(&watcher::Event::InitDone);
-
-        // Four reconciles (four tasks, four wakers) wait for the other caches.
-        let health = Arc::new(Health::default());
-        let ready = stores.ready(health.clone());
-        let mut waiting: Vec<(Arc<Flag>, Ready)> = (0..4)
-            .map(|_| (Arc::new(Flag(false.into())), ready.clone()))
-            .collect();
-        for (flag, wait) in &mut waiting {
-            let waker = futures::task::waker(flag.clone());
-            assert_eq!(
-                wait.poll_unpin(&mut TaskContext::from_waker(&waker)),
-                Poll::Pending
-            );
-        }
-
-        // Which caches are missing is known while waiting (the sync timeout names them).
-        let unsynced: Vec<&str> = health.unsynced().iter().map(|u| u.kind).collect();
-        assert_eq!(
-            unsynced,
-            [
-                "Deployment",
-                "DeploymentMetadata",
-                "GatewayClass",
-                "GatewayConfiguration",
-                "L34Route",
-                "NamespaceMetadata"
-            ]
-        );
-        class_writer.apply_watcher_event(&watcher::Event::Init);
-        class_writer.apply_watcher_event(&watcher::Event::InitDone);
-        configuration_writer.apply_watcher_event(&watcher::Event::Init);
-        configuration_writer.apply_watcher_event(&watcher::Event::InitDone);
-        route_writer.apply_watcher_event(&watcher::Event::Init);
-        route_writer.apply_watcher_event(&watcher::Event::InitDone);
-        deployment_writer.apply_watcher_event(&watcher::Event::Init);
-        deployment_writer.apply_watcher_event(&watcher::Event::InitDone);
-        meta_writer.apply_watcher_event(&watcher::Event::Init);
-        meta_writer.apply_watcher_event(&watcher::Event::InitDone);
-        namespace_writer.apply_watcher_event(&watcher::Event::Init);
-        namespace_writer.apply_watcher_event(&watcher::Event::InitDone);
-
-        // Every waiting task is woken (a task never woken would wait forever), and ready.
-        for (i, (flag, wait)) in waiting.iter_mut().enumerate() {
-            let woken = flag.0.load(std::sync::atomic::Ordering::SeqCst);
-            let waker = futures::task::waker(flag.clone());
-            let poll = wait.poll_unpin(&mut TaskContext::from_waker(&waker));
-            assert!(woken, "waiting reconcile {i} was never woken");
-            assert_eq!(poll, Poll::Ready(true), "waiting reconcile {i}");
-        }
-        assert!(health.ready(), "{:?}", health.unsynced());
     }
 }
