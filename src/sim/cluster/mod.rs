@@ -70,13 +70,15 @@ use crate::settings::Settings;
 use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, L34Route};
 
-pub(crate) mod driver;
+mod port;
+pub(crate) mod reconcile;
 mod rollout;
 pub(crate) mod store;
 mod writes;
 
 pub use crate::reconcile::WriteKind;
-pub use driver::{ClusterPort, ReconcileRecord};
+pub use port::ClusterPort;
+pub use reconcile::ReconcileRecord;
 pub use rollout::RolloutState;
 pub use store::{Kind, Objects};
 use store::{check, default_status};

@@ -2,10 +2,9 @@
 //! outcome, status write, conditions and requeue.
 
 use crate::outcome::WriteOutcome;
+use crate::reconcile::Requeue;
 use crate::sim::cluster::ReconcileRecord;
 use crate::wire::Condition;
-
-pub use crate::sim::cluster::driver::describe_requeue;
 
 /// `Applied`, `503 ServiceUnavailable: etcdserver: request timed out`, or
 /// `transport error: MSG`.
@@ -51,4 +50,23 @@ pub(crate) fn describe_status(written: bool) -> &'static str {
 /// `STATUS/REASON: "MESSAGE"`: a condition as a failed expectation shows it.
 pub(super) fn describe_condition(c: &Condition) -> String {
     format!("{}/{}: {:?}", c.status, c.reason, c.message)
+}
+
+/// `await change` (only the next watch event), `immediately` or `after 90s`.
+pub fn describe_requeue(requeue: Requeue) -> String {
+    match requeue {
+        Requeue::AwaitChange => "await change".into(),
+        Requeue::Immediately => "immediately".into(),
+        Requeue::After(d) => format!("after {}", crate::settings::format_duration(d)),
+    }
+}
+
+/// The requeue a scenario's `expect.requeue` names: `await change` (or `none`, its older
+/// word), `immediately` or a duration.
+pub(crate) fn requeue_from_word(word: &str) -> Result<Requeue, String> {
+    match word {
+        "await change" | "none" => Ok(Requeue::AwaitChange),
+        "immediately" => Ok(Requeue::Immediately),
+        _ => crate::settings::parse_duration(word).map(Requeue::After),
+    }
 }

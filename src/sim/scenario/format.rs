@@ -26,9 +26,9 @@ use super::malformed::{ScenarioError, from_serde};
 use super::{Scenario, Step, TimeError, Verb, api_error_from_value, parse_time};
 use crate::events::EventType;
 use crate::settings::{Settings, parse_duration};
-use crate::sim::cluster::driver::requeue_from_word;
 use crate::sim::cluster::store::{check, typed_at};
 use crate::sim::cluster::{ClusterError, Kind, Objects, RolloutState, WriteKind};
+use crate::sim::scenario::describe::requeue_from_word;
 use crate::sim::strict_json::{Lifted, MAX_STEPS};
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, tree};
 

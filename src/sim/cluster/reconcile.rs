@@ -1,23 +1,20 @@
 //! One reconcile on the simulated cluster, as a controller runs it: the core's
-//! [`Driver`](crate::reconcile::Driver) over a port on the cluster (reads copy the stored
-//! objects, writes go through the simulated API server).
+//! [`Driver`](crate::reconcile::Driver) over the cluster's port ([`ClusterPort`]), the
+//! GatewayClass's own status before it, and the record of what it did
+//! ([`ReconcileRecord`]).
 
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::store::{has_key, typed};
+use super::port::ClusterPort;
+use super::store::typed;
 use super::{Cluster, ClusterError, Kind};
-use std::sync::Arc;
 
-use crate::events::Event;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{
-    Decided, DeploymentWrite, Labels, NotReady, ReconcileError, Reconciled, Requeue, Settlement,
-    StatusPatch, StatusWrite, View, WriteKind, ready,
+    Decided, NotReady, ReconcileError, Reconciled, Requeue, Settlement, WriteKind, ready,
 };
-use crate::wire::{
-    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, GatewayStatus, L34Route,
-};
+use crate::wire::{Condition, Gateway, GatewayClass, GatewayStatus};
 
 /// What one [`Cluster::reconcile`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,178 +205,6 @@ impl Cluster {
         }
         self.class_status_writes += 1;
         Ok((settled.conditions.unwrap_or_default(), true))
-    }
-}
-
-/// The [`Port`](crate::reconcile::Port) on a simulated [`Cluster`] (from
-/// [`Cluster::port`]): reads copy the stored objects out (a write changes the store while
-/// the plan still reads them), writes go through the simulated API server, with its
-/// bookkeeping, injected failures and mutating admission; Events are not kept (a
-/// reconcile's record holds them).
-///
-/// The crate's [`Driver`](crate::reconcile::Driver) runs over it as over a controller's
-/// port, and so does an embedder's own port wrapper around it:
-///
-/// ```
-/// use gateway_reconcile::reconcile::{Driver, ready};
-/// use gateway_reconcile::sim::cluster::{Cluster, Objects};
-/// use gateway_reconcile::{Settings, WriteKind};
-/// use serde_json::json;
-///
-/// let objects = Objects {
-///     gateway_class: Some(json!({"metadata": {"name": "meridio"},
-///         "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
-///     gateway: json!({"metadata": {"name": "gw", "namespace": "ns"},
-///         "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
-///             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
-///     configuration: Some(json!({"metadata": {"name": "conf", "namespace": "ns"},
-///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}})),
-///     ..Objects::default()
-/// };
-/// let now = "2026-01-01T00:00:00Z".parse().unwrap();
-/// let mut cluster = Cluster::new(Settings::default(), now, objects).unwrap();
-/// let driver = Driver::new(Settings::default());
-/// let reconciled = ready(driver.reconcile(&mut cluster.port(), now)).unwrap().unwrap();
-/// assert_eq!(reconciled.decided.unwrap().action, WriteKind::Create);
-/// assert!(cluster.deployment().is_some());
-/// ```
-#[derive(Debug)]
-pub struct ClusterPort<'c> {
-    cluster: &'c mut Cluster,
-}
-
-impl Cluster {
-    /// The port a controller's loop reads and writes this cluster through (its clock stays
-    /// where it is; the caller hands the driver its `now`).
-    pub fn port(&mut self) -> ClusterPort<'_> {
-        ClusterPort { cluster: self }
-    }
-}
-
-/// The reads answer by key from the objects the cluster holds (one of each kind; an object
-/// stored without a namespace or a name, as a hand-written scenario may leave it, matches
-/// any); the Gateway or class the wire type cannot read is the cluster's error, naming the
-/// field path.
-impl crate::reconcile::Reader for ClusterPort<'_> {
-    type Error = ClusterError;
-    type Gateway = Gateway;
-    type Class = GatewayClass;
-    type Configuration = Result<GatewayConfiguration, String>;
-    type Deployment = Deployment;
-
-    async fn gateway(&mut self) -> Result<View<Gateway>, ClusterError> {
-        typed(Kind::Gateway, &self.cluster.gateway).map(View::Ready)
-    }
-
-    async fn class(&mut self, name: &str) -> Result<Option<GatewayClass>, ClusterError> {
-        match &self.cluster.gateway_class {
-            Some(stored) if has_key(stored, "", name) => {
-                typed(Kind::GatewayClass, stored).map(Some)
-            }
-            _ => Ok(None),
-        }
-    }
-
-    async fn configuration(
-        &mut self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Self::Configuration>, ClusterError> {
-        Ok(self.cluster.read_configuration(namespace, name))
-    }
-
-    async fn deployment(
-        &mut self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Deployment>, ClusterError> {
-        let keyed = |d: &&Deployment| {
-            d.namespace().is_none_or(|n| n == namespace) && d.name().is_none_or(|n| n == name)
-        };
-        Ok(self.cluster.deployment.as_ref().filter(keyed).cloned())
-    }
-
-    async fn routes(&mut self, _: &str, _: &str) -> Result<Vec<L34Route>, ClusterError> {
-        Ok(self.cluster.routes.clone())
-    }
-
-    async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, ClusterError> {
-        Ok(self.cluster.namespace_labels().get(name).cloned())
-    }
-
-    fn template(&mut self) -> Arc<Deployment> {
-        Arc::new(self.cluster.template.clone())
-    }
-}
-
-impl crate::reconcile::Port for ClusterPort<'_> {
-    type Error = ClusterError;
-    type Reader = Self;
-
-    fn reader(&mut self) -> &mut Self {
-        self
-    }
-
-    async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
-        let outcome = match write {
-            DeploymentWrite::Create(desired) => self.cluster.create_deployment(desired),
-            DeploymentWrite::Update { desired, .. } => self.cluster.update_deployment(desired),
-        };
-        // The server answers a write it took with the stored object, as a real one does.
-        match (&outcome, &self.cluster.deployment) {
-            (WriteOutcome::Applied, Some(stored)) => WriteOutcome::Stored(stored.clone()),
-            _ => outcome,
-        }
-    }
-
-    async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, ClusterError> {
-        // The precondition must be the stored Gateway's resourceVersion (no write between).
-        let stored = self
-            .cluster
-            .gateway
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str);
-        if patch.resource_version() != stored {
-            self.cluster.status_patch_problem = Some(format!(
-                "status_patch() has the precondition {:?}, the Gateway has resourceVersion {stored:?}",
-                patch.resource_version()
-            ));
-        }
-        patch.apply_to(&mut self.cluster.gateway);
-        let rv = self.cluster.next_revision();
-        if let Some(meta) = self
-            .cluster
-            .gateway
-            .get_mut("metadata")
-            .and_then(Value::as_object_mut)
-        {
-            meta.insert("resourceVersion".into(), Value::String(rv));
-        }
-        self.cluster.status_writes += 1;
-        Ok(StatusWrite::Written)
-    }
-
-    async fn record(&mut self, _action: WriteKind, _events: &[Event]) {
-        // The settlement's Events are in the reconcile's record.
-    }
-}
-
-/// `await change` (only the next watch event), `immediately` or `after 90s`.
-pub fn describe_requeue(requeue: Requeue) -> String {
-    match requeue {
-        Requeue::AwaitChange => "await change".into(),
-        Requeue::Immediately => "immediately".into(),
-        Requeue::After(d) => format!("after {}", crate::settings::format_duration(d)),
-    }
-}
-
-/// The requeue a scenario's `expect.requeue` names: `await change` (or `none`, its older
-/// word), `immediately` or a duration.
-pub(crate) fn requeue_from_word(word: &str) -> Result<Requeue, String> {
-    match word {
-        "await change" | "none" => Ok(Requeue::AwaitChange),
-        "immediately" => Ok(Requeue::Immediately),
-        _ => crate::settings::parse_duration(word).map(Requeue::After),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Unit tests of the reconcile driver.
+//! Unit tests of a reconcile on the simulated cluster.
 
 use std::time::Duration;
 
