@@ -23,10 +23,8 @@
 //! - for a Gateway: only itself is woken, and no other Gateway's gathered objects change.
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
-use std::sync::Arc;
 
-use gateway_reconcile::reconcile::{Labels, Reader, Requeue, View, gather, ready};
+use gateway_reconcile::reconcile::{InMemory, Labels, View, gather, ready};
 use gateway_reconcile::wake::{self, GatewayRef, WakeKey, Woken};
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{Settings, lookup};
@@ -57,16 +55,9 @@ fn deployment_names() -> Vec<String> {
     names
 }
 
-/// The cluster: every object by its key.
-#[derive(Debug, Clone, Default)]
-struct World {
-    gateways: BTreeMap<Key, Gateway>,
-    classes: BTreeMap<String, GatewayClass>,
-    configurations: BTreeMap<Key, GatewayConfiguration>,
-    routes: BTreeMap<Key, L34Route>,
-    namespaces: BTreeMap<String, Labels>,
-    deployments: BTreeMap<Key, Deployment>,
-}
+/// The cluster: every object by its key, in the core's in-memory store (its reads by key
+/// are those a cache answers).
+type World = InMemory;
 
 /// One change: the object's key and its new state (`None`: deleted, or still absent).
 #[derive(Debug, Clone)]
@@ -251,13 +242,15 @@ fn world() -> impl Strategy<Value = World> {
         deployments,
     )
         .prop_map(
-            |(gateways, classes, configurations, routes, namespaces, deployments)| World {
-                gateways: gateways.into_iter().collect(),
-                classes: classes.into_iter().collect(),
-                configurations: configurations.into_iter().collect(),
-                routes: routes.into_iter().collect(),
-                namespaces: namespaces.into_iter().collect(),
-                deployments: deployments.into_iter().collect(),
+            |(gateways, classes, configurations, routes, namespaces, deployments)| {
+                let mut world = InMemory::new(Deployment::default());
+                world.gateways = gateways.into_iter().collect();
+                world.classes = classes.into_iter().collect();
+                world.configurations = configurations.into_iter().collect();
+                world.routes = routes.into_iter().collect();
+                world.namespaces = namespaces.into_iter().collect();
+                world.deployments = deployments.into_iter().collect();
+                world
             },
         )
 }
@@ -291,70 +284,10 @@ fn change() -> impl Strategy<Value = Change> {
     ]
 }
 
-/// A reader of one Gateway over the cluster, by key, as a cache answers.
-struct WorldReader<'a> {
-    world: &'a World,
-    gateway: Key,
-    template: Arc<Deployment>,
-}
-
-impl Reader for WorldReader<'_> {
-    type Error = Infallible;
-    type Gateway = Gateway;
-    type Class = GatewayClass;
-    type Configuration = GatewayConfiguration;
-    type Deployment = Deployment;
-
-    async fn gateway(&mut self) -> Result<View<Gateway>, Infallible> {
-        Ok(match self.world.gateways.get(&self.gateway) {
-            Some(gateway) => View::Ready(gateway.clone()),
-            None => View::Later(Requeue::AwaitChange),
-        })
-    }
-
-    async fn class(&mut self, name: &str) -> Result<Option<GatewayClass>, Infallible> {
-        Ok(self.world.classes.get(name).cloned())
-    }
-
-    async fn configuration(
-        &mut self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<GatewayConfiguration>, Infallible> {
-        let key = (namespace.to_owned(), name.to_owned());
-        Ok(self.world.configurations.get(&key).cloned())
-    }
-
-    async fn deployment(
-        &mut self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Deployment>, Infallible> {
-        let key = (namespace.to_owned(), name.to_owned());
-        Ok(self.world.deployments.get(&key).cloned())
-    }
-
-    async fn routes(&mut self, _: &str, _: &str) -> Result<Vec<L34Route>, Infallible> {
-        // Every route: the gather keeps those that name the Gateway.
-        Ok(self.world.routes.values().cloned().collect())
-    }
-
-    async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, Infallible> {
-        Ok(self.world.namespaces.get(name).cloned())
-    }
-
-    fn template(&mut self) -> Arc<Deployment> {
-        self.template.clone()
-    }
-}
-
 /// What the gather of the Gateway `key` read, as JSON (`null`: no such Gateway).
 fn gathered(settings: &Settings, world: &World, key: &Key) -> Value {
-    let mut reader = WorldReader {
-        world,
-        gateway: key.clone(),
-        template: Arc::new(Deployment::default()),
-    };
+    let mut reader = world.clone();
+    reader.reconciling(&key.0, &key.1);
     let view = ready(gather(settings, &mut reader))
         .expect("an in-memory reader is always ready")
         .expect("the cluster's objects read");
