@@ -627,6 +627,8 @@ fn resync_is_the_requeue_of_a_healthy_gateway() {
         step.settlement.requeue,
         Requeue::After(Duration::from_secs(600))
     );
+    // Said to be a resync: a controller may spread it out.
+    assert!(step.settlement.resync);
 }
 
 #[test]
@@ -788,12 +790,15 @@ fn resync_replaces_every_none_requeue_of_an_accepted_or_invalid_gateway() {
         Requeue::After(Duration::from_secs(10)),
         "rejected update, resync below the floor"
     );
+    // The same wait as the resync, but a backoff: not said to be a resync.
+    assert!(!step.settlement.resync, "a capped backoff is no resync");
     // Name collision.
     let mut w = with_resync(World::healthy());
     w.deployment.as_mut().unwrap().object["metadata"]["ownerReferences"] =
         serde_json::json!([]).into();
     let step = w.reconcile(at(5), |_| None);
     assert_eq!(step.settlement.requeue, resync, "collision");
+    assert!(step.settlement.resync, "collision");
     // Invalid parameters.
     let mut w = with_resync(World::new());
     w.configuration = None;

@@ -6,19 +6,17 @@ use std::time::Duration;
 use gateway_reconcile::Requeue;
 use kube::runtime::controller;
 
-/// The reconcile's [`controller::Action`], a resync spread out: a requeue after exactly
-/// `resync` (the core's "nothing to do, look again after `resync`") gets `fraction` (in
-/// `[0, 1)`) of `JITTER` (10 %) more. Gateways that converged
-/// together (every one, after a start or a restart) would otherwise all resync in the same
-/// instant, every period. Every other requeue is the core's own, kept exact (a backoff is
-/// capped at the moment `Degraded` is due).
-pub fn spread_resync(
-    requeue: Requeue,
-    resync: Option<Duration>,
-    fraction: f64,
-) -> controller::Action {
-    match (after(requeue), resync) {
-        (Some(wait), Some(resync)) if wait == resync && !wait.is_zero() => {
+/// The reconcile's [`controller::Action`], a resync spread out: when the core says the
+/// requeue is a resync (`resync`: [`Reconciled::resync`](gateway_reconcile::reconcile::Reconciled::resync),
+/// the settings' period in place of "wait for a change"), its wait gets `fraction` (in
+/// `[0, 1)`) of `JITTER` (10 %) more. Gateways that converged together (every one, after a
+/// start or a restart) would otherwise all resync in the same instant, every period. Every
+/// other requeue is the core's own, kept exact (a backoff is capped at the moment
+/// `Degraded` is due, and a rejection's backoff at the resync period, which a comparison
+/// of durations could not tell from a resync).
+pub fn spread_resync(requeue: Requeue, resync: bool, fraction: f64) -> controller::Action {
+    match after(requeue) {
+        Some(wait) if resync && !wait.is_zero() => {
             controller::Action::requeue(crate::backoff::jittered(wait, fraction))
         }
         _ => action(requeue),
@@ -71,22 +69,24 @@ mod tests {
 
     #[test]
     fn only_a_resync_is_spread() {
-        let resync = Some(Duration::from_secs(600));
-        let spread = spread_resync(Requeue::After(Duration::from_secs(600)), resync, 0.5);
+        let ten_minutes = Requeue::After(Duration::from_secs(600));
         assert_eq!(
-            spread,
+            spread_resync(ten_minutes, true, 0.5),
             controller::Action::requeue(Duration::from_secs(630))
         );
+        // The same wait as a rejection's backoff (capped at the resync period) is exact.
+        assert_eq!(spread_resync(ten_minutes, false, 0.5), action(ten_minutes));
         // A backoff, an immediate requeue and a wait for a change stay the core's.
         for requeue in [
             Requeue::After(Duration::from_secs(30)),
             Requeue::Immediately,
             Requeue::AwaitChange,
         ] {
-            assert_eq!(spread_resync(requeue, resync, 0.5), action(requeue));
+            assert_eq!(spread_resync(requeue, false, 0.5), action(requeue));
         }
-        // No resync configured: nothing is one.
-        let after = Requeue::After(Duration::from_secs(600));
-        assert_eq!(spread_resync(after, None, 0.5), action(after));
+        assert_eq!(
+            spread_resync(Requeue::Immediately, true, 0.5),
+            action(Requeue::Immediately)
+        );
     }
 }

@@ -26,6 +26,10 @@ use crate::settings::Settings;
 pub struct Reconciled {
     /// When to reconcile this Gateway again.
     pub requeue: Requeue,
+    /// Whether `requeue` is the resync of a Gateway with nothing left to do
+    /// ([`Settlement::resync`]), which a controller may spread out; every other requeue is
+    /// meant exactly.
+    pub resync: bool,
     /// What the plan decided and the port did; `None` when the port answered
     /// [`View::Later`].
     pub decided: Option<Decided>,
@@ -287,6 +291,7 @@ impl Driver {
             View::Later(requeue) => {
                 return Ok(Reconciled {
                     requeue,
+                    resync: false,
                     decided: None,
                 });
             }
@@ -330,19 +335,20 @@ impl Driver {
                 }
             },
         };
-        let requeue = match status {
+        let (requeue, resync) = match status {
             // Decide again with the newer Gateway; its Events would describe a status
             // that was not written.
-            StatusWrite::Conflict => Requeue::Immediately,
+            StatusWrite::Conflict => (Requeue::Immediately, false),
             StatusWrite::Unchanged | StatusWrite::Written => {
                 if !settlement.events.is_empty() {
                     port.record(action, &settlement.events).await;
                 }
-                settlement.requeue
+                (settlement.requeue, settlement.resync)
             }
         };
         Ok(Reconciled {
             requeue,
+            resync,
             decided: Some(Decided {
                 action,
                 drift,

@@ -194,7 +194,10 @@ impl Planned<'_> {
     /// Applies the row to the observed conditions; no status when nothing changed.
     fn finish(&self, row: Row<'_>) -> Settlement {
         let Row {
-            addresses, requeue, ..
+            addresses,
+            requeue,
+            resync,
+            ..
         } = row;
         let observed = &self.snapshot.gateway.status;
         let changes = [
@@ -215,6 +218,7 @@ impl Planned<'_> {
         if unchanged {
             let mut settlement = Settlement::new(None, requeue);
             settlement.addresses_owned = addresses_owned;
+            settlement.resync = resync;
             return settlement;
         }
         let merged = merged.unwrap_or_else(|| observed.conditions.clone());
@@ -228,6 +232,7 @@ impl Planned<'_> {
         settlement.events = events;
         settlement.addresses_owned = addresses_owned;
         settlement.resource_version = self.snapshot.gateway.metadata.resource_version.clone();
+        settlement.resync = resync;
         settlement
     }
 }

@@ -71,6 +71,12 @@ pub struct Settlement {
     pub status: Option<GatewayStatus>,
     /// When to look again.
     pub requeue: Requeue,
+    /// Whether [`requeue`](Settlement::requeue) is the resync of a Gateway with nothing
+    /// left to do ([`Settings::resync`](crate::Settings::resync) in place of
+    /// [`Requeue::AwaitChange`]), not a retry or a deadline: a controller may spread such
+    /// requeues out (Gateways that converged together would otherwise all resync in one
+    /// instant); every other requeue is meant exactly.
+    pub resync: bool,
     /// The Events to record on the Gateway: one per condition transition, none on a retry
     /// that changes nothing; and `AdmissionChanged` when the API server changed the write.
     pub events: Vec<Event>,
@@ -114,6 +120,7 @@ impl Settlement {
         Settlement {
             status,
             requeue,
+            resync: false,
             events: Vec::new(),
             write_record: None,
             held_drift: Vec::new(),

@@ -32,6 +32,8 @@ pub(super) struct Row<'p> {
     pub addresses: Option<&'p [GatewayAddress]>,
     /// When to look again, `resync` already applied.
     pub requeue: Requeue,
+    /// The requeue is the resync of a Gateway with nothing left to do, not a retry.
+    pub resync: bool,
 }
 
 impl Planned<'_> {
@@ -60,6 +62,7 @@ impl Planned<'_> {
                     degraded: Change::Remove,
                     addresses: None,
                     requeue: Requeue::AwaitChange,
+                    resync: false,
                 })
             }
             // Invalid parameters.
@@ -81,6 +84,7 @@ impl Planned<'_> {
                     } else {
                         self.or_resync(Requeue::AwaitChange)
                     },
+                    resync: !invalid.is_template() && self.settings.resync.is_some(),
                 })
             }
             Situation::Accepted(a, lb) => Verdict::Row(self.accepted_row(a, lb, msg)),
@@ -133,6 +137,7 @@ impl Planned<'_> {
             degraded,
             addresses: Some(&a.addresses),
             requeue: self.or_resync(requeue),
+            resync: requeue == Requeue::AwaitChange && self.settings.resync.is_some(),
         };
 
         match lb {

@@ -111,8 +111,8 @@ struct Requeued {
 }
 
 impl Requeued {
-    /// `requeue` as kube-runtime runs it, with `resync` the settings' resync period.
-    fn new(requeue: Requeue, resync: Option<Duration>) -> Self {
+    /// `requeue` as kube-runtime runs it; `resync`: the core says it is a resync.
+    fn new(requeue: Requeue, resync: bool) -> Self {
         Requeued {
             requeue,
             action: requeue::spread_resync(requeue, resync, backoff::random_fraction()),
@@ -161,10 +161,7 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<Requeued,
         .driver
         .reconcile(&mut port, jiff::Timestamp::now())
         .await?;
-    Ok(Requeued::new(
-        reconciled.requeue,
-        ctx.config.settings.resync,
-    ))
+    Ok(Requeued::new(reconciled.requeue, reconciled.resync))
 }
 
 /// [`reconcile`] as the controller runs it: nothing on a standby, metrics, and every
@@ -382,7 +379,7 @@ mod tests {
     /// wait of zero), whatever the `Action`.
     #[test]
     fn only_the_cores_at_once_requeue_backs_off() {
-        let resync = Some(Duration::from_secs(600));
+        let resync = true;
         assert!(Requeued::new(Requeue::Immediately, resync).at_once());
         assert!(Requeued::new(Requeue::After(Duration::ZERO), resync).at_once());
         for requeue in [
