@@ -1,7 +1,8 @@
-//! [`InMemory`]: objects held in maps and read by kind and key, the read side of a port over
-//! an in-memory store (a test's fake client, a toy controller). Many Gateways share its
-//! classes, configurations, routes, namespaces and template, as they share a cluster's: an
-//! edit of a shared object is seen by every Gateway that reads it.
+//! [`InMemory`]: objects held in maps, read by kind and key and written as given: a port
+//! over an in-memory store (a test's fake client, a toy controller), or the read side of
+//! one's own. Many Gateways share its classes, configurations, routes, namespaces and
+//! template, as they share a cluster's: an edit of a shared object is seen by every
+//! Gateway that reads it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
