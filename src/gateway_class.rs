@@ -102,6 +102,38 @@ pub enum ConfigurationPresence {
     Missing,
 }
 
+impl ConfigurationPresence {
+    /// Whether the GatewayConfiguration `class` names as its default exists: the core
+    /// decides which one (our group and kind, with a namespace: `lookup::class_configuration_ref`)
+    /// and asks `exists` about that namespace and name only; a class that names none is
+    /// [`Missing`](ConfigurationPresence::Missing) without asking.
+    ///
+    /// ```
+    /// use gateway_reconcile::Settings;
+    /// use gateway_reconcile::gateway_class::ConfigurationPresence;
+    /// use gateway_reconcile::wire::GatewayClass;
+    ///
+    /// let class: GatewayClass = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "meridio"},
+    ///     "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller",
+    ///         "parametersRef": {"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+    ///             "name": "conf", "namespace": "ns"}}
+    /// })).unwrap();
+    /// let settings = Settings::default();
+    /// let presence = ConfigurationPresence::of_class(&settings, &class, |ns, name| (ns, name) == ("ns", "conf"));
+    /// assert_eq!(presence, ConfigurationPresence::Exists);
+    /// ```
+    pub fn of_class(
+        settings: &Settings,
+        class: &GatewayClass,
+        exists: impl FnOnce(&str, &str) -> bool,
+    ) -> Self {
+        crate::lookup::class_configuration_ref(settings, class)
+            .is_some_and(|named| exists(named.namespace, named.name))
+            .into()
+    }
+}
+
 impl From<bool> for ConfigurationPresence {
     /// `true`: [`ConfigurationPresence::Exists`].
     fn from(exists: bool) -> Self {

@@ -18,7 +18,7 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use futures::future::{BoxFuture, Shared};
-use gateway_reconcile::{Settings, gateway_class, lookup};
+use gateway_reconcile::{Settings, gateway_class};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
@@ -126,13 +126,15 @@ impl Writer {
             return;
         }
         // Readable or not, it exists: its content is judged on each Gateway.
-        let presence = lookup::class_configuration_ref(&self.settings, typed)
-            .is_some_and(|named| {
+        let presence = gateway_class::ConfigurationPresence::of_class(
+            &self.settings,
+            typed,
+            |namespace, name| {
                 self.configurations
-                    .get(&ObjectRef::new(named.name).within(named.namespace))
+                    .get(&ObjectRef::new(name).within(namespace))
                     .is_some()
-            })
-            .into();
+            },
+        );
         let settled = match gateway_class::settle_class(
             &self.settings,
             typed,

@@ -145,23 +145,17 @@ impl Cluster {
     /// Whether the GatewayConfiguration a class names as its default exists: the stored
     /// one when its namespace and name are those the class names, readable or not.
     pub(crate) fn class_configuration(&self, class: &GatewayClass) -> ConfigurationPresence {
-        let named = lookup::class_configuration_ref(&self.settings, class);
-        self.configuration
-            .as_ref()
-            .is_some_and(|stored| named.is_some_and(|named| names(stored, named)))
-            .into()
+        ConfigurationPresence::of_class(&self.settings, class, |namespace, name| {
+            self.configuration
+                .as_ref()
+                .is_some_and(|stored| has_key(stored, namespace, name))
+        })
     }
 
     /// The namespaces' labels the controller sees.
     pub fn namespace_labels(&self) -> &NamespaceLabels {
         &self.namespaces
     }
-}
-
-/// Whether a stored GatewayConfiguration is the one `reference` names (by its namespace and
-/// name, as [`lookup::ConfigurationRef::matches`] says).
-fn names(stored: &Value, reference: lookup::ConfigurationRef<'_>) -> bool {
-    has_key(stored, reference.namespace, reference.name)
 }
 
 /// Whether a stored object has the key `namespace/name`; a field it leaves out matches any
