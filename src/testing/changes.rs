@@ -44,28 +44,22 @@ pub(super) fn reconcile(
         let _ = writeln!(out, "{head}  Deployment {}: {outcome}", record.action);
     }
     for now in &record.conditions {
-        match before.iter().find(|c| c.type_ == now.type_) {
-            Some(was) if state(was) == state(now) && was.message == now.message => {}
-            Some(was) if state(was) == state(now) => {
-                let _ = writeln!(
-                    out,
-                    "{head}  {} {}: \"{}\"",
-                    short(&now.type_),
-                    state(now),
-                    one_line(&now.message)
-                );
-            }
+        let was = before.iter().find(|c| c.type_ == now.type_);
+        let moved = match was {
+            Some(was) if state(was) == state(now) && was.message == now.message => continue,
+            // The same status and reason: only the message moved.
+            Some(was) if state(was) == state(now) => state(now),
             was => {
                 let from = was.map_or_else(|| "none".to_owned(), state);
-                let _ = writeln!(
-                    out,
-                    "{head}  {} {from} -> {}: \"{}\"",
-                    short(&now.type_),
-                    state(now),
-                    one_line(&now.message)
-                );
+                format!("{from} -> {}", state(now))
             }
-        }
+        };
+        let _ = writeln!(
+            out,
+            "{head}  {} {moved}: \"{}\"",
+            short(&now.type_),
+            one_line(&now.message)
+        );
     }
     for gone in before
         .iter()
