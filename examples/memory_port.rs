@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .insert_class(from_value(class)?)
         .insert_configuration(from_value(conf)?);
     for name in ["a", "b"] {
-        let gateway = json!({"metadata": {"name": name, "namespace": "ns", "uid": name, "generation": 1}, "spec": {"gatewayClassName": "meridio"}});
+        let gateway = json!({"metadata": {"name": name, "namespace": "ns", "uid": name, "generation": 1}, "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}});
         objects.insert_gateway(from_value(gateway)?);
     }
     let driver = Driver::new(Settings::default());

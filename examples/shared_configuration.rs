@@ -21,7 +21,7 @@ fn main() {
     let reference = json!({"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf", "namespace": "ns"});
     objects.insert_class(from_value(json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": strategies::OURS, "parametersRef": reference}})).unwrap());
     for name in ["a", "b"] {
-        objects.insert_gateway(from_value(json!({"metadata": {"name": name, "namespace": "ns", "uid": name, "generation": 1}, "spec": {"gatewayClassName": "meridio"}})).unwrap());
+        objects.insert_gateway(from_value(json!({"metadata": {"name": name, "namespace": "ns", "uid": name, "generation": 1}, "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}})).unwrap());
     }
     // No regression file for an example (a test in a crate gets one next to its source).
     TestRunner::new(Config {

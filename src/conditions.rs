@@ -27,12 +27,14 @@ use crate::settings::{Settings, is_dns_subdomain, not_a_subdomain};
 /// A condition of `status.conditions` (the wire type, re-exported beside the lookup).
 pub use crate::wire::Condition;
 
-pub(crate) use merge::{Change, Wanted, find, is_stale, merge_changed};
+pub(crate) use merge::{Change, Owned, Wanted, find, is_stale, merge_changed};
 
 /// `Accepted`: the Gateway is ours and its parameters are valid.
 pub const ACCEPTED: &str = "Accepted";
 /// `Programmed`: the LB Deployment exists and is reconciled.
 pub const PROGRAMMED: &str = "Programmed";
+/// `ResolvedRefs`, a listener's: the route kinds it names are supported (SPEC revision 5).
+pub const RESOLVED_REFS: &str = "ResolvedRefs";
 /// Name part of `D/ConfigurationApplied`: the Deployment carries the current
 /// GatewayConfiguration generation.
 ///
@@ -85,6 +87,32 @@ pub mod reason {
     pub const APPLY_FAILING: &str = "ApplyFailing";
     /// `Degraded=True`: the Deployment's rollout exceeded its progress deadline.
     pub const ROLLOUT_STALLED: &str = "RolloutStalled";
+    /// `Accepted`/`ConfigurationApplied` False: the Gateway has `spec.addresses`, which
+    /// cannot be honoured (SPEC revision 5).
+    pub const UNSUPPORTED_ADDRESS: &str = "UnsupportedAddress";
+    /// `Accepted`/`ConfigurationApplied` False: no listener is accepted (SPEC revision 5).
+    pub const LISTENERS_NOT_VALID: &str = "ListenersNotValid";
+    /// A listener's `Accepted=False`: its protocol is not one the LB carries.
+    pub const UNSUPPORTED_PROTOCOL: &str = "UnsupportedProtocol";
+    /// A listener's `ResolvedRefs=True`.
+    pub const RESOLVED_REFS: &str = "ResolvedRefs";
+    /// A listener's `ResolvedRefs=False`: `allowedRoutes.kinds` names a kind other than
+    /// L34Route.
+    pub const INVALID_ROUTE_KINDS: &str = "InvalidRouteKinds";
+}
+
+/// The literal messages of a listener's conditions (SPEC revision 5).
+pub mod listener_message {
+    /// `Accepted=True`.
+    pub const ACCEPTED: &str = "Listener accepted";
+    /// `ResolvedRefs=True`.
+    pub const RESOLVED_REFS: &str = "Listener references resolved";
+    /// `Programmed=True`.
+    pub const PROGRAMMED: &str = "Listener programmed";
+    /// `Programmed=False/Invalid`: the listener is not accepted.
+    pub const NOT_ACCEPTED: &str = "listener not accepted";
+    /// `Programmed=False` with the Gateway's reason: the Gateway is not programmed.
+    pub const GATEWAY_NOT_PROGRAMMED: &str = "Gateway not programmed";
 }
 
 /// The reasons of the Events that are not a condition's reason (see [`events`](crate::events)).
@@ -220,6 +248,31 @@ impl ConditionTypes {
     /// True for the four types the crate owns.
     pub fn owns(&self, type_: &str) -> bool {
         self.kind_of(type_).is_some()
+    }
+}
+
+impl Owned for ConditionTypes {
+    /// The four types, ranked as [`ConditionKind::ALL`] lists them.
+    fn rank(&self, type_: &str) -> Option<usize> {
+        ConditionKind::ALL
+            .iter()
+            .position(|&kind| self.type_of(kind) == type_)
+    }
+}
+
+/// The three condition types of a listener entry the crate owns, ranked for the 8-item
+/// limit: `Accepted`, `Programmed`, `ResolvedRefs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct ListenerTypes;
+
+impl ListenerTypes {
+    /// The types, by rank.
+    pub(crate) const ALL: [&'static str; 3] = [ACCEPTED, PROGRAMMED, RESOLVED_REFS];
+}
+
+impl Owned for ListenerTypes {
+    fn rank(&self, type_: &str) -> Option<usize> {
+        ListenerTypes::ALL.iter().position(|t| *t == type_)
     }
 }
 

@@ -54,6 +54,7 @@
 //! ```
 
 use jiff::Timestamp;
+use serde_json::{Map, Value, json};
 
 use crate::conditions::{
     ACCEPTED, Change, ConditionTypes, Wanted, find, merge_changed, reason, status,
@@ -61,11 +62,12 @@ use crate::conditions::{
 use crate::error::InputError;
 use crate::lookup;
 use crate::reconcile::StatusPatch;
+use crate::reconcile::settlement::condition_value;
 use crate::settings::Settings;
 use crate::validate::Invalid;
 use crate::wire::{Condition, GatewayClass};
 
-/// What to write on a GatewayClass: its conditions, or nothing.
+/// What to write on a GatewayClass: its conditions and supported features, or nothing.
 #[must_use = "write the class status when there is one"]
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -73,6 +75,10 @@ pub struct ClassSettlement {
     /// The class's whole condition list to write, or `None` when it is not ours, the
     /// snapshot is stale, or nothing changed.
     pub conditions: Option<Vec<Condition>>,
+    /// The names of `status.supportedFeatures` to write (the setting, sorted by name), or
+    /// `None` when the class is not ours, the snapshot is stale, or the class carries them
+    /// already.
+    pub supported_features: Option<Vec<String>>,
     /// Whether an `Accepted` of ours carries an `observedGeneration` above the class's:
     /// the snapshot is older than our last write; look again at once.
     pub stale: bool,
@@ -81,11 +87,26 @@ pub struct ClassSettlement {
 
 impl ClassSettlement {
     /// The JSON merge patch for the class's `status` subresource, with the observed
-    /// `resourceVersion` as its precondition; `None` when there is nothing to write.
+    /// `resourceVersion` as its precondition; `None` when there is nothing to write. It
+    /// replaces `status.conditions` whole when they changed, and `status.supportedFeatures`
+    /// (`[{"name": N}]`) when they changed.
     pub fn status_patch(&self) -> Option<StatusPatch> {
-        let conditions = self.conditions.as_ref()?;
-        Some(StatusPatch::of_conditions(
-            conditions,
+        if self.conditions.is_none() && self.supported_features.is_none() {
+            return None;
+        }
+        let mut fields = Map::new();
+        if let Some(conditions) = &self.conditions {
+            fields.insert(
+                "conditions".into(),
+                Value::Array(conditions.iter().map(condition_value).collect()),
+            );
+        }
+        if let Some(features) = &self.supported_features {
+            let features = features.iter().map(|name| json!({ "name": name }));
+            fields.insert("supportedFeatures".into(), Value::Array(features.collect()));
+        }
+        Some(StatusPatch::of_status(
+            fields,
             self.resource_version.clone(),
         ))
     }
@@ -158,6 +179,7 @@ pub fn settle_class(
     settings.validate()?;
     let mut settled = ClassSettlement {
         conditions: None,
+        supported_features: None,
         stale: false,
         resource_version: class.metadata.resource_version.clone(),
     };
@@ -205,6 +227,15 @@ pub fn settle_class(
         generation,
         now,
     );
+    let mut features: Vec<&str> = settings
+        .supported_features
+        .iter()
+        .map(String::as_str)
+        .collect();
+    features.sort_unstable();
+    if class.status.supported_feature_names().as_deref() != Some(features.as_slice()) {
+        settled.supported_features = Some(features.into_iter().map(str::to_owned).collect());
+    }
     Ok(settled)
 }
 

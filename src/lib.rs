@@ -340,7 +340,7 @@ pub mod wake;
 pub mod wire;
 
 // The stages under their short names inside the crate.
-pub(crate) use stages::{addresses, drift, nad, render, validate};
+pub(crate) use stages::{addresses, drift, listeners, nad, render, validate};
 
 /// The time crate of [`plan`]'s `now` and of [`Requeue::deadline`] (jiff, re-exported so
 /// that an embedder names the same version).

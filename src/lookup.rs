@@ -22,7 +22,8 @@
 //! - an L34Route concerns the Gateways its `parentRefs` name: [`parent_gateway`] reads one
 //!   parent reference as the crate does, [`names_gateway`] says whether a route names a
 //!   given Gateway (a trigger), and [`route_attaches`] whether it also attaches, that is
-//!   whether a listener of the Gateway admits it (`allowedRoutes`).
+//!   whether an accepted listener of the Gateway admits it (`allowedRoutes`): a listener
+//!   is accepted when its protocol is one the LB carries ([`listener_accepted`]).
 //!
 //! ```
 //! use gateway_reconcile::{Settings, lookup};
@@ -52,5 +53,7 @@ pub use deployment::{
     deployment_name, gateway_name_label, generation_annotation, uid_annotation,
 };
 pub use parents::{
-    GATEWAY_API_GROUP, names_gateway, parent_gateway, route_attaches, uses_namespace_selector,
+    GATEWAY_API_GROUP, ROUTE_GROUP, ROUTE_KIND, SUPPORTED_PROTOCOLS, kinds_admit_routes,
+    listener_accepted, names_gateway, parent_gateway, route_attaches, uses_namespace_selector,
 };
+pub(crate) use parents::{admits, is_route_kind};

@@ -685,7 +685,7 @@ mod direct_read_tests {
     fn the_direct_read_gives_what_the_value_path_gives() {
         let gateway = r#"{"metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 2,
             "labels": {"a": "b"}, "creationTimestamp": "2026-01-01T00:00:00Z"},
-          "spec": {"gatewayClassName": "c", "infrastructure": {"labels": {"x": "y"},
+          "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"labels": {"x": "y"},
             "parametersRef": {"group": "g", "kind": "k", "name": "n"}}},
           "status": {"conditions": [{"type": "A", "status": "True", "reason": "R", "message": "m\u00e9",
             "lastTransitionTime": "9999-12-31T23:59:59Z", "observedGeneration": 1}],

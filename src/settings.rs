@@ -35,7 +35,8 @@ pub(crate) const MAX_PERIOD: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 ///         "podCacheLabel": null,
 ///         "degradedAfter": "5m",
 ///         "generationInProgrammedMessage": true,
-///         "resync": null
+///         "resync": null,
+///         "supportedFeatures": ["Gateway", "GatewayInfrastructurePropagation"]
 ///     })
 /// );
 /// assert_eq!(serde_json::from_str::<Settings>("{}").unwrap(), Settings::default());
@@ -92,7 +93,16 @@ pub struct Settings {
     /// caps the backoff after a rejected write. Default none.
     #[serde(with = "optional_duration")]
     pub resync: Option<Duration>,
+    /// The Gateway API features the GatewayClass publishes in `status.supportedFeatures`
+    /// (GEP-2162), named as the Gateway API release the project pins spells them (v1.5.1:
+    /// a newer conformance suite may rename one). Non-empty names, each once, at most 64
+    /// (the GatewayClass CRD's `maxItems`); written sorted by name. Default `Gateway` and
+    /// `GatewayInfrastructurePropagation`.
+    pub supported_features: Vec<String>,
 }
+
+/// The GatewayClass CRD's `maxItems` of `status.supportedFeatures`.
+pub const MAX_SUPPORTED_FEATURES: usize = 64;
 
 /// [`Settings`] as read, before validation.
 #[derive(Deserialize)]
@@ -110,6 +120,7 @@ struct Unchecked {
     generation_in_programmed_message: bool,
     #[serde(with = "optional_duration")]
     resync: Option<Duration>,
+    supported_features: Vec<String>,
 }
 
 impl Default for Unchecked {
@@ -126,6 +137,7 @@ impl Default for Unchecked {
             degraded_after: d.degraded_after,
             generation_in_programmed_message: d.generation_in_programmed_message,
             resync: d.resync,
+            supported_features: d.supported_features,
         }
     }
 }
@@ -143,6 +155,7 @@ impl Unchecked {
             degraded_after: self.degraded_after,
             generation_in_programmed_message: self.generation_in_programmed_message,
             resync: self.resync,
+            supported_features: self.supported_features,
         }
     }
 }
@@ -252,8 +265,35 @@ impl Settings {
                 ),
             );
         }
+        if self.supported_features.len() > MAX_SUPPORTED_FEATURES {
+            return invalid(
+                "supportedFeatures",
+                format!(
+                    "must have at most {MAX_SUPPORTED_FEATURES} names (got {})",
+                    self.supported_features.len()
+                ),
+            );
+        }
+        for (i, name) in self.supported_features.iter().enumerate() {
+            if name.is_empty() {
+                return invalid("supportedFeatures", format!("name {i} is empty"));
+            }
+            if self.supported_features[..i].contains(name) {
+                return invalid(
+                    "supportedFeatures",
+                    format!("{:?} is named twice", cut(name)),
+                );
+            }
+        }
         Ok(())
     }
+}
+
+/// A name as an error message quotes it: at most 64 characters.
+fn cut(name: &str) -> &str {
+    name.char_indices()
+        .nth(64)
+        .map_or(name, |(at, _)| &name[..at])
 }
 
 pub(crate) fn not_a_subdomain(value: &str) -> String {
@@ -366,6 +406,7 @@ impl Default for Settings {
             degraded_after: Duration::from_secs(5 * 60),
             generation_in_programmed_message: true,
             resync: None,
+            supported_features: vec!["Gateway".into(), "GatewayInfrastructurePropagation".into()],
         }
     }
 }

@@ -116,7 +116,7 @@ impl<'a> Snapshot<'a> {
     /// use serde_json::json;
     /// let gateway: Gateway = serde_json::from_value(json!({
     ///     "metadata": {"name": "gw", "namespace": "red", "uid": "u-1", "generation": 1},
-    ///     "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+    ///     "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
     ///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
     /// })).unwrap();
     /// let class: GatewayClass = serde_json::from_value(json!({"metadata": {"name": "meridio"},
@@ -193,7 +193,7 @@ impl<'a> Snapshot<'a> {
     ///
     /// let gateway: Gateway = serde_json::from_value(json!({
     ///     "metadata": {"name": "gw", "namespace": "ns", "uid": "u1", "generation": 1},
-    ///     "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+    ///     "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
     ///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
     /// })).unwrap();
     /// let class: GatewayClass = serde_json::from_value(json!({

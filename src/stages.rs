@@ -7,7 +7,8 @@
 //! 2. [`render`]: the desired LB Deployment, with [`nad`] for the Multus networks
 //!    annotation;
 //! 3. [`drift`]: the desired against the observed Deployment, by meaning;
-//! 4. [`addresses`]: the Gateway's `status.addresses` from its L34Routes.
+//! 4. [`addresses`]: the Gateway's `status.addresses` from its L34Routes;
+//! 5. [`listeners`]: the Gateway's `status.listeners`, once the conditions are settled.
 //!
 //! The rules each one implements are stated once, in the public docs of
 //! [`reconcile`](crate::reconcile) ("The rules a plan applies"), so that an embedder reads
@@ -20,6 +21,7 @@
 
 pub mod addresses;
 pub mod drift;
+pub mod listeners;
 pub mod nad;
 pub mod render;
 pub mod validate;

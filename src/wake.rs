@@ -58,7 +58,7 @@
 //!
 //! let settings = Settings::default();
 //! let gateway: Gateway = serde_json::from_value(serde_json::json!({
-//!     "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "c"}
+//!     "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}
 //! })).unwrap();
 //! // The embedder's index: the Gateway under each of its keys.
 //! let keys = wake::gateway_keys(&settings, &gateway);
@@ -187,7 +187,7 @@ impl Woken {
 /// use gateway_reconcile::{Settings, wake::{self, WakeKey}};
 /// let gateway: gateway_reconcile::wire::Gateway = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"name": "gw", "namespace": "red"},
-///     "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+///     "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
 ///         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
 /// })).unwrap();
 /// assert_eq!(wake::gateway_keys(&Settings::default(), &gateway), [

@@ -13,7 +13,7 @@ fn cluster() -> Cluster {
                                    "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
         gateway: json!({
             "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1},
-            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
         }),
         configuration: Some(json!({

@@ -309,7 +309,7 @@ fn b26_parameters_ref_of_another_kind() {
     let mut w = World::new();
     w.gateway = gateway_from(json!({
         "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1},
-        "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {"group": "", "kind": "ConfigMap", "name": "conf"}}}
+        "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {"group": "", "kind": "ConfigMap", "name": "conf"}}}
     }));
     assert_eq!(
         accepted_message(&mut w),
@@ -463,10 +463,12 @@ fn b33_eight_foreign_conditions_leave_no_room() {
         w.gateway.status.conditions, foreign,
         "foreign conditions are never dropped"
     );
-    assert!(
-        step.settlement.status.is_none(),
-        "nothing fits, nothing to write"
-    );
+    // No owned condition fits: only the listener status (revision 5) is written.
+    let status = step.settlement.status.expect("the listeners are written");
+    assert_eq!(status.conditions, foreign);
+    assert_eq!(status.listeners.len(), w.gateway.spec.listeners.len());
+    let again = w.reconcile(at(1), |_| None);
+    assert!(again.settlement.status.is_none(), "nothing left to write");
 }
 
 #[test]

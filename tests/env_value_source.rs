@@ -27,7 +27,7 @@ fn created() -> Cluster {
         gateway_class: Some(json!({"metadata": {"name": "meridio"},
             "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
         gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
-            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
         configuration: Some(
             json!({"metadata": {"name": "conf", "namespace": "red", "generation": 1},

@@ -572,7 +572,7 @@ fn an_expected_transition_time_past_the_range_is_compared_as_written() {
             r#"{{"objects": {{"gatewayClass": {{"metadata": {{"name": "c"}},
   "spec": {{"controllerName": "meridio-2.nordix.org/gateway-controller"}}}},
  "gateway": {{"metadata": {{"name": "gw", "namespace": "ns", "uid": "u", "generation": 1}},
-  "spec": {{"gatewayClassName": "c"}},
+  "spec": {{"gatewayClassName": "c", "listeners": [{{"name": "tcp", "port": 4000, "protocol": "TCP"}}]}},
   "status": {{"conditions": [{{"type": "Accepted", "status": "False", "reason": "InvalidParameters",
    "message": "GatewayConfiguration reference is required", "observedGeneration": 1,
    "lastTransitionTime": "9999-12-31T23:59:59-01:00"}}]}}}}}},

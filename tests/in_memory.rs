@@ -17,7 +17,7 @@ fn objects() -> InMemory {
     objects.insert_configuration(from_value(conf).unwrap());
     for name in ["a", "b"] {
         let gateway = json!({"metadata": {"name": name, "namespace": "ns", "uid": name,
-            "generation": 1}, "spec": {"gatewayClassName": "meridio"}});
+            "generation": 1}, "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}});
         objects.insert_gateway(from_value(gateway).unwrap());
     }
     objects

@@ -70,7 +70,7 @@ prop_compose! {
         -> Gateway {
         serde_json::from_value(json!({
             "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1},
-            "spec": {"gatewayClassName": "c", "infrastructure": {
+            "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {
                 "labels": labels, "annotations": annotations,
                 "parametersRef": {"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
         })).unwrap()

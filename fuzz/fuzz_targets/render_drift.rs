@@ -55,7 +55,7 @@ fn build(input: &Input) -> Option<(Gateway, GatewayConfiguration, Deployment)> {
         .collect();
     let gateway: Gateway = serde_json::from_value(json!({
         "metadata": {"name": input.gateway_name, "namespace": "ns", "uid": "uid", "generation": 1},
-        "spec": {"gatewayClassName": "c", "infrastructure": {
+        "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {
             "labels": input.labels.iter().take(4).cloned().collect::<std::collections::BTreeMap<_, _>>(),
             "annotations": input.annotations.iter().take(4).cloned().collect::<std::collections::BTreeMap<_, _>>(),
             "parametersRef": {"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}

@@ -94,7 +94,7 @@ fuzz_target!(|input: Input| {
         .collect();
     let Ok(gateway) = serde_json::from_value::<Gateway>(json!({
         "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1},
-        "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+        "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}},
         "status": {"conditions": conditions}
     })) else {

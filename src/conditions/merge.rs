@@ -7,10 +7,7 @@
 
 use jiff::Timestamp;
 
-use super::{
-    ACCEPTED, ConditionTypes, MAX_CONDITIONS, MAX_MESSAGE, PROGRAMMED, TransitionTime, timestamp,
-    transition_time,
-};
+use super::{MAX_CONDITIONS, MAX_MESSAGE, TransitionTime, timestamp, transition_time};
 use crate::wire::Condition;
 
 /// A condition the crate wants, before bookkeeping.
@@ -53,6 +50,19 @@ pub(crate) enum Change {
     Refresh,
 }
 
+/// The condition types one list's owner owns, ranked for the 8-item limit: the Gateway's
+/// four ([`ConditionTypes`](super::ConditionTypes)), a listener's three
+/// ([`ListenerTypes`](super::ListenerTypes)).
+pub(crate) trait Owned {
+    /// The rank of an owned type (0 is kept first), `None` for a type not owned.
+    fn rank(&self, type_: &str) -> Option<usize>;
+
+    /// True for an owned type.
+    fn owns(&self, type_: &str) -> bool {
+        self.rank(type_).is_some()
+    }
+}
+
 /// The first condition of this type.
 pub(crate) fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
     conditions.iter().find(|c| c.type_ == type_)
@@ -69,7 +79,7 @@ pub(crate) fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a C
 #[cfg(test)]
 pub(crate) fn merge(
     observed: &[Condition],
-    types: &ConditionTypes,
+    types: &impl Owned,
     changes: &[(&str, Change)],
     generation: i64,
     now: &str,
@@ -84,7 +94,7 @@ pub(crate) fn merge(
 /// copies and formats nothing.
 pub(crate) fn merge_changed(
     observed: &[Condition],
-    types: &ConditionTypes,
+    types: &impl Owned,
     changes: &[(&str, Change)],
     generation: i64,
     now: Timestamp,
@@ -95,7 +105,7 @@ pub(crate) fn merge_changed(
 /// The merge, with `now` (the condition timestamp) asked for only when it is written.
 fn merge_lazily(
     observed: &[Condition],
-    types: &ConditionTypes,
+    types: &dyn Owned,
     changes: &[(&str, Change)],
     generation: i64,
     now: &dyn Fn() -> String,
@@ -149,40 +159,24 @@ fn merge_lazily(
 }
 
 /// Keeps every foreign condition and as many owned ones as fit [`MAX_CONDITIONS`], by
-/// priority: `Accepted`, `Programmed` (both required by the Gateway API),
-/// `D/ConfigurationApplied`, `D/Degraded`. An owned condition that loses its place is removed,
-/// whether it was observed or just appended; the order of the others does not change.
-fn within_limit(list: &mut Vec<Condition>, types: &ConditionTypes) {
+/// rank (the Gateway's: `Accepted`, `Programmed` (both required by the Gateway API),
+/// `D/ConfigurationApplied`, `D/Degraded`; a listener's: `Accepted`, `Programmed`,
+/// `ResolvedRefs`). An owned condition that loses its place is removed, whether it was
+/// observed or just appended; the order of the others does not change.
+fn within_limit(list: &mut Vec<Condition>, types: &dyn Owned) {
     let foreign = list.iter().filter(|c| !types.owns(&c.type_)).count();
     let room = MAX_CONDITIONS.saturating_sub(foreign);
-    let priority = [
-        ACCEPTED,
-        PROGRAMMED,
-        types.configuration_applied.as_str(),
-        types.degraded.as_str(),
-    ];
-    let mut kept = [false; 4];
-    let mut placed = 0;
-    for (i, type_) in priority.iter().enumerate() {
-        if placed < room && list.iter().any(|c| c.type_ == *type_) {
-            kept[i] = true;
-            placed += 1;
-        }
-    }
-    list.retain(|c| {
-        priority
-            .iter()
-            .position(|t| *t == c.type_)
-            .is_none_or(|i| kept.get(i).copied().unwrap_or(false))
-    });
+    // At most one condition of each owned type is left here: the ranks are few.
+    let mut kept: Vec<usize> = list.iter().filter_map(|c| types.rank(&c.type_)).collect();
+    kept.sort_unstable();
+    kept.dedup();
+    kept.truncate(room);
+    list.retain(|c| types.rank(&c.type_).is_none_or(|rank| kept.contains(&rank)));
 }
 
 /// `observed` without the second and later conditions of an owned type, or `None` when it
 /// has none.
-fn without_owned_duplicates(
-    observed: &[Condition],
-    types: &ConditionTypes,
-) -> Option<Vec<Condition>> {
+fn without_owned_duplicates(observed: &[Condition], types: &dyn Owned) -> Option<Vec<Condition>> {
     // At most four owned types: `seen` stays short, however long the list.
     let mut seen: Vec<&str> = Vec::with_capacity(4);
     let duplicated = observed.iter().filter(|c| types.owns(&c.type_)).any(|c| {
@@ -224,7 +218,7 @@ fn is_noop(change: &Change, current: Option<&Condition>, generation: i64) -> boo
 }
 
 /// True when an owned condition was computed from a newer Gateway than the snapshot.
-pub(crate) fn is_stale(observed: &[Condition], types: &ConditionTypes, generation: i64) -> bool {
+pub(crate) fn is_stale(observed: &[Condition], types: &impl Owned, generation: i64) -> bool {
     observed
         .iter()
         .any(|c| types.owns(&c.type_) && c.observed_generation.is_some_and(|g| g > generation))

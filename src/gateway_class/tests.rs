@@ -186,15 +186,84 @@ fn nothing_is_written_when_nothing_changed_and_foreign_conditions_stay() {
         written[0].type_, "Other",
         "the foreign condition keeps its place"
     );
-    let again = settle(
-        &class(
-            json!({"controllerName": OURS}),
-            serde_json::to_value(&written).unwrap(),
-        ),
-        LATER,
+    let mut settled = class(
+        json!({"controllerName": OURS}),
+        serde_json::to_value(&written).unwrap(),
     );
+    first.status_patch().unwrap().apply_to_class(&mut settled);
+    let again = settle(&settled, LATER);
     assert_eq!(again.conditions, None);
+    assert_eq!(again.supported_features, None);
     assert_eq!(again.status_patch(), None);
+}
+
+#[test]
+fn supported_features_are_the_setting_sorted_and_written_once() {
+    let settings = Settings {
+        supported_features: vec!["GatewayPort8080".into(), "Gateway".into()],
+        ..Settings::default()
+    };
+    let at = NOW.parse().unwrap();
+    let ours = class(json!({"controllerName": OURS}), json!([]));
+    let first = settle_class(&settings, &ours, ConfigurationPresence::Exists, at).unwrap();
+    assert_eq!(
+        first.supported_features.as_deref(),
+        Some(&["Gateway".to_owned(), "GatewayPort8080".to_owned()][..])
+    );
+    let patch = first.status_patch().unwrap();
+    assert_eq!(
+        patch.body()["status"]["supportedFeatures"],
+        json!([{"name": "Gateway"}, {"name": "GatewayPort8080"}])
+    );
+    // Written: the next settlement writes neither the features nor the conditions.
+    let mut written = ours.clone();
+    patch.apply_to_class(&mut written);
+    let again = settle_class(&settings, &written, ConfigurationPresence::Exists, at).unwrap();
+    assert_eq!(again.status_patch(), None);
+    // Features only, when only they differ (here: the setting changed).
+    let fewer = Settings {
+        supported_features: vec!["Gateway".into()],
+        ..settings.clone()
+    };
+    let changed = settle_class(&fewer, &written, ConfigurationPresence::Exists, at).unwrap();
+    assert_eq!(changed.conditions, None);
+    assert_eq!(
+        changed.status_patch().unwrap().body()["status"],
+        json!({"supportedFeatures": [{"name": "Gateway"}]})
+    );
+}
+
+#[test]
+fn a_class_not_ours_or_stale_keeps_its_features() {
+    let theirs = class(json!({"controllerName": "example.com/other"}), json!([]));
+    assert_eq!(settle(&theirs, NOW).supported_features, None);
+    let newer = json!([{"type": "Accepted", "status": "True", "reason": "Accepted",
+        "message": "", "observedGeneration": 9, "lastTransitionTime": NOW}]);
+    let stale = settle(&class(json!({"controllerName": OURS}), newer), NOW);
+    assert!(stale.stale);
+    assert_eq!(stale.status_patch(), None);
+    // An older form of the field (plain strings) is replaced.
+    let mut old_form = class(json!({"controllerName": OURS}), json!([]));
+    old_form
+        .status
+        .other
+        .insert("supportedFeatures".into(), json!(["Gateway"]));
+    assert_eq!(old_form.status.supported_feature_names(), None);
+    assert!(settle(&old_form, NOW).supported_features.is_some());
+}
+
+/// Applies a class status patch to a typed class, as the API server's status subresource
+/// would.
+trait ApplyToClass {
+    fn apply_to_class(&self, class: &mut GatewayClass);
+}
+
+impl ApplyToClass for StatusPatch {
+    fn apply_to_class(&self, class: &mut GatewayClass) {
+        let mut value = serde_json::to_value(&*class).unwrap();
+        self.apply_to(&mut value);
+        *class = serde_json::from_value(value).unwrap();
+    }
 }
 
 #[test]

@@ -86,7 +86,7 @@ impl fmt::Display for ConfigurationRef<'_> {
 /// use gateway_reconcile::lookup;
 /// use gateway_reconcile::wire::{Gateway, GatewayClass};
 /// let gateway: Gateway = serde_json::from_value(serde_json::json!({
-///     "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "c"}
+///     "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}
 /// })).unwrap();
 /// let class: GatewayClass = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"name": "c"}, "spec": {"parametersRef": {

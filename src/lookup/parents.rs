@@ -17,6 +17,43 @@ pub const ROUTE_KIND: &str = "L34Route";
 /// The API group of [`ROUTE_KIND`].
 pub const ROUTE_GROUP: &str = "meridio-2.nordix.org";
 
+/// The listener protocols the layer-4 LB carries (SPEC revision 5), in the order messages
+/// list them: it forwards their packets and terminates nothing (HTTP, HTTPS and TLS travel
+/// as TCP).
+pub const SUPPORTED_PROTOCOLS: [&str; 6] = ["HTTP", "HTTPS", "SCTP", "TCP", "TLS", "UDP"];
+
+/// Whether a listener is accepted: its protocol is one of [`SUPPORTED_PROTOCOLS`]. Only an
+/// accepted listener admits routes.
+///
+/// ```
+/// use gateway_reconcile::lookup::listener_accepted;
+/// use gateway_reconcile::wire::Listener;
+/// let tcp = Listener { name: "l".into(), protocol: "TCP".into(), ..Listener::default() };
+/// assert!(listener_accepted(&tcp));
+/// let quic = Listener { protocol: "example.com/quic".into(), ..tcp };
+/// assert!(!listener_accepted(&quic));
+/// ```
+pub fn listener_accepted(listener: &Listener) -> bool {
+    SUPPORTED_PROTOCOLS.contains(&listener.protocol.as_str())
+}
+
+/// Whether a listener's `allowedRoutes.kinds` admits L34Routes: absent or empty (the
+/// protocol decides, and L34Route is this implementation's kind for every protocol), or
+/// listing kind [`ROUTE_KIND`] of group [`ROUTE_GROUP`] (a group left out is
+/// [`GATEWAY_API_GROUP`]).
+pub fn kinds_admit_routes(listener: &Listener) -> bool {
+    let kinds = listener
+        .allowed_routes
+        .as_ref()
+        .map_or(&[][..], |a| a.kinds.as_slice());
+    kinds.is_empty() || kinds.iter().any(is_route_kind)
+}
+
+/// Whether an `allowedRoutes.kinds` entry names L34Route.
+pub(crate) fn is_route_kind(kind: &crate::wire::RouteGroupKind) -> bool {
+    kind.kind == ROUTE_KIND && kind.group.as_deref().unwrap_or(GATEWAY_API_GROUP) == ROUTE_GROUP
+}
+
 /// The Gateway a route's `parentRef` names, as `(namespace, name)`, with the Gateway API
 /// defaults applied (group `gateway.networking.k8s.io`, kind `Gateway`, namespace the
 /// route's own); `None` when it names something other than a Gateway. The one definition
@@ -69,7 +106,7 @@ pub fn names_gateway(route: &L34Route, gateway: &str, namespace: &str) -> bool {
 }
 
 /// Whether the route is attached to the Gateway: one of its `parentRefs` names the
-/// Gateway ([`parent_gateway`]) and a listener admits the route (the listener the
+/// Gateway ([`parent_gateway`]) and an accepted listener admits the route (the listener the
 /// parentRef's `sectionName` names, or any listener when it names none; see
 /// [Addresses](crate::reconcile#addresses) for `allowedRoutes`). `namespaces` holds the
 /// labels of the routes' namespaces. The CRD's bounds are not looked at here: the
@@ -105,13 +142,17 @@ pub fn route_attaches(route: &L34Route, gateway: &Gateway, namespaces: &Namespac
 }
 
 /// Whether `listener` admits an L34Route of `route_namespace` on a Gateway of
-/// `gateway_namespace` (its `allowedRoutes`: the module docs).
-fn admits(
+/// `gateway_namespace`: it is accepted ([`listener_accepted`]) and its `allowedRoutes`
+/// admit the route (the module docs).
+pub(crate) fn admits(
     listener: &Listener,
     route_namespace: &str,
     gateway_namespace: &str,
     namespaces: &NamespaceLabels,
 ) -> bool {
+    if !listener_accepted(listener) || !kinds_admit_routes(listener) {
+        return false;
+    }
     let allowed = listener.allowed_routes.as_ref();
     let from = allowed.and_then(|a| a.namespaces.as_ref());
     let namespace_admitted = match from.and_then(|f| f.from.as_deref()).unwrap_or("") {
@@ -123,13 +164,7 @@ fn admits(
             .is_some_and(|(selector, labels)| selects(selector, labels)),
         _ => false,
     };
-    let kinds = allowed.map_or(&[][..], |a| a.kinds.as_slice());
     namespace_admitted
-        && (kinds.is_empty()
-            || kinds.iter().any(|k| {
-                k.kind == ROUTE_KIND
-                    && k.group.as_deref().unwrap_or(GATEWAY_API_GROUP) == ROUTE_GROUP
-            }))
 }
 
 /// Whether a label selector selects these labels, as Kubernetes matches a

@@ -35,7 +35,7 @@ fn key(namespace: &str, name: &str) -> ObjectKey {
 ///
 /// let mut objects = InMemory::new(template::default_template());
 /// objects.insert_gateway(from_value(json!({
-///     "metadata": {"name": "gw", "namespace": "ns"}, "spec": {"gatewayClassName": "meridio"}
+///     "metadata": {"name": "gw", "namespace": "ns"}, "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}
 /// })).unwrap());
 /// objects.reconciling("ns", "gw");
 /// let View::Ready(gateway) = ready(objects.gateway()).unwrap().unwrap() else { panic!() };

@@ -17,7 +17,7 @@
 //!
 //! let gateway: Gateway = serde_json::from_value(serde_json::json!({
 //!     "metadata": {"name": "gw", "namespace": "ns", "uid": "u1", "generation": 1},
-//!     "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+//!     "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
 //!         "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
 //! })).unwrap();
 //! let class: GatewayClass = serde_json::from_value(serde_json::json!({
@@ -431,7 +431,7 @@ mod plan;
 mod port;
 mod record;
 mod settle;
-mod settlement;
+pub(crate) mod settlement;
 mod situation;
 mod table;
 mod write;

@@ -8,7 +8,7 @@ use super::record::fingerprint;
 use super::settlement::Settlement;
 use super::write::{DeploymentWrite, WriteKind};
 use crate::addresses::addresses;
-use crate::conditions::{self, ConditionTypes, TransitionTime};
+use crate::conditions::{self, ConditionTypes, ListenerTypes, TransitionTime};
 use crate::drift::{Enforcement, drift_owned};
 use crate::error::InputError;
 use crate::outcome::WriteOutcome;
@@ -236,7 +236,12 @@ pub fn plan<'a>(
         return Ok(plan.settled());
     }
     plan.applied_false_since = applied_false_since(conditions, &plan.types, now);
-    if conditions::is_stale(conditions, &plan.types, id.generation) {
+    let listeners_stale = gateway
+        .status
+        .listeners
+        .iter()
+        .any(|entry| conditions::is_stale(&entry.conditions, &ListenerTypes, id.generation));
+    if conditions::is_stale(conditions, &plan.types, id.generation) || listeners_stale {
         plan.decision = Decision::Stale;
         return Ok(plan.settled());
     }

@@ -11,9 +11,10 @@ use super::settlement::{Requeue, Settlement};
 use super::situation::Situation;
 use super::table::{Row, Verdict};
 use super::write::WriteKind;
-use crate::conditions::{self, ACCEPTED, PROGRAMMED, TransitionTime, event_reason, status};
+use crate::conditions::{self, ACCEPTED, Change, PROGRAMMED, TransitionTime, event_reason, status};
 use crate::drift::{Enforcement, drift_owned};
 use crate::events::{self, Event, EventType};
+use crate::listeners::{GatewayProgrammed, listener_status};
 use crate::outcome::WriteOutcome;
 use crate::render::{generation_annotation, render, render_owned, uid_annotation};
 use crate::wire::{Deployment, GatewayStatus};
@@ -191,15 +192,45 @@ impl Planned<'_> {
         Settlement::new(None, requeue)
     }
 
-    /// Applies the row to the observed conditions; no status when nothing changed.
+    /// Applies the row to the observed conditions, then settles the listeners (their
+    /// `Programmed` follows the Gateway's); no status when nothing changed.
     fn finish(&self, row: Row<'_>) -> Settlement {
         let Row {
             addresses,
+            listeners: listeners_owned,
             requeue,
             resync,
             ..
         } = row;
         let observed = &self.snapshot.gateway.status;
+        let programmed = match &row.programmed {
+            Change::Set(wanted) => GatewayProgrammed {
+                status: wanted.status,
+                reason: wanted.reason,
+            },
+            _ => conditions::find(&observed.conditions, PROGRAMMED).map_or(
+                GatewayProgrammed {
+                    status: status::UNKNOWN,
+                    reason: conditions::reason::PENDING,
+                },
+                |c| GatewayProgrammed {
+                    status: &c.status,
+                    reason: &c.reason,
+                },
+            ),
+        };
+        let listeners = if listeners_owned {
+            listener_status(
+                self.snapshot.gateway,
+                self.snapshot.routes,
+                self.snapshot.namespace_labels,
+                programmed,
+                self.generation,
+                self.now,
+            )
+        } else {
+            None
+        };
         let changes = [
             (ACCEPTED, row.accepted),
             (PROGRAMMED, row.programmed),
@@ -214,10 +245,13 @@ impl Planned<'_> {
             self.now,
         );
         let addresses_owned = addresses.is_some();
-        let unchanged = merged.is_none() && addresses.is_none_or(|a| *a == observed.addresses);
+        let unchanged = merged.is_none()
+            && listeners.is_none()
+            && addresses.is_none_or(|a| *a == observed.addresses);
         if unchanged {
             let mut settlement = Settlement::new(None, requeue);
             settlement.addresses_owned = addresses_owned;
+            settlement.listeners_owned = listeners_owned;
             settlement.resync = resync;
             return settlement;
         }
@@ -226,11 +260,13 @@ impl Planned<'_> {
         let status = Some(GatewayStatus {
             conditions: merged,
             addresses: addresses.unwrap_or(&observed.addresses).to_vec(),
+            listeners: listeners.unwrap_or_else(|| observed.listeners.clone()),
             other: observed.other.clone(),
         });
         let mut settlement = Settlement::new(status, requeue);
         settlement.events = events;
         settlement.addresses_owned = addresses_owned;
+        settlement.listeners_owned = listeners_owned;
         settlement.resource_version = self.snapshot.gateway.metadata.resource_version.clone();
         settlement.resync = resync;
         settlement

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::record::WriteRecord;
 use crate::events::Event;
-use crate::wire::{Condition, GatewayAddress, GatewayStatus};
+use crate::wire::{Condition, GatewayAddress, GatewayStatus, ListenerStatus};
 
 /// When to reconcile this Gateway again.
 ///
@@ -91,6 +91,9 @@ pub struct Settlement {
     /// Whether this reconcile owns `status.addresses` (false when the parameters are invalid
     /// or the Gateway is not ours: the addresses are left untouched).
     pub(super) addresses_owned: bool,
+    /// Whether this reconcile owns `status.listeners` (false when the Gateway is not ours:
+    /// they are left untouched).
+    pub(super) listeners_owned: bool,
     /// The observed Gateway's `metadata.resourceVersion`: the status patch's precondition.
     pub(super) resource_version: Option<String>,
 }
@@ -125,6 +128,7 @@ impl Settlement {
             write_record: None,
             held_drift: Vec::new(),
             addresses_owned: false,
+            listeners_owned: false,
             resource_version: None,
         }
     }
@@ -143,6 +147,13 @@ impl Settlement {
         self
     }
 
+    /// Whether this settlement owns `status.listeners`: when true, the status patch
+    /// replaces them (`null` for none); when false, it leaves them alone.
+    pub fn with_listeners_owned(mut self, owned: bool) -> Self {
+        self.listeners_owned = owned;
+        self
+    }
+
     /// With these Events to record.
     pub fn with_events(mut self, events: Vec<Event>) -> Self {
         self.events = events;
@@ -151,8 +162,9 @@ impl Settlement {
 
     /// The JSON merge patch (RFC 7386) for the Gateway's status subresource, or `None` when
     /// there is nothing to write. It replaces `status.conditions` whole (always the full
-    /// list, never `null`), and `status.addresses` when this reconcile owns them (`null`
-    /// removes an empty list). See [`StatusPatch`] for the precondition it carries.
+    /// list, never `null`), and `status.addresses` and `status.listeners` when this
+    /// reconcile owns them (`null` removes an empty list). See [`StatusPatch`] for the
+    /// precondition it carries.
     pub fn status_patch(&self) -> Option<StatusPatch> {
         let status = self.status.as_ref()?;
         let mut fields = Map::new();
@@ -169,6 +181,14 @@ impl Settlement {
                 Value::Array(status.addresses.iter().map(address_value).collect())
             };
             fields.insert("addresses".into(), addresses);
+        }
+        if self.listeners_owned {
+            let listeners = if status.listeners.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(status.listeners.iter().map(listener_value).collect())
+            };
+            fields.insert("listeners".into(), listeners);
         }
         Some(StatusPatch::of_status(
             fields,
@@ -199,22 +219,8 @@ pub struct StatusPatch {
 }
 
 impl StatusPatch {
-    /// The patch that replaces `status.conditions` whole (never with `null`), with the
-    /// observed `resourceVersion` as its precondition.
-    pub(crate) fn of_conditions(
-        conditions: &[Condition],
-        resource_version: Option<String>,
-    ) -> Self {
-        let mut fields = Map::new();
-        fields.insert(
-            "conditions".into(),
-            Value::Array(conditions.iter().map(condition_value).collect()),
-        );
-        StatusPatch::of_status(fields, resource_version)
-    }
-
     /// The patch of these status fields, with the precondition in `metadata`.
-    fn of_status(fields: Map<String, Value>, resource_version: Option<String>) -> Self {
+    pub(crate) fn of_status(fields: Map<String, Value>, resource_version: Option<String>) -> Self {
         let mut body = Map::new();
         if let Some(version) = &resource_version {
             let mut metadata = Map::new();
@@ -273,7 +279,7 @@ impl StatusPatch {
 }
 
 /// A condition as serde writes it (`wire::Condition`), field by field.
-fn condition_value(c: &Condition) -> Value {
+pub(crate) fn condition_value(c: &Condition) -> Value {
     let mut m = Map::new();
     m.insert("type".into(), Value::String(c.type_.clone()));
     m.insert("status".into(), Value::String(c.status.clone()));
@@ -286,6 +292,27 @@ fn condition_value(c: &Condition) -> Value {
     );
     m.insert("reason".into(), Value::String(c.reason.clone()));
     m.insert("message".into(), Value::String(c.message.clone()));
+    Value::Object(m)
+}
+
+/// A listener entry as serde writes it (`wire::ListenerStatus`), field by field.
+fn listener_value(l: &ListenerStatus) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::String(l.name.clone()));
+    let kinds = l.supported_kinds.iter().map(|k| {
+        let mut kind = Map::new();
+        if let Some(group) = &k.group {
+            kind.insert("group".into(), Value::String(group.clone()));
+        }
+        kind.insert("kind".into(), Value::String(k.kind.clone()));
+        Value::Object(kind)
+    });
+    m.insert("supportedKinds".into(), Value::Array(kinds.collect()));
+    m.insert("attachedRoutes".into(), Value::from(l.attached_routes));
+    m.insert(
+        "conditions".into(),
+        Value::Array(l.conditions.iter().map(condition_value).collect()),
+    );
     Value::Object(m)
 }
 

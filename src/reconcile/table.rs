@@ -30,6 +30,8 @@ pub(super) struct Row<'p> {
     pub degraded: Change,
     /// `status.addresses`, when this reconcile owns them.
     pub addresses: Option<&'p [GatewayAddress]>,
+    /// Whether this reconcile owns `status.listeners` (the Gateway is ours).
+    pub listeners: bool,
     /// When to look again, `resync` already applied.
     pub requeue: Requeue,
     /// The requeue is the resync of a Gateway with nothing left to do, not a retry.
@@ -61,6 +63,7 @@ impl Planned<'_> {
                     applied: Change::Remove,
                     degraded: Change::Remove,
                     addresses: None,
+                    listeners: false,
                     requeue: Requeue::AwaitChange,
                     resync: false,
                 })
@@ -69,15 +72,16 @@ impl Planned<'_> {
             Situation::Invalid(invalid) => {
                 let message = invalid.to_string();
                 Verdict::Row(Row {
-                    accepted: set(status::FALSE, reason::INVALID_PARAMETERS, message.clone()),
+                    accepted: set(status::FALSE, invalid.reason(), message.clone()),
                     programmed: set(
                         status::FALSE,
                         reason::INVALID,
                         format!("Gateway not accepted: {message}"),
                     ),
-                    applied: set(status::FALSE, reason::INVALID_PARAMETERS, message),
+                    applied: set(status::FALSE, invalid.reason(), message),
                     degraded: Change::Remove,
                     addresses: None,
+                    listeners: true,
                     // A template failure may be fixed by editing the controller's file.
                     requeue: if invalid.is_template() {
                         Requeue::After(self.backoff(None))
@@ -136,6 +140,7 @@ impl Planned<'_> {
             applied,
             degraded,
             addresses: Some(&a.addresses),
+            listeners: true,
             requeue: self.or_resync(requeue),
             resync: requeue == Requeue::AwaitChange && self.settings.resync.is_some(),
         };

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use crate::cidr::{Cidr, CidrError, DisjointNetworks};
+use crate::conditions::reason;
 use crate::lookup::{
     self, ConfigurationRef, GATEWAY_NAME_LABEL, deployment_name, gateway_name_label,
 };
@@ -283,12 +284,40 @@ pub enum Invalid {
         /// What is wrong, naming the field (e.g. `spec.template.spec.containers is empty`).
         why: String,
     },
+    /// The Gateway has `spec.addresses` (SPEC revision 5): the addresses come from the
+    /// routes, and one asked for cannot be honoured. Reason `UnsupportedAddress`.
+    #[error("spec.addresses is not supported: the Gateway's addresses come from its L34Routes")]
+    UnsupportedAddress,
+    /// No listener is accepted (SPEC revision 5): the first listener's protocol, in spec
+    /// order, is not one the LB carries. Reason `ListenersNotValid`.
+    #[error("no listener is accepted: listener {name:?}: protocol {protocol:?} is not supported")]
+    NoListenerAccepted {
+        /// The first listener's name (cut to 300 characters).
+        name: String,
+        /// Its protocol (cut to 300 characters).
+        protocol: String,
+    },
+    /// The Gateway has no listener at all (the CRD refuses it; a hand-written snapshot).
+    /// Reason `ListenersNotValid`.
+    #[error("no listener is accepted: the Gateway has no listener")]
+    NoListener,
 }
 
 impl Invalid {
     /// True for a template failure (the controller's file may be fixed: back off).
     pub fn is_template(&self) -> bool {
         matches!(self, Invalid::Template { .. })
+    }
+
+    /// The reason of `Accepted` and `ConfigurationApplied` for this failure:
+    /// `UnsupportedAddress` and `ListenersNotValid` for the two of SPEC revision 5,
+    /// `InvalidParameters` for every other.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Invalid::UnsupportedAddress => reason::UNSUPPORTED_ADDRESS,
+            Invalid::NoListenerAccepted { .. } | Invalid::NoListener => reason::LISTENERS_NOT_VALID,
+            _ => reason::INVALID_PARAMETERS,
+        }
     }
 
     /// [`Invalid::UnsupportedReference`] for a reference that is not ours (a Gateway's or
@@ -399,12 +428,40 @@ fn check<'a>(
     check_template(template).map_err(|why| Invalid::Template { why })?;
     check_names(settings, gateway)?;
     check_infrastructure_metadata(gateway)?;
+    check_listeners(gateway)?;
     Ok(Validated {
         configuration,
         networks,
         ipv4,
         ipv6,
     })
+}
+
+/// The Gateway CRD's `maxItems` of `spec.listeners` (and of `status.listeners`).
+pub const MAX_LISTENERS: usize = 64;
+
+/// SPEC revision 5's two failures, after the CRD's bound on the listeners: no
+/// `spec.addresses`, and at least one accepted listener.
+fn check_listeners(gateway: &Gateway) -> Result<(), Invalid> {
+    let listeners = &gateway.spec.listeners;
+    at_most(
+        GATEWAY,
+        "spec.listeners",
+        "items",
+        listeners.len(),
+        MAX_LISTENERS,
+    )?;
+    if !gateway.spec.addresses.is_empty() {
+        return Err(Invalid::UnsupportedAddress);
+    }
+    match listeners.first() {
+        None => Err(Invalid::NoListener),
+        Some(_) if listeners.iter().any(lookup::listener_accepted) => Ok(()),
+        Some(first) => Err(Invalid::NoListenerAccepted {
+            name: first.name.chars().take(300).collect(),
+            protocol: first.protocol.chars().take(300).collect(),
+        }),
+    }
 }
 
 /// The object kinds that messages name.

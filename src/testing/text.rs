@@ -38,7 +38,7 @@ fn condition(out: &mut String, c: &Condition) {
 ///
 /// let gateway: Gateway = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1},
-///     "spec": {"gatewayClassName": "meridio"}})).unwrap();
+///     "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}})).unwrap();
 /// let template = template::default_template();
 /// let now = "2026-01-01T00:00:00Z".parse().unwrap();
 /// let settings = Settings::default();

@@ -61,9 +61,31 @@ pub struct GatewayClassStatus {
     /// `status.conditions`.
     #[serde(default)]
     pub conditions: Vec<Condition>,
-    /// Every other status field, kept as written.
+    /// Every other status field (`supportedFeatures` among them: a class another
+    /// controller owns may carry an older form of it), kept as written.
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+impl GatewayClassStatus {
+    /// The names of `status.supportedFeatures` (`[{"name": N}]`), in order; `None` when the
+    /// field is absent or not of that form.
+    ///
+    /// ```
+    /// use gateway_reconcile::wire::GatewayClassStatus;
+    /// let status: GatewayClassStatus = serde_json::from_value(serde_json::json!({
+    ///     "supportedFeatures": [{"name": "Gateway"}]
+    /// })).unwrap();
+    /// assert_eq!(status.supported_feature_names(), Some(vec!["Gateway"]));
+    /// ```
+    pub fn supported_feature_names(&self) -> Option<Vec<&str>> {
+        self.other
+            .get("supportedFeatures")?
+            .as_array()?
+            .iter()
+            .map(|feature| feature.get("name")?.as_str())
+            .collect()
+    }
 }
 
 /// A Gateway.
@@ -91,19 +113,38 @@ pub struct GatewaySpec {
     /// `spec.listeners`: which routes may attach, and where.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listeners: Vec<Listener>,
+    /// `spec.addresses`: addresses asked for the Gateway. Not supported (the addresses
+    /// come from the L34Routes): any entry makes the Gateway invalid (`UnsupportedAddress`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<GatewaySpecAddress>,
     /// `spec.infrastructure`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub infrastructure: Option<GatewayInfrastructure>,
 }
 
-/// One of `Gateway.spec.listeners`: the fields the crate reads (its name and which routes
-/// it admits); `port`, `protocol` and the rest are not read.
+/// One of `Gateway.spec.addresses`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewaySpecAddress {
+    /// Address type (`IPAddress`, `Hostname`, or a domain-prefixed one).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    /// The address; absent asks the implementation to choose one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// One of `Gateway.spec.listeners`: the fields the crate reads (its name, its protocol and
+/// which routes it admits); `port`, `hostname`, `tls` and the rest are not read.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Listener {
     /// The listener's name, which a route's `parentRefs[].sectionName` names.
     #[serde(default)]
     pub name: String,
+    /// The listener's protocol as written (`TCP`, `UDP`, `example.com/quic`, ...).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub protocol: String,
     /// Which routes may attach to the listener; absent: routes of the Gateway's namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_routes: Option<AllowedRoutes>,
@@ -203,7 +244,7 @@ pub struct ParametersReference {
     pub name: String,
 }
 
-/// `Gateway.status`: conditions and addresses; other fields (listeners, ...) kept as is.
+/// `Gateway.status`: conditions, addresses and listeners; other fields kept as is.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayStatus {
@@ -213,9 +254,30 @@ pub struct GatewayStatus {
     /// `status.conditions`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    /// Every other status field (`listeners`, ...), kept as is.
+    /// `status.listeners`: one entry per listener (SPEC revision 5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listeners: Vec<ListenerStatus>,
+    /// Every other status field, kept as is.
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+/// One entry of `Gateway.status.listeners`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenerStatus {
+    /// The listener's name.
+    #[serde(default)]
+    pub name: String,
+    /// The route kinds that may attach to the listener.
+    #[serde(default)]
+    pub supported_kinds: Vec<RouteGroupKind>,
+    /// How many routes attach to the listener.
+    #[serde(default)]
+    pub attached_routes: i32,
+    /// The listener's conditions.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
 }
 
 /// One entry of `Gateway.status.addresses`.

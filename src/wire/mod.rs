@@ -27,9 +27,9 @@ pub use configuration::{
 pub use deployment::Deployment;
 pub use gateway::{
     AllowedRoutes, ClassParametersReference, Gateway, GatewayAddress, GatewayClass,
-    GatewayClassSpec, GatewayClassStatus, GatewayInfrastructure, GatewaySpec, GatewayStatus,
-    LabelSelector, LabelSelectorRequirement, Listener, ParametersReference, RouteGroupKind,
-    RouteNamespaces,
+    GatewayClassSpec, GatewayClassStatus, GatewayInfrastructure, GatewaySpec, GatewaySpecAddress,
+    GatewayStatus, LabelSelector, LabelSelectorRequirement, Listener, ListenerStatus,
+    ParametersReference, RouteGroupKind, RouteNamespaces,
 };
 pub use meta::{Condition, ObjectMeta, OwnerReference};
 pub use route::{L34Route, L34RouteSpec, ParentReference};

@@ -278,13 +278,13 @@ mod tests {
     fn an_unreadable_gateway_keeps_its_class() {
         let gateway = Watched::<wire::Gateway>::from_json(json!({
             "metadata": {"name": "gw", "namespace": "ns"},
-            "spec": {"gatewayClassName": "meridio", "infrastructure": 5}
+            "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": 5}
         }));
         assert!(gateway.read().is_err());
         assert_eq!(gateway.unread_class(), Some("meridio"));
         let readable = Watched::<wire::Gateway>::from_json(json!({
             "metadata": {"name": "gw", "namespace": "ns"},
-            "spec": {"gatewayClassName": "meridio"}
+            "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}
         }));
         assert_eq!(readable.unread_class(), None);
     }
@@ -294,7 +294,7 @@ mod tests {
         let time = "9999-12-31T23:59:59-01:00";
         let gateway = Watched::<wire::Gateway>::from_json(json!({
             "metadata": {"name": "gw", "namespace": "ns"},
-            "spec": {"gatewayClassName": "c"},
+            "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]},
             "status": {"conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted",
                                        "message": "", "lastTransitionTime": time}]}
         }));

@@ -617,7 +617,7 @@ mod tests {
             serde_json::from_value(serde_json::json!({
                 "metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1,
                              "resourceVersion": "1"},
-                "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+                "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
                     "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
                     "name": "conf"}}}
             }))
@@ -729,7 +729,7 @@ mod tests {
         let gateway: Arc<Gateway> = Arc::new(
             serde_json::from_value(serde_json::json!({
                 "metadata": {"name": "gw", "namespace": "ns"},
-                "spec": {"gatewayClassName": "c", "infrastructure": {"parametersRef": {
+                "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
                     "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
             }))
             .expect("a Gateway"),

@@ -1,4 +1,5 @@
 use super::*;
+use crate::conditions::{ACCEPTED, ConditionTypes, PROGRAMMED};
 use crate::conditions::{reason, status};
 use crate::settings::Settings;
 

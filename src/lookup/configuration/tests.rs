@@ -9,7 +9,7 @@ const CONFIGURATION: (&str, &str) = ("meridio-2.nordix.org", "GatewayConfigurati
 fn gateway(infrastructure: Value) -> Gateway {
     serde_json::from_value(json!({
         "metadata": {"name": "gw", "namespace": "red"},
-        "spec": {"gatewayClassName": "c", "infrastructure": infrastructure}
+        "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": infrastructure}
     }))
     .unwrap()
 }

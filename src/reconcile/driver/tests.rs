@@ -129,7 +129,7 @@ fn toy() -> Toy {
         gateway: serde_json::from_value(json!({
             "metadata": {"name": "gw", "namespace": "ns", "uid": "u1", "generation": 1,
                          "resourceVersion": "1"},
-            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
         }))
         .unwrap(),

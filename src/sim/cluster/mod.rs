@@ -138,7 +138,7 @@ pub enum ClusterError {
 /// assert_eq!(cluster.gateway()["metadata"]["generation"], 1);
 /// cluster
 ///     .patch(gateway_reconcile::sim::cluster::Kind::Gateway,
-///            &json!({"spec": {"gatewayClassName": "meridio"}}))
+///            &json!({"spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}}))
 ///     .unwrap();
 /// assert_eq!(cluster.gateway()["metadata"]["generation"], 2);
 /// ```

@@ -31,7 +31,7 @@ use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Ro
 ///     gateway_class: Some(json!({"metadata": {"name": "meridio"},
 ///         "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
 ///     gateway: json!({"metadata": {"name": "gw", "namespace": "ns"},
-///         "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+///         "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
 ///             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
 ///     configuration: Some(json!({"metadata": {"name": "conf", "namespace": "ns"},
 ///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}})),

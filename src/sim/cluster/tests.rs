@@ -25,7 +25,7 @@ pub(super) fn cluster(deployment: Option<Value>) -> Cluster {
     let objects = Objects {
         gateway_class: Some(json!({"metadata": {"name": "c"}, "spec": {"controllerName": "x"}})),
         gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
-                        "spec": {"gatewayClassName": "c"}}),
+                        "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}}),
         configuration: Some(json!({"metadata": {"name": "conf", "namespace": "red",
                                                 "generation": 7}, "spec": {}})),
         deployment: deployment.map(|d| serde_json::from_value(d).unwrap()),
@@ -78,7 +78,7 @@ pub(super) fn meridio() -> Cluster {
         gateway_class: Some(json!({"metadata": {"name": "meridio"},
             "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
         gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
-            "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+            "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
         configuration: Some(
             json!({"metadata": {"name": "conf", "namespace": "red", "generation": 7},

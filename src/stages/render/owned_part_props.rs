@@ -18,7 +18,7 @@ use crate::wire::{Deployment, Gateway, GatewayConfiguration};
 fn gateway() -> Gateway {
     serde_json::from_value(serde_json::json!({
         "metadata": { "name": "gw", "namespace": "red", "uid": "uid-1", "generation": 4 },
-        "spec": { "gatewayClassName": "meridio", "infrastructure": {
+        "spec": { "gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {
             "labels": { "team": "blue" }, "annotations": { "note": "n" },
             "parametersRef": { "group": "meridio-2.nordix.org",
                                "kind": "GatewayConfiguration", "name": "cfg" } } }

@@ -18,7 +18,7 @@ fn gateway() -> Gateway {
             "generation": 2
         },
         "spec": {
-            "gatewayClassName": "meridio-2",
+            "gatewayClassName": "meridio-2", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}],
             "infrastructure": {
                 "labels": { "team": "red-team" },
                 "annotations": { "example.com/owner": "networking" },

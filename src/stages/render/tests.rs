@@ -8,7 +8,7 @@ fn gateway() -> Gateway {
     serde_json::from_value(serde_json::json!({
         "metadata": { "name": "gw", "namespace": "red", "uid": "uid-1", "generation": 4 },
         "spec": {
-            "gatewayClassName": "meridio",
+            "gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}],
             "infrastructure": {
                 "labels": { "team": "blue", "app": "hijack",
                             "app.kubernetes.io/part-of": "mine" },
@@ -772,7 +772,7 @@ fn example_render() {
 
     let gateway: Gateway = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
-        "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+        "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "c"}}}
     }))
     .unwrap();

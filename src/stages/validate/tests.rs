@@ -6,7 +6,7 @@ use serde_json::json;
 fn gateway() -> Gateway {
     serde_json::from_value(json!({
         "metadata": {"name": "gw", "namespace": "red", "uid": "u1", "generation": 1},
-        "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+        "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
     }))
     .unwrap()
@@ -1198,7 +1198,7 @@ fn example_validate() {
 
     let gateway: Gateway = serde_json::from_value(json!({
         "metadata": {"name": "gw", "namespace": "red"},
-        "spec": {"gatewayClassName": "meridio", "infrastructure": {"parametersRef": {
+        "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
     }))
     .unwrap();
@@ -1247,7 +1247,7 @@ fn example_validate_snapshot() {
     use serde_json::json;
 
     let gateway: Gateway = serde_json::from_value(json!({
-        "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "meridio"}
+        "metadata": {"name": "gw", "namespace": "red"}, "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}
     }))
     .unwrap();
     let class: GatewayClass = serde_json::from_value(json!({

@@ -26,13 +26,13 @@ fn patch_bumps_generation_only_when_spec_changes() {
     assert_eq!(generation(c.gateway()), 1, "status is not spec");
     c.patch(
         Kind::Gateway,
-        &json!({"spec": {"gatewayClassName": "other"}}),
+        &json!({"spec": {"gatewayClassName": "other", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}}),
     )
     .unwrap();
     assert_eq!(generation(c.gateway()), 2);
     c.patch(
         Kind::Gateway,
-        &json!({"spec": {"gatewayClassName": "other"}}),
+        &json!({"spec": {"gatewayClassName": "other", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}}),
     )
     .unwrap();
     assert_eq!(

@@ -1,0 +1,229 @@
+//! The Gateway's `status.listeners` (SPEC revision 5): one entry per listener, in spec
+//! order, with the route kinds it supports, how many routes attach through it, and its
+//! `Accepted`, `Programmed` and `ResolvedRefs` conditions.
+//!
+//! The rules are public documentation: the section "Listeners" of [`crate::reconcile`]. A
+//! change here changes that text. Which routes a listener admits is
+//! [`lookup`](crate::lookup)'s, shared with the addresses.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use crate::addresses::within_bounds;
+use crate::conditions::{
+    ACCEPTED, Change, Condition, ListenerTypes, PROGRAMMED, RESOLVED_REFS, Wanted,
+    listener_message, merge_changed, reason, status,
+};
+use crate::lookup::{
+    self, GATEWAY_API_GROUP, ROUTE_GROUP, ROUTE_KIND, SUPPORTED_PROTOCOLS, admits,
+    listener_accepted,
+};
+use crate::snapshot::NamespaceLabels;
+use crate::validate::MAX_LISTENERS;
+use crate::wire::{Gateway, L34Route, Listener, ListenerStatus, RouteGroupKind};
+
+/// The Gateway's `Programmed` after this reconcile, as the listeners' own `Programmed`
+/// follows it: its status and reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GatewayProgrammed<'a> {
+    pub status: &'a str,
+    pub reason: &'a str,
+}
+
+/// The Gateway's `status.listeners` after this reconcile, or `None` when it equals the
+/// observed one. One entry per listener of `spec.listeners` in spec order (the first of
+/// each name, at most [`MAX_LISTENERS`]: the CRD's bounds), each matched to the observed
+/// entry of its name for the conditions' bookkeeping (foreign conditions kept,
+/// `lastTransitionTime` moved only on a status change); entries of listeners no longer in
+/// the spec go.
+pub(crate) fn listener_status(
+    gateway: &Gateway,
+    routes: &[L34Route],
+    namespaces: &NamespaceLabels,
+    programmed: GatewayProgrammed<'_>,
+    generation: i64,
+    now: Timestamp,
+) -> Option<Vec<ListenerStatus>> {
+    let listeners = distinct(&gateway.spec.listeners);
+    let attached = attached_routes(gateway, &listeners, routes, namespaces);
+    let observed = &gateway.status.listeners;
+    let mut changed = observed.len() != listeners.len();
+    let mut entries = Vec::with_capacity(listeners.len());
+    for (position, (listener, attached)) in listeners.iter().zip(attached).enumerate() {
+        let seen = observed.iter().find(|entry| entry.name == listener.name);
+        let no_conditions: &[Condition] = &[];
+        let seen_conditions = seen.map_or(no_conditions, |entry| entry.conditions.as_slice());
+        let merged = merge_changed(
+            seen_conditions,
+            &ListenerTypes,
+            &conditions(listener, programmed),
+            generation,
+            now,
+        );
+        let supported_kinds = supported_kinds(listener);
+        let attached_routes = i32::try_from(attached).unwrap_or(i32::MAX);
+        changed |= merged.is_some()
+            || observed.get(position).is_none_or(|entry| {
+                entry.name != listener.name
+                    || entry.supported_kinds != supported_kinds
+                    || entry.attached_routes != attached_routes
+            });
+        entries.push(ListenerStatus {
+            name: listener.name.clone(),
+            supported_kinds,
+            attached_routes,
+            conditions: merged.unwrap_or_else(|| seen_conditions.to_vec()),
+        });
+    }
+    changed.then_some(entries)
+}
+
+/// The listeners that get an entry: the first of each name, at most [`MAX_LISTENERS`].
+fn distinct(listeners: &[Listener]) -> Vec<&Listener> {
+    let mut names = BTreeSet::new();
+    listeners
+        .iter()
+        .filter(|listener| names.insert(listener.name.as_str()))
+        .take(MAX_LISTENERS)
+        .collect()
+}
+
+/// How many routes attach through each listener: a route whose `parentRef` names the
+/// Gateway with this listener's `sectionName`, or none, and which the listener admits
+/// ([`lookup::route_attaches`]'s rule, listener by listener). A route counts whether or not
+/// its CIDRs give an address; a route over its CRD's bounds attaches nowhere, as for the
+/// addresses.
+fn attached_routes(
+    gateway: &Gateway,
+    listeners: &[&Listener],
+    routes: &[L34Route],
+    namespaces: &NamespaceLabels,
+) -> Vec<usize> {
+    let name = gateway.metadata.name.as_deref().unwrap_or("");
+    let namespace = gateway.metadata.namespace.as_deref().unwrap_or("");
+    let mut counts = vec![0; listeners.len()];
+    for route in routes.iter().filter(|route| within_bounds(route)) {
+        let route_namespace = route.metadata.namespace.as_deref().unwrap_or("");
+        for (count, listener) in counts.iter_mut().zip(listeners) {
+            let through = route.spec.parent_refs.iter().any(|parent| {
+                lookup::parent_gateway(parent, route_namespace) == Some((namespace, name))
+                    && parent
+                        .section_name
+                        .as_deref()
+                        .is_none_or(|section| section == listener.name)
+            });
+            if through && admits(listener, route_namespace, namespace, namespaces) {
+                *count += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// `[{meridio-2.nordix.org, L34Route}]` when the listener is accepted and its
+/// `allowedRoutes.kinds` admits L34Route; `[]` otherwise.
+fn supported_kinds(listener: &Listener) -> Vec<RouteGroupKind> {
+    if listener_accepted(listener) && lookup::kinds_admit_routes(listener) {
+        vec![RouteGroupKind {
+            group: Some(ROUTE_GROUP.to_owned()),
+            kind: ROUTE_KIND.to_owned(),
+        }]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The listener's three conditions, in the order a new entry lists them.
+fn conditions(
+    listener: &Listener,
+    programmed: GatewayProgrammed<'_>,
+) -> [(&'static str, Change); 3] {
+    let accepted = listener_accepted(listener);
+    let set = |status, reason, message: String| Change::Set(Wanted::new(status, reason, message));
+    let accepted_condition = if accepted {
+        set(
+            status::TRUE,
+            reason::ACCEPTED,
+            listener_message::ACCEPTED.to_owned(),
+        )
+    } else {
+        set(
+            status::FALSE,
+            reason::UNSUPPORTED_PROTOCOL,
+            format!(
+                "protocol {:?} is not supported (supported: {})",
+                listener.protocol.chars().take(300).collect::<String>(),
+                SUPPORTED_PROTOCOLS.join(", ")
+            ),
+        )
+    };
+    let programmed_condition = match (accepted, programmed.status == status::TRUE) {
+        (false, _) => set(
+            status::FALSE,
+            reason::INVALID,
+            listener_message::NOT_ACCEPTED.to_owned(),
+        ),
+        (true, true) => set(
+            status::TRUE,
+            reason::PROGRAMMED,
+            listener_message::PROGRAMMED.to_owned(),
+        ),
+        (true, false) => Change::Set(Wanted {
+            status: status::FALSE,
+            reason: gateway_reason(programmed.reason),
+            message: listener_message::GATEWAY_NOT_PROGRAMMED.to_owned(),
+        }),
+    };
+    [
+        (ACCEPTED, accepted_condition),
+        (PROGRAMMED, programmed_condition),
+        (RESOLVED_REFS, resolved_refs(listener)),
+    ]
+}
+
+/// The Gateway's `Programmed` reason as a listener's: one of the crate's own (the Gateway's
+/// `Programmed` is the crate's), `Pending` should it be another.
+fn gateway_reason(gateway: &str) -> &'static str {
+    [reason::PENDING, reason::INVALID, reason::PROGRAMMED]
+        .into_iter()
+        .find(|known| *known == gateway)
+        .unwrap_or(reason::PENDING)
+}
+
+/// `ResolvedRefs`: `False`/`InvalidRouteKinds` naming each kind other than L34Route once,
+/// in the order of its first entry; `True` otherwise.
+fn resolved_refs(listener: &Listener) -> Change {
+    let kinds = listener
+        .allowed_routes
+        .as_ref()
+        .map_or(&[][..], |a| a.kinds.as_slice());
+    let mut seen = BTreeSet::new();
+    let unsupported: Vec<String> = kinds
+        .iter()
+        .filter(|kind| !lookup::is_route_kind(kind))
+        .map(|kind| {
+            let group = kind.group.as_deref().unwrap_or(GATEWAY_API_GROUP);
+            format!("{group}/{}", kind.kind)
+        })
+        .filter(|named| seen.insert(named.clone()))
+        .collect();
+    if unsupported.is_empty() {
+        return Change::Set(Wanted::new(
+            status::TRUE,
+            reason::RESOLVED_REFS,
+            listener_message::RESOLVED_REFS,
+        ));
+    }
+    Change::Set(Wanted::new(
+        status::FALSE,
+        reason::INVALID_ROUTE_KINDS,
+        format!(
+            "route kinds not supported: {} (supported: {ROUTE_GROUP}/{ROUTE_KIND})",
+            unsupported.join(", ")
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests;
