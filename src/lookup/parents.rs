@@ -153,9 +153,11 @@ pub(crate) fn admits(
     if !listener_accepted(listener) || !kinds_admit_routes(listener) {
         return false;
     }
-    let allowed = listener.allowed_routes.as_ref();
-    let from = allowed.and_then(|a| a.namespaces.as_ref());
-    let namespace_admitted = match from.and_then(|f| f.from.as_deref()).unwrap_or("") {
+    let from = listener
+        .allowed_routes
+        .as_ref()
+        .and_then(|a| a.namespaces.as_ref());
+    match from.and_then(|f| f.from.as_deref()).unwrap_or("") {
         "" | "Same" => route_namespace == gateway_namespace,
         "All" => true,
         "Selector" => from
@@ -163,8 +165,7 @@ pub(crate) fn admits(
             .zip(namespaces.get(route_namespace))
             .is_some_and(|(selector, labels)| selects(selector, labels)),
         _ => false,
-    };
-    namespace_admitted
+    }
 }
 
 /// Whether a label selector selects these labels, as Kubernetes matches a
