@@ -15,8 +15,8 @@ import (
 
 func TestConformance(t *testing.T) {
 	env := harness.FromEnv(t)
-	opts := harness.Options(t, "")
-	harness.Install(t, env)
+	harness.Install(t, env, harness.SettingsFeatures(t))
+	opts := harness.Options(t, "", harness.ClassFeatures(t, env))
 	opts.Hook = func(t *testing.T, test suite.ConformanceTest, _ *suite.ConformanceTestSuite) {
 		if !t.Skipped() {
 			harness.Dump(t)

@@ -60,7 +60,7 @@ impl TryFrom<&Gateway> for wire::Gateway {
     type Error = InputError;
 
     /// Through the Gateway's JSON: all of `metadata` and `status`, and the `spec` fields the
-    /// crate reads (`gatewayClassName`, `infrastructure`).
+    /// crate reads (`gatewayClassName`, `listeners`, `addresses`, `infrastructure`).
     fn try_from(gateway: &Gateway) -> Result<Self, InputError> {
         via_json(&object_name("Gateway", &gateway.metadata), gateway)
     }

@@ -30,6 +30,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -50,6 +51,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/gateway-api/pkg/features"
 	"sigs.k8s.io/yaml"
 )
 
@@ -137,10 +139,11 @@ func FromEnv(t *testing.T) Env {
 	return e
 }
 
-// Install installs everything and starts the controller; t's cleanup stops it (after the
-// suite's own cleanups, which t runs first) and prints what the GatewayClasses and the
-// Gateways left said.
-func Install(t *testing.T, e Env) {
+// Install installs everything and starts the controller, ours configured to publish
+// features (its settings' supportedFeatures); t's cleanup stops it (after the suite's own
+// cleanups, which t runs first) and prints what the GatewayClasses and the Gateways left
+// said.
+func Install(t *testing.T, e Env, features []features.FeatureName) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -177,7 +180,7 @@ func Install(t *testing.T, e Env) {
 	t.Logf("harness: GatewayClass %s (controllerName %s) with default parameters GatewayConfiguration %s/%s; namespace %s with ServiceAccount %s",
 		GatewayClass, ControllerName, ConfigNamespace, ConfigName, InfraNamespace, LBServiceAccount)
 
-	p, err := start(e, kubeconfig)
+	p, err := start(e, kubeconfig, features)
 	if err != nil {
 		t.Fatalf("starting the controller: %v", err)
 	}
@@ -230,6 +233,42 @@ func objects() []*unstructured.Unstructured {
 		u(map[string]any{"apiVersion": "v1", "kind": "ServiceAccount",
 			"metadata": map[string]any{"name": LBServiceAccount, "namespace": InfraNamespace}}),
 	}
+}
+
+// ClassFeatures are the features the suite runs with: for ours, the GatewayClass's
+// status.supportedFeatures once the controller wrote them (waited for up to a minute);
+// for Meridio-2, which publishes none, ours' by hand (so that both run the same tests),
+// said in the log.
+func ClassFeatures(t *testing.T, e Env) Features {
+	t.Helper()
+	if e.Controller != "ours" {
+		t.Logf("harness: %s publishes no supportedFeatures on its GatewayClass: the suite is given ours' by hand", e.Controller)
+		return Features{Names: SettingsFeatures(t)}
+	}
+	dyn := mustAdmin(t)
+	var names []features.FeatureName
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true,
+		func(ctx context.Context) (bool, error) {
+			class, err := dyn.Resource(gvrGatewayClass).Get(ctx, GatewayClass, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			list, _, _ := unstructured.NestedSlice(class.Object, "status", "supportedFeatures")
+			names = names[:0]
+			for _, f := range list {
+				if m, ok := f.(map[string]any); ok {
+					if n, ok := m["name"].(string); ok {
+						names = append(names, features.FeatureName(n))
+					}
+				}
+			}
+			return len(names) > 0, nil
+		})
+	if err != nil {
+		t.Fatalf("GatewayClass %s: no status.supportedFeatures after a minute: %v", GatewayClass, err)
+	}
+	t.Logf("harness: GatewayClass %s publishes supportedFeatures %v", GatewayClass, names)
+	return Features{Names: names, FromClass: true}
 }
 
 func mustAdmin(t *testing.T) dynamic.Interface {
@@ -431,13 +470,22 @@ type process struct {
 }
 
 // start starts the controller: one replica, no leader election, no probe or metrics
-// port, every namespace watched, the default settings (controllerName above).
-func start(e Env, kubeconfig string) (*process, error) {
+// port, every namespace watched, the default settings (controllerName above) but ours'
+// supportedFeatures, which name features as the suite's release spells them.
+func start(e Env, kubeconfig string, features []features.FeatureName) (*process, error) {
 	var args []string
 	switch e.Controller {
 	case "ours":
+		settings := filepath.Join(e.dir, "conformance-settings.json")
+		text, err := json.Marshal(map[string]any{"supportedFeatures": features})
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(settings, text, 0o644); err != nil {
+			return nil, err
+		}
 		args = []string{"--kubeconfig", kubeconfig, "--leader-elect=false",
-			"--health-addr", "0", "--metrics-addr", "0"}
+			"--health-addr", "0", "--metrics-addr", "0", "--settings", settings}
 	default:
 		// Its defaults, except what has no place here: webhooks (no certificates), the
 		// probe and metrics ports.

@@ -13,22 +13,28 @@ import (
 
 // Options are the suite's options for this project: the harness's GatewayClass, the
 // GATEWAY-HTTP profile (the one whose core holds the Gateway tests), the features the
-// controller claims besides the profile's core (GatewayInfrastructure: the Gateway's
-// infrastructure labels and annotations on the LB Pods), every test that does not apply
-// and whose features are claimed skipped by name, the implementation named honestly.
-// The suite's own flags, given to the test binary, keep their effect for what these do
-// not set (--report-output, --run-test, --debug, --timeout-config-overrides, ...); the
-// class, profile, features, mode and implementation are these. only, when not empty, is
-// the one test to run (--run-test).
-func Options(t *testing.T, only string) suite.ConformanceOptions {
+// controller publishes in the class's status.supportedFeatures (features: what
+// ClassFeatures read from the class; the suite reads them from the class itself when it
+// runs every test, and is given them when it runs one, since it infers them only for a
+// whole run), every test that does not apply and whose features are claimed skipped by
+// name, the implementation named honestly. Meridio-2 publishes no features: for its run
+// the features are given by hand (ClassFeatures says so). The suite's own flags, given to
+// the test binary, keep their effect for what these do not set (--report-output,
+// --run-test, --debug, --timeout-config-overrides, ...); the class, profile, features,
+// mode and implementation are these. only, when not empty, is the one test to run
+// (--run-test).
+func Options(t *testing.T, only string, features Features) suite.ConformanceOptions {
 	t.Helper()
 	opts := conformance.DefaultOptions(t)
 	opts.GatewayClassName = GatewayClass
 	opts.ConformanceProfiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName}
-	infra := infrastructureFeature(t)
-	opts.SupportedFeatures = []features.FeatureName{features.SupportGateway, infra}
-	claimed := []string{string(features.SupportGateway), string(infra),
-		string(features.SupportHTTPRoute), string(features.SupportReferenceGrant)}
+	if !features.FromClass || only != "" {
+		opts.SupportedFeatures = features.Names
+	}
+	claimed := []string{string(featuresHTTPRoute), string(featuresReferenceGrant)}
+	for _, f := range features.Names {
+		claimed = append(claimed, string(f))
+	}
 
 	var all []Test
 	for _, c := range tests.ConformanceTests {
@@ -73,9 +79,32 @@ func Options(t *testing.T, only string) suite.ConformanceOptions {
 	return opts
 }
 
-// infrastructureFeature is the feature of the Gateway's infrastructure labels and
-// annotations on the generated resources: GatewayInfrastructure up to v1.6,
-// GatewayInfrastructurePropagation on the suite's main branch.
+// featuresHTTPRoute and featuresReferenceGrant are claimed for the plan only: the tests
+// that need them are skipped by name with their reason (the controller serves L34Routes).
+const (
+	featuresHTTPRoute      = features.SupportHTTPRoute
+	featuresReferenceGrant = features.SupportReferenceGrant
+)
+
+// Features are the features the suite runs with, and where they come from.
+type Features struct {
+	Names []features.FeatureName
+	// FromClass: read from the GatewayClass's status.supportedFeatures (ours); false:
+	// given by hand (Meridio-2, which publishes none).
+	FromClass bool
+}
+
+// SettingsFeatures are the names ours is configured to publish (its settings'
+// supportedFeatures), as the suite's release spells them: the Gateway, and the Gateway's
+// infrastructure labels and annotations on the generated resources
+// (GatewayInfrastructure up to v1.6, GatewayInfrastructurePropagation in v1.5 and on the
+// suite's main branch).
+func SettingsFeatures(t *testing.T) []features.FeatureName {
+	t.Helper()
+	return []features.FeatureName{features.SupportGateway, infrastructureFeature(t)}
+}
+
+// infrastructureFeature is the suite's name of the infrastructure feature.
 func infrastructureFeature(t *testing.T) features.FeatureName {
 	t.Helper()
 	for _, f := range features.AllFeatures.UnsortedList() {
