@@ -13,6 +13,11 @@
 //! | ours, the GatewayConfiguration `NS/NAME` it names does not exist | `False`/`InvalidParameters`/`GatewayConfiguration "NS/NAME" not found` |
 //! | ours, the GatewayConfiguration it names exists | `True`/`Accepted`/`GatewayClass accepted by CONTROLLER_NAME` |
 //!
+//! On a class that is ours, whatever its `Accepted`, `status.supportedFeatures` is the
+//! setting [`Settings::supported_features`] as `[{"name": N}]`, sorted by name (GEP-2162:
+//! the Gateway API requires it, and its conformance suite reads the features from it); a
+//! class that is not ours keeps what it has.
+//!
 //! A class's `spec.parametersRef` names the **default parameters** of those of its
 //! Gateways that name none themselves (GEP-1867): a Gateway's own
 //! `infrastructure.parametersRef` replaces the class's whole (no field merge). The
@@ -29,8 +34,8 @@
 //! `lastTransitionTime` moves only when the status changes, foreign conditions are never
 //! touched, an `Accepted` carrying an `observedGeneration` above the class's generation
 //! means the snapshot is stale (nothing is written), and nothing is written when nothing
-//! changed. The write is a merge patch of the `status` subresource carrying the observed
-//! `resourceVersion` ([`StatusPatch`]).
+//! changed (the conditions and the features alike). The write is a merge patch of the
+//! `status` subresource carrying the observed `resourceVersion` ([`StatusPatch`]).
 //!
 //! ```
 //! use gateway_reconcile::gateway_class::{ConfigurationPresence, settle_class};

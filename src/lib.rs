@@ -48,7 +48,8 @@
 //! documented in [`reconcile`], under "The rules a plan applies":
 //! [validation](reconcile#validation) with the exact `InvalidParameters` messages,
 //! [the LB Deployment](reconcile#the-lb-deployment) as rendered, what counts as
-//! [drift](reconcile#drift), and the [addresses](reconcile#addresses). The code behind them
+//! [drift](reconcile#drift), the [addresses](reconcile#addresses) and the
+//! [listeners](reconcile#listeners). The code behind them
 //! is crate-private: [`plan`] runs it, and what a controller needs of it to find and watch
 //! the objects is in [`lookup`].
 //!
@@ -76,15 +77,24 @@
 //!
 //! | type | says | reasons |
 //! |---|---|---|
-//! | [`Accepted`] | the Gateway is ours and its parameters are valid | [`Accepted`][r-accepted], [`InvalidParameters`], [`Pending`] (handed to another controller) |
+//! | [`Accepted`] | the Gateway is ours and its parameters are valid | [`Accepted`][r-accepted], [`InvalidParameters`], [`UnsupportedAddress`], [`ListenersNotValid`], [`Pending`] (handed to another controller) |
 //! | [`Programmed`] | the LB Deployment exists and serves | [`Programmed`][r-programmed], [`Pending`], [`Invalid`] |
-//! | `D/`[`ConfigurationApplied`] | the Deployment carries the current GatewayConfiguration generation | [`Applied`], [`Pending`], [`ApplyFailed`], [`ApplyRejected`], [`InvalidParameters`] |
+//! | `D/`[`ConfigurationApplied`] | the Deployment carries the current GatewayConfiguration generation | [`Applied`], [`Pending`], [`ApplyFailed`], [`ApplyRejected`], [`InvalidParameters`], [`UnsupportedAddress`], [`ListenersNotValid`] |
 //! | `D/`[`Degraded`] | serving, but not as desired, and it will not fix itself soon; present only while True | [`ApplyFailing`], [`ApplyRejected`], [`RolloutStalled`] |
 //!
 //! `D` is [`Settings::condition_domain`] (`meridio-2.nordix.org`). The names are the
 //! constants of [`conditions`], the one place of the vocabulary; look a condition up with
 //! [`ConditionTypes::find`](conditions::ConditionTypes::find), since two of the types carry
 //! the domain. The sections below state when each is set.
+//!
+//! Beside them, each entry of `status.listeners` carries three conditions of its own
+//! ([listeners](reconcile#listeners)):
+//!
+//! | type | says | reasons |
+//! |---|---|---|
+//! | [`Accepted`] | the listener's protocol is one the LB carries | [`Accepted`][r-accepted], [`UnsupportedProtocol`] |
+//! | [`Programmed`] | the listener is accepted and the Gateway programmed | [`Programmed`][r-programmed], [`Invalid`], the Gateway's `Programmed` reason |
+//! | [`ResolvedRefs`] | the route kinds it names are supported | [`ResolvedRefs`][r-resolved-refs], [`InvalidRouteKinds`] |
 //!
 //! [`Accepted`]: conditions::ACCEPTED
 //! [`Programmed`]: conditions::PROGRAMMED
@@ -100,6 +110,12 @@
 //! [`ApplyRejected`]: conditions::reason::APPLY_REJECTED
 //! [`ApplyFailing`]: conditions::reason::APPLY_FAILING
 //! [`RolloutStalled`]: conditions::reason::ROLLOUT_STALLED
+//! [`UnsupportedAddress`]: conditions::reason::UNSUPPORTED_ADDRESS
+//! [`ListenersNotValid`]: conditions::reason::LISTENERS_NOT_VALID
+//! [`UnsupportedProtocol`]: conditions::reason::UNSUPPORTED_PROTOCOL
+//! [`ResolvedRefs`]: conditions::RESOLVED_REFS
+//! [r-resolved-refs]: conditions::reason::RESOLVED_REFS
+//! [`InvalidRouteKinds`]: conditions::reason::INVALID_ROUTE_KINDS
 //!
 //! # Generation currency
 //!

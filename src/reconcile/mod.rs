@@ -68,21 +68,26 @@
 //! # The rules a plan applies
 //!
 //! [`plan`] runs four steps, in this order, and these sections state their rules (the
-//! conditions, Events and requeue that follow are in the [crate docs](crate)):
+//! conditions, Events and requeue that follow are in the [crate docs](crate)), and the
+//! settlement a fifth:
 //!
 //! 1. [validation](#validation) of the Gateway's parameters (GatewayConfiguration,
-//!    template, infrastructure labels and annotations), first failure wins;
+//!    template, infrastructure labels and annotations, listeners and addresses), first
+//!    failure wins;
 //! 2. the desired [LB Deployment](#the-lb-deployment), rendered from the template or the
 //!    observed Deployment;
 //! 3. [drift](#drift): the desired against the observed Deployment, by meaning;
-//! 4. [addresses](#addresses): the Gateway's `status.addresses` from its L34Routes.
+//! 4. [addresses](#addresses): the Gateway's `status.addresses` from its L34Routes;
+//! 5. [listeners](#listeners): the Gateway's `status.listeners`, once its conditions are
+//!    settled (a listener's `Programmed` follows the Gateway's).
 //!
 //! ## Validation
 //!
 //! The Gateway's parameters are validated, first failure wins: the checks run in this
 //! order, the first that fails is the one reported, and its message is the exact condition
 //! message (of `Accepted` and `ConfigurationApplied`, both False with reason
-//! `InvalidParameters`, and of `Programmed`, False/`Invalid`, after the words `Gateway not
+//! `InvalidParameters` — `UnsupportedAddress` and `ListenersNotValid` for the two failures
+//! of step 11 — and of `Programmed`, False/`Invalid`, after the words `Gateway not
 //! accepted:` and a space):
 //!
 //! 1. a parameters reference applies
@@ -166,9 +171,19 @@
 //!     the LB Deployment and its pods: each map at most 8 entries (the Gateway API CRD's
 //!     `maxProperties`: `Gateway spec.infrastructure.labels: must have at most 8 entries
 //!     (has 9)`), then every key a valid label key and every label value a valid label
-//!     value (`infrastructure.labels["KEY"]: invalid key: WHY`).
+//!     value (`infrastructure.labels["KEY"]: invalid key: WHY`);
+//! 11. (SPEC revision 5) the listeners: at most 64 (the Gateway CRD's `maxItems`: `Gateway
+//!     spec.listeners: must have at most 64 items (has 65)`); then no `spec.addresses`
+//!     (reason `UnsupportedAddress`, `spec.addresses is not supported: the Gateway's
+//!     addresses come from its L34Routes`: the Gateway API requires an address that cannot
+//!     be honoured to show in the conditions, where Meridio-2 ignores it); then at least
+//!     one accepted listener ([listeners](#listeners); reason `ListenersNotValid`, `no
+//!     listener is accepted: listener "NAME": protocol "P" is not supported` naming the
+//!     first listener in spec order, or `no listener is accepted: the Gateway has no
+//!     listener` for a Gateway without listeners, which only a hand-written snapshot has).
+//!     The listener status is written whatever the validation says.
 //!
-//! The bounds of steps 4, 5 and 10 are those of the CRDs (this project's copies in
+//! The bounds of steps 4, 5, 10 and 11 are those of the CRDs (this project's copies in
 //! `e2e/crds` and Meridio-2's agree on them; the Gateway API's own for the Gateway), so an
 //! object the API server took is never refused by them (the real API server refuses one
 //! over a bound, `Too many: 3: must have at most 2 items`, as the e2e smoke test shows); a
@@ -388,9 +403,10 @@
 //! owner's addresses out of, another namespace's Gateway):
 //!
 //! - the listener: the one the parentRef's `sectionName` names (none of that name: not
-//!   attached), or any listener when it names none. A Gateway without listeners (the
-//!   Gateway API's CRD requires at least one, so only a hand-written snapshot has none)
-//!   admits no route;
+//!   attached), or any listener when it names none; only an accepted listener (a protocol
+//!   the LB carries, [listeners](#listeners)) admits routes. A Gateway without listeners
+//!   (the Gateway API's CRD requires at least one, so only a hand-written snapshot has
+//!   none) admits no route;
 //! - `allowedRoutes.namespaces.from`: `Same` (the default, also when `allowedRoutes`,
 //!   `namespaces` or `from` is absent or empty) admits routes of the Gateway's namespace;
 //!   `All` every namespace; `Selector` the namespaces whose labels, as the caller hands
@@ -417,6 +433,48 @@
 //! `sourcePorts` and `destinationPorts` 1,000 items against 20, `byteMatches` 100 against
 //! 10; and on the length of one `destinationCIDRs` item, 64 against 50 characters, which
 //! the crate does not bound either: an item of any length is parsed or skipped).
+//!
+//! ## Listeners
+//!
+//! (SPEC revision 5.) Meridio-2's LB binds no listener: its traffic is steered by the
+//! L34Routes at layer 4 and nothing is terminated. A listener here is where routes attach
+//! ([addresses](#addresses)). Whenever the Gateway is ours (invalid or not; not when it is
+//! being deleted or is another controller's, whose `status.listeners` are left as they
+//! are), the status carries one entry per listener of `spec.listeners`, in spec order
+//! (the first listener of a name, at most 64: the CRD's bounds), matched to the observed
+//! entries by `name` (an entry of a listener no longer in the spec goes):
+//!
+//! - `supportedKinds`: `[{"group": "meridio-2.nordix.org", "kind": "L34Route"}]` when the
+//!   listener is accepted and its `allowedRoutes.kinds` is absent, empty or lists that kind;
+//!   otherwise `[]`;
+//! - `attachedRoutes`: how many L34Routes attach through this listener by the rule of
+//!   [addresses](#addresses): a parentRef naming the Gateway with this listener's
+//!   `sectionName` or none, admitted by this listener's `allowedRoutes`. A route without
+//!   `sectionName` counts on every listener that admits it, a route counts whether or not
+//!   its CIDRs give an address, and a route over its CRD's bounds counts nowhere. (The
+//!   Gateway API counts the routes whose own status says they are accepted; an L34Route
+//!   has no status, so attaching is its acceptance.)
+//! - `conditions`, with the bookkeeping of the Gateway's own (`observedGeneration` the
+//!   Gateway's generation, `lastTransitionTime` moved only on a status change, foreign
+//!   conditions on the entry kept, at most 8 with `Accepted`, then `Programmed`, then
+//!   `ResolvedRefs` kept first; one of them with an `observedGeneration` above the
+//!   Gateway's makes the snapshot stale, as for the Gateway's conditions):
+//!
+//! | condition | when | status / reason / message |
+//! |---|---|---|
+//! | `Accepted` | the protocol is `HTTP`, `HTTPS`, `TLS`, `TCP`, `UDP` or `SCTP` (the LB forwards their packets at layer 4; HTTP, HTTPS and TLS travel as TCP, and no HTTPRoute attaches: `supportedKinds` says so) | `True`/`Accepted`/`Listener accepted` |
+//! | | any other protocol | `False`/`UnsupportedProtocol`/`protocol "P" is not supported (supported: HTTP, HTTPS, SCTP, TCP, TLS, UDP)` |
+//! | `ResolvedRefs` | `allowedRoutes.kinds` lists a kind other than L34Route | `False`/`InvalidRouteKinds`/`route kinds not supported: G/K, G/K (supported: meridio-2.nordix.org/L34Route)`, each other kind once, in the order of its first entry |
+//! | | otherwise (TLS `certificateRefs` are not read: nothing is terminated) | `True`/`ResolvedRefs`/`Listener references resolved` |
+//! | `Programmed` | accepted, and the Gateway's `Programmed` after this reconcile is True | `True`/`Programmed`/`Listener programmed` |
+//! | | not accepted | `False`/`Invalid`/`listener not accepted` |
+//! | | accepted, the Gateway not programmed | `False`, the Gateway's `Programmed` reason, `Gateway not programmed` |
+//!
+//! When some listeners are accepted and others not, the Gateway stays `Accepted` (its
+//! message unchanged: other controllers match it) and the entries say which; when none
+//! is, validation fails with `ListenersNotValid`. The status write is one merge patch of
+//! `status` (conditions, addresses and listeners), and there is none when all three equal
+//! the observed ones.
 //!
 //! # Modules
 //!
