@@ -19,7 +19,7 @@
 //! let typed: Gateway = serde_json::from_value(serde_json::json!({
 //!     "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
 //!     "metadata": {"name": "gw", "namespace": "red", "uid": "u-1", "generation": 2},
-//!     "spec": {"gatewayClassName": "meridio", "listeners": [],
+//!     "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}],
 //!              "infrastructure": {"parametersRef": {
 //!                  "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
 //!                  "name": "conf"}}}

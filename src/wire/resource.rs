@@ -12,7 +12,7 @@
 //!     "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
 //!     "metadata": {"name": "gw", "namespace": "red", "uid": "u-1", "generation": 2,
 //!                  "managedFields": [{"manager": "kubectl"}]},
-//!     "spec": {"gatewayClassName": "meridio", "listeners": []}
+//!     "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}
 //! })).unwrap();
 //! assert_eq!(Watched::<wire::Gateway>::plural(&()), "gateways");
 //! assert_eq!(watched.meta().name.as_deref(), Some("gw"));

@@ -61,7 +61,7 @@ pub(super) fn gateway(name: &str) -> Arc<Gateway> {
         serde_json::from_value(serde_json::json!({
             "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
             "metadata": { "name": name, "namespace": "ns" },
-            "spec": { "gatewayClassName": "c", "listeners": [] }
+            "spec": { "gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}] }
         }))
         .expect("a Gateway"),
     )

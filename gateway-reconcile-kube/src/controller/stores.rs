@@ -393,7 +393,7 @@ mod tests {
         serde_json::from_value(serde_json::json!({
             "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1,
                          "resourceVersion": "1"},
-            "spec": {"gatewayClassName": "c", "listeners": [], "infrastructure": {"parametersRef": {
+            "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
         }))
         .expect("a Gateway")
