@@ -1,5 +1,8 @@
 //! Instruction counts per reconcile, for `valgrind --tool=callgrind`.
 //!
+//! Each operation runs on the realistic Gateway, or, with the suffix `_wide`
+//! (`steady_wide`, ...), on the one at the CRD's listener bound with 1,000 routes.
+//!
 //! Times on a shared machine move with its load and with the allocator's state; instruction
 //! counts do not. This bench runs one of `parse`, `steady` or `update` (the operations of
 //! `benches/reconcile.rs`) `N` times, and nothing when asked for `none`, so the count of one
@@ -17,7 +20,7 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{edited, parse, realistic, reconcile, to_json};
+use common::{edited, parse, realistic, reconcile, to_json, wide};
 use gateway_reconcile::{Settings, WriteOutcome};
 
 fn main() {
@@ -25,9 +28,13 @@ fn main() {
     let op = args.get(1).map(String::as_str).unwrap_or("none");
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     let settings = Settings::default();
-    let steady = realistic();
-    let edited = edited(realistic());
+    let (steady, edited) = if op.ends_with("_wide") {
+        (wide(), edited(wide()))
+    } else {
+        (realistic(), edited(realistic()))
+    };
     let json = to_json(&steady);
+    let op = op.trim_end_matches("_wide");
     for _ in 0..n {
         match op {
             "parse" => drop(black_box(parse(black_box(&json)))),

@@ -52,8 +52,8 @@ pub use deployment::{
     GATEWAY_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OwnerGateway, deployment_gateway,
     deployment_name, gateway_name_label, generation_annotation, uid_annotation,
 };
+pub(crate) use parents::{Admission, MAX_LISTENERS, is_route_kind};
 pub use parents::{
     GATEWAY_API_GROUP, ROUTE_GROUP, ROUTE_KIND, SUPPORTED_PROTOCOLS, kinds_admit_routes,
     listener_accepted, names_gateway, parent_gateway, route_attaches, uses_namespace_selector,
 };
-pub(crate) use parents::{admits, is_route_kind};

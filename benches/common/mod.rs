@@ -7,7 +7,8 @@ use gateway_reconcile::sim::defaulting::apply_server_defaults;
 use gateway_reconcile::wire::tree::Value as Tree;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{
-    DeploymentWrite, Plan, Settings, Settlement, Snapshot, WriteOutcome, plan, template,
+    DeploymentWrite, NamespaceLabels, Plan, Settings, Settlement, Snapshot, WriteOutcome, plan,
+    template,
 };
 use serde_json::json;
 
@@ -18,6 +19,8 @@ pub struct Inputs {
     pub deployment: Deployment,
     pub template: Deployment,
     pub routes: Vec<L34Route>,
+    /// The labels of the routes' namespaces (for listeners that select by them).
+    pub namespace_labels: NamespaceLabels,
 }
 
 pub struct Json {
@@ -27,6 +30,7 @@ pub struct Json {
     pub deployment: String,
     pub template: String,
     pub routes: String,
+    pub namespace_labels: String,
 }
 
 pub fn now() -> jiff::Timestamp {
@@ -122,6 +126,7 @@ pub fn realistic_with(template: Deployment) -> Inputs {
         deployment,
         template,
         routes,
+        namespace_labels: NamespaceLabels::new(),
     };
     // One more reconcile so the Programmed message reflects the finished rollout.
     let s = settle(&inputs, None);
@@ -140,7 +145,8 @@ pub fn settle(
         .with_gateway_class(Some(&i.class))
         .with_configuration(Some(&i.configuration))
         .with_deployment(Some(&i.deployment))
-        .with_routes(&i.routes);
+        .with_routes(&i.routes)
+        .with_namespace_labels(&i.namespace_labels);
     settle_plan(plan(&settings, snap, now()).unwrap(), outcome).status
 }
 
@@ -161,6 +167,7 @@ pub fn to_json(i: &Inputs) -> Json {
         deployment: serde_json::to_string(&i.deployment).unwrap(),
         template: serde_json::to_string(&i.template).unwrap(),
         routes: serde_json::to_string(&i.routes).unwrap(),
+        namespace_labels: serde_json::to_string(&i.namespace_labels).unwrap(),
     }
 }
 
@@ -172,6 +179,7 @@ pub fn parse(j: &Json) -> Inputs {
         deployment: serde_json::from_str(&j.deployment).unwrap(),
         template: serde_json::from_str(&j.template).unwrap(),
         routes: serde_json::from_str(&j.routes).unwrap(),
+        namespace_labels: serde_json::from_str(&j.namespace_labels).unwrap(),
     }
 }
 
@@ -191,7 +199,8 @@ pub fn reconcile(settings: &Settings, i: &Inputs, outcome: Option<&WriteOutcome>
         .with_gateway_class(Some(&i.class))
         .with_configuration(Some(&i.configuration))
         .with_deployment(Some(&i.deployment))
-        .with_routes(&i.routes);
+        .with_routes(&i.routes)
+        .with_namespace_labels(&i.namespace_labels);
     settle_plan(plan(settings, snap, now()).unwrap(), outcome)
 }
 
@@ -311,6 +320,64 @@ pub fn scaled_routes(k: usize) -> Inputs {
     converged(i)
 }
 
+/// The realistic Gateway at the Gateway CRD's listener bound, with many routes, in steady
+/// state ([`converged`]): 64 listeners (TCP, UDP and SCTP; a quarter admitting routes of
+/// the Gateway's namespace, half of every namespace, a quarter of the namespaces labelled
+/// `team: red`), and 1,000 L34Routes from 10 namespaces (every other one labelled), half of
+/// them naming a listener by `sectionName`.
+pub fn wide() -> Inputs {
+    let mut i = realistic();
+    let protocols = ["TCP", "UDP", "SCTP"];
+    let listeners: Vec<serde_json::Value> = (0..64)
+        .map(|l| {
+            let from = match l % 4 {
+                0 => json!({"from": "Same"}),
+                1 => json!({"from": "Selector", "selector": {"matchLabels": {"team": "red"}}}),
+                _ => json!({"from": "All"}),
+            };
+            json!({"name": format!("l{l}"), "port": 4000 + l, "protocol": protocols[l % 3],
+                "allowedRoutes": {"namespaces": from}})
+        })
+        .collect();
+    i.gateway.spec.listeners = serde_json::from_value(json!(listeners)).unwrap();
+    let namespaces: Vec<String> = (0..10)
+        .map(|n| {
+            if n == 0 {
+                "ns".to_owned()
+            } else {
+                format!("ns-{n}")
+            }
+        })
+        .collect();
+    i.namespace_labels = namespaces
+        .iter()
+        .enumerate()
+        .map(|(n, ns)| {
+            let team = if n % 2 == 0 { "red" } else { "blue" };
+            (ns.clone(), [("team".to_owned(), team.to_owned())].into())
+        })
+        .collect();
+    i.routes = (0..1000)
+        .map(|j| {
+            let mut parent = json!({"name": "gw", "namespace": "ns"});
+            if j % 2 == 1 {
+                parent["sectionName"] = json!(format!("l{}", j % 64));
+            }
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("r{j}"), "namespace": namespaces[j % 10]},
+                "spec": {"parentRefs": [parent],
+                         "destinationCIDRs": [format!("20.0.{}.{}/32", j >> 8, j & 0xff)]}
+            }))
+            .unwrap()
+        })
+        .collect();
+    // In the order the Driver hands them to the plan: by namespace and name.
+    i.routes.sort_by(|a, b| {
+        (&a.metadata.namespace, &a.metadata.name).cmp(&(&b.metadata.namespace, &b.metadata.name))
+    });
+    converged(i)
+}
+
 /// `inputs` after the reconciles they call for: each Update the plan asks for is taken as
 /// stored (the desired Deployment keeps the observed status, so its rollout stays
 /// complete) and each status patch as written, until a reconcile writes nothing. Panics if
@@ -322,7 +389,8 @@ pub fn converged(mut i: Inputs) -> Inputs {
             .with_gateway_class(Some(&i.class))
             .with_configuration(Some(&i.configuration))
             .with_deployment(Some(&i.deployment))
-            .with_routes(&i.routes);
+            .with_routes(&i.routes)
+            .with_namespace_labels(&i.namespace_labels);
         let (deployment, settlement) = match plan(&settings, snap, now()).unwrap() {
             Plan::Write(pending) => {
                 let desired = match pending.write() {

@@ -3,6 +3,7 @@
 //! [`crate::reconcile`] states the rules; a change here changes that text).
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use crate::snapshot::NamespaceLabels;
 use crate::wire::{Gateway, L34Route, LabelSelector, Listener, ParentReference};
@@ -142,17 +143,30 @@ pub fn route_attaches(route: &L34Route, gateway: &Gateway, namespaces: &Namespac
 }
 
 /// Whether `listener` admits an L34Route of `route_namespace` on a Gateway of
-/// `gateway_namespace`: it is accepted ([`listener_accepted`]) and its `allowedRoutes`
-/// admit the route (the module docs).
-pub(crate) fn admits(
+/// `gateway_namespace`: it is accepted ([`listener_accepted`]), its `allowedRoutes.kinds`
+/// admit L34Route, and its `allowedRoutes.namespaces` the route's namespace (the module
+/// docs).
+fn admits(
     listener: &Listener,
     route_namespace: &str,
     gateway_namespace: &str,
     namespaces: &NamespaceLabels,
 ) -> bool {
-    if !listener_accepted(listener) || !kinds_admit_routes(listener) {
-        return false;
-    }
+    open(listener) && namespace_admitted(listener, route_namespace, gateway_namespace, namespaces)
+}
+
+/// Whether a listener takes L34Routes at all: it is accepted and its kinds admit them.
+fn open(listener: &Listener) -> bool {
+    listener_accepted(listener) && kinds_admit_routes(listener)
+}
+
+/// Whether a listener's `allowedRoutes.namespaces` admit `route_namespace`.
+fn namespace_admitted(
+    listener: &Listener,
+    route_namespace: &str,
+    gateway_namespace: &str,
+    namespaces: &NamespaceLabels,
+) -> bool {
     let from = listener
         .allowed_routes
         .as_ref()
@@ -165,6 +179,128 @@ pub(crate) fn admits(
             .zip(namespaces.get(route_namespace))
             .is_some_and(|(selector, labels)| selects(selector, labels)),
         _ => false,
+    }
+}
+
+/// The Gateway CRD's `maxItems` of `spec.listeners` (and of `status.listeners`).
+pub(crate) const MAX_LISTENERS: usize = 64;
+
+/// Which listeners a route attaches through, for one reconcile of one Gateway: bit `i` of
+/// [`Admission::attached`] stands for `listeners[i]` (at most 64 of them, the CRD's bound).
+/// A listener's decision is three independent facts, each made once and kept: whether it
+/// takes L34Routes at all (its protocol and kinds), which `sectionName` selects it (its
+/// name), and whether it admits a namespace (once per namespace, the last one asked kept
+/// at hand: the routes come ordered by namespace). A Gateway's N routes cost one decision
+/// per listener and namespace, not one per route, so N routes from a few namespaces, under
+/// 64 listeners and large selectors, stay linear in N.
+pub(crate) struct Admission<'a> {
+    gateway_namespace: &'a str,
+    gateway_name: &'a str,
+    listeners: Vec<&'a Listener>,
+    labels: &'a NamespaceLabels,
+    /// The listeners that take L34Routes at all.
+    open: u64,
+    /// The listeners of each name, sorted by name.
+    by_name: Vec<(&'a str, u64)>,
+    /// The open listeners that admit each namespace asked about.
+    by_namespace: BTreeMap<&'a str, u64>,
+    /// The last namespace asked about, and its listeners.
+    last: Option<(&'a str, u64)>,
+}
+
+impl<'a> Admission<'a> {
+    /// The admission of routes to `gateway` through `listeners` (the first 64 are looked
+    /// at), with the labels of the routes' namespaces.
+    pub(crate) fn new(
+        gateway: &'a Gateway,
+        listeners: Vec<&'a Listener>,
+        labels: &'a NamespaceLabels,
+    ) -> Self {
+        let mut listeners = listeners;
+        listeners.truncate(MAX_LISTENERS);
+        let mut open_bits = 0;
+        let mut by_name: Vec<(&str, u64)> = Vec::with_capacity(listeners.len());
+        for (i, listener) in listeners.iter().enumerate() {
+            if open(listener) {
+                open_bits |= 1 << i;
+            }
+            by_name.push((listener.name.as_str(), 1 << i));
+        }
+        by_name.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        // Listeners of one name (a hand-written Gateway) share an entry.
+        by_name.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                earlier.1 |= later.1;
+            }
+            same
+        });
+        Admission {
+            gateway_namespace: gateway.metadata.namespace.as_deref().unwrap_or(""),
+            gateway_name: gateway.metadata.name.as_deref().unwrap_or(""),
+            listeners,
+            labels,
+            open: open_bits,
+            by_name,
+            by_namespace: BTreeMap::new(),
+            last: None,
+        }
+    }
+
+    /// The listeners `route` attaches through, as bits (0: it does not attach): for each
+    /// of its `parentRefs` naming the Gateway, the listeners of its `sectionName` (all when
+    /// it names none) that admit it.
+    pub(crate) fn attached(&mut self, route: &'a L34Route) -> u64 {
+        let route_namespace = route.metadata.namespace.as_deref().unwrap_or("");
+        let mut bits = 0;
+        for parent in &route.spec.parent_refs {
+            if parent_gateway(parent, route_namespace)
+                != Some((self.gateway_namespace, self.gateway_name))
+            {
+                continue;
+            }
+            let named = match parent.section_name.as_deref() {
+                None => u64::MAX,
+                Some(section) => self
+                    .by_name
+                    .binary_search_by(|(name, _)| (*name).cmp(section))
+                    .map_or(0, |at| self.by_name[at].1),
+            };
+            if named & self.open != 0 {
+                bits |= named & self.namespace(route_namespace);
+            }
+        }
+        bits
+    }
+
+    /// The open listeners that admit routes of `namespace`.
+    fn namespace(&mut self, namespace: &'a str) -> u64 {
+        if let Some((last, bits)) = self.last
+            && last == namespace
+        {
+            return bits;
+        }
+        let bits = match self.by_namespace.entry(namespace) {
+            Entry::Occupied(known) => *known.get(),
+            Entry::Vacant(slot) => {
+                let mut decided = 0u64;
+                for (i, listener) in self.listeners.iter().enumerate() {
+                    if self.open & (1 << i) != 0
+                        && namespace_admitted(
+                            listener,
+                            namespace,
+                            self.gateway_namespace,
+                            self.labels,
+                        )
+                    {
+                        decided |= 1 << i;
+                    }
+                }
+                *slot.insert(decided)
+            }
+        };
+        self.last = Some((namespace, bits));
+        bits
     }
 }
 

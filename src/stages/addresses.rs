@@ -6,9 +6,10 @@
 //! controller's route triggers.
 
 use std::collections::BTreeSet;
+use std::net::IpAddr;
 
 use crate::cidr::Cidr;
-use crate::lookup::route_attaches;
+use crate::lookup::Admission;
 use crate::snapshot::NamespaceLabels;
 use crate::wire::{Gateway, GatewayAddress, L34Route};
 
@@ -21,7 +22,7 @@ pub const MAX_PARENT_REFS: usize = 1;
 /// The L34Route CRD's limit on `spec.destinationCIDRs`.
 pub const MAX_DESTINATION_CIDRS: usize = 100;
 
-/// Every route attached to this Gateway ([`route_attaches`]: a `parentRef` names it and a
+/// Every route attached to this Gateway ([`route_attaches`](crate::lookup::route_attaches): a `parentRef` names it and a
 /// listener admits it) gives the IP of each of its `destinationCIDRs`: unique by IP, sorted
 /// as strings, at most 16. Unparsable CIDRs are skipped, and so are routes over the CRD's
 /// bounds (module docs). Only the 16 smallest addresses are ever held, however many routes
@@ -32,17 +33,29 @@ pub fn addresses(
     routes: &[L34Route],
     namespaces: &NamespaceLabels,
 ) -> Vec<GatewayAddress> {
-    let mut ips = BTreeSet::new();
+    let mut ips: BTreeSet<String> = BTreeSet::new();
+    let mut text = String::with_capacity(39);
+    // Validation admits at most 64 listeners: the admission looks at every one.
+    let mut admission =
+        Admission::new(gateway, gateway.spec.listeners.iter().collect(), namespaces);
     for route in routes {
-        if within_bounds(route) && route_attaches(route, gateway, namespaces) {
+        if within_bounds(route) && admission.attached(route) != 0 {
             for cidr in &route.spec.destination_cidrs {
                 let Ok(cidr) = cidr.parse::<Cidr>() else {
                     continue;
                 };
-                ips.insert(cidr.addr.to_string());
-                // The list keeps the smallest 16: a larger one is never written.
-                if ips.len() > MAX_ADDRESSES {
-                    ips.pop_last();
+                text.clear();
+                write_ip(&mut text, cidr.addr);
+                // The list keeps the smallest 16: a larger one is never written, nor copied.
+                let full = ips.len() >= MAX_ADDRESSES;
+                if full && ips.last().is_some_and(|last| text >= *last) {
+                    continue;
+                }
+                if !ips.contains(text.as_str()) {
+                    ips.insert(text.clone());
+                    if ips.len() > MAX_ADDRESSES {
+                        ips.pop_last();
+                    }
                 }
             }
         }
@@ -53,6 +66,32 @@ pub fn addresses(
             value,
         })
         .collect()
+}
+
+/// `addr` as `Display` writes it: IPv4 in dotted decimal by hand (most routes' addresses;
+/// the formatter costs more than the rest of the route), IPv6 through the formatter.
+fn write_ip(out: &mut String, addr: IpAddr) {
+    match addr {
+        IpAddr::V4(v4) => {
+            for (i, octet) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push('.');
+                }
+                if octet >= 100 {
+                    out.push(char::from(b'0' + octet / 100));
+                }
+                if octet >= 10 {
+                    out.push(char::from(b'0' + octet / 10 % 10));
+                }
+                out.push(char::from(b'0' + octet % 10));
+            }
+        }
+        IpAddr::V6(v6) => {
+            use std::fmt::Write;
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{v6}");
+        }
+    }
 }
 
 /// Whether a route is within its CRD's bounds on `parentRefs` and `destinationCIDRs`: a

@@ -16,11 +16,10 @@ use crate::conditions::{
     listener_message, merge_changed, reason, status,
 };
 use crate::lookup::{
-    self, GATEWAY_API_GROUP, ROUTE_GROUP, ROUTE_KIND, SUPPORTED_PROTOCOLS, admits,
-    listener_accepted,
+    self, Admission, GATEWAY_API_GROUP, MAX_LISTENERS, ROUTE_GROUP, ROUTE_KIND,
+    SUPPORTED_PROTOCOLS, listener_accepted,
 };
 use crate::snapshot::NamespaceLabels;
-use crate::validate::MAX_LISTENERS;
 use crate::wire::{Gateway, L34Route, Listener, ListenerStatus, RouteGroupKind};
 
 /// The Gateway's `Programmed` after this reconcile, as the listeners' own `Programmed`
@@ -100,22 +99,16 @@ fn attached_routes(
     routes: &[L34Route],
     namespaces: &NamespaceLabels,
 ) -> Vec<usize> {
-    let name = gateway.metadata.name.as_deref().unwrap_or("");
-    let namespace = gateway.metadata.namespace.as_deref().unwrap_or("");
+    let mut admission = Admission::new(gateway, listeners.to_vec(), namespaces);
     let mut counts = vec![0; listeners.len()];
     for route in routes.iter().filter(|route| within_bounds(route)) {
-        let route_namespace = route.metadata.namespace.as_deref().unwrap_or("");
-        for (count, listener) in counts.iter_mut().zip(listeners) {
-            let through = route.spec.parent_refs.iter().any(|parent| {
-                lookup::parent_gateway(parent, route_namespace) == Some((namespace, name))
-                    && parent
-                        .section_name
-                        .as_deref()
-                        .is_none_or(|section| section == listener.name)
-            });
-            if through && admits(listener, route_namespace, namespace, namespaces) {
+        let mut bits = admission.attached(route);
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            if let Some(count) = counts.get_mut(i) {
                 *count += 1;
             }
+            bits &= bits - 1;
         }
     }
     counts

@@ -437,9 +437,6 @@ fn check<'a>(
     })
 }
 
-/// The Gateway CRD's `maxItems` of `spec.listeners` (and of `status.listeners`).
-pub const MAX_LISTENERS: usize = 64;
-
 /// SPEC revision 5's two failures, after the CRD's bound on the listeners: no
 /// `spec.addresses`, and at least one accepted listener.
 fn check_listeners(gateway: &Gateway) -> Result<(), Invalid> {
@@ -449,7 +446,7 @@ fn check_listeners(gateway: &Gateway) -> Result<(), Invalid> {
         "spec.listeners",
         "items",
         listeners.len(),
-        MAX_LISTENERS,
+        lookup::MAX_LISTENERS,
     )?;
     if !gateway.spec.addresses.is_empty() {
         return Err(Invalid::UnsupportedAddress);

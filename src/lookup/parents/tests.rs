@@ -212,3 +212,78 @@ fn a_gateway_without_listeners_admits_nothing() {
     let r = route("ns", json!([{"name": "gw"}]), &["20.0.0.1/32"]);
     assert!(!route_attaches(&r, &gateway, &labels()));
 }
+
+/// The admission kept per (namespace, sectionName) answers what each listener decides for
+/// each route on its own, route after route (the kept decision reused), and agrees with
+/// `route_attaches`.
+#[test]
+fn the_kept_admission_is_each_listeners_own_decision() {
+    let gateway = gateway_with(json!([
+        {"name": "same", "port": 1, "protocol": "TCP"},
+        {"name": "all", "port": 2, "protocol": "UDP", "allowedRoutes": {"namespaces": {"from": "All"}}},
+        {"name": "red", "port": 3, "protocol": "SCTP", "allowedRoutes": {"namespaces": {
+            "from": "Selector", "selector": {"matchLabels": {"team": "red"}}}}},
+        {"name": "quic", "port": 4, "protocol": "example.com/quic",
+            "allowedRoutes": {"namespaces": {"from": "All"}}},
+        {"name": "http", "port": 5, "protocol": "HTTP", "allowedRoutes": {
+            "namespaces": {"from": "All"}, "kinds": [{"kind": "HTTPRoute"}]}}
+    ]));
+    let mut labels = NamespaceLabels::new();
+    labels.insert("pink".into(), [("team".into(), "red".into())].into());
+    let mut routes = Vec::new();
+    for ns in ["ns", "pink", "blue"] {
+        for section in [
+            None,
+            Some("same"),
+            Some("all"),
+            Some("red"),
+            Some("quic"),
+            Some("none"),
+        ] {
+            let mut parent = json!({"name": "gw", "namespace": "ns"});
+            if let Some(section) = section {
+                parent["sectionName"] = json!(section);
+            }
+            // Twice each: the second answer is the kept one.
+            routes.push(route(ns, json!([parent.clone()]), &[]));
+            routes.push(route(ns, json!([parent]), &[]));
+        }
+        routes.push(route(
+            ns,
+            json!([{"name": "other", "namespace": "ns"}]),
+            &[],
+        ));
+    }
+    let listeners: Vec<&Listener> = gateway.spec.listeners.iter().collect();
+    let mut admission = Admission::new(&gateway, listeners.clone(), &labels);
+    for r in &routes {
+        let route_ns = r.metadata.namespace.as_deref().unwrap();
+        let mut expected = 0u64;
+        for parent in &r.spec.parent_refs {
+            if parent_gateway(parent, route_ns) != Some(("ns", "gw")) {
+                continue;
+            }
+            for (i, l) in listeners.iter().enumerate() {
+                let section = parent.section_name.as_deref();
+                if section.is_none_or(|s| s == l.name) && admits(l, route_ns, "ns", &labels) {
+                    expected |= 1 << i;
+                }
+            }
+        }
+        let bits = admission.attached(r);
+        assert_eq!(bits, expected, "{route_ns} {:?}", r.spec.parent_refs);
+        assert_eq!(bits != 0, route_attaches(r, &gateway, &labels));
+    }
+    // Spot checks of the rules themselves: `same` admits its own namespace only, `red` the
+    // selected one, `quic` (unsupported protocol) and `http` (no L34Route kind) nothing.
+    let only = |ns: &str, section: &str| {
+        let parent = json!([{"name": "gw", "namespace": "ns", "sectionName": section}]);
+        Admission::new(&gateway, listeners.clone(), &labels).attached(&route(ns, parent, &[]))
+    };
+    assert_eq!(only("ns", "same"), 0b1);
+    assert_eq!(only("blue", "same"), 0);
+    assert_eq!(only("pink", "red"), 0b100);
+    assert_eq!(only("blue", "red"), 0);
+    assert_eq!(only("ns", "quic"), 0);
+    assert_eq!(only("ns", "http"), 0);
+}

@@ -179,3 +179,29 @@ fn example_addresses_of_a_route() {
     assert_eq!(list[0].value, "20.0.0.1");
     assert_eq!(list.len(), 1);
 }
+
+/// The hand-written IPv4 text is `Display`'s, for every octet width.
+#[test]
+fn ip_text_is_displays() {
+    let mut text = String::new();
+    for addr in [
+        "0.0.0.0",
+        "9.10.99.100",
+        "255.255.255.255",
+        "10.0.1.200",
+        "::1",
+        "fd00:100::7",
+        "::ffff:1.2.3.4",
+    ] {
+        let ip: IpAddr = addr.parse().unwrap();
+        text.clear();
+        write_ip(&mut text, ip);
+        assert_eq!(text, ip.to_string());
+    }
+    for octet in 0..=255u8 {
+        let ip = IpAddr::from([octet, octet, 0, 255]);
+        text.clear();
+        write_ip(&mut text, ip);
+        assert_eq!(text, ip.to_string());
+    }
+}
