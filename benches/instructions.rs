@@ -1,7 +1,8 @@
 //! Instruction counts per reconcile, for `valgrind --tool=callgrind`.
 //!
 //! Each operation runs on the realistic Gateway, or, with the suffix `_wide`
-//! (`steady_wide`, ...), on the one at the CRD's listener bound with 1,000 routes.
+//! (`steady_wide`, ...), on the one at the CRD's listener bound with 1,000 routes, or with
+//! `_wide:L:R` on that Gateway with L listeners and R routes.
 //!
 //! Times on a shared machine move with its load and with the allocator's state; instruction
 //! counts do not. This bench runs one of `parse`, `steady` or `update` (the operations of
@@ -20,7 +21,7 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{edited, parse, realistic, reconcile, to_json, wide};
+use common::{edited, parse, realistic, reconcile, to_json, wide, wide_with};
 use gateway_reconcile::{Settings, WriteOutcome};
 
 fn main() {
@@ -28,13 +29,19 @@ fn main() {
     let op = args.get(1).map(String::as_str).unwrap_or("none");
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     let settings = Settings::default();
-    let (steady, edited) = if op.ends_with("_wide") {
-        (wide(), edited(wide()))
-    } else {
-        (realistic(), edited(realistic()))
+    // `OP_wide`, or `OP_wide:L:R` for L listeners and R routes.
+    let (op, size) = op
+        .split_once("_wide")
+        .map_or((op, None), |(op, size)| (op, Some(size)));
+    let inputs = || match size.map(|s| s.split(':').skip(1).map(|n| n.parse().unwrap())) {
+        None => realistic(),
+        Some(mut sizes) => match (sizes.next(), sizes.next()) {
+            (Some(listeners), Some(routes)) => wide_with(listeners, routes),
+            _ => wide(),
+        },
     };
+    let (steady, edited) = (inputs(), edited(inputs()));
     let json = to_json(&steady);
-    let op = op.trim_end_matches("_wide");
     for _ in 0..n {
         match op {
             "parse" => drop(black_box(parse(black_box(&json)))),

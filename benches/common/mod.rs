@@ -326,9 +326,15 @@ pub fn scaled_routes(k: usize) -> Inputs {
 /// `team: red`), and 1,000 L34Routes from 10 namespaces (every other one labelled), half of
 /// them naming a listener by `sectionName`.
 pub fn wide() -> Inputs {
+    wide_with(64, 1000)
+}
+
+/// [`wide`] with `listeners` listeners and `routes` routes.
+pub fn wide_with(listeners: usize, routes: usize) -> Inputs {
+    let (listener_count, route_count) = (listeners, routes);
     let mut i = realistic();
     let protocols = ["TCP", "UDP", "SCTP"];
-    let listeners: Vec<serde_json::Value> = (0..64)
+    let listeners: Vec<serde_json::Value> = (0..listener_count)
         .map(|l| {
             let from = match l % 4 {
                 0 => json!({"from": "Same"}),
@@ -357,11 +363,11 @@ pub fn wide() -> Inputs {
             (ns.clone(), [("team".to_owned(), team.to_owned())].into())
         })
         .collect();
-    i.routes = (0..1000)
+    i.routes = (0..route_count)
         .map(|j| {
             let mut parent = json!({"name": "gw", "namespace": "ns"});
             if j % 2 == 1 {
-                parent["sectionName"] = json!(format!("l{}", j % 64));
+                parent["sectionName"] = json!(format!("l{}", j % listener_count.max(1)));
             }
             serde_json::from_value(json!({
                 "metadata": {"name": format!("r{j}"), "namespace": namespaces[j % 10]},

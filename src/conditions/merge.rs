@@ -5,6 +5,8 @@
 //! `None` when nothing would change; it copies the list only once it meets a change, so a
 //! steady-state reconcile copies nothing.
 
+use std::borrow::Cow;
+
 use jiff::Timestamp;
 
 use super::{MAX_CONDITIONS, MAX_MESSAGE, TransitionTime, timestamp, transition_time};
@@ -17,8 +19,9 @@ pub(crate) struct Wanted {
     pub status: &'static str,
     /// One of [`reason`].
     pub reason: &'static str,
-    /// The message (truncated to [`MAX_MESSAGE`] when written).
-    pub message: String,
+    /// The message (truncated to [`MAX_MESSAGE`] when written); a literal one is borrowed,
+    /// so that a steady reconcile allocates nothing for it.
+    pub message: Cow<'static, str>,
 }
 
 impl Wanted {
@@ -26,7 +29,7 @@ impl Wanted {
     pub(crate) fn new(
         status: &'static str,
         reason: &'static str,
-        message: impl Into<String>,
+        message: impl Into<Cow<'static, str>>,
     ) -> Self {
         Wanted {
             status,

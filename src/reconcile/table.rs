@@ -445,6 +445,10 @@ impl Planned<'_> {
 }
 
 /// `Change::Set` of a wanted condition.
-fn set(status: &'static str, reason: &'static str, message: impl Into<String>) -> Change {
+fn set(
+    status: &'static str,
+    reason: &'static str,
+    message: impl Into<std::borrow::Cow<'static, str>>,
+) -> Change {
     Change::Set(Wanted::new(status, reason, message))
 }

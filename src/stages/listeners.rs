@@ -6,6 +6,7 @@
 //! change here changes that text. Which routes a listener admits is
 //! [`lookup`](crate::lookup)'s, shared with the addresses.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use jiff::Timestamp;
@@ -47,35 +48,50 @@ pub(crate) fn listener_status(
     let listeners = distinct(&gateway.spec.listeners);
     let attached = attached_routes(gateway, &listeners, routes, namespaces);
     let observed = &gateway.status.listeners;
+    let no_conditions: &[Condition] = &[];
+    // Decided first, compared with the observed entries; copied only when one differs.
     let mut changed = observed.len() != listeners.len();
-    let mut entries = Vec::with_capacity(listeners.len());
-    for (position, (listener, attached)) in listeners.iter().zip(attached).enumerate() {
-        let seen = observed.iter().find(|entry| entry.name == listener.name);
-        let no_conditions: &[Condition] = &[];
-        let seen_conditions = seen.map_or(no_conditions, |entry| entry.conditions.as_slice());
-        let merged = merge_changed(
-            seen_conditions,
-            &ListenerTypes,
-            &conditions(listener, programmed),
-            generation,
-            now,
-        );
-        let supported_kinds = supported_kinds(listener);
-        let attached_routes = i32::try_from(attached).unwrap_or(i32::MAX);
-        changed |= merged.is_some()
-            || observed.get(position).is_none_or(|entry| {
-                entry.name != listener.name
-                    || entry.supported_kinds != supported_kinds
-                    || entry.attached_routes != attached_routes
-            });
-        entries.push(ListenerStatus {
-            name: listener.name.clone(),
-            supported_kinds,
-            attached_routes,
-            conditions: merged.unwrap_or_else(|| seen_conditions.to_vec()),
-        });
+    let decided: Vec<_> = listeners
+        .iter()
+        .zip(attached)
+        .enumerate()
+        .map(|(position, (listener, attached))| {
+            let seen = observed.iter().find(|entry| entry.name == listener.name);
+            let seen_conditions = seen.map_or(no_conditions, |entry| entry.conditions.as_slice());
+            let merged = merge_changed(
+                seen_conditions,
+                &ListenerTypes,
+                &conditions(listener, programmed),
+                generation,
+                now,
+            );
+            let supports = supports_routes(listener);
+            let attached_routes = i32::try_from(attached).unwrap_or(i32::MAX);
+            changed |= merged.is_some()
+                || observed.get(position).is_none_or(|entry| {
+                    entry.name != listener.name
+                        || !is_supported_kinds(&entry.supported_kinds, supports)
+                        || entry.attached_routes != attached_routes
+                });
+            (merged, seen_conditions, supports, attached_routes)
+        })
+        .collect();
+    if !changed {
+        return None;
     }
-    changed.then_some(entries)
+    let entries = listeners
+        .iter()
+        .zip(decided)
+        .map(
+            |(listener, (merged, seen, supports, attached_routes))| ListenerStatus {
+                name: listener.name.clone(),
+                supported_kinds: supported_kinds(supports),
+                attached_routes,
+                conditions: merged.unwrap_or_else(|| seen.to_vec()),
+            },
+        )
+        .collect();
+    Some(entries)
 }
 
 /// The listeners that get an entry: the first of each name, at most [`MAX_LISTENERS`].
@@ -114,10 +130,16 @@ fn attached_routes(
     counts
 }
 
-/// `[{meridio-2.nordix.org, L34Route}]` when the listener is accepted and its
-/// `allowedRoutes.kinds` admits L34Route; `[]` otherwise.
-fn supported_kinds(listener: &Listener) -> Vec<RouteGroupKind> {
-    if listener_accepted(listener) && lookup::kinds_admit_routes(listener) {
+/// Whether the listener takes L34Routes: accepted, and its `allowedRoutes.kinds` admits
+/// them.
+fn supports_routes(listener: &Listener) -> bool {
+    listener_accepted(listener) && lookup::kinds_admit_routes(listener)
+}
+
+/// `[{meridio-2.nordix.org, L34Route}]` when the listener takes L34Routes; `[]`
+/// otherwise.
+fn supported_kinds(supports: bool) -> Vec<RouteGroupKind> {
+    if supports {
         vec![RouteGroupKind {
             group: Some(ROUTE_GROUP.to_owned()),
             kind: ROUTE_KIND.to_owned(),
@@ -127,18 +149,29 @@ fn supported_kinds(listener: &Listener) -> Vec<RouteGroupKind> {
     }
 }
 
+/// Whether `kinds` is what [`supported_kinds`] gives, without building it.
+fn is_supported_kinds(kinds: &[RouteGroupKind], supports: bool) -> bool {
+    match kinds {
+        [] => !supports,
+        [only] => supports && only.kind == ROUTE_KIND && only.group.as_deref() == Some(ROUTE_GROUP),
+        _ => false,
+    }
+}
+
 /// The listener's three conditions, in the order a new entry lists them.
 fn conditions(
     listener: &Listener,
     programmed: GatewayProgrammed<'_>,
 ) -> [(&'static str, Change); 3] {
     let accepted = listener_accepted(listener);
-    let set = |status, reason, message: String| Change::Set(Wanted::new(status, reason, message));
+    let set = |status, reason, message: Cow<'static, str>| {
+        Change::Set(Wanted::new(status, reason, message))
+    };
     let accepted_condition = if accepted {
         set(
             status::TRUE,
             reason::ACCEPTED,
-            listener_message::ACCEPTED.to_owned(),
+            listener_message::ACCEPTED.into(),
         )
     } else {
         set(
@@ -148,24 +181,25 @@ fn conditions(
                 "protocol {:?} is not supported (supported: {})",
                 listener.protocol.chars().take(300).collect::<String>(),
                 SUPPORTED_PROTOCOLS.join(", ")
-            ),
+            )
+            .into(),
         )
     };
     let programmed_condition = match (accepted, programmed.status == status::TRUE) {
         (false, _) => set(
             status::FALSE,
             reason::INVALID,
-            listener_message::NOT_ACCEPTED.to_owned(),
+            listener_message::NOT_ACCEPTED.into(),
         ),
         (true, true) => set(
             status::TRUE,
             reason::PROGRAMMED,
-            listener_message::PROGRAMMED.to_owned(),
+            listener_message::PROGRAMMED.into(),
         ),
         (true, false) => Change::Set(Wanted {
             status: status::FALSE,
             reason: gateway_reason(programmed.reason),
-            message: listener_message::GATEWAY_NOT_PROGRAMMED.to_owned(),
+            message: listener_message::GATEWAY_NOT_PROGRAMMED.into(),
         }),
     };
     [
