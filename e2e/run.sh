@@ -38,17 +38,17 @@ conformance_marker="$(mktemp)"
 trap 'rm -f "$marker" "$chart_marker" "$faults_marker" "$full_marker" "$conformance_marker"' EXIT
 rc=0
 # The Go smoke tests, then the controller's stories (gateway-reconcile-kube/tests/writes.rs,
-# recovery.rs, caches.rs and revision4.rs, one file after the other, each run even when an
+# recovery.rs, caches.rs, revision4.rs and revision5.rs, one file after the other, each run even when an
 # earlier one failed; ignored by a plain `cargo test`), built before the control plane
 # starts. The operability stories run the binary in processes of their own, mostly waiting
 # (two of them watch for two minutes): they run side by side. One story (in recovery.rs)
 # updates the GatewayConfiguration CRD (a variant), which ends every watch of the kind: it
 # runs alone, after the others.
-(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test replay --test operability --test chart --test faults --test rollouts --no-run)
+(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test rollouts --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     (cd controlplane && go test -count=1 -v ./...) &&
     cd .. && cargo test -p gateway-reconcile-kube --no-fail-fast --test writes --test recovery --test caches \
-      --test revision4 -- --ignored --test-threads="${E2E_THREADS:-2}" \
+      --test revision4 --test revision5 -- --ignored --test-threads="${E2E_THREADS:-2}" \
       --skip an_unreadable_configuration_blinds_nothing_but_its_gateway &&
     cargo test -p gateway-reconcile-kube --test recovery -- --ignored --exact an_unreadable_configuration_blinds_nothing_but_its_gateway &&
     cargo test -p gateway-reconcile-kube --test replay -- --ignored --nocapture &&
