@@ -73,6 +73,7 @@ use crate::wire::{Deployment, L34Route};
 mod port;
 pub(crate) mod reconcile;
 mod rollout;
+pub(crate) mod server;
 pub(crate) mod store;
 mod writes;
 
@@ -80,6 +81,8 @@ pub use crate::reconcile::WriteKind;
 pub use port::ClusterPort;
 pub use reconcile::ReconcileRecord;
 pub use rollout::RolloutState;
+pub(crate) use server::Server;
+pub use server::{Request, Verb};
 pub use store::{Kind, Objects};
 use store::{check, default_status};
 
@@ -110,6 +113,15 @@ pub enum ClusterError {
         kind: Kind,
         /// What was asked.
         operation: &'static str,
+    },
+    /// The API server answered a request with an error: a fault injected for it (the
+    /// kit's per-request fault injection).
+    #[error("{request}: {}", .outcome.message())]
+    Refused {
+        /// The request.
+        request: Request,
+        /// The server's answer.
+        outcome: WriteOutcome,
     },
     /// The clock would leave the range of timestamps.
     #[error("cannot advance the clock by {0:?}: out of range")]
@@ -145,7 +157,8 @@ pub enum ClusterError {
 #[derive(Debug, Clone)]
 pub struct Cluster {
     settings: Settings,
-    now: Timestamp,
+    /// The API server apart from the objects: clock, counters, injected faults.
+    server: Server,
     gateway_class: Option<Value>,
     gateway: Value,
     configuration: Option<Value>,
@@ -153,12 +166,6 @@ pub struct Cluster {
     template: Deployment,
     routes: Vec<L34Route>,
     namespaces: NamespaceLabels,
-    revision: u64,
-    uids: u64,
-    failures: u32,
-    failure: Option<WriteOutcome>,
-    mutation: Option<Value>,
-    server_defaults: fn(&mut Deployment),
     deployment_writes: u64,
     applied_deployment_writes: u64,
     status_writes: u64,
@@ -182,7 +189,7 @@ impl Cluster {
             .unwrap_or_else(crate::template::default_template);
         let mut cluster = Cluster {
             settings,
-            now,
+            server: Server::new(now),
             gateway_class: None,
             gateway: Value::Null,
             configuration: None,
@@ -190,12 +197,6 @@ impl Cluster {
             template,
             routes: objects.routes,
             namespaces: objects.namespaces,
-            revision: 0,
-            uids: 0,
-            failures: 0,
-            failure: None,
-            mutation: None,
-            server_defaults: crate::sim::defaulting::apply_server_defaults,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,
@@ -215,13 +216,13 @@ impl Cluster {
             };
             if let Some(mut value) = value.filter(|v| !v.is_null()) {
                 check(kind, Some(&value))?;
-                cluster.fill_bookkeeping(&mut value);
+                cluster.server.fill_bookkeeping(&mut value);
                 default_status(kind, &mut value);
                 cluster.set(kind, value);
             }
         }
         if let Some(mut deployment) = objects.deployment {
-            cluster.fill_deployment_bookkeeping(&mut deployment);
+            cluster.server.fill_deployment_bookkeeping(&mut deployment);
             cluster.deployment = Some(deployment);
         }
         Ok(cluster)
@@ -230,18 +231,18 @@ impl Cluster {
     /// Replaces the API server's Deployment defaulting (used on every Deployment create,
     /// update and patch), e.g. with one that matches another Kubernetes version.
     pub fn with_server_defaults(mut self, defaults: fn(&mut Deployment)) -> Self {
-        self.server_defaults = defaults;
+        self.server.server_defaults = defaults;
         self
     }
 
     /// The API server's Deployment defaulting in use.
     pub fn server_defaults(&self) -> fn(&mut Deployment) {
-        self.server_defaults
+        self.server.server_defaults
     }
 
     /// Sets the clock (the scenario runner's virtual clock; it only moves forward).
     pub(crate) fn set_clock(&mut self, now: Timestamp) {
-        self.now = now;
+        self.server.now = now;
     }
 
     /// The settings reconciles run with.
@@ -251,13 +252,14 @@ impl Cluster {
 
     /// The cluster clock.
     pub fn now(&self) -> Timestamp {
-        self.now
+        self.server.now
     }
 
     /// Moves the clock forward.
     pub fn advance(&mut self, by: Duration) -> Result<(), ClusterError> {
         let signed = SignedDuration::try_from(by).map_err(|_| ClusterError::Clock(by))?;
-        self.now = self
+        self.server.now = self
+            .server
             .now
             .checked_add(signed)
             .map_err(|_| ClusterError::Clock(by))?;
@@ -349,7 +351,7 @@ impl Default for Cluster {
     fn default() -> Self {
         Cluster {
             settings: Settings::default(),
-            now: Timestamp::UNIX_EPOCH,
+            server: Server::new(Timestamp::UNIX_EPOCH),
             gateway_class: None,
             gateway: Value::Null,
             configuration: None,
@@ -357,12 +359,6 @@ impl Default for Cluster {
             template: crate::template::default_template(),
             routes: Vec::new(),
             namespaces: NamespaceLabels::new(),
-            revision: 0,
-            uids: 0,
-            failures: 0,
-            failure: None,
-            mutation: None,
-            server_defaults: crate::sim::defaulting::apply_server_defaults,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,
