@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use crate::reconcile::WriteRecord;
 use crate::settings::Settings;
 use crate::sim::cluster::Cluster;
-use crate::sim::scenario::Backend;
+use crate::sim::scenario::{Backend, StepError};
 
 /// An embedder's controller loop on its own state, as the kit drives and checks it.
 ///
@@ -50,6 +50,15 @@ pub trait ControllerLoop: Backend {
     /// When the loop reconciles the Gateway next with no change to wait for (`None`: it
     /// waits for a change).
     fn next_due(&self) -> Option<Timestamp>;
+
+    /// Makes the Gateway `namespace/name` the one the scenario operations, the write
+    /// record and `next_due` are about ([`Op::Target`](super::strategies::Op::Target)). By
+    /// default the loop has one Gateway and cannot ([`StepError::Unsupported`]); a
+    /// [`StoreLoop`](super::StoreLoop) can.
+    fn target(&mut self, namespace: &str, name: &str) -> Result<(), StepError<Self::Error>> {
+        let _ = (namespace, name);
+        Err(StepError::Unsupported("target another Gateway"))
+    }
 }
 
 /// The simulated cluster runs the crate's own loop: its reconcile schedules the requeue's
@@ -88,5 +97,9 @@ impl<L: ControllerLoop + ?Sized> ControllerLoop for &mut L {
 
     fn next_due(&self) -> Option<Timestamp> {
         (**self).next_due()
+    }
+
+    fn target(&mut self, namespace: &str, name: &str) -> Result<(), StepError<Self::Error>> {
+        (**self).target(namespace, name)
     }
 }

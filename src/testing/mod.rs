@@ -121,12 +121,13 @@ pub use controller_loop::ControllerLoop;
 
 // What an embedder's test names, reachable from here (their home is the simulator's).
 pub use crate::sim::cluster::{
-    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileRecord, RolloutState,
+    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileRecord, Request, RolloutState,
+    Verb,
 };
 pub use crate::sim::merge_patch;
 pub use crate::sim::scenario::{Backend, StepError, WriteCounts};
 use invariants::{Invariants, Violation};
-pub use store::{Reconciler, Store, StoreLoop};
+pub use store::{Reconciler, Store, StoreLoop, StorePort};
 use strategies::Op;
 
 /// A schedule run on a [`ControllerLoop`] (the simulated [`Cluster`] unless said otherwise):

@@ -60,6 +60,18 @@ pub enum Op {
     /// injected readiness gate (`example.com/injected`, as a webhook would add one); `false`
     /// stops it.
     MutateWrites(bool),
+    /// The ops after this one act on the Gateway `namespace/name` of the loop's store
+    /// ([`ControllerLoop::target`]): its reconciles, its edits, its Deployment's faults
+    /// (edits of objects it shares are every sharer's). Until a schedule's first `Target`,
+    /// the ops act on the loop's own target (a [`StoreLoop`](super::StoreLoop)'s first
+    /// Gateway). The checker checks each Gateway against its own last status
+    /// ([`Invariants::observe`]); the clock is one. [`Op::target`] builds it.
+    Target {
+        /// The Gateway's namespace.
+        namespace: String,
+        /// The Gateway's name.
+        name: String,
+    },
 }
 
 /// A Deployment write failure [`Op::Fail`] injects: one of each way a write fails.
@@ -150,6 +162,20 @@ impl Op {
         Op::Advance(seconds)
     }
 
+    /// The ops after this one act on the Gateway `namespace/name` ([`Op::Target`]).
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::strategies::Op;
+    ///
+    /// assert_eq!(Op::target("ns", "b").describe(), "target the Gateway ns/b");
+    /// ```
+    pub fn target(namespace: &str, name: &str) -> Op {
+        Op::Target {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
     /// A short stable description, e.g. `fail 3 writes with 503 ServiceUnavailable`.
     pub fn describe(&self) -> String {
         match self {
@@ -177,6 +203,7 @@ impl Op {
             Op::Restart => "controller restart".into(),
             Op::MutateWrites(false) => "mutating admission stopped".into(),
             Op::MutateWrites(true) => "mutating admission injects a readiness gate".into(),
+            Op::Target { namespace, name } => format!("target the Gateway {namespace}/{name}"),
         }
     }
 }
@@ -266,6 +293,13 @@ pub fn apply<L: ControllerLoop + ?Sized>(
         Op::MutateWrites(on) => {
             invariants.mutating = *on;
             controller.mutate_writes(on.then(mutation).as_ref(), now)
+        }
+        Op::Target { namespace, name } => {
+            controller
+                .target(namespace, name)
+                .map_err(|e| refused(invariants, e))?;
+            invariants.observe(controller)?;
+            Ok(())
         }
     };
     done.map_err(|e| refused(invariants, e))?;

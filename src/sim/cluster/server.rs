@@ -131,6 +131,8 @@ pub(crate) struct Server {
     /// Blanket failures of Deployment writes ([`Server::fail_writes`]).
     failures: u32,
     failure: Option<WriteOutcome>,
+    /// The Deployment (namespace, name) the blanket failures are for; `None`: any.
+    scope: Option<(String, String)>,
     /// Per-request failures, in the order they were asked for.
     faults: Vec<Fault>,
     mutation: Option<Value>,
@@ -146,6 +148,7 @@ impl Server {
             uids: 0,
             failures: 0,
             failure: None,
+            scope: None,
             faults: Vec::new(),
             mutation: None,
             server_defaults: crate::sim::defaulting::apply_server_defaults,
@@ -156,8 +159,20 @@ impl Server {
     /// replacing any blanket failures still pending (`count` 0 clears them). An `Applied`
     /// outcome lets the writes through.
     pub(crate) fn fail_writes(&mut self, count: u32, outcome: WriteOutcome) {
+        self.fail_writes_of(None, count, outcome);
+    }
+
+    /// [`Server::fail_writes`], for the writes of one Deployment (namespace, name) only
+    /// when `scope` names one.
+    pub(crate) fn fail_writes_of(
+        &mut self,
+        scope: Option<(String, String)>,
+        count: u32,
+        outcome: WriteOutcome,
+    ) {
         self.failures = count;
         self.failure = Some(outcome);
+        self.scope = scope;
     }
 
     /// Blanket Deployment write failures still pending.
@@ -233,9 +248,15 @@ impl Server {
         object
     }
 
-    /// The blanket failure of the next Deployment write, if one is pending (used up).
-    fn take_failure(&mut self) -> Option<WriteOutcome> {
+    /// The blanket failure of the next write of `desired`, if one is pending for it (used
+    /// up).
+    fn take_failure(&mut self, desired: &Deployment) -> Option<WriteOutcome> {
         if self.failures == 0 {
+            return None;
+        }
+        if let Some((namespace, name)) = &self.scope
+            && (desired.namespace(), desired.name()) != (Some(namespace.as_str()), Some(name.as_str()))
+        {
             return None;
         }
         self.failures -= 1;
@@ -251,7 +272,7 @@ impl Server {
         desired: Deployment,
         stored: Option<&Deployment>,
     ) -> Result<Deployment, WriteOutcome> {
-        if let Some(failure) = self.take_failure() {
+        if let Some(failure) = self.take_failure(&desired) {
             return Err(failure);
         }
         let desired = self.admit(desired);
@@ -287,7 +308,7 @@ impl Server {
         desired: Deployment,
         stored: Option<&Deployment>,
     ) -> Result<Deployment, WriteOutcome> {
-        if let Some(failure) = self.take_failure() {
+        if let Some(failure) = self.take_failure(&desired) {
             return Err(failure);
         }
         let name = desired.name().unwrap_or("").to_owned();
