@@ -7,7 +7,7 @@ use gateway_reconcile::events::Event;
 use gateway_reconcile::jiff::Timestamp;
 use gateway_reconcile::reconcile::{Driver, Port, ReconcileError, Reconciled, StatusWrite};
 use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
-use gateway_reconcile::testing::{Backend, ClusterError, StorePort, Reconciler, Run, StoreLoop};
+use gateway_reconcile::testing::{Backend, ClusterError, Reconciler, Run, StoreLoop, StorePort};
 use gateway_reconcile::{DeploymentWrite, StatusPatch, WriteKind, WriteOutcome};
 use proptest::prelude::*;
 

@@ -138,7 +138,9 @@ fn random_schedules_find_the_loop_that_ignores_requeue_after() {
 #[test]
 fn one_store_holds_several_gateways_and_one_driver_serves_them() {
     let mut toy = toy(honours);
-    toy.store_mut().add(strategies::objects_of("other")).unwrap();
+    toy.store_mut()
+        .add(strategies::objects_of("other"))
+        .unwrap();
     toy.store_mut()
         .fail_writes_of("ns", "other", 1, WriteFailure::Unavailable.outcome());
     let now = strategies::start();

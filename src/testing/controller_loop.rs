@@ -51,6 +51,14 @@ pub trait ControllerLoop: Backend {
     /// waits for a change).
     fn next_due(&self) -> Option<Timestamp>;
 
+    /// The kit's clock moved to `now` with no call on the loop (at the end of an
+    /// [`Op::Advance`](super::strategies::Op)): a loop whose store keeps a clock moves it
+    /// there, so that the store and the run's checker keep one clock. By default nothing
+    /// (the next call hands the loop its `now`).
+    fn advance_to(&mut self, now: Timestamp) {
+        let _ = now;
+    }
+
     /// Makes the Gateway `namespace/name` the one the scenario operations, the write
     /// record and `next_due` are about ([`Op::Target`](super::strategies::Op::Target)). By
     /// default the loop has one Gateway and cannot ([`StepError::Unsupported`]); a
@@ -97,6 +105,10 @@ impl<L: ControllerLoop + ?Sized> ControllerLoop for &mut L {
 
     fn next_due(&self) -> Option<Timestamp> {
         (**self).next_due()
+    }
+
+    fn advance_to(&mut self, now: Timestamp) {
+        (**self).advance_to(now);
     }
 
     fn target(&mut self, namespace: &str, name: &str) -> Result<(), StepError<Self::Error>> {

@@ -102,7 +102,10 @@ struct Seen {
 /// A Gateway's namespace and name.
 fn key_of(gateway: &Gateway) -> ObjectKey {
     let part = |p: &Option<String>| p.clone().unwrap_or_default();
-    (part(&gateway.metadata.namespace), part(&gateway.metadata.name))
+    (
+        part(&gateway.metadata.namespace),
+        part(&gateway.metadata.name),
+    )
 }
 
 /// The objects a check reads back from the loop, typed.

@@ -121,8 +121,7 @@ pub use controller_loop::ControllerLoop;
 
 // What an embedder's test names, reachable from here (their home is the simulator's).
 pub use crate::sim::cluster::{
-    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileRecord, Request, RolloutState,
-    Verb,
+    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileRecord, Request, RolloutState, Verb,
 };
 pub use crate::sim::merge_patch;
 pub use crate::sim::scenario::{Backend, StepError, WriteCounts};
@@ -207,6 +206,12 @@ impl<L: ControllerLoop> Run<L> {
     /// The controller loop.
     pub fn controller(&self) -> &L {
         &self.controller
+    }
+
+    /// The run's checker: its clock ([`Invariants::now`]) is the run's, and it checks each
+    /// Gateway of the loop's store the run reconciled against its own last status.
+    pub fn invariants(&self) -> &Invariants {
+        &self.invariants
     }
 
     /// The steps of the run, in order.

@@ -349,6 +349,7 @@ fn advance<L: ControllerLoop + ?Sized>(
         records.push(record);
     }
     invariants.set_now(end);
+    controller.advance_to(end);
     Ok(records)
 }
 

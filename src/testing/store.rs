@@ -229,7 +229,9 @@ impl Store {
         if let Some(mut deployment) = deployment {
             let held = key(
                 deployment.namespace().unwrap_or(&at.0),
-                deployment.name().unwrap_or(&self.deployment_key(&at.0, &at.1).1),
+                deployment
+                    .name()
+                    .unwrap_or(&self.deployment_key(&at.0, &at.1).1),
             );
             if !self.deployments.contains_key(&held) {
                 self.server.fill_deployment_bookkeeping(&mut deployment);
@@ -264,7 +266,9 @@ impl Store {
 
     /// The namespace and name of each Gateway, in the order they were added.
     pub fn gateways(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.order.iter().map(|(ns, name)| (ns.as_str(), name.as_str()))
+        self.order
+            .iter()
+            .map(|(ns, name)| (ns.as_str(), name.as_str()))
     }
 
     /// Whether the store holds the Gateway `namespace/name`.
@@ -276,8 +280,8 @@ impl Store {
     /// reads it ([`lookup::configuration_ref`]: its own reference, else its class's
     /// default); `None` when it names none of ours, or there is no such Gateway.
     pub fn configuration_key(&self, namespace: &str, name: &str) -> Option<ObjectKey> {
-        let gateway: Gateway = typed(Kind::Gateway, self.gateways.get(&key(namespace, name))?)
-            .ok()?;
+        let gateway: Gateway =
+            typed(Kind::Gateway, self.gateways.get(&key(namespace, name))?).ok()?;
         let class: Option<GatewayClass> = self
             .classes
             .get(&gateway.spec.gateway_class_name)
@@ -305,7 +309,11 @@ impl Store {
     }
 
     /// The routes whose `parentRefs` name the Gateway `namespace/name`.
-    fn routes_of<'s>(&'s self, namespace: &'s str, name: &'s str) -> impl Iterator<Item = &'s L34Route> {
+    fn routes_of<'s>(
+        &'s self,
+        namespace: &'s str,
+        name: &'s str,
+    ) -> impl Iterator<Item = &'s L34Route> {
         self.routes
             .values()
             .filter(move |route| lookup::names_gateway(route, name, namespace))
@@ -346,11 +354,12 @@ impl Store {
                 .map(Deployment::to_json),
             Kind::Template => Some(self.template.to_json()),
             Kind::Routes => Some(
-                serde_json::to_value(self.routes_of(namespace, name).collect::<Vec<_>>())
-                    .map_err(|e| ClusterError::Malformed {
+                serde_json::to_value(self.routes_of(namespace, name).collect::<Vec<_>>()).map_err(
+                    |e| ClusterError::Malformed {
                         kind,
                         why: e.to_string(),
-                    })?,
+                    },
+                )?,
             ),
         })
     }
@@ -536,7 +545,13 @@ impl Store {
     /// Makes the next `count` Deployment writes (create or update) of the Gateway
     /// `namespace/name`'s LB Deployment fail with `outcome`, replacing the blanket failures
     /// still pending ([`Store::fail_writes`], scoped to one Gateway).
-    pub fn fail_writes_of(&mut self, namespace: &str, name: &str, count: u32, outcome: WriteOutcome) {
+    pub fn fail_writes_of(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        count: u32,
+        outcome: WriteOutcome,
+    ) {
         let at = self.deployment_key(namespace, name);
         self.server.fail_writes_of(Some(at), count, outcome);
     }
@@ -603,7 +618,11 @@ impl Store {
     /// assert!(!reasons.is_empty(), "a first reconcile records its transitions");
     /// assert_eq!(store.events("ns", "other").count(), 0);
     /// ```
-    pub fn events<'s>(&'s self, namespace: &'s str, name: &'s str) -> impl Iterator<Item = &'s Event> {
+    pub fn events<'s>(
+        &'s self,
+        namespace: &'s str,
+        name: &'s str,
+    ) -> impl Iterator<Item = &'s Event> {
         self.events
             .iter()
             .filter(move |(about, _)| (about.0.as_str(), about.1.as_str()) == (namespace, name))
@@ -747,12 +766,16 @@ impl crate::reconcile::Reader for StorePort<'_> {
         name: &str,
     ) -> Result<Option<Self::Configuration>, ClusterError> {
         self.get(Kind::Configuration, namespace, name)?;
-        Ok(self.store.configurations.get(&key(namespace, name)).map(|stored| {
-            typed_at::<GatewayConfiguration>(stored).map_err(|(path, why)| match path {
-                Some(path) => format!("{path}: {why}"),
-                None => why,
-            })
-        }))
+        Ok(self
+            .store
+            .configurations
+            .get(&key(namespace, name))
+            .map(|stored| {
+                typed_at::<GatewayConfiguration>(stored).map_err(|(path, why)| match path {
+                    Some(path) => format!("{path}: {why}"),
+                    None => why,
+                })
+            }))
     }
 
     async fn deployment(
@@ -821,9 +844,10 @@ impl crate::reconcile::Port for StorePort<'_> {
     async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, ClusterError> {
         let (namespace, name) = (self.gateway.0.as_str(), self.gateway.1.as_str());
         let store = &mut *self.store;
-        if let Some(outcome) = store
-            .server
-            .injected(Verb::PatchStatus, Kind::Gateway, namespace, name)
+        if let Some(outcome) =
+            store
+                .server
+                .injected(Verb::PatchStatus, Kind::Gateway, namespace, name)
         {
             return match outcome.class() {
                 Some(FailureClass::Conflict) => Ok(StatusWrite::Conflict),
@@ -1154,6 +1178,11 @@ impl<R: Reconciler> ControllerLoop for StoreLoop<R> {
 
     fn next_due(&self) -> Option<Timestamp> {
         self.due(&self.target.0, &self.target.1)
+    }
+
+    /// The store's clock: one for every Gateway and the run's checker.
+    fn advance_to(&mut self, now: Timestamp) {
+        self.store.advance_to(now);
     }
 
     fn target(&mut self, namespace: &str, name: &str) -> Result<(), StepError<ClusterError>> {

@@ -7,8 +7,8 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::port::ClusterPort;
-use super::store::typed;
 use super::server::Server;
+use super::store::typed;
 use super::{Cluster, ClusterError, Kind};
 
 use crate::outcome::WriteOutcome;
@@ -205,7 +205,9 @@ pub(crate) fn recorded(
     let reconciled = match result {
         Ok(Ok(reconciled)) => reconciled,
         Ok(Err(ReconcileError::Input(error))) => return Err(ClusterError::Input(error)),
-        Ok(Err(ReconcileError::Read(error) | ReconcileError::StatusWrite { source: error, .. })) => {
+        Ok(Err(
+            ReconcileError::Read(error) | ReconcileError::StatusWrite { source: error, .. },
+        )) => {
             return Err(error);
         }
         Err(_) => {

@@ -1,8 +1,8 @@
 //! The crude Deployment controller: a Deployment's `status` as a rollout completes,
 //! progresses or stalls.
 
-use super::store::deployment_metadata;
 use super::server::Server;
+use super::store::deployment_metadata;
 use super::{Cluster, ClusterError, Kind, format_time};
 use crate::wire::Deployment;
 use crate::wire::tree::{Map, Value, tree_json as json};

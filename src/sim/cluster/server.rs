@@ -255,7 +255,8 @@ impl Server {
             return None;
         }
         if let Some((namespace, name)) = &self.scope
-            && (desired.namespace(), desired.name()) != (Some(namespace.as_str()), Some(name.as_str()))
+            && (desired.namespace(), desired.name())
+                != (Some(namespace.as_str()), Some(name.as_str()))
         {
             return None;
         }
