@@ -63,6 +63,25 @@ impl ReconcileRecord {
         )
     }
 
+    /// The Gateway's condition of type `name` after the reconcile, the type with or
+    /// without its domain (`Programmed`, `ConfigurationApplied`); `None` when the Gateway
+    /// has no such condition.
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::strategies;
+    ///
+    /// let record = strategies::cluster().unwrap().reconcile().unwrap();
+    /// let applied = record.condition("ConfigurationApplied").unwrap();
+    /// assert_eq!(applied.status, "True");
+    /// assert_eq!(record.condition("meridio-2.nordix.org/ConfigurationApplied"), Some(applied));
+    /// assert_eq!(record.condition("Unheard"), None);
+    /// ```
+    pub fn condition(&self, name: &str) -> Option<&Condition> {
+        self.conditions
+            .iter()
+            .find(|c| c.type_ == name || c.type_.rsplit_once('/').is_some_and(|(_, t)| t == name))
+    }
+
     /// The record of a reconcile that ran at `time`: the plan's `action`, the `drift` of its
     /// update (or the settlement's held drift when it wrote nothing), the write's `outcome`,
     /// the `settlement` (written when it holds a status), and the Gateway's `status` as
