@@ -1,11 +1,17 @@
 //! A test kit for embedders (the `testing` feature, off by default): what a controller built
 //! on this crate needs to test its own code around it, on its own state.
 //!
-//! - [`Store`]: an in-memory store of several Gateways with the objects around each,
-//!   behind the simulated API server ([`Cluster`]), whose [`port`](Store::port) is a
+//! - [`Store`]: one shared, in-memory cluster: many Gateways over shared classes,
+//!   configurations, routes, namespaces and template, each object held once (an edit of a
+//!   shared object is seen by every Gateway that uses it), behind the simulated API server
+//!   (the [`Cluster`]'s semantics, one clock), with per-request fault injection
+//!   ([`Store::fail_next`] with a [`Request`]: the next N requests of one [`Verb`] on one
+//!   object fail with a given answer) and an event recorder ([`Store::events`], per
+//!   Gateway). Its [`port`](Store::port) ([`StorePort`]) is the
 //!   [`Port`](crate::reconcile::Port) of one Gateway for the crate's
-//!   [`Driver`](crate::reconcile::Driver); [`StoreLoop`] runs an embedder's
-//!   [`Reconciler`] (its port wrapper, its scheduling) on it as a [`ControllerLoop`].
+//!   [`Driver`](crate::reconcile::Driver); [`StoreLoop`] runs an embedder's [`Reconciler`]
+//!   (its port wrapper, its scheduling) on it as a [`ControllerLoop`], its scenario
+//!   operations acting on the Gateway it [targets](StoreLoop::target).
 //! - [`ControllerLoop`]: what the kit runs on. It is the scenario runner's
 //!   [`Backend`] (create, reconcile, patch, delete, rollout,
 //!   fail and mutate writes, restart, read, write counts), whose `reconcile` is the
@@ -18,11 +24,13 @@
 //!   tagged with their validation message), Gateways with foreign conditions, observed
 //!   Deployments as the API server returns them, write outcomes of every class, and fault
 //!   schedules ([`Op`] values: reconciles, edits, write failures, rollouts, clock
-//!   advances, restarts) that [`apply`](schedule::apply) runs on any [`ControllerLoop`].
+//!   advances, restarts, [the Gateway the next ops act on](Op::target)) that
+//!   [`apply`](schedule::apply) runs on any [`ControllerLoop`].
 //! - [`invariants`]: the truthfulness properties the crate's own model test asserts, as
 //!   [`Invariants::check`](invariants::Invariants::check) after each reconcile of a run and
 //!   [`converge`](schedule::converge) at its end, failing with a
-//!   [`invariants::Violation`] that names the property and the step.
+//!   [`invariants::Violation`] that names the property and the step. One checker serves
+//!   every Gateway of a store ([`Invariants::observe`]), on the run's one clock.
 //! - [`text`]: a stable, human-readable text of a settlement and of a run (the timeline
 //!   `simulate` prints), deterministic across runs and platforms, for snapshot tests.
 //! - [`Run`]: a schedule applied to a [`ControllerLoop`], checked as it goes, recorded for
@@ -30,7 +38,9 @@
 //!
 //! # The clock and the loop's schedule
 //!
-//! The kit holds the clock and hands it to every call as `now`. Between reconciles it checks
+//! The kit holds the clock and hands it to every call as `now` (and, at the end of an
+//! advance, to [`ControllerLoop::advance_to`]: a [`Store`]'s clock is the run's, for every
+//! Gateway and the one checker of them all). Between reconciles it checks
 //! the loop's scheduling (`requeue-honoured`): after a reconcile at `t` whose
 //! [`Requeue`](crate::Requeue) has a [`deadline`](crate::Requeue::deadline) (`t` for
 //! `Immediately`, `t + d` for `After(d)`), [`ControllerLoop::next_due`] must be at or before
@@ -48,7 +58,7 @@
 //! An embedder tests its controller's code around the crate (a port wrapper, its own
 //! scheduling of the requeue) on the kit's in-memory [`Store`]: a [`StoreLoop`] runs its
 //! [`Reconciler`] on the crate's [`Driver`](crate::reconcile::Driver) over the store's
-//! [`Port`](crate::reconcile::Port) ([`ClusterPort`]), and the kit's schedules and
+//! [`Port`](crate::reconcile::Port) ([`StorePort`]), and the kit's schedules and
 //! invariants run on that loop. The whole of it, with a property test and an insta
 //! snapshot, is the `toy_controller` example (`examples/toy_controller.rs`, packaged):
 //!
@@ -101,7 +111,33 @@
 //! # my_controller_tells_the_truth();
 //! ```
 //!
-//! See also the `embedder_snapshot` and `embedder_proptest` examples.
+//! # Many Gateways over shared objects
+//!
+//! Two Gateways of one class and one GatewayConfiguration: a schedule names the Gateway
+//! its ops act on ([`Op::target`]); an edit of the shared configuration is both
+//! Gateways'; a fault injected while one is targeted is its Deployment's alone.
+//!
+//! ```
+//! use gateway_reconcile::testing::{Kind, Run, StoreLoop, strategies::{self, Op, WriteFailure}};
+//!
+//! let mut store = strategies::store().unwrap();
+//! store.add(strategies::objects_of("other")).unwrap();
+//! let mut run = Run::new(StoreLoop::new(store, ())).unwrap();
+//! for op in [Op::Reconcile, Op::target("ns", "other"), Op::Reconcile,
+//!            Op::fail(2, WriteFailure::Unavailable), Op::ConfigurationEdit(2), Op::Reconcile,
+//!            Op::target("ns", "gw"), Op::Reconcile] {
+//!     run.apply(&op).unwrap();
+//! }
+//! let store = run.controller().store();
+//! let replicas = |name| store.read("ns", name, Kind::Deployment).unwrap().unwrap()["spec"]["replicas"].clone();
+//! // ConfigurationEdit(2): 3 replicas, enforced.
+//! assert_eq!(replicas("gw"), 3, "the edit reached the first Gateway's Deployment");
+//! assert_eq!(replicas("other"), 2, "the second's update failed");
+//! assert_eq!(run.invariants().gateways(), 2);
+//! ```
+//!
+//! See also the `embedder_snapshot` and `embedder_proptest` examples, and
+//! `shared_configuration` (a property test of two Gateways over a shared configuration).
 
 mod changes;
 mod controller_loop;
