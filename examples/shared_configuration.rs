@@ -5,15 +5,14 @@
 //!     cargo run --example shared_configuration --features testing
 use gateway_reconcile::testing::Kind::Configuration;
 use gateway_reconcile::testing::{StoreLoop, invariants::Invariants, strategies};
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence::Off, TestRunner};
 use proptest::{collection::vec, prelude::*};
 use serde_json::json;
 
 fn main() {
     let mut store = strategies::store().unwrap();
     store.add(strategies::objects_of("other")).unwrap();
-    let mut config = Config::default();
-    config.failure_persistence = None; // No regression file for an example.
+    let config = Config::with_failure_persistence(Off); // No regression file for an example.
     let edits = vec(strategies::valid_configuration(), 1..6);
     TestRunner::new(config)
         .run(&edits, |edits| {

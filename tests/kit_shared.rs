@@ -283,6 +283,36 @@ fn a_schedule_names_the_gateway_its_ops_act_on() {
     );
 }
 
+/// The changes of a run over two Gateways compare each with its own last conditions.
+#[test]
+fn the_changes_of_a_run_follow_each_gateway() {
+    let mut run = Run::new(two()).unwrap();
+    for op in [
+        Op::Reconcile,
+        Op::target("ns", "other"),
+        Op::Reconcile,
+        Op::target("ns", "gw"),
+        Op::Reconcile,
+    ] {
+        run.apply(&op).unwrap();
+    }
+    let changes = run.changes();
+    // Both first reconciles create a Deployment and set conditions.
+    assert!(
+        changes.contains("step  1  +0s  Deployment Create: Applied\n"),
+        "{changes}"
+    );
+    assert!(
+        changes.contains("step  3  +0s  Deployment Create: Applied\n"),
+        "{changes}"
+    );
+    assert_eq!(changes.matches("Programmed none -> True").count(), 2, "{changes}");
+    // The first Gateway's second reconcile changed nothing of its own.
+    assert!(!changes.contains("step  5"), "{changes}");
+    let gateways: Vec<_> = run.steps().iter().map(|s| s.gateway.1.as_str()).collect();
+    assert_eq!(gateways, ["gw", "other", "other", "gw", "gw"]);
+}
+
 #[test]
 fn one_checker_keeps_each_gateways_last_status() {
     let mut toy = two();

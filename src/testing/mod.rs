@@ -147,12 +147,15 @@ mod store;
 pub mod strategies;
 pub mod text;
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use jiff::Timestamp;
 
+use crate::reconcile::ObjectKey;
 use crate::sim::cluster::format_time;
 use crate::sim::scenario::{Effect, Entry};
+use crate::wire::Condition;
 pub use controller_loop::ControllerLoop;
 
 // What an embedder's test names, reachable from here (their home is the simulator's).
@@ -172,8 +175,12 @@ pub struct Run<L: ControllerLoop = Cluster> {
     controller: L,
     invariants: Invariants,
     steps: Vec<RunStep>,
-    /// The clock and the Gateway's conditions when the run started, for [`Run::changes`].
-    start: (Timestamp, Vec<crate::wire::Condition>),
+    /// The clock when the run started, for [`Run::changes`].
+    start: Timestamp,
+    /// The Gateway the ops act on (the loop's target).
+    target: ObjectKey,
+    /// Each Gateway's conditions when the run first acted on it, for [`Run::changes`].
+    first_seen: BTreeMap<ObjectKey, Vec<Condition>>,
 }
 
 /// One step of a [`Run`].
@@ -189,21 +196,38 @@ pub struct RunStep {
     pub record: Option<ReconcileRecord>,
     /// The reconcile ran because the loop scheduled it (its requeue fell due).
     pub due: bool,
+    /// The Gateway the step acted on (the loop's target then: see [`Op::Target`]), by
+    /// namespace and name.
+    pub gateway: ObjectKey,
+}
+
+/// The namespace, name and conditions of the loop's Gateway (empty when it cannot be read).
+fn gateway_of<L: ControllerLoop + ?Sized>(controller: &L) -> (ObjectKey, Vec<Condition>) {
+    let gateway: Option<crate::wire::Gateway> = controller
+        .read(Kind::Gateway)
+        .ok()
+        .flatten()
+        .and_then(|gateway| serde_json::from_value(gateway).ok());
+    let Some(gateway) = gateway else {
+        return Default::default();
+    };
+    let part = |p: Option<String>| p.unwrap_or_default();
+    let key = (
+        part(gateway.metadata.namespace),
+        part(gateway.metadata.name),
+    );
+    (key, gateway.status.conditions)
 }
 
 impl<L: ControllerLoop> Run<L> {
     /// A run starting on `controller` as it is (its objects, settings and clock).
     pub fn new(controller: L) -> Result<Self, Violation> {
         let invariants = Invariants::new(&controller)?;
-        let conditions = controller
-            .read(Kind::Gateway)
-            .ok()
-            .flatten()
-            .and_then(|gateway| serde_json::from_value(gateway).ok())
-            .map(|gateway: crate::wire::Gateway| gateway.status.conditions)
-            .unwrap_or_default();
+        let (target, conditions) = gateway_of(&controller);
         Ok(Run {
-            start: (invariants.now(), conditions),
+            start: invariants.now(),
+            first_seen: BTreeMap::from([(target.clone(), conditions)]),
+            target,
             controller,
             invariants,
             steps: Vec::new(),
@@ -221,7 +245,15 @@ impl<L: ControllerLoop> Run<L> {
                 op: Op::Reconcile,
                 record: Some(record),
                 due,
+                gateway: self.target.clone(),
             });
+        }
+        if let Op::Target { namespace, name } = op {
+            self.target = (namespace.clone(), name.clone());
+            let (_, conditions) = gateway_of(&self.controller);
+            self.first_seen
+                .entry(self.target.clone())
+                .or_insert(conditions);
         }
         if !matches!(op, Op::Reconcile) {
             self.steps.push(RunStep {
@@ -229,6 +261,7 @@ impl<L: ControllerLoop> Run<L> {
                 op: op.clone(),
                 record: None,
                 due: false,
+                gateway: self.target.clone(),
             });
         }
         Ok(())
@@ -303,7 +336,8 @@ impl<L: ControllerLoop> Run<L> {
     /// outcome, each condition that appeared, changed or went away (the type without its
     /// domain, `status/reason`, the message), and each Event. A reconcile that changed
     /// nothing adds no line; one the loop ran because its requeue fell due is marked `due`.
-    /// Times count from the run's start.
+    /// Times count from the run's start. Each Gateway's conditions are compared with its own
+    /// last ones (a schedule over several, with [`Op::Target`]).
     ///
     /// ```
     /// use gateway_reconcile::testing::{Run, strategies::{self, Op}};
@@ -319,18 +353,24 @@ impl<L: ControllerLoop> Run<L> {
     /// assert!(!changes.contains("step  4"));
     /// ```
     pub fn changes(&self) -> String {
-        let (start, initial) = &self.start;
+        let start = self.start;
         let mut out = String::new();
-        let mut before = initial.as_slice();
+        // Each Gateway's conditions before its next reconcile.
+        let mut befores: BTreeMap<&ObjectKey, &[Condition]> = self
+            .first_seen
+            .iter()
+            .map(|(gateway, conditions)| (gateway, conditions.as_slice()))
+            .collect();
         for (i, step) in self.steps.iter().enumerate() {
-            let mut head = changes::head(i + 1, *start, step.time);
+            let mut head = changes::head(i + 1, start, step.time);
             if step.due {
                 head.push_str("  due");
             }
             match &step.record {
                 Some(record) => {
+                    let before = befores.get(&step.gateway).copied().unwrap_or_default();
                     changes::reconcile(&mut out, &head, before, record);
-                    before = &record.conditions;
+                    befores.insert(&step.gateway, &record.conditions);
                 }
                 None => {
                     let _ = writeln!(out, "{head}  {}", step.op.describe());

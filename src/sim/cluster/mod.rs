@@ -2,11 +2,14 @@
 //! behaviour of the real server where it matters to the crate.
 //!
 //! Its parts, one file each: the object store ([`Objects`], [`Kind`] and the shape each
-//! kind must have), write semantics (bookkeeping, conflicts, defaulting, refusals, injected
-//! failures, for Deployment writes, patches, deletes and status writes), the rollout (the
-//! crude Deployment controller, [`RolloutState`]) and the reconcile driver
-//! ([`Cluster::reconcile`], [`ReconcileRecord`]: the one place that calls the crate's
-//! `plan` and `settle`).
+//! kind must have), the server apart from its objects (`server.rs`: the clock, the
+//! resourceVersion and uid counters, bookkeeping, conflicts, defaulting, refusals,
+//! mutating admission and injected failures, blanket or per [`Request`], for Deployment
+//! writes, patches, deletes and status writes; each function takes the stored object and
+//! gives the one to store, so the kit's shared store, which holds many Gateways' objects in
+//! maps, asks the same server), which slot each write reads and fills (`writes.rs`), the
+//! rollout (the crude Deployment controller, [`RolloutState`]), the port and the reconcile
+//! ([`Cluster::reconcile`], [`ReconcileRecord`]).
 //!
 //! [`Cluster`] holds the GatewayClass, the Gateway, the GatewayConfiguration, the LB
 //! Deployment, the template and the L34Routes as JSON, and drives the crate exactly as a
