@@ -162,6 +162,14 @@ fn a_write_fault_fails_its_verb_on_its_object_n_times_then_lets_it_through() {
     assert_eq!(toy.store().write_counts("ns", "gw").deployment_writes, 4);
     assert_eq!(toy.store().write_counts("ns", "other").deployment_writes, 2);
     assert_eq!(toy.store().pending(&Request::create("ns", "sllbr-gw")), 1);
+    // Stopping the failures (as `converge` does) clears the per-request ones too.
+    run_stop_failures(&mut toy);
+    assert_eq!(toy.store().pending(&Request::create("ns", "sllbr-gw")), 0);
+}
+
+fn run_stop_failures(toy: &mut StoreLoop<()>) {
+    let mut run = Run::new(toy).unwrap();
+    run.apply(&Op::stop_failures()).unwrap();
 }
 
 #[test]
@@ -306,7 +314,11 @@ fn the_changes_of_a_run_follow_each_gateway() {
         changes.contains("step  3  +0s  Deployment Create: Applied\n"),
         "{changes}"
     );
-    assert_eq!(changes.matches("Programmed none -> True").count(), 2, "{changes}");
+    assert_eq!(
+        changes.matches("Programmed none -> True").count(),
+        2,
+        "{changes}"
+    );
     // The first Gateway's second reconcile changed nothing of its own.
     assert!(!changes.contains("step  5"), "{changes}");
     let gateways: Vec<_> = run.steps().iter().map(|s| s.gateway.1.as_str()).collect();

@@ -249,6 +249,14 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces the API server's Deployment defaulting (used on every Deployment create,
+    /// update and patch), as
+    /// [`Cluster::with_server_defaults`](crate::sim::cluster::Cluster::with_server_defaults).
+    pub fn with_server_defaults(mut self, defaults: fn(&mut Deployment)) -> Self {
+        self.server.server_defaults = defaults;
+        self
+    }
+
     /// The settings the Gateways are decided with.
     pub fn settings(&self) -> &Settings {
         &self.settings
@@ -1113,12 +1121,20 @@ impl<R: Reconciler> Backend for StoreLoop<R> {
         Ok(store.rollout(namespace, name, state)?)
     }
 
-    /// The target's Deployment writes ([`Store::fail_writes_of`]).
+    /// The target's Deployment writes ([`Store::fail_writes_of`]); `count` 0 clears every
+    /// injected failure, per request too ([`Store::clear_failures`]): what
+    /// [`converge`](super::schedule::converge) and [`Op::stop_failures`] ask.
+    ///
+    /// [`Op::stop_failures`]: super::strategies::Op::stop_failures
     fn fail_writes(
         &mut self,
         count: u32,
         outcome: &WriteOutcome,
     ) -> Result<(), StepError<ClusterError>> {
+        if count == 0 {
+            self.store.clear_failures();
+            return Ok(());
+        }
         let (namespace, name) = self.target.clone();
         self.store
             .fail_writes_of(&namespace, &name, count, outcome.clone());
