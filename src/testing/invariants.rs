@@ -234,9 +234,10 @@ impl Invariants {
         self.now
     }
 
-    /// Moves the run's clock to `now` (never backwards): one clock for the store and every
-    /// checker of a run, when a test runs several checkers (one per Gateway) over one
-    /// store and advances time itself.
+    /// Moves the run's clock to `now` (never backwards), for a test that advances time
+    /// itself. One checker serves every Gateway of a store ([`Invariants::observe`]), so a
+    /// run over several Gateways has one clock: this one, which the store follows
+    /// ([`ControllerLoop::advance_to`] at the end of an advance, and every call's `now`).
     pub fn set_now(&mut self, now: Timestamp) {
         self.now = self.now.max(now);
     }

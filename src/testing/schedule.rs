@@ -315,7 +315,9 @@ fn mutation() -> Value {
 }
 
 /// [`Op::Advance`]: the reconciles that fall due on the way, each at its due time (one
-/// already due runs at once), then the clock at the end.
+/// already due runs at once), then the clock at the end. Those of the loop's target: on a
+/// loop over several Gateways, another's scheduled reconciles run when a later op targets
+/// it (its schedule is kept meanwhile).
 fn advance<L: ControllerLoop + ?Sized>(
     controller: &mut L,
     invariants: &mut Invariants,

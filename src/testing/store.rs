@@ -715,6 +715,20 @@ impl Store {
 /// changes the store while the plan still reads them), writes go through the simulated API
 /// server (its bookkeeping, injected failures and mutating admission), Events are kept in
 /// the store ([`Store::events`]).
+///
+/// ```
+/// use gateway_reconcile::reconcile::{Driver, Reader, View, ready};
+/// use gateway_reconcile::testing::strategies;
+///
+/// let mut store = strategies::store().unwrap();
+/// let mut port = store.port("ns", "gw").unwrap();
+/// assert_eq!(port.gateway_key(), ("ns", "gw"));
+/// // Reads by kind and key, as the driver asks them.
+/// assert!(ready(port.class("meridio")).unwrap().unwrap().is_some());
+/// assert!(ready(port.deployment("ns", "sllbr-gw")).unwrap().unwrap().is_none());
+/// let View::Ready(gateway) = ready(port.gateway()).unwrap().unwrap() else { panic!() };
+/// assert_eq!(gateway.spec.gateway_class_name, "meridio");
+/// ```
 #[derive(Debug)]
 pub struct StorePort<'s> {
     store: &'s mut Store,
