@@ -571,7 +571,11 @@ impl Store {
     ///
     /// A failed Deployment create or update is the driver's write outcome. A failed status
     /// patch is a conflict (a 409 `Conflict` outcome: the driver looks again at once) or the
-    /// port's error ([`ClusterError::Refused`]), as is a failed read.
+    /// port's error ([`ClusterError::Refused`]), as is a failed read (of the Gateway, its
+    /// class, its configuration, its Deployment, or the routes offered for it: a
+    /// [`Kind::Routes`] request keyed by the Gateway; the template and the namespaces'
+    /// labels are always read). The GatewayClass's own status write is not a request that
+    /// fails.
     ///
     /// ```
     /// use gateway_reconcile::reconcile::{Driver, ready};
