@@ -370,3 +370,74 @@ fn the_recorder_keeps_each_gateways_events() {
     toy.store_mut().clear_events();
     assert!(toy.store().recorded().is_empty());
 }
+
+/// An advance runs every Gateway's reconciles as they fall due, not only the target's:
+/// both Gateways' updates keep failing, both turn `Degraded` on time, each checked.
+#[test]
+fn an_advance_runs_every_gateways_due_reconciles() {
+    let mut toy = two();
+    for name in ["gw", "other"] {
+        reconcile(&mut toy, name);
+        toy.store_mut()
+            .rollout(
+                "ns",
+                name,
+                gateway_reconcile::testing::RolloutState::Complete,
+            )
+            .unwrap();
+        reconcile(&mut toy, name);
+        let lb = format!("sllbr-{name}");
+        let failing = WriteFailure::Unavailable.outcome();
+        toy.store_mut()
+            .fail_next(Request::update("ns", &lb), 1000, failing);
+    }
+    toy.store_mut()
+        .patch(
+            "ns",
+            "gw",
+            Kind::Configuration,
+            &json!({"spec": {"horizontalScaling": {"replicas": 3, "enforceReplicas": true}}}),
+        )
+        .unwrap();
+    let mut run = Run::new(toy).unwrap();
+    for op in [
+        Op::target("ns", "other"),
+        Op::Reconcile,
+        Op::target("ns", "gw"),
+        Op::Reconcile,
+        Op::Advance(150),
+    ] {
+        run.apply(&op).unwrap();
+    }
+    let due = |name: &str| {
+        run.steps()
+            .iter()
+            .filter(|s| s.due && s.gateway.1 == name)
+            .count()
+    };
+    assert!(due("gw") >= 3 && due("other") >= 3, "{}", run.changes());
+    // The advance moved the target to each and back.
+    assert_eq!(run.controller().targeted(), ("ns", "gw"));
+    for name in ["gw", "other"] {
+        let gateway = run
+            .controller()
+            .store()
+            .read("ns", name, Kind::Gateway)
+            .unwrap()
+            .unwrap();
+        let degraded = condition(&gateway, "/Degraded").map(|c| c["reason"].clone());
+        assert_eq!(
+            degraded,
+            Some(json!("ApplyFailing")),
+            "{name}: {}",
+            run.changes()
+        );
+    }
+    // The changes name each Gateway's own transitions.
+    assert_eq!(
+        run.changes().matches("Degraded none -> True").count(),
+        2,
+        "{}",
+        run.changes()
+    );
+}

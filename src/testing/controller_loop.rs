@@ -4,7 +4,7 @@
 
 use jiff::Timestamp;
 
-use crate::reconcile::WriteRecord;
+use crate::reconcile::{ObjectKey, WriteRecord};
 use crate::settings::Settings;
 use crate::sim::cluster::Cluster;
 use crate::sim::scenario::{Backend, StepError};
@@ -50,6 +50,15 @@ pub trait ControllerLoop: Backend {
     /// When the loop reconciles the Gateway next with no change to wait for (`None`: it
     /// waits for a change).
     fn next_due(&self) -> Option<Timestamp>;
+
+    /// Every Gateway's next reconcile with no change to wait for, by namespace and name, on
+    /// a loop over several Gateways (each as [`next_due`](ControllerLoop::next_due) says of
+    /// its target): an [`Op::Advance`](super::strategies::Op) runs them all as they fall
+    /// due, moving the target to each ([`target`](ControllerLoop::target)). By default
+    /// empty: the loop has one Gateway, and `next_due` says all.
+    fn scheduled(&self) -> Vec<(ObjectKey, Timestamp)> {
+        Vec::new()
+    }
 
     /// The kit's clock moved to `now` with no call on the loop (at the end of an
     /// [`Op::Advance`](super::strategies::Op)): a loop whose store keeps a clock moves it
@@ -105,6 +114,10 @@ impl<L: ControllerLoop + ?Sized> ControllerLoop for &mut L {
 
     fn next_due(&self) -> Option<Timestamp> {
         (**self).next_due()
+    }
+
+    fn scheduled(&self) -> Vec<(ObjectKey, Timestamp)> {
+        (**self).scheduled()
     }
 
     fn advance_to(&mut self, now: Timestamp) {

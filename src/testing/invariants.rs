@@ -89,6 +89,8 @@ pub struct Invariants {
     /// What each Gateway's status was after the last reconcile checked (or when first
     /// seen), by namespace and name: one checker serves every Gateway of a store.
     seen: BTreeMap<ObjectKey, Seen>,
+    /// Each Gateway's conditions when the checker first saw it.
+    first: BTreeMap<ObjectKey, Vec<Condition>>,
     step: usize,
 }
 
@@ -188,15 +190,10 @@ impl Invariants {
             now: controller.now(),
             mutating: false,
             seen: BTreeMap::new(),
+            first: BTreeMap::new(),
             step: 0,
         };
-        invariants.seen.insert(
-            key_of(&gateway),
-            Seen {
-                addresses: addresses(&gateway),
-                conditions: gateway.status.conditions,
-            },
-        );
+        invariants.start(gateway);
         Ok(invariants)
     }
 
@@ -212,11 +209,32 @@ impl Invariants {
                 property: "backend",
                 message: "there is no Gateway".into(),
             })?;
-        self.seen.entry(key_of(&gateway)).or_insert_with(|| Seen {
-            addresses: addresses(&gateway),
-            conditions: gateway.status.conditions,
-        });
+        if !self.seen.contains_key(&key_of(&gateway)) {
+            self.start(gateway);
+        }
         Ok(())
+    }
+
+    /// Starts checking `gateway` as it is.
+    fn start(&mut self, gateway: Gateway) {
+        let key = key_of(&gateway);
+        self.first
+            .insert(key.clone(), gateway.status.conditions.clone());
+        self.seen.insert(
+            key,
+            Seen {
+                addresses: addresses(&gateway),
+                conditions: gateway.status.conditions,
+            },
+        );
+    }
+
+    /// The conditions of the Gateway `namespace/name` when the checker first saw it
+    /// (`None`: never), as [`Run::changes`](super::Run::changes) starts from them.
+    pub fn first_seen(&self, namespace: &str, name: &str) -> Option<&[Condition]> {
+        self.first
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .map(Vec::as_slice)
     }
 
     /// How many Gateways the checker has seen.

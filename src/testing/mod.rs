@@ -46,7 +46,9 @@
 //! `Immediately`, `t + d` for `After(d)`), [`ControllerLoop::next_due`] must be at or before
 //! it. [`Op::Advance`] then runs every reconcile that falls due on the way, at its due time,
 //! each one checked: a `Degraded` condition due after `degradedAfter` must appear then,
-//! without waiting for a change. A loop that maps `After` to "wait for a change" fails.
+//! without waiting for a change. A loop that maps `After` to "wait for a change" fails. On
+//! a loop over several Gateways it runs every Gateway's
+//! ([`ControllerLoop::scheduled`]), in the order they fall due.
 //!
 //! The crate's own model test and its snapshot of a fault schedule use this kit, so it is
 //! exercised on every test run. The default build depends on neither proptest nor insta;
@@ -179,8 +181,6 @@ pub struct Run<L: ControllerLoop = Cluster> {
     start: Timestamp,
     /// The Gateway the ops act on (the loop's target).
     target: ObjectKey,
-    /// Each Gateway's conditions when the run first acted on it, for [`Run::changes`].
-    first_seen: BTreeMap<ObjectKey, Vec<Condition>>,
 }
 
 /// One step of a [`Run`].
@@ -201,33 +201,29 @@ pub struct RunStep {
     pub gateway: ObjectKey,
 }
 
-/// The namespace, name and conditions of the loop's Gateway (empty when it cannot be read).
-fn gateway_of<L: ControllerLoop + ?Sized>(controller: &L) -> (ObjectKey, Vec<Condition>) {
+/// The namespace and name of the loop's Gateway (empty when it cannot be read).
+fn gateway_of<L: ControllerLoop + ?Sized>(controller: &L) -> ObjectKey {
     let gateway: Option<crate::wire::Gateway> = controller
         .read(Kind::Gateway)
         .ok()
         .flatten()
         .and_then(|gateway| serde_json::from_value(gateway).ok());
-    let Some(gateway) = gateway else {
-        return Default::default();
-    };
     let part = |p: Option<String>| p.unwrap_or_default();
-    let key = (
-        part(gateway.metadata.namespace),
-        part(gateway.metadata.name),
-    );
-    (key, gateway.status.conditions)
+    gateway.map_or_else(Default::default, |gateway| {
+        (
+            part(gateway.metadata.namespace),
+            part(gateway.metadata.name),
+        )
+    })
 }
 
 impl<L: ControllerLoop> Run<L> {
     /// A run starting on `controller` as it is (its objects, settings and clock).
     pub fn new(controller: L) -> Result<Self, Violation> {
         let invariants = Invariants::new(&controller)?;
-        let (target, conditions) = gateway_of(&controller);
         Ok(Run {
             start: invariants.now(),
-            first_seen: BTreeMap::from([(target.clone(), conditions)]),
-            target,
+            target: gateway_of(&controller),
             controller,
             invariants,
             steps: Vec::new(),
@@ -237,23 +233,19 @@ impl<L: ControllerLoop> Run<L> {
     /// Applies one op ([`schedule::apply`]): every reconcile it runs is checked against
     /// the invariants. An op the loop refuses is a `backend` violation.
     pub fn apply(&mut self, op: &Op) -> Result<(), Violation> {
-        let records = schedule::apply(&mut self.controller, &mut self.invariants, op)?;
+        let records = schedule::apply_keyed(&mut self.controller, &mut self.invariants, op)?;
         let due = matches!(op, Op::Advance(_));
-        for record in records {
+        for (gateway, record) in records {
             self.steps.push(RunStep {
                 time: record.time,
                 op: Op::Reconcile,
                 record: Some(record),
                 due,
-                gateway: self.target.clone(),
+                gateway: gateway.unwrap_or_else(|| self.target.clone()),
             });
         }
         if let Op::Target { namespace, name } = op {
             self.target = (namespace.clone(), name.clone());
-            let (_, conditions) = gateway_of(&self.controller);
-            self.first_seen
-                .entry(self.target.clone())
-                .or_insert(conditions);
         }
         if !matches!(op, Op::Reconcile) {
             self.steps.push(RunStep {
@@ -355,12 +347,8 @@ impl<L: ControllerLoop> Run<L> {
     pub fn changes(&self) -> String {
         let start = self.start;
         let mut out = String::new();
-        // Each Gateway's conditions before its next reconcile.
-        let mut befores: BTreeMap<&ObjectKey, &[Condition]> = self
-            .first_seen
-            .iter()
-            .map(|(gateway, conditions)| (gateway, conditions.as_slice()))
-            .collect();
+        // Each Gateway's conditions before its next reconcile: first as the checker saw it.
+        let mut befores: BTreeMap<&ObjectKey, &[Condition]> = BTreeMap::new();
         for (i, step) in self.steps.iter().enumerate() {
             let mut head = changes::head(i + 1, start, step.time);
             if step.due {
@@ -368,7 +356,14 @@ impl<L: ControllerLoop> Run<L> {
             }
             match &step.record {
                 Some(record) => {
-                    let before = befores.get(&step.gateway).copied().unwrap_or_default();
+                    let (namespace, name) = &step.gateway;
+                    let before = match befores.get(&step.gateway) {
+                        Some(before) => before,
+                        None => self
+                            .invariants
+                            .first_seen(namespace, name)
+                            .unwrap_or_default(),
+                    };
                     changes::reconcile(&mut out, &head, before, record);
                     befores.insert(&step.gateway, &record.conditions);
                 }

@@ -1214,6 +1214,14 @@ impl<R: Reconciler> ControllerLoop for StoreLoop<R> {
         self.due(&self.target.0, &self.target.1)
     }
 
+    /// Every Gateway's: an advance runs each Gateway's reconciles as they fall due.
+    fn scheduled(&self) -> Vec<(ObjectKey, Timestamp)> {
+        self.due
+            .iter()
+            .map(|(gateway, due)| (gateway.clone(), *due))
+            .collect()
+    }
+
     /// The store's clock: one for every Gateway and the run's checker.
     fn advance_to(&mut self, now: Timestamp) {
         self.store.advance_to(now);
