@@ -220,7 +220,7 @@ impl Server {
             let r = &fault.request;
             r.verb == verb && r.kind == kind && r.namespace == namespace && r.name == name
         })?;
-        let fault = &mut self.faults[at];
+        let fault = self.faults.get_mut(at)?;
         fault.remaining = fault.remaining.saturating_sub(1);
         let outcome = fault.outcome.clone();
         if fault.remaining == 0 {
