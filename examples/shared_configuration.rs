@@ -1,61 +1,39 @@
-//! A property test over two Gateways sharing their class's GatewayConfiguration: after each
-//! edit of it in any sequence (the kit's valid configurations), reconciling both brings both
-//! LB Deployments to the current generation, and both Gateways say so.
+//! A property test of two Gateways sharing a GatewayConfiguration in the kit's store: after
+//! each edit of it (the kit's valid configurations, with new replicas: a new generation),
+//! reconciling both brings both to the current generation, every invariant checked.
 //!
 //!     cargo run --example shared_configuration --features testing
-use gateway_reconcile::conditions::{ConditionKind::ConfigurationApplied, ConditionTypes};
-use gateway_reconcile::reconcile::{Driver, InMemory, ready};
-use gateway_reconcile::testing::strategies;
-use gateway_reconcile::{Settings, lookup, template};
-use proptest::test_runner::{Config, TestRunner};
+use gateway_reconcile::testing::Kind::Configuration;
+use gateway_reconcile::testing::{StoreLoop, invariants::Invariants, strategies};
+use proptest::test_runner::{Config, FileFailurePersistence::Off, TestRunner};
 use proptest::{collection::vec, prelude::*};
-use serde_json::{from_value, json};
+use serde_json::json;
 
 fn main() {
-    let settings = Settings::default();
-    let (types, annotation) = (
-        ConditionTypes::new(&settings).unwrap(),
-        lookup::generation_annotation(&settings),
-    );
-    let mut objects = InMemory::new(template::default_template());
-    let reference = json!({"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf", "namespace": "ns"});
-    objects.insert_class(from_value(json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": strategies::OURS, "parametersRef": reference}})).unwrap());
-    for name in ["a", "b"] {
-        objects.insert_gateway(from_value(json!({"metadata": {"name": name, "namespace": "ns", "uid": name, "generation": 1}, "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}})).unwrap());
-    }
-    // No regression file for an example (a test in a crate gets one next to its source).
-    TestRunner::new(Config {
-        failure_persistence: None,
-        ..Config::default()
-    })
-    .run(&vec(strategies::valid_configuration(), 1..6), |edits| {
-        let (driver, mut store) = (Driver::new(settings.clone()), objects.clone());
-        for (generation, mut edit) in (1..).zip(edits) {
-            edit["metadata"]["generation"] = json!(generation);
-            store.insert_configuration(from_value(edit).unwrap());
-            for name in ["a", "b"] {
-                store.reconciling("ns", name);
-                ready(driver.reconcile(&mut store, "2026-01-01T00:00:00Z".parse().unwrap()))
-                    .unwrap()
-                    .unwrap();
-                let deployment = &store.deployments[&("ns".into(), format!("sllbr-{name}"))];
-                prop_assert_eq!(
-                    deployment.annotation(&annotation).map(str::to_owned),
-                    Some(generation.to_string())
-                );
-                let conditions = &store.gateways[&("ns".into(), name.into())]
-                    .status
-                    .conditions;
-                prop_assert_eq!(
-                    types
-                        .find(conditions, ConfigurationApplied)
-                        .map(|c| c.status.as_str()),
-                    Some("True")
-                );
+    let mut store = strategies::store().unwrap();
+    store.add(strategies::objects_of("other")).unwrap();
+    let config = Config::with_failure_persistence(Off); // No regression file for an example.
+    let edits = vec(strategies::valid_configuration(), 1..6);
+    TestRunner::new(config)
+        .run(&edits, |edits| {
+            let mut toy = StoreLoop::new(store.clone(), ());
+            let mut check = Invariants::new(&toy)?;
+            toy.target("ns", "other")?;
+            check.observe(&toy)?;
+            for (generation, mut edit) in (2..).zip(edits) {
+                edit["spec"]["horizontalScaling"]["replicas"] = json!(10 + generation);
+                toy.store_mut().patch("ns", "gw", Configuration, &edit)?;
+                let want = format!("ns/conf generation {generation} is applied");
+                for name in ["gw", "other"] {
+                    toy.target("ns", name)?;
+                    let record = toy.reconcile_gateway("ns", name, check.now())?;
+                    check.check(&toy, &record)?;
+                    let applied = record.condition("ConfigurationApplied").map(|c| &c.message);
+                    prop_assert!(applied.is_some_and(|m| m.contains(&want)), "{applied:?}");
+                }
             }
-        }
-        Ok(())
-    })
-    .unwrap();
+            Ok(())
+        })
+        .unwrap();
     println!("every sequence of shared configuration edits reached both Gateways");
 }

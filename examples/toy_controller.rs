@@ -7,7 +7,7 @@ use gateway_reconcile::events::Event;
 use gateway_reconcile::jiff::Timestamp;
 use gateway_reconcile::reconcile::{Driver, Port, ReconcileError, Reconciled, StatusWrite};
 use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
-use gateway_reconcile::testing::{Backend, ClusterError, ClusterPort, Reconciler, Run, StoreLoop};
+use gateway_reconcile::testing::{Backend, ClusterError, Reconciler, Run, StoreLoop, StorePort};
 use gateway_reconcile::{DeploymentWrite, StatusPatch, WriteKind, WriteOutcome};
 use proptest::prelude::*;
 
@@ -44,7 +44,7 @@ impl Reconciler for Toy {
     async fn reconcile(
         &mut self,
         driver: &Driver,
-        port: ClusterPort<'_>,
+        port: StorePort<'_>,
         now: Timestamp,
     ) -> Result<Reconciled, ReconcileError<ClusterError>> {
         driver

@@ -11,7 +11,6 @@ use gateway_reconcile::testing::strategies::{self, Op, WriteFailure};
 use gateway_reconcile::testing::{Kind, Reconciler, Run, StoreLoop};
 use gateway_reconcile::{Requeue, WriteKind, WriteOutcome};
 use proptest::prelude::*;
-use serde_json::json;
 
 /// The toy's own part: how its loop turns a reconcile's requeue into its next run (`None`:
 /// on a change only). Its reconcile is the crate's driver over the store's port as it is.
@@ -139,13 +138,11 @@ fn random_schedules_find_the_loop_that_ignores_requeue_after() {
 #[test]
 fn one_store_holds_several_gateways_and_one_driver_serves_them() {
     let mut toy = toy(honours);
-    let mut other = strategies::objects();
-    other.gateway["metadata"]["name"] = json!("other");
-    other.gateway["metadata"]["uid"] = json!("other-uid");
-    toy.store_mut().add(other).unwrap();
-    let store = toy.store_mut();
-    let failing = store.cluster_mut("ns", "other").unwrap();
-    failing.fail_writes(1, strategies::WriteFailure::Unavailable.outcome());
+    toy.store_mut()
+        .add(strategies::objects_of("other"))
+        .unwrap();
+    toy.store_mut()
+        .fail_writes_of("ns", "other", 1, WriteFailure::Unavailable.outcome());
     let now = strategies::start();
 
     let first = toy.reconcile_gateway("ns", "gw", now).unwrap();

@@ -4,10 +4,10 @@
 
 use jiff::Timestamp;
 
-use crate::reconcile::WriteRecord;
+use crate::reconcile::{ObjectKey, WriteRecord};
 use crate::settings::Settings;
 use crate::sim::cluster::Cluster;
-use crate::sim::scenario::Backend;
+use crate::sim::scenario::{Backend, StepError};
 
 /// An embedder's controller loop on its own state, as the kit drives and checks it.
 ///
@@ -50,6 +50,32 @@ pub trait ControllerLoop: Backend {
     /// When the loop reconciles the Gateway next with no change to wait for (`None`: it
     /// waits for a change).
     fn next_due(&self) -> Option<Timestamp>;
+
+    /// Every Gateway's next reconcile with no change to wait for, by namespace and name, on
+    /// a loop over several Gateways (each as [`next_due`](ControllerLoop::next_due) says of
+    /// its target): an [`Op::Advance`](super::strategies::Op) runs them all as they fall
+    /// due, moving the target to each ([`target`](ControllerLoop::target)). By default
+    /// empty: the loop has one Gateway, and `next_due` says all.
+    fn scheduled(&self) -> Vec<(ObjectKey, Timestamp)> {
+        Vec::new()
+    }
+
+    /// The kit's clock moved to `now` with no call on the loop (at the end of an
+    /// [`Op::Advance`](super::strategies::Op)): a loop whose store keeps a clock moves it
+    /// there, so that the store and the run's checker keep one clock. By default nothing
+    /// (the next call hands the loop its `now`).
+    fn advance_to(&mut self, now: Timestamp) {
+        let _ = now;
+    }
+
+    /// Makes the Gateway `namespace/name` the one the scenario operations, the write
+    /// record and `next_due` are about ([`Op::Target`](super::strategies::Op::Target)). By
+    /// default the loop has one Gateway and cannot ([`StepError::Unsupported`]); a
+    /// [`StoreLoop`](super::StoreLoop) can.
+    fn target(&mut self, namespace: &str, name: &str) -> Result<(), StepError<Self::Error>> {
+        let _ = (namespace, name);
+        Err(StepError::Unsupported("target another Gateway"))
+    }
 }
 
 /// The simulated cluster runs the crate's own loop: its reconcile schedules the requeue's
@@ -88,5 +114,17 @@ impl<L: ControllerLoop + ?Sized> ControllerLoop for &mut L {
 
     fn next_due(&self) -> Option<Timestamp> {
         (**self).next_due()
+    }
+
+    fn scheduled(&self) -> Vec<(ObjectKey, Timestamp)> {
+        (**self).scheduled()
+    }
+
+    fn advance_to(&mut self, now: Timestamp) {
+        (**self).advance_to(now);
+    }
+
+    fn target(&mut self, namespace: &str, name: &str) -> Result<(), StepError<Self::Error>> {
+        (**self).target(namespace, name)
     }
 }

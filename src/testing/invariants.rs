@@ -2,6 +2,7 @@
 //! a run of its own [`ControllerLoop`]: [`Invariants::check`] after every reconcile, and
 //! [`converge`](super::schedule::converge) at the end of a schedule.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use jiff::Timestamp;
@@ -9,7 +10,7 @@ use serde_json::Value;
 
 use crate::conditions::{self, ACCEPTED, CONFIGURATION_APPLIED_NAME, DEGRADED_NAME, PROGRAMMED};
 use crate::outcome::{FailureClass, WriteOutcome};
-use crate::reconcile::{Plan, Settlement, WriteKind, plan};
+use crate::reconcile::{ObjectKey, Plan, Settlement, WriteKind, plan};
 use crate::render::{generation_annotation, uid_annotation};
 use crate::settings::Settings;
 use crate::sim::cluster::{Kind, ReconcileRecord};
@@ -85,9 +86,28 @@ pub struct Invariants {
     now: Timestamp,
     /// Mutating admission changes every Deployment write (an odd `MutateWrites` last).
     pub(crate) mutating: bool,
-    before: Vec<Condition>,
-    addresses: Vec<String>,
+    /// What each Gateway's status was after the last reconcile checked (or when first
+    /// seen), by namespace and name: one checker serves every Gateway of a store.
+    seen: BTreeMap<ObjectKey, Seen>,
+    /// Each Gateway's conditions when the checker first saw it.
+    first: BTreeMap<ObjectKey, Vec<Condition>>,
     step: usize,
+}
+
+/// A Gateway's conditions and addresses as last seen.
+#[derive(Debug, Clone)]
+struct Seen {
+    conditions: Vec<Condition>,
+    addresses: Vec<String>,
+}
+
+/// A Gateway's namespace and name.
+fn key_of(gateway: &Gateway) -> ObjectKey {
+    let part = |p: &Option<String>| p.clone().unwrap_or_default();
+    (
+        part(&gateway.metadata.namespace),
+        part(&gateway.metadata.name),
+    )
 }
 
 /// The objects a check reads back from the loop, typed.
@@ -165,14 +185,61 @@ impl Invariants {
                 property: "backend",
                 message: "there is no Gateway".into(),
             })?;
-        Ok(Invariants {
+        let mut invariants = Invariants {
             settings: controller.settings().clone(),
             now: controller.now(),
             mutating: false,
-            addresses: addresses(&gateway),
-            before: gateway.status.conditions,
+            seen: BTreeMap::new(),
+            first: BTreeMap::new(),
             step: 0,
-        })
+        };
+        invariants.start(gateway);
+        Ok(invariants)
+    }
+
+    /// Starts checking the loop's Gateway as it is now too, unless it is checked already:
+    /// after the loop's target moved to another Gateway of its store
+    /// ([`ControllerLoop::target`]; [`schedule::apply`](super::schedule::apply) calls it
+    /// on an [`Op::Target`](super::strategies::Op::Target)). Every Gateway is then checked
+    /// against its own last status, on the one clock of the run.
+    pub fn observe<L: ControllerLoop + ?Sized>(&mut self, controller: &L) -> Result<(), Violation> {
+        let gateway: Gateway =
+            read_typed(controller, Kind::Gateway, self.step)?.ok_or_else(|| Violation {
+                step: self.step,
+                property: "backend",
+                message: "there is no Gateway".into(),
+            })?;
+        if !self.seen.contains_key(&key_of(&gateway)) {
+            self.start(gateway);
+        }
+        Ok(())
+    }
+
+    /// Starts checking `gateway` as it is.
+    fn start(&mut self, gateway: Gateway) {
+        let key = key_of(&gateway);
+        self.first
+            .insert(key.clone(), gateway.status.conditions.clone());
+        self.seen.insert(
+            key,
+            Seen {
+                addresses: addresses(&gateway),
+                conditions: gateway.status.conditions,
+            },
+        );
+    }
+
+    /// The conditions of the Gateway `namespace/name` when the checker first saw it
+    /// (`None`: never), as [`Run::changes`](super::Run::changes) starts from them.
+    pub fn first_seen(&self, namespace: &str, name: &str) -> Option<&[Condition]> {
+        self.first
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .map(Vec::as_slice)
+    }
+
+    /// How many Gateways the checker has seen.
+    pub fn gateways(&self) -> usize {
+        self.seen.len()
     }
 
     /// How many reconciles were checked.
@@ -185,9 +252,10 @@ impl Invariants {
         self.now
     }
 
-    /// Moves the run's clock to `now` (never backwards): one clock for the store and every
-    /// checker of a run, when a test runs several checkers (one per Gateway) over one
-    /// store and advances time itself.
+    /// Moves the run's clock to `now` (never backwards), for a test that advances time
+    /// itself. One checker serves every Gateway of a store ([`Invariants::observe`]), so a
+    /// run over several Gateways has one clock: this one, which the store follows
+    /// ([`ControllerLoop::advance_to`] at the end of an advance, and every call's `now`).
     pub fn set_now(&mut self, now: Timestamp) {
         self.now = self.now.max(now);
     }
@@ -261,7 +329,17 @@ impl Invariants {
         let gateway = &objects.gateway;
         let generation = gateway.metadata.generation;
         let after = &gateway.status.conditions;
-        let before = &self.before;
+        let seen = self.seen.get(&key_of(gateway)).cloned().ok_or_else(|| {
+            self.violation(
+                "backend",
+                format!(
+                    "the checker never saw the Gateway {:?} before this reconcile of it \
+                     (Invariants::observe)",
+                    key_of(gateway)
+                ),
+            )
+        })?;
+        let before = &seen.conditions;
         let ours = objects
             .class
             .as_ref()
@@ -280,7 +358,7 @@ impl Invariants {
         }
 
         // No status write when nothing changed, and the patch gives the settled status.
-        let changed = *after != *before || addresses(gateway) != self.addresses;
+        let changed = *after != *before || addresses(gateway) != seen.addresses;
         self.ensure(!record.status_written || changed, "no-idle-write", || {
             "the status was written, and neither a condition nor an address changed".into()
         })?;
@@ -497,8 +575,13 @@ impl Invariants {
                 }
             }
         }
-        self.before = after.clone();
-        self.addresses = addresses(gateway);
+        self.seen.insert(
+            key_of(gateway),
+            Seen {
+                conditions: after.clone(),
+                addresses: addresses(gateway),
+            },
+        );
         Ok(())
     }
 

@@ -1,11 +1,17 @@
 //! A test kit for embedders (the `testing` feature, off by default): what a controller built
 //! on this crate needs to test its own code around it, on its own state.
 //!
-//! - [`Store`]: an in-memory store of several Gateways with the objects around each,
-//!   behind the simulated API server ([`Cluster`]), whose [`port`](Store::port) is a
+//! - [`Store`]: one shared, in-memory cluster: many Gateways over shared classes,
+//!   configurations, routes, namespaces and template, each object held once (an edit of a
+//!   shared object is seen by every Gateway that uses it), behind the simulated API server
+//!   (the [`Cluster`]'s semantics, one clock), with per-request fault injection
+//!   ([`Store::fail_next`] with a [`Request`]: the next N requests of one [`Verb`] on one
+//!   object fail with a given answer) and an event recorder ([`Store::events`], per
+//!   Gateway). Its [`port`](Store::port) ([`StorePort`]) is the
 //!   [`Port`](crate::reconcile::Port) of one Gateway for the crate's
-//!   [`Driver`](crate::reconcile::Driver); [`StoreLoop`] runs an embedder's
-//!   [`Reconciler`] (its port wrapper, its scheduling) on it as a [`ControllerLoop`].
+//!   [`Driver`](crate::reconcile::Driver); [`StoreLoop`] runs an embedder's [`Reconciler`]
+//!   (its port wrapper, its scheduling) on it as a [`ControllerLoop`], its scenario
+//!   operations acting on the Gateway it [targets](StoreLoop::target).
 //! - [`ControllerLoop`]: what the kit runs on. It is the scenario runner's
 //!   [`Backend`] (create, reconcile, patch, delete, rollout,
 //!   fail and mutate writes, restart, read, write counts), whose `reconcile` is the
@@ -18,11 +24,13 @@
 //!   tagged with their validation message), Gateways with foreign conditions, observed
 //!   Deployments as the API server returns them, write outcomes of every class, and fault
 //!   schedules ([`Op`] values: reconciles, edits, write failures, rollouts, clock
-//!   advances, restarts) that [`apply`](schedule::apply) runs on any [`ControllerLoop`].
+//!   advances, restarts, [the Gateway the next ops act on](Op::target)) that
+//!   [`apply`](schedule::apply) runs on any [`ControllerLoop`].
 //! - [`invariants`]: the truthfulness properties the crate's own model test asserts, as
 //!   [`Invariants::check`](invariants::Invariants::check) after each reconcile of a run and
 //!   [`converge`](schedule::converge) at its end, failing with a
-//!   [`invariants::Violation`] that names the property and the step.
+//!   [`invariants::Violation`] that names the property and the step. One checker serves
+//!   every Gateway of a store ([`Invariants::observe`]), on the run's one clock.
 //! - [`text`]: a stable, human-readable text of a settlement and of a run (the timeline
 //!   `simulate` prints), deterministic across runs and platforms, for snapshot tests.
 //! - [`Run`]: a schedule applied to a [`ControllerLoop`], checked as it goes, recorded for
@@ -30,13 +38,17 @@
 //!
 //! # The clock and the loop's schedule
 //!
-//! The kit holds the clock and hands it to every call as `now`. Between reconciles it checks
+//! The kit holds the clock and hands it to every call as `now` (and, at the end of an
+//! advance, to [`ControllerLoop::advance_to`]: a [`Store`]'s clock is the run's, for every
+//! Gateway and the one checker of them all). Between reconciles it checks
 //! the loop's scheduling (`requeue-honoured`): after a reconcile at `t` whose
 //! [`Requeue`](crate::Requeue) has a [`deadline`](crate::Requeue::deadline) (`t` for
 //! `Immediately`, `t + d` for `After(d)`), [`ControllerLoop::next_due`] must be at or before
 //! it. [`Op::Advance`] then runs every reconcile that falls due on the way, at its due time,
 //! each one checked: a `Degraded` condition due after `degradedAfter` must appear then,
-//! without waiting for a change. A loop that maps `After` to "wait for a change" fails.
+//! without waiting for a change. A loop that maps `After` to "wait for a change" fails. On
+//! a loop over several Gateways it runs every Gateway's
+//! ([`ControllerLoop::scheduled`]), in the order they fall due.
 //!
 //! The crate's own model test and its snapshot of a fault schedule use this kit, so it is
 //! exercised on every test run. The default build depends on neither proptest nor insta;
@@ -48,7 +60,7 @@
 //! An embedder tests its controller's code around the crate (a port wrapper, its own
 //! scheduling of the requeue) on the kit's in-memory [`Store`]: a [`StoreLoop`] runs its
 //! [`Reconciler`] on the crate's [`Driver`](crate::reconcile::Driver) over the store's
-//! [`Port`](crate::reconcile::Port) ([`ClusterPort`]), and the kit's schedules and
+//! [`Port`](crate::reconcile::Port) ([`StorePort`]), and the kit's schedules and
 //! invariants run on that loop. The whole of it, with a property test and an insta
 //! snapshot, is the `toy_controller` example (`examples/toy_controller.rs`, packaged):
 //!
@@ -101,7 +113,33 @@
 //! # my_controller_tells_the_truth();
 //! ```
 //!
-//! See also the `embedder_snapshot` and `embedder_proptest` examples.
+//! # Many Gateways over shared objects
+//!
+//! Two Gateways of one class and one GatewayConfiguration: a schedule names the Gateway
+//! its ops act on ([`Op::target`]); an edit of the shared configuration is both
+//! Gateways'; a fault injected while one is targeted is its Deployment's alone.
+//!
+//! ```
+//! use gateway_reconcile::testing::{Kind, Run, StoreLoop, strategies::{self, Op, WriteFailure}};
+//!
+//! let mut store = strategies::store().unwrap();
+//! store.add(strategies::objects_of("other")).unwrap();
+//! let mut run = Run::new(StoreLoop::new(store, ())).unwrap();
+//! for op in [Op::Reconcile, Op::target("ns", "other"), Op::Reconcile,
+//!            Op::fail(2, WriteFailure::Unavailable), Op::ConfigurationEdit(2), Op::Reconcile,
+//!            Op::target("ns", "gw"), Op::Reconcile] {
+//!     run.apply(&op).unwrap();
+//! }
+//! let store = run.controller().store();
+//! let replicas = |name| store.read("ns", name, Kind::Deployment).unwrap().unwrap()["spec"]["replicas"].clone();
+//! // ConfigurationEdit(2): 3 replicas, enforced.
+//! assert_eq!(replicas("gw"), 3, "the edit reached the first Gateway's Deployment");
+//! assert_eq!(replicas("other"), 2, "the second's update failed");
+//! assert_eq!(run.invariants().gateways(), 2);
+//! ```
+//!
+//! See also the `embedder_snapshot` and `embedder_proptest` examples, and
+//! `shared_configuration` (a property test of two Gateways over a shared configuration).
 
 mod changes;
 mod controller_loop;
@@ -111,22 +149,25 @@ mod store;
 pub mod strategies;
 pub mod text;
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use jiff::Timestamp;
 
+use crate::reconcile::ObjectKey;
 use crate::sim::cluster::format_time;
 use crate::sim::scenario::{Effect, Entry};
+use crate::wire::Condition;
 pub use controller_loop::ControllerLoop;
 
 // What an embedder's test names, reachable from here (their home is the simulator's).
 pub use crate::sim::cluster::{
-    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileRecord, RolloutState,
+    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileRecord, Request, RolloutState, Verb,
 };
 pub use crate::sim::merge_patch;
 pub use crate::sim::scenario::{Backend, StepError, WriteCounts};
 use invariants::{Invariants, Violation};
-pub use store::{Reconciler, Store, StoreLoop};
+pub use store::{Reconciler, Store, StoreLoop, StorePort};
 use strategies::Op;
 
 /// A schedule run on a [`ControllerLoop`] (the simulated [`Cluster`] unless said otherwise):
@@ -136,8 +177,10 @@ pub struct Run<L: ControllerLoop = Cluster> {
     controller: L,
     invariants: Invariants,
     steps: Vec<RunStep>,
-    /// The clock and the Gateway's conditions when the run started, for [`Run::changes`].
-    start: (Timestamp, Vec<crate::wire::Condition>),
+    /// The clock when the run started, for [`Run::changes`].
+    start: Timestamp,
+    /// The Gateway the ops act on (the loop's target).
+    target: ObjectKey,
 }
 
 /// One step of a [`Run`].
@@ -153,21 +196,34 @@ pub struct RunStep {
     pub record: Option<ReconcileRecord>,
     /// The reconcile ran because the loop scheduled it (its requeue fell due).
     pub due: bool,
+    /// The Gateway the step acted on (the loop's target then: see [`Op::Target`]), by
+    /// namespace and name.
+    pub gateway: ObjectKey,
+}
+
+/// The namespace and name of the loop's Gateway (empty when it cannot be read).
+fn gateway_of<L: ControllerLoop + ?Sized>(controller: &L) -> ObjectKey {
+    let gateway: Option<crate::wire::Gateway> = controller
+        .read(Kind::Gateway)
+        .ok()
+        .flatten()
+        .and_then(|gateway| serde_json::from_value(gateway).ok());
+    let part = |p: Option<String>| p.unwrap_or_default();
+    gateway.map_or_else(Default::default, |gateway| {
+        (
+            part(gateway.metadata.namespace),
+            part(gateway.metadata.name),
+        )
+    })
 }
 
 impl<L: ControllerLoop> Run<L> {
     /// A run starting on `controller` as it is (its objects, settings and clock).
     pub fn new(controller: L) -> Result<Self, Violation> {
         let invariants = Invariants::new(&controller)?;
-        let conditions = controller
-            .read(Kind::Gateway)
-            .ok()
-            .flatten()
-            .and_then(|gateway| serde_json::from_value(gateway).ok())
-            .map(|gateway: crate::wire::Gateway| gateway.status.conditions)
-            .unwrap_or_default();
         Ok(Run {
-            start: (invariants.now(), conditions),
+            start: invariants.now(),
+            target: gateway_of(&controller),
             controller,
             invariants,
             steps: Vec::new(),
@@ -177,15 +233,19 @@ impl<L: ControllerLoop> Run<L> {
     /// Applies one op ([`schedule::apply`]): every reconcile it runs is checked against
     /// the invariants. An op the loop refuses is a `backend` violation.
     pub fn apply(&mut self, op: &Op) -> Result<(), Violation> {
-        let records = schedule::apply(&mut self.controller, &mut self.invariants, op)?;
+        let records = schedule::apply_keyed(&mut self.controller, &mut self.invariants, op)?;
         let due = matches!(op, Op::Advance(_));
-        for record in records {
+        for (gateway, record) in records {
             self.steps.push(RunStep {
                 time: record.time,
                 op: Op::Reconcile,
                 record: Some(record),
                 due,
+                gateway: gateway.unwrap_or_else(|| self.target.clone()),
             });
+        }
+        if let Op::Target { namespace, name } = op {
+            self.target = (namespace.clone(), name.clone());
         }
         if !matches!(op, Op::Reconcile) {
             self.steps.push(RunStep {
@@ -193,6 +253,7 @@ impl<L: ControllerLoop> Run<L> {
                 op: op.clone(),
                 record: None,
                 due: false,
+                gateway: self.target.clone(),
             });
         }
         Ok(())
@@ -206,6 +267,12 @@ impl<L: ControllerLoop> Run<L> {
     /// The controller loop.
     pub fn controller(&self) -> &L {
         &self.controller
+    }
+
+    /// The run's checker: its clock ([`Invariants::now`]) is the run's, and it checks each
+    /// Gateway of the loop's store the run reconciled against its own last status.
+    pub fn invariants(&self) -> &Invariants {
+        &self.invariants
     }
 
     /// The steps of the run, in order.
@@ -261,7 +328,8 @@ impl<L: ControllerLoop> Run<L> {
     /// outcome, each condition that appeared, changed or went away (the type without its
     /// domain, `status/reason`, the message), and each Event. A reconcile that changed
     /// nothing adds no line; one the loop ran because its requeue fell due is marked `due`.
-    /// Times count from the run's start.
+    /// Times count from the run's start. Each Gateway's conditions are compared with its own
+    /// last ones (a schedule over several, with [`Op::Target`]).
     ///
     /// ```
     /// use gateway_reconcile::testing::{Run, strategies::{self, Op}};
@@ -277,18 +345,27 @@ impl<L: ControllerLoop> Run<L> {
     /// assert!(!changes.contains("step  4"));
     /// ```
     pub fn changes(&self) -> String {
-        let (start, initial) = &self.start;
+        let start = self.start;
         let mut out = String::new();
-        let mut before = initial.as_slice();
+        // Each Gateway's conditions before its next reconcile: first as the checker saw it.
+        let mut befores: BTreeMap<&ObjectKey, &[Condition]> = BTreeMap::new();
         for (i, step) in self.steps.iter().enumerate() {
-            let mut head = changes::head(i + 1, *start, step.time);
+            let mut head = changes::head(i + 1, start, step.time);
             if step.due {
                 head.push_str("  due");
             }
             match &step.record {
                 Some(record) => {
+                    let (namespace, name) = &step.gateway;
+                    let before = match befores.get(&step.gateway) {
+                        Some(before) => before,
+                        None => self
+                            .invariants
+                            .first_seen(namespace, name)
+                            .unwrap_or_default(),
+                    };
                     changes::reconcile(&mut out, &head, before, record);
-                    before = &record.conditions;
+                    befores.insert(&step.gateway, &record.conditions);
                 }
                 None => {
                     let _ = writeln!(out, "{head}  {}", step.op.describe());

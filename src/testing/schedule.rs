@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::conditions::{self, CONFIGURATION_APPLIED_NAME, DEGRADED_NAME, PROGRAMMED};
 use crate::outcome::WriteOutcome;
+use crate::reconcile::ObjectKey;
 use crate::sim::cluster::{Kind, ReconcileRecord, RolloutState};
 use crate::sim::scenario::StepError;
 use crate::wire::{Gateway, GatewayClass};
@@ -50,7 +51,8 @@ pub enum Op {
     /// The Deployment controller runs and leaves the rollout in this state.
     Rollout(RolloutState),
     /// The clock moves forward by this many seconds; the reconciles the loop scheduled run
-    /// when they fall due on the way.
+    /// when they fall due on the way (every Gateway's, on a loop over several:
+    /// [`ControllerLoop::scheduled`]).
     Advance(u32),
     /// The controller restarts: it forgets what it held in memory (its write record and
     /// schedule); what the API server holds carries over (pending write failures and
@@ -60,6 +62,18 @@ pub enum Op {
     /// injected readiness gate (`example.com/injected`, as a webhook would add one); `false`
     /// stops it.
     MutateWrites(bool),
+    /// The ops after this one act on the Gateway `namespace/name` of the loop's store
+    /// ([`ControllerLoop::target`]): its reconciles, its edits, its Deployment's faults
+    /// (edits of objects it shares are every sharer's). Until a schedule's first `Target`,
+    /// the ops act on the loop's own target (a [`StoreLoop`](super::StoreLoop)'s first
+    /// Gateway). The checker checks each Gateway against its own last status
+    /// ([`Invariants::observe`]); the clock is one. [`Op::target`] builds it.
+    Target {
+        /// The Gateway's namespace.
+        namespace: String,
+        /// The Gateway's name.
+        name: String,
+    },
 }
 
 /// A Deployment write failure [`Op::Fail`] injects: one of each way a write fails.
@@ -150,6 +164,20 @@ impl Op {
         Op::Advance(seconds)
     }
 
+    /// The ops after this one act on the Gateway `namespace/name` ([`Op::Target`]).
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::strategies::Op;
+    ///
+    /// assert_eq!(Op::target("ns", "b").describe(), "target the Gateway ns/b");
+    /// ```
+    pub fn target(namespace: &str, name: &str) -> Op {
+        Op::Target {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
     /// A short stable description, e.g. `fail 3 writes with 503 ServiceUnavailable`.
     pub fn describe(&self) -> String {
         match self {
@@ -177,6 +205,7 @@ impl Op {
             Op::Restart => "controller restart".into(),
             Op::MutateWrites(false) => "mutating admission stopped".into(),
             Op::MutateWrites(true) => "mutating admission injects a readiness gate".into(),
+            Op::Target { namespace, name } => format!("target the Gateway {namespace}/{name}"),
         }
     }
 }
@@ -191,11 +220,28 @@ const MAX_DUE_PER_ADVANCE: usize = 1000;
 /// ([`ControllerLoop::next_due`]) that falls due before the clock reaches its end, each at
 /// its due time; the other ops run none. An op the loop refuses is a `backend` violation
 /// (a [`StepError::Skip`] too: filter out of the schedule what the loop cannot do).
+///
+/// On a loop over several Gateways ([`ControllerLoop::scheduled`]), an advance runs every
+/// Gateway's reconciles as they fall due, in the order they do, moving the loop's target to
+/// each (then back); each is checked against that Gateway's own last status.
 pub fn apply<L: ControllerLoop + ?Sized>(
     controller: &mut L,
     invariants: &mut Invariants,
     op: &Op,
 ) -> Result<Vec<ReconcileRecord>, Violation> {
+    Ok(apply_keyed(controller, invariants, op)?
+        .into_iter()
+        .map(|(_, record)| record)
+        .collect())
+}
+
+/// [`apply`], each record with the Gateway it is of when the advance moved the loop's
+/// target to another (`None`: the target's).
+pub(super) fn apply_keyed<L: ControllerLoop + ?Sized>(
+    controller: &mut L,
+    invariants: &mut Invariants,
+    op: &Op,
+) -> Result<Vec<(Option<ObjectKey>, ReconcileRecord)>, Violation> {
     let now = invariants.now();
     let refused = |invariants: &Invariants, e: StepError<L::Error>| {
         super::invariants::refused(invariants.steps(), "backend", &op.describe(), e)
@@ -215,7 +261,7 @@ pub fn apply<L: ControllerLoop + ?Sized>(
                 .reconcile(now)
                 .map_err(|e| refused(invariants, e))?;
             invariants.check(controller, &record)?;
-            return Ok(vec![record]);
+            return Ok(vec![(None, record)]);
         }
         Op::Advance(secs) => return advance(controller, invariants, *secs),
         Op::GatewayEdit(n) => controller.patch(
@@ -267,6 +313,13 @@ pub fn apply<L: ControllerLoop + ?Sized>(
             invariants.mutating = *on;
             controller.mutate_writes(on.then(mutation).as_ref(), now)
         }
+        Op::Target { namespace, name } => {
+            controller
+                .target(namespace, name)
+                .map_err(|e| refused(invariants, e))?;
+            invariants.observe(controller)?;
+            Ok(())
+        }
     };
     done.map_err(|e| refused(invariants, e))?;
     Ok(Vec::new())
@@ -281,12 +334,14 @@ fn mutation() -> Value {
 }
 
 /// [`Op::Advance`]: the reconciles that fall due on the way, each at its due time (one
-/// already due runs at once), then the clock at the end.
+/// already due runs at once), then the clock at the end. On a loop over several Gateways
+/// ([`ControllerLoop::scheduled`]), every Gateway's, in the order they fall due (the
+/// earlier key first on a tie), the target moved to each and back at the end.
 fn advance<L: ControllerLoop + ?Sized>(
     controller: &mut L,
     invariants: &mut Invariants,
     secs: u32,
-) -> Result<Vec<ReconcileRecord>, Violation> {
+) -> Result<Vec<(Option<ObjectKey>, ReconcileRecord)>, Violation> {
     let start = invariants.now();
     let end = start
         .checked_add(jiff::SignedDuration::from_secs(i64::from(secs)))
@@ -296,7 +351,22 @@ fn advance<L: ControllerLoop + ?Sized>(
             message: format!("advance {secs}s from {start}: {e}"),
         })?;
     let mut records = Vec::new();
-    while let Some(due) = controller.next_due().filter(|due| *due <= end) {
+    // The loop's target when the advance started, once it moves to another Gateway.
+    let mut home: Option<ObjectKey> = None;
+    let mut current: Option<ObjectKey> = None;
+    loop {
+        let scheduled = controller.scheduled();
+        let next = if scheduled.is_empty() {
+            controller.next_due().map(|due| (None, due))
+        } else {
+            scheduled
+                .into_iter()
+                .min_by(|(a, x), (b, y)| (x, a).cmp(&(y, b)))
+                .map(|(gateway, due)| (Some(gateway), due))
+        };
+        let Some((gateway, due)) = next.filter(|(_, due)| *due <= end) else {
+            break;
+        };
         if records.len() == MAX_DUE_PER_ADVANCE {
             return Err(Violation {
                 step: invariants.steps(),
@@ -306,16 +376,70 @@ fn advance<L: ControllerLoop + ?Sized>(
                 ),
             });
         }
+        if let Some(gateway) = &gateway
+            && current.as_ref() != Some(gateway)
+        {
+            if home.is_none() {
+                home = Some(target_of(controller, invariants)?);
+            }
+            retarget(controller, invariants, gateway)?;
+            current = Some(gateway.clone());
+        }
         let at = due.max(invariants.now());
         invariants.set_now(at);
         let record = controller.reconcile(at).map_err(|e| {
             super::invariants::refused(invariants.steps(), "backend", "reconcile when due", e)
         })?;
         invariants.check(controller, &record)?;
-        records.push(record);
+        records.push((gateway, record));
+    }
+    if let Some(home) = home
+        && current.as_ref() != Some(&home)
+    {
+        retarget(controller, invariants, &home)?;
     }
     invariants.set_now(end);
-    Ok(records)
+    controller.advance_to(end);
+    // The target's own records are the target's (`None`).
+    let home_key = match &current {
+        Some(_) => Some(target_of(controller, invariants)?),
+        None => None,
+    };
+    Ok(records
+        .into_iter()
+        .map(|(gateway, record)| (gateway.filter(|g| Some(g) != home_key.as_ref()), record))
+        .collect())
+}
+
+/// The namespace and name of the loop's target Gateway.
+fn target_of<L: ControllerLoop + ?Sized>(
+    controller: &L,
+    invariants: &Invariants,
+) -> Result<ObjectKey, Violation> {
+    let gateway: Gateway =
+        read_typed(controller, Kind::Gateway, invariants.steps())?.unwrap_or_default();
+    let part = |p: Option<String>| p.unwrap_or_default();
+    Ok((
+        part(gateway.metadata.namespace),
+        part(gateway.metadata.name),
+    ))
+}
+
+/// Moves the loop's target to `gateway`, the checker starting on it when it never saw it.
+fn retarget<L: ControllerLoop + ?Sized>(
+    controller: &mut L,
+    invariants: &mut Invariants,
+    gateway: &ObjectKey,
+) -> Result<(), Violation> {
+    controller.target(&gateway.0, &gateway.1).map_err(|e| {
+        refused(
+            invariants.steps(),
+            "backend",
+            "target a Gateway that fell due",
+            e,
+        )
+    })?;
+    invariants.observe(controller)
 }
 
 /// Ends a schedule: stops the injected write failures, hands the class back and fixes the

@@ -120,6 +120,25 @@ pub fn objects() -> Objects {
     }
 }
 
+/// [`objects`] of another Gateway, `ns/{name}` (its uid `{name}-uid`), of the same class
+/// and GatewayConfiguration, without the route (it names `gw`): in a [`Store`] the class,
+/// the configuration and the template are shared with `ns/gw`'s.
+///
+/// ```
+/// use gateway_reconcile::testing::strategies;
+///
+/// let other = strategies::objects_of("other");
+/// assert_eq!(other.gateway["metadata"]["name"], "other");
+/// assert_eq!(other.configuration, strategies::objects().configuration);
+/// ```
+pub fn objects_of(name: &str) -> Objects {
+    let mut objects = objects();
+    objects.gateway["metadata"]["name"] = json!(name);
+    objects.gateway["metadata"]["uid"] = json!(format!("{name}-uid"));
+    objects.routes.clear();
+    objects
+}
+
 fn configuration_object(spec: &Value) -> Value {
     json!({
         "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",

@@ -2,11 +2,14 @@
 //! behaviour of the real server where it matters to the crate.
 //!
 //! Its parts, one file each: the object store ([`Objects`], [`Kind`] and the shape each
-//! kind must have), write semantics (bookkeeping, conflicts, defaulting, refusals, injected
-//! failures, for Deployment writes, patches, deletes and status writes), the rollout (the
-//! crude Deployment controller, [`RolloutState`]) and the reconcile driver
-//! ([`Cluster::reconcile`], [`ReconcileRecord`]: the one place that calls the crate's
-//! `plan` and `settle`).
+//! kind must have), the server apart from its objects (`server.rs`: the clock, the
+//! resourceVersion and uid counters, bookkeeping, conflicts, defaulting, refusals,
+//! mutating admission and injected failures, blanket or per [`Request`], for Deployment
+//! writes, patches, deletes and status writes; each function takes the stored object and
+//! gives the one to store, so the kit's shared store, which holds many Gateways' objects in
+//! maps, asks the same server), which slot each write reads and fills (`writes.rs`), the
+//! rollout (the crude Deployment controller, [`RolloutState`]), the port and the reconcile
+//! ([`Cluster::reconcile`], [`ReconcileRecord`]).
 //!
 //! [`Cluster`] holds the GatewayClass, the Gateway, the GatewayConfiguration, the LB
 //! Deployment, the template and the L34Routes as JSON, and drives the crate exactly as a
@@ -73,6 +76,7 @@ use crate::wire::{Deployment, L34Route};
 mod port;
 pub(crate) mod reconcile;
 mod rollout;
+pub(crate) mod server;
 pub(crate) mod store;
 mod writes;
 
@@ -80,6 +84,8 @@ pub use crate::reconcile::WriteKind;
 pub use port::ClusterPort;
 pub use reconcile::ReconcileRecord;
 pub use rollout::RolloutState;
+pub(crate) use server::Server;
+pub use server::{Request, Verb};
 pub use store::{Kind, Objects};
 use store::{check, default_status};
 
@@ -110,6 +116,15 @@ pub enum ClusterError {
         kind: Kind,
         /// What was asked.
         operation: &'static str,
+    },
+    /// The API server answered a request with an error: a fault injected for it (the
+    /// kit's per-request fault injection).
+    #[error("{request}: {}", .outcome.message())]
+    Refused {
+        /// The request.
+        request: Request,
+        /// The server's answer.
+        outcome: WriteOutcome,
     },
     /// The clock would leave the range of timestamps.
     #[error("cannot advance the clock by {0:?}: out of range")]
@@ -145,7 +160,8 @@ pub enum ClusterError {
 #[derive(Debug, Clone)]
 pub struct Cluster {
     settings: Settings,
-    now: Timestamp,
+    /// The API server apart from the objects: clock, counters, injected faults.
+    server: Server,
     gateway_class: Option<Value>,
     gateway: Value,
     configuration: Option<Value>,
@@ -153,12 +169,6 @@ pub struct Cluster {
     template: Deployment,
     routes: Vec<L34Route>,
     namespaces: NamespaceLabels,
-    revision: u64,
-    uids: u64,
-    failures: u32,
-    failure: Option<WriteOutcome>,
-    mutation: Option<Value>,
-    server_defaults: fn(&mut Deployment),
     deployment_writes: u64,
     applied_deployment_writes: u64,
     status_writes: u64,
@@ -182,7 +192,7 @@ impl Cluster {
             .unwrap_or_else(crate::template::default_template);
         let mut cluster = Cluster {
             settings,
-            now,
+            server: Server::new(now),
             gateway_class: None,
             gateway: Value::Null,
             configuration: None,
@@ -190,12 +200,6 @@ impl Cluster {
             template,
             routes: objects.routes,
             namespaces: objects.namespaces,
-            revision: 0,
-            uids: 0,
-            failures: 0,
-            failure: None,
-            mutation: None,
-            server_defaults: crate::sim::defaulting::apply_server_defaults,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,
@@ -215,13 +219,13 @@ impl Cluster {
             };
             if let Some(mut value) = value.filter(|v| !v.is_null()) {
                 check(kind, Some(&value))?;
-                cluster.fill_bookkeeping(&mut value);
+                cluster.server.fill_bookkeeping(&mut value);
                 default_status(kind, &mut value);
                 cluster.set(kind, value);
             }
         }
         if let Some(mut deployment) = objects.deployment {
-            cluster.fill_deployment_bookkeeping(&mut deployment);
+            cluster.server.fill_deployment_bookkeeping(&mut deployment);
             cluster.deployment = Some(deployment);
         }
         Ok(cluster)
@@ -230,18 +234,18 @@ impl Cluster {
     /// Replaces the API server's Deployment defaulting (used on every Deployment create,
     /// update and patch), e.g. with one that matches another Kubernetes version.
     pub fn with_server_defaults(mut self, defaults: fn(&mut Deployment)) -> Self {
-        self.server_defaults = defaults;
+        self.server.server_defaults = defaults;
         self
     }
 
     /// The API server's Deployment defaulting in use.
     pub fn server_defaults(&self) -> fn(&mut Deployment) {
-        self.server_defaults
+        self.server.server_defaults
     }
 
     /// Sets the clock (the scenario runner's virtual clock; it only moves forward).
     pub(crate) fn set_clock(&mut self, now: Timestamp) {
-        self.now = now;
+        self.server.now = now;
     }
 
     /// The settings reconciles run with.
@@ -251,13 +255,14 @@ impl Cluster {
 
     /// The cluster clock.
     pub fn now(&self) -> Timestamp {
-        self.now
+        self.server.now
     }
 
     /// Moves the clock forward.
     pub fn advance(&mut self, by: Duration) -> Result<(), ClusterError> {
         let signed = SignedDuration::try_from(by).map_err(|_| ClusterError::Clock(by))?;
-        self.now = self
+        self.server.now = self
+            .server
             .now
             .checked_add(signed)
             .map_err(|_| ClusterError::Clock(by))?;
@@ -349,7 +354,7 @@ impl Default for Cluster {
     fn default() -> Self {
         Cluster {
             settings: Settings::default(),
-            now: Timestamp::UNIX_EPOCH,
+            server: Server::new(Timestamp::UNIX_EPOCH),
             gateway_class: None,
             gateway: Value::Null,
             configuration: None,
@@ -357,12 +362,6 @@ impl Default for Cluster {
             template: crate::template::default_template(),
             routes: Vec::new(),
             namespaces: NamespaceLabels::new(),
-            revision: 0,
-            uids: 0,
-            failures: 0,
-            failure: None,
-            mutation: None,
-            server_defaults: crate::sim::defaulting::apply_server_defaults,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,

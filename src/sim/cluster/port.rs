@@ -148,15 +148,9 @@ impl crate::reconcile::Port for ClusterPort<'_> {
         }
         patch.apply_to(&mut self.cluster.gateway);
         let rv = self.cluster.next_revision();
-        if let Some(meta) = self
-            .cluster
-            .gateway
-            .get_mut("metadata")
-            .and_then(Value::as_object_mut)
-        {
-            meta.insert("resourceVersion".into(), Value::String(rv));
-        }
-        self.cluster.status_writes += 1;
+        let cluster = &mut *self.cluster;
+        cluster.server.status_written(&mut cluster.gateway, rv);
+        cluster.status_writes += 1;
         Ok(StatusWrite::Written)
     }
 

@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::port::ClusterPort;
+use super::server::Server;
 use super::store::typed;
 use super::{Cluster, ClusterError, Kind};
 
@@ -60,6 +61,25 @@ impl ReconcileRecord {
             &decided.settlement,
             status,
         )
+    }
+
+    /// The Gateway's condition of type `name` after the reconcile, the type with or
+    /// without its domain (`Programmed`, `ConfigurationApplied`); `None` when the Gateway
+    /// has no such condition.
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::strategies;
+    ///
+    /// let record = strategies::cluster().unwrap().reconcile().unwrap();
+    /// let applied = record.condition("ConfigurationApplied").unwrap();
+    /// assert_eq!(applied.status, "True");
+    /// assert_eq!(record.condition("meridio-2.nordix.org/ConfigurationApplied"), Some(applied));
+    /// assert_eq!(record.condition("Unheard"), None);
+    /// ```
+    pub fn condition(&self, name: &str) -> Option<&Condition> {
+        self.conditions
+            .iter()
+            .find(|c| c.type_ == name || c.type_.rsplit_once('/').is_some_and(|(_, t)| t == name))
     }
 
     /// The record of a reconcile that ran at `time`: the plan's `action`, the `drift` of its
@@ -136,49 +156,17 @@ impl Cluster {
             .transpose()?;
         let (class_conditions, class_status_written) = self.settle_class(class.as_ref())?;
 
-        let now = self.now;
+        let now = self.now();
         self.status_patch_problem = None;
         let result = run(ClusterPort { cluster: self }, now);
         let problem = self.status_patch_problem.take();
-        let reconciled = match result {
-            Ok(Ok(reconciled)) => reconciled,
-            Ok(Err(ReconcileError::Input(error))) => return Err(ClusterError::Input(error)),
-            Ok(Err(
-                ReconcileError::Read(error) | ReconcileError::StatusWrite { source: error, .. },
-            )) => return Err(error),
-            Err(_) => {
-                return Err(ClusterError::Unsupported {
-                    kind: Kind::Gateway,
-                    operation: "reconcile",
-                });
-            }
-        };
-        let Some(decided) = reconciled.decided else {
-            // This port always hands its inputs over.
-            return Err(ClusterError::Unsupported {
-                kind: Kind::Gateway,
-                operation: "reconcile",
-            });
-        };
-        // The status as stored (an unreadable one records no conditions or addresses).
-        let status = typed::<Gateway>(Kind::Gateway, &self.gateway)
-            .map(|g| g.status)
-            .unwrap_or_default();
-        let status_patch_problem = problem.or_else(|| match &decided.settlement.status {
-            Some(wanted) if *wanted != status => Some(format!(
-                "status_patch() applied to the Gateway gives status {}, the settlement says {}",
-                serde_json::to_value(&status).unwrap_or_default(),
-                serde_json::to_value(wanted).unwrap_or_default()
-            )),
-            _ => None,
-        });
-        let record = ReconcileRecord {
-            class_conditions,
-            class_status_written,
-            status_patch_problem,
-            ..ReconcileRecord::of(now, decided, status)
-        };
-        Ok((record, reconciled.requeue))
+        recorded(
+            now,
+            result,
+            &self.gateway,
+            problem,
+            (class_conditions, class_status_written),
+        )
     }
 
     /// The GatewayClass's own status, settled and written as the controller does on each
@@ -191,21 +179,89 @@ impl Cluster {
             return Ok((Vec::new(), false));
         };
         let presence = self.class_configuration(class);
-        let settled =
-            crate::gateway_class::settle_class(&self.settings, class, presence, self.now)?;
-        let Some(patch) = settled.status_patch() else {
-            return Ok((class.status.conditions.clone(), false));
+        let Some(stored) = self.gateway_class.as_mut() else {
+            return Ok((Vec::new(), false));
         };
-        let rv = self.next_revision();
-        if let Some(stored) = self.gateway_class.as_mut() {
-            patch.apply_to(stored);
-            if let Some(meta) = stored.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.insert("resourceVersion".into(), Value::String(rv));
-            }
+        let settled =
+            settle_class_status(&self.settings, &mut self.server, stored, class, presence)?;
+        if settled.1 {
+            self.class_status_writes += 1;
         }
-        self.class_status_writes += 1;
-        Ok((settled.conditions.unwrap_or_default(), true))
+        Ok(settled)
     }
+}
+
+/// The GatewayClass's own status, settled and, when it changed, written to `stored` (the
+/// class as the server holds it) as the controller does on each reconcile; its conditions
+/// after, and whether they were written.
+pub(crate) fn settle_class_status(
+    settings: &crate::settings::Settings,
+    server: &mut Server,
+    stored: &mut Value,
+    class: &GatewayClass,
+    presence: crate::gateway_class::ConfigurationPresence,
+) -> Result<(Vec<Condition>, bool), ClusterError> {
+    let settled = crate::gateway_class::settle_class(settings, class, presence, server.now)?;
+    let Some(patch) = settled.status_patch() else {
+        return Ok((class.status.conditions.clone(), false));
+    };
+    let rv = server.next_revision();
+    patch.apply_to(stored);
+    server.status_written(stored, rv);
+    Ok((settled.conditions.unwrap_or_default(), true))
+}
+
+/// The record of a reconcile run at `now` (`result`: the loop's answer), with the Gateway
+/// as stored after it, what its status patch got wrong (`problem`) and the class's part;
+/// with the loop's requeue. A loop's failure is the cluster's error.
+pub(crate) fn recorded(
+    now: Timestamp,
+    result: Result<Result<Reconciled, ReconcileError<ClusterError>>, NotReady>,
+    gateway: &Value,
+    problem: Option<String>,
+    (class_conditions, class_status_written): (Vec<Condition>, bool),
+) -> Result<(ReconcileRecord, Requeue), ClusterError> {
+    let reconciled = match result {
+        Ok(Ok(reconciled)) => reconciled,
+        Ok(Err(ReconcileError::Input(error))) => return Err(ClusterError::Input(error)),
+        Ok(Err(
+            ReconcileError::Read(error) | ReconcileError::StatusWrite { source: error, .. },
+        )) => {
+            return Err(error);
+        }
+        Err(_) => {
+            return Err(ClusterError::Unsupported {
+                kind: Kind::Gateway,
+                operation: "reconcile",
+            });
+        }
+    };
+    let Some(decided) = reconciled.decided else {
+        // This port always hands its inputs over.
+        return Err(ClusterError::Unsupported {
+            kind: Kind::Gateway,
+            operation: "reconcile",
+        });
+    };
+    // The status as stored (an unreadable one records no conditions or addresses).
+    let status = typed::<Gateway>(Kind::Gateway, gateway)
+        .map(|g| g.status)
+        .unwrap_or_default();
+    let status_patch_problem = problem.or_else(|| match &decided.settlement.status {
+        Some(wanted) if *wanted != status => Some(format!(
+            "status_patch() applied to the Gateway gives status {}, the settlement says {}",
+            serde_json::to_value(&status).unwrap_or_default(),
+            serde_json::to_value(wanted).unwrap_or_default()
+        )),
+        _ => None,
+    });
+    let record = ReconcileRecord {
+        class_conditions,
+        class_status_written,
+        status_patch_problem,
+        ..ReconcileRecord::of(now, decided, status)
+    };
+    Ok((record, reconciled.requeue))
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! The crude Deployment controller: a Deployment's `status` as a rollout completes,
 //! progresses or stalls.
 
+use super::server::Server;
 use super::store::deployment_metadata;
 use super::{Cluster, ClusterError, Kind, format_time};
+use crate::wire::Deployment;
 use crate::wire::tree::{Map, Value, tree_json as json};
 
 /// What the crude Deployment controller does to the Deployment's status (a scenario's
@@ -44,9 +46,21 @@ impl Cluster {
     /// Runs the crude Deployment controller once: rewrites the Deployment's `status` (a
     /// status write: `resourceVersion` changes, `generation` does not).
     pub fn rollout(&mut self, rollout: RolloutState) -> Result<(), ClusterError> {
+        self.server.roll_out(self.deployment.as_mut(), rollout)
+    }
+}
+
+impl Server {
+    /// The crude Deployment controller's status write to `deployment` (none: there is no
+    /// Deployment to roll out, an error).
+    pub(crate) fn roll_out(
+        &mut self,
+        deployment: Option<&mut Deployment>,
+        rollout: RolloutState,
+    ) -> Result<(), ClusterError> {
         let now = format_time(self.now);
         let rv = self.next_revision();
-        let Some(deployment) = self.deployment.as_mut() else {
+        let Some(deployment) = deployment else {
             return Err(ClusterError::Missing {
                 kind: Kind::Deployment,
                 operation: "roll out",

@@ -1,47 +1,40 @@
-//! What a write does on the simulated server: Deployment creates and updates (bookkeeping,
-//! the `resourceVersion` precondition, defaulting, refusals and injected failures), merge
-//! patches, deletes and Gateway status writes.
+//! What a write does to the objects one [`Cluster`] holds: Deployment creates and updates,
+//! merge patches, deletes. The server's semantics of each (bookkeeping, the
+//! `resourceVersion` precondition, defaulting, refusals and injected failures) are its
+//! [`Server`](super::server::Server)'s; this file says which slot each write reads and
+//! fills.
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use super::store::{check, default_status, deployment_metadata, metadata, typed};
-use super::{Cluster, ClusterError, Kind, format_time};
+use super::store::typed;
+use super::{Cluster, ClusterError, Kind};
 use crate::outcome::WriteOutcome;
-use crate::sim::{api_validation, merge_patch};
-use crate::wire::{Deployment, tree};
+use crate::sim::merge_patch;
+use crate::wire::Deployment;
 
 impl Cluster {
     /// Makes the next `count` Deployment writes (create or update) fail with `outcome`,
     /// replacing any failures still pending (`count` 0 clears them). An `Applied` outcome
     /// lets the writes through.
     pub fn fail_writes(&mut self, count: u32, outcome: WriteOutcome) {
-        self.failures = count;
-        self.failure = Some(outcome);
+        self.server.fail_writes(count, outcome);
     }
 
     /// Makes mutating admission apply this RFC 7386 merge patch to every Deployment write
     /// (create or update) from now on; `None` stops it. The patch applies to the object the
     /// controller sent, before validation and defaulting, as a webhook's does.
     pub fn mutate_writes(&mut self, patch: Option<Value>) {
-        self.mutation = patch;
+        self.server.mutate_writes(patch);
     }
 
     /// The merge patch mutating admission applies to Deployment writes, if any.
     pub fn write_mutation(&self) -> Option<&Value> {
-        self.mutation.as_ref()
-    }
-
-    /// Mutating admission: the object as the admission chain leaves it.
-    fn admit(&self, mut object: Deployment) -> Deployment {
-        if let Some(patch) = &self.mutation {
-            merge_patch::apply_to_object(&mut object.object, patch);
-        }
-        object
+        self.server.write_mutation()
     }
 
     /// Deployment writes still set to fail.
     pub fn pending_failures(&self) -> u32 {
-        self.failures
+        self.server.pending_failures()
     }
 
     /// Applies an RFC 7386 merge patch to one object, with the server's bookkeeping:
@@ -62,35 +55,29 @@ impl Cluster {
             Kind::Template => merge_patch::apply_to_object(&mut self.template.object, patch),
             Kind::Deployment => {
                 let before = self.deployment.take();
-                let mut after = before.clone().unwrap_or_default();
-                merge_patch::apply_to_object(&mut after.object, patch);
-                let mut after = self.defaulted(after);
-                match &before {
-                    None => self.fill_deployment_bookkeeping(&mut after),
-                    Some(before) => self.update_deployment_bookkeeping(before, &mut after),
-                }
+                let after = self.server.patched_deployment(before.as_ref(), patch);
                 self.deployment = Some(after);
             }
             // A merge patch that is a list replaces the list; one that is not cannot apply.
             Kind::Routes => self.routes = typed(kind, patch)?,
             Kind::Gateway | Kind::GatewayClass | Kind::Configuration => {
-                let mut after = self.stored(kind).cloned().unwrap_or_else(|| json!({}));
-                merge_patch::apply(&mut after, patch);
-                check(kind, Some(&after))?;
-                // Nothing fails from here: the stored object is taken out, not copied, for
-                // the bookkeeping, and replaced.
-                match self.take(kind) {
-                    None => {
-                        self.fill_bookkeeping(&mut after);
-                        default_status(kind, &mut after);
-                    }
-                    Some(before) => {
-                        let empty = Map::new();
-                        let before = before.as_object().unwrap_or(&empty);
-                        self.update_bookkeeping(before, &mut after);
-                    }
+                self.patch_json(kind, patch, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A merge patch of a JSON object (`checked`: the result must read as its kind); the
+    /// stored one is lent to the server, not copied, and stays when the result is refused.
+    fn patch_json(&mut self, kind: Kind, patch: &Value, checked: bool) -> Result<(), ClusterError> {
+        let before = self.take(kind);
+        match self.server.patched(kind, before.as_ref(), patch, checked) {
+            Ok(after) => self.set(kind, after),
+            Err(e) => {
+                if let Some(before) = before {
+                    self.set(kind, before);
                 }
-                self.set(kind, after);
+                return Err(e);
             }
         }
         Ok(())
@@ -109,24 +96,7 @@ impl Cluster {
                 operation: "store an unreadable",
             });
         }
-        let mut after = self.stored(kind).cloned().unwrap_or_else(|| json!({}));
-        merge_patch::apply(&mut after, patch);
-        if !after.is_object() {
-            return Err(ClusterError::Malformed {
-                kind,
-                why: "must be a JSON object".into(),
-            });
-        }
-        match self.take(kind) {
-            None => self.fill_bookkeeping(&mut after),
-            Some(before) => {
-                let empty = Map::new();
-                let before = before.as_object().unwrap_or(&empty);
-                self.update_bookkeeping(before, &mut after);
-            }
-        }
-        self.set(kind, after);
-        Ok(())
+        self.patch_json(kind, patch, false)
     }
 
     /// Deletes the Deployment, the GatewayConfiguration, the GatewayClass or every route;
@@ -142,13 +112,7 @@ impl Cluster {
                 Ok(())
             }
             Kind::Gateway => {
-                let stamp = format_time(self.now);
-                let rv = self.next_revision();
-                if let Some(meta) = metadata(&mut self.gateway) {
-                    meta.entry("deletionTimestamp")
-                        .or_insert_with(|| Value::String(stamp));
-                    meta.insert("resourceVersion".into(), Value::String(rv));
-                }
+                self.server.mark_deleted(&mut self.gateway);
                 Ok(())
             }
             Kind::GatewayClass | Kind::Configuration | Kind::Deployment => {
@@ -166,16 +130,6 @@ impl Cluster {
                 }
             }
         }
-    }
-
-    pub(super) fn take_failure(&mut self) -> Option<WriteOutcome> {
-        if self.failures == 0 {
-            return None;
-        }
-        self.failures -= 1;
-        self.failure
-            .clone()
-            .filter(|f| !matches!(f, WriteOutcome::Applied))
     }
 
     /// A create, with the stored Deployment lent out (see [`Cluster::lending_deployment`]).
@@ -210,35 +164,8 @@ impl Cluster {
         stored: Option<&Deployment>,
     ) -> WriteOutcome {
         self.deployment_writes += 1;
-        if let Some(failure) = self.take_failure() {
-            return failure;
-        }
-        let desired = self.admit(desired);
-        if let Some(refused) = api_validation::refusal(&desired) {
-            return refused;
-        }
-        if stored.is_some() {
-            return WriteOutcome::from_parts(
-                Some(409),
-                "AlreadyExists",
-                &format!(
-                    "deployments.apps {:?} already exists",
-                    desired.name().unwrap_or("")
-                ),
-            );
-        }
-        let mut object = desired;
-        // The server ignores a status sent with a create.
-        object.object.remove("status");
-        let meta = deployment_metadata(&mut object);
-        for key in ["uid", "resourceVersion", "generation", "creationTimestamp"] {
-            meta.remove(key);
-        }
-        let mut object = self.defaulted(object);
-        self.fill_deployment_bookkeeping(&mut object);
-        self.deployment = Some(object);
-        self.applied_deployment_writes += 1;
-        WriteOutcome::Applied
+        let written = self.server.create_deployment(desired, stored);
+        self.stored_write(written)
     }
 
     /// Updates the Deployment; `stored` as for [`Cluster::create_deployment_over`] (read in
@@ -249,149 +176,24 @@ impl Cluster {
         stored: Option<&Deployment>,
     ) -> WriteOutcome {
         self.deployment_writes += 1;
-        if let Some(failure) = self.take_failure() {
-            return failure;
-        }
-        let name = desired.name().unwrap_or("").to_owned();
-        let Some(stored) = stored else {
-            return WriteOutcome::from_parts(
-                Some(404),
-                "NotFound",
-                &format!("deployments.apps {name:?} not found"),
-            );
-        };
-        fn rv(d: &Deployment) -> Option<&str> {
-            d.get(&["metadata", "resourceVersion"])
-                .and_then(tree::Value::as_str)
-        }
-        if rv(&desired) != rv(stored) {
-            return WriteOutcome::from_parts(
-                Some(409),
-                "Conflict",
-                &format!(
-                    "Operation cannot be fulfilled on deployments.apps {name:?}: the object has \
-                     been modified; please apply your changes to the latest version and try again"
-                ),
-            );
-        }
-        // Admission and validation come after the resourceVersion precondition, as in the
-        // real server.
-        let desired = self.admit(desired);
-        if let Some(refused) = api_validation::refusal(&desired) {
-            return refused;
-        }
-        let mut object = desired;
-        // An update of the main resource never changes status.
-        match stored.get(&["status"]) {
-            Some(status) => object.object.insert("status", status.clone()),
-            None => object.object.remove("status"),
-        };
-        let meta = deployment_metadata(&mut object);
-        for key in ["uid", "creationTimestamp"] {
-            match stored.get(&["metadata", key]) {
-                Some(v) => meta.insert(key, v.clone()),
-                None => meta.remove(key),
-            };
-        }
-        let mut object = self.defaulted(object);
-        self.update_deployment_bookkeeping(stored, &mut object);
-        self.deployment = Some(object);
-        self.applied_deployment_writes += 1;
-        WriteOutcome::Applied
+        let written = self.server.update_deployment(desired, stored);
+        self.stored_write(written)
     }
 
-    /// The Deployment as the server stores it: defaulted, with no spare room left by the
-    /// fields defaulting added (it is kept until the next write).
-    pub(super) fn defaulted(&self, mut deployment: Deployment) -> Deployment {
-        (self.server_defaults)(&mut deployment);
-        deployment.object.shrink_to_fit();
-        deployment
+    /// The server's answer to a Deployment write: what it stores fills the slot.
+    fn stored_write(&mut self, written: Result<Deployment, WriteOutcome>) -> WriteOutcome {
+        match written {
+            Ok(object) => {
+                self.deployment = Some(object);
+                self.applied_deployment_writes += 1;
+                WriteOutcome::Applied
+            }
+            Err(refused) => refused,
+        }
     }
 
     pub(super) fn next_revision(&mut self) -> String {
-        self.revision += 1;
-        self.revision.to_string()
-    }
-
-    /// What a created object gets: a uid, a resourceVersion and a creation time.
-    fn creation_stamps(&mut self) -> [(&'static str, String); 3] {
-        self.uids += 1;
-        let uid = format!("00000000-0000-4000-8000-{:012x}", self.uids);
-        let rv = self.next_revision();
-        [
-            ("uid", uid),
-            ("resourceVersion", rv),
-            ("creationTimestamp", format_time(self.now)),
-        ]
-    }
-
-    /// Creation bookkeeping: fills what a created object always has.
-    pub(super) fn fill_bookkeeping(&mut self, object: &mut Value) {
-        let stamps = self.creation_stamps();
-        if let Some(meta) = metadata(object) {
-            for (key, value) in stamps {
-                meta.entry(key).or_insert(Value::String(value));
-            }
-            meta.entry("generation").or_insert(json!(1));
-        }
-    }
-
-    /// [`Cluster::fill_bookkeeping`] for a Deployment.
-    pub(super) fn fill_deployment_bookkeeping(&mut self, deployment: &mut Deployment) {
-        let stamps = self.creation_stamps();
-        let meta = deployment_metadata(deployment);
-        for (key, value) in stamps {
-            meta.entry(key).or_insert(tree::Value::from(value));
-        }
-        meta.entry("generation").or_insert(tree::Value::from(1));
-    }
-
-    /// Update bookkeeping: new resourceVersion; generation bumped when spec changed;
-    /// identity fields the client cannot change.
-    pub(super) fn update_bookkeeping(&mut self, before: &Map<String, Value>, after: &mut Value) {
-        let generation = before
-            .get("metadata")
-            .and_then(|m| m.get("generation"))
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        let changed = before.get("spec") != after.get("spec");
-        let rv = self.next_revision();
-        if let Some(meta) = metadata(after) {
-            meta.insert(
-                "generation".into(),
-                json!(generation.saturating_add(i64::from(changed))),
-            );
-            meta.insert("resourceVersion".into(), Value::String(rv));
-            for key in ["uid", "creationTimestamp"] {
-                if let Some(v) = before.get("metadata").and_then(|m| m.get(key)) {
-                    meta.insert(key.into(), v.clone());
-                }
-            }
-        }
-    }
-
-    /// [`Cluster::update_bookkeeping`] for a Deployment: as the real API server, its
-    /// generation also moves with its annotations (apps/v1 PrepareForUpdate).
-    pub(super) fn update_deployment_bookkeeping(
-        &mut self,
-        before: &Deployment,
-        after: &mut Deployment,
-    ) {
-        let generation = before.generation().unwrap_or(1);
-        let changed = before.get(&["spec"]) != after.get(&["spec"])
-            || before.get(&["metadata", "annotations"]) != after.get(&["metadata", "annotations"]);
-        let rv = self.next_revision();
-        let meta = deployment_metadata(after);
-        meta.insert(
-            "generation",
-            tree::Value::from(generation.saturating_add(i64::from(changed))),
-        );
-        meta.insert("resourceVersion", tree::Value::from(rv));
-        for key in ["uid", "creationTimestamp"] {
-            if let Some(v) = before.get(&["metadata", key]) {
-                meta.insert(key, v.clone());
-            }
-        }
+        self.server.next_revision()
     }
 }
 
