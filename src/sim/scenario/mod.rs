@@ -90,7 +90,7 @@ pub use api_error::{OutcomeError, api_error_from_value};
 
 use crate::sim::strict_json::Lifted;
 pub use backend::{Backend, StepError, WriteCounts};
-pub use checks::{ConditionExpect, EventExpect, Expect, Failure};
+pub use checks::{ConditionExpect, EventExpect, Expect, Failure, ListenerExpect};
 pub use malformed::ScenarioError;
 pub use time::{TimeError, parse_time};
 pub use timeline::{Effect, Entry, Report, Skipped};
@@ -243,17 +243,20 @@ impl Scenario {
                     .reconcile(now)
                     .and_then(|record| {
                         // Read only when checked: a copy of what can be a large object.
-                        let deployment = match expect.deployment {
-                            Some(_) => backend.read(Kind::Deployment)?,
-                            None => None,
+                        let read = |kind: Kind, checked: bool| match checked {
+                            true => backend.read(kind),
+                            false => Ok(None),
                         };
-                        checks::check_record(
-                            number,
-                            expect,
-                            &record,
-                            deployment.as_ref(),
-                            &mut report.failures,
-                        );
+                        let deployment = read(Kind::Deployment, expect.deployment.is_some())?;
+                        let gateway = read(Kind::Gateway, expect.listeners.is_some())?;
+                        let gateway_class =
+                            read(Kind::GatewayClass, expect.gateway_class_features.is_some())?;
+                        let stored = checks::Stored {
+                            deployment: deployment.as_ref(),
+                            gateway: gateway.as_ref(),
+                            gateway_class: gateway_class.as_ref(),
+                        };
+                        checks::check_record(number, expect, &record, stored, &mut report.failures);
                         Ok(Effect::Reconciled(Box::new(record)))
                     })
                     .map_err(to_text),

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Failure, check_record, subset};
+use super::{Failure, Stored, check_record, subset};
 use crate::events::{Event, EventType};
 use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
@@ -131,7 +131,11 @@ fn failures(expect: Value) -> Vec<Failure> {
     let mut out = Vec::new();
     let cluster = test_cluster();
     let deployment = cluster.deployment().map(crate::wire::Deployment::to_json);
-    check_record(1, e, &record(), deployment.as_ref(), &mut out);
+    let stored = Stored {
+        deployment: deployment.as_ref(),
+        ..Stored::default()
+    };
+    check_record(1, e, &record(), stored, &mut out);
     out
 }
 
