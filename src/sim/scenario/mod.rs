@@ -61,6 +61,14 @@
 //!   matched by a distinct Event of the reconcile; other Events are allowed.
 //! - `expect.gatewayClass`: the class's conditions after the reconcile, in the form of
 //!   `expect.conditions` (the simulated controller settles the class on every reconcile).
+//! - `expect.listeners` (revision 5): the Gateway's `status.listeners` after the step, as
+//!   many entries in the same order, each `{name, supportedKinds, attachedRoutes,
+//!   conditions}` ([`ListenerExpect`]; every key but `name` optional, `supportedKinds`
+//!   exact, a list of `{group, kind}`, `conditions` in the form of `expect.conditions`).
+//!   `expect.gatewayClassFeatures` (revision 5): the names of the class's
+//!   `status.supportedFeatures`, exact and in order (no class, or no field: `[]`). Both are
+//!   checked on the stored object, read through [`Backend::read`] for the steps that expect
+//!   them (only those).
 //! - In `expect.deployment`, a `null` inside the object means the key must be absent.
 //! - `expect.conditions.T.lastTransitionTime` is compared as a time, so
 //!   `2026-01-01T00:00:00Z` matches `2026-01-01T00:00:00.000Z`.
