@@ -1,6 +1,9 @@
 //! The scenario files of `tests/scenarios/` on a real kube-apiserver (`e2e/run.sh` runs
 //! this with `--ignored`): the same files, the same expectations, real verbs. A scenario
-//! a real server cannot reproduce is skipped with the reason, never passed.
+//! a real server cannot reproduce is skipped with the reason, never passed. The
+//! expectations on stored objects (`deployment`, and revision 5's `listeners` and
+//! `gatewayClassFeatures`) are checked on the objects the server holds: the runner reads
+//! them through the backend (`Real::read`, a GET as the admin, in the file's names).
 
 mod common;
 mod replay {
