@@ -9,7 +9,7 @@ use super::describe::{describe_action, describe_condition, describe_requeue};
 use crate::events::{Event, EventType};
 use crate::reconcile::Requeue;
 use crate::sim::cluster::{ReconcileRecord, WriteKind, format_time};
-use crate::wire::Condition;
+use crate::wire::{Condition, GatewayClassStatus, ListenerStatus};
 
 /// What a reconcile must have done; every field optional.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -31,8 +31,27 @@ pub struct Expect {
     pub events: Option<Vec<EventExpect>>,
     /// The GatewayClass's conditions, as [`Expect::conditions`].
     pub gateway_class: Option<Vec<(String, Option<ConditionExpect>)>>,
+    /// The Gateway's `status.listeners` (revision 5): as many entries, in order.
+    pub listeners: Option<Vec<ListenerExpect>>,
+    /// The names of the GatewayClass's `status.supportedFeatures` (revision 5), exact and in
+    /// order (no class, or a class without the field: empty).
+    pub gateway_class_features: Option<Vec<String>>,
     /// The requeue hint.
     pub requeue: Option<Requeue>,
+}
+
+/// What one entry of the Gateway's `status.listeners` must hold; every field but the name
+/// optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListenerExpect {
+    /// The listener's name.
+    pub name: String,
+    /// `supportedKinds`, exact and in order: each `(group, kind)`.
+    pub supported_kinds: Option<Vec<(String, String)>>,
+    /// `attachedRoutes`.
+    pub attached_routes: Option<i64>,
+    /// The entry's conditions, as [`Expect::conditions`].
+    pub conditions: Vec<(String, Option<ConditionExpect>)>,
 }
 
 /// What one expected Event must hold; every field optional.
@@ -100,13 +119,26 @@ impl fmt::Display for Failure {
     }
 }
 
+/// The stored objects an expectation reads, as JSON (`None`: it does not exist), read
+/// from the backend only when the step's `expect` checks them (each a copy).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Stored<'a> {
+    /// The Deployment, for `expect.deployment`.
+    pub deployment: Option<&'a Value>,
+    /// The Gateway, for `expect.listeners`.
+    pub gateway: Option<&'a Value>,
+    /// The GatewayClass, for `expect.gatewayClassFeatures`.
+    pub gateway_class: Option<&'a Value>,
+}
+
 pub(super) fn check_record(
     step: usize,
     expect: &Expect,
     record: &ReconcileRecord,
-    deployment: Option<&Value>,
+    stored: Stored<'_>,
     failures: &mut Vec<Failure>,
 ) {
+    let deployment = stored.deployment;
     let mut fail = |what: String, expected: String, actual: String| {
         failures.push(Failure {
             step,
@@ -144,6 +176,27 @@ pub(super) fn check_record(
     );
     if let Some(want) = &expect.gateway_class {
         check_conditions("gatewayClass", want, &record.class_conditions, &mut fail);
+    }
+    if let Some(want) = &expect.gateway_class_features {
+        match class_features(stored.gateway_class) {
+            Ok(got) if got == *want => {}
+            Ok(got) => fail(
+                "gatewayClassFeatures".into(),
+                format!("{want:?}"),
+                format!("{got:?}"),
+            ),
+            Err(why) => fail("gatewayClassFeatures".into(), format!("{want:?}"), why),
+        }
+    }
+    if let Some(want) = &expect.listeners {
+        match listener_status(stored.gateway) {
+            Ok(got) => check_listeners(want, &got, &mut fail),
+            Err(why) => fail(
+                "listeners".into(),
+                describe_listener_names(want.iter().map(|l| l.name.as_str())),
+                why,
+            ),
+        }
     }
     if let Some(want) = &expect.events {
         // Each expected Event takes a distinct one of the reconcile's, first match first.
@@ -226,6 +279,119 @@ pub(super) fn check_record(
             "requeue".into(),
             describe_requeue(want),
             describe_requeue(record.requeue),
+        );
+    }
+}
+
+/// The names of the class's `status.supportedFeatures` (`[{"name": N}]`); none when there is
+/// no class or the field is absent; an error (what is there) when it has another form.
+fn class_features(class: Option<&Value>) -> Result<Vec<String>, String> {
+    let Some(status) = class.and_then(|c| c.get("status")) else {
+        return Ok(Vec::new());
+    };
+    let Some(features) = status.get("supportedFeatures") else {
+        return Ok(Vec::new());
+    };
+    let read = serde_json::from_value::<GatewayClassStatus>(status.clone())
+        .ok()
+        .and_then(|s| {
+            s.supported_feature_names()
+                .map(|names| names.into_iter().map(str::to_owned).collect())
+        });
+    read.ok_or_else(|| {
+        format!(
+            "status.supportedFeatures not of the form [{{\"name\": N}}]: {}",
+            compact(features)
+        )
+    })
+}
+
+/// The Gateway's `status.listeners` as stored (none when absent); an error when there is no
+/// Gateway or the field does not read.
+fn listener_status(gateway: Option<&Value>) -> Result<Vec<ListenerStatus>, String> {
+    let gateway = gateway.ok_or("no Gateway")?;
+    match gateway.pointer("/status/listeners") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(listeners) => serde_json::from_value(listeners.clone()).map_err(|e| {
+            format!(
+                "status.listeners that do not read ({e}): {}",
+                compact(listeners)
+            )
+        }),
+    }
+}
+
+/// `2 entries ["tcp", "udp"]`.
+fn describe_listener_names<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let count = names.len();
+    let names: Vec<&str> = names.collect();
+    let noun = if count == 1 { "entry" } else { "entries" };
+    format!("{count} {noun} {names:?}")
+}
+
+/// `[{"group": G, "kind": K}, ...]`, as the file writes them.
+fn describe_kinds<'a>(kinds: impl Iterator<Item = (Option<&'a str>, &'a str)>) -> String {
+    let each: Vec<String> = kinds
+        .map(|(group, kind)| match group {
+            Some(group) => format!("{{group: {group:?}, kind: {kind:?}}}"),
+            None => format!("{{kind: {kind:?}}}"),
+        })
+        .collect();
+    format!("[{}]", each.join(", "))
+}
+
+/// The listener entries: as many as expected, each with its name, kinds, count and
+/// conditions; failures named `listeners[I].FIELD`. On a count or order mismatch only that
+/// is reported (the entries then do not pair up).
+fn check_listeners(
+    want: &[ListenerExpect],
+    got: &[ListenerStatus],
+    fail: &mut impl FnMut(String, String, String),
+) {
+    let same_names = want.len() == got.len() && want.iter().zip(got).all(|(w, g)| w.name == g.name);
+    if !same_names {
+        fail(
+            "listeners".into(),
+            describe_listener_names(want.iter().map(|l| l.name.as_str())),
+            describe_listener_names(got.iter().map(|l| l.name.as_str())),
+        );
+        return;
+    }
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        if let Some(kinds) = &w.supported_kinds {
+            let same = kinds.len() == g.supported_kinds.len()
+                && kinds
+                    .iter()
+                    .zip(&g.supported_kinds)
+                    .all(|((group, kind), got)| {
+                        got.group.as_deref() == Some(group.as_str()) && got.kind == *kind
+                    });
+            if !same {
+                fail(
+                    format!("listeners[{i}].supportedKinds"),
+                    describe_kinds(kinds.iter().map(|(g, k)| (Some(g.as_str()), k.as_str()))),
+                    describe_kinds(
+                        g.supported_kinds
+                            .iter()
+                            .map(|k| (k.group.as_deref(), k.kind.as_str())),
+                    ),
+                );
+            }
+        }
+        if let Some(count) = w.attached_routes
+            && count != i64::from(g.attached_routes)
+        {
+            fail(
+                format!("listeners[{i}].attachedRoutes"),
+                count.to_string(),
+                g.attached_routes.to_string(),
+            );
+        }
+        check_conditions(
+            &format!("listeners[{i}].conditions"),
+            &w.conditions,
+            &g.conditions,
+            fail,
         );
     }
 }

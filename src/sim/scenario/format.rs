@@ -21,7 +21,7 @@ use serde::de::IgnoredAny;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::checks::{ConditionExpect, EventExpect, Expect};
+use super::checks::{ConditionExpect, EventExpect, Expect, ListenerExpect};
 use super::malformed::{ScenarioError, from_serde};
 use super::{Scenario, Step, TimeError, Verb, api_error_from_value, parse_time};
 use crate::events::EventType;
@@ -157,7 +157,32 @@ struct ExpectFile {
     #[serde(default, deserialize_with = "present")]
     gateway_class: Option<InOrder<Option<Obj<ConditionFile>>>>,
     #[serde(default, deserialize_with = "present")]
+    listeners: Option<Vec<Obj<ListenerFile>>>,
+    #[serde(default, deserialize_with = "present")]
+    gateway_class_features: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "present")]
     requeue: Option<RequeueWord>,
+}
+
+/// One entry of `expect.listeners`: `name` required, the rest optional.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ListenerFile {
+    name: String,
+    #[serde(default, deserialize_with = "present")]
+    supported_kinds: Option<Vec<Obj<RouteKindFile>>>,
+    #[serde(default, deserialize_with = "present")]
+    attached_routes: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    conditions: Option<InOrder<Option<Obj<ConditionFile>>>>,
+}
+
+/// One of `expect.listeners[].supportedKinds`: both keys required (the list is exact).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RouteKindFile {
+    group: String,
+    kind: String,
 }
 
 #[derive(Deserialize)]
@@ -677,6 +702,20 @@ fn into_expect(file: ExpectFile) -> Expect {
                 .collect()
         }),
         addresses: file.addresses,
+        listeners: file.listeners.map(|listeners| {
+            listeners
+                .into_iter()
+                .map(|Obj(l)| ListenerExpect {
+                    name: l.name,
+                    supported_kinds: l
+                        .supported_kinds
+                        .map(|kinds| kinds.into_iter().map(|Obj(k)| (k.group, k.kind)).collect()),
+                    attached_routes: l.attached_routes,
+                    conditions: conditions(l.conditions).unwrap_or_default(),
+                })
+                .collect()
+        }),
+        gateway_class_features: file.gateway_class_features,
         deployment: file.deployment.map(|d| d.map(Value::Object)),
         drift: file.drift,
         requeue: file.requeue.map(|r| r.0),

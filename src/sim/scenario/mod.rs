@@ -61,6 +61,14 @@
 //!   matched by a distinct Event of the reconcile; other Events are allowed.
 //! - `expect.gatewayClass`: the class's conditions after the reconcile, in the form of
 //!   `expect.conditions` (the simulated controller settles the class on every reconcile).
+//! - `expect.listeners` (revision 5): the Gateway's `status.listeners` after the step, as
+//!   many entries in the same order, each `{name, supportedKinds, attachedRoutes,
+//!   conditions}` ([`ListenerExpect`]; every key but `name` optional, `supportedKinds`
+//!   exact, a list of `{group, kind}`, `conditions` in the form of `expect.conditions`).
+//!   `expect.gatewayClassFeatures` (revision 5): the names of the class's
+//!   `status.supportedFeatures`, exact and in order (no class, or no field: `[]`). Both are
+//!   checked on the stored object, read through [`Backend::read`] for the steps that expect
+//!   them (only those).
 //! - In `expect.deployment`, a `null` inside the object means the key must be absent.
 //! - `expect.conditions.T.lastTransitionTime` is compared as a time, so
 //!   `2026-01-01T00:00:00Z` matches `2026-01-01T00:00:00.000Z`.
@@ -90,7 +98,7 @@ pub use api_error::{OutcomeError, api_error_from_value};
 
 use crate::sim::strict_json::Lifted;
 pub use backend::{Backend, StepError, WriteCounts};
-pub use checks::{ConditionExpect, EventExpect, Expect, Failure};
+pub use checks::{ConditionExpect, EventExpect, Expect, Failure, ListenerExpect};
 pub use malformed::ScenarioError;
 pub use time::{TimeError, parse_time};
 pub use timeline::{Effect, Entry, Report, Skipped};
@@ -243,17 +251,20 @@ impl Scenario {
                     .reconcile(now)
                     .and_then(|record| {
                         // Read only when checked: a copy of what can be a large object.
-                        let deployment = match expect.deployment {
-                            Some(_) => backend.read(Kind::Deployment)?,
-                            None => None,
+                        let read = |kind: Kind, checked: bool| match checked {
+                            true => backend.read(kind),
+                            false => Ok(None),
                         };
-                        checks::check_record(
-                            number,
-                            expect,
-                            &record,
-                            deployment.as_ref(),
-                            &mut report.failures,
-                        );
+                        let deployment = read(Kind::Deployment, expect.deployment.is_some())?;
+                        let gateway = read(Kind::Gateway, expect.listeners.is_some())?;
+                        let gateway_class =
+                            read(Kind::GatewayClass, expect.gateway_class_features.is_some())?;
+                        let stored = checks::Stored {
+                            deployment: deployment.as_ref(),
+                            gateway: gateway.as_ref(),
+                            gateway_class: gateway_class.as_ref(),
+                        };
+                        checks::check_record(number, expect, &record, stored, &mut report.failures);
                         Ok(Effect::Reconciled(Box::new(record)))
                     })
                     .map_err(to_text),

@@ -275,3 +275,105 @@ fn an_operation_a_backend_does_not_implement_skips_the_scenario_naming_it() {
         assert_eq!(report.skipped, None, "{report}");
     }
 }
+
+/// The simulated cluster, recording which objects the runner reads, and handing out a
+/// GatewayClass of its own when given one (as a backend that stores another object would).
+struct Reads {
+    cluster: crate::sim::cluster::Cluster,
+    read: std::cell::RefCell<Vec<crate::sim::cluster::Kind>>,
+    class: Option<serde_json::Value>,
+}
+
+impl super::Backend for Reads {
+    type Error = crate::sim::cluster::ClusterError;
+
+    fn create(
+        &mut self,
+        settings: &crate::Settings,
+        objects: crate::sim::cluster::Objects,
+        now: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        self.cluster.create(settings, objects, now)
+    }
+
+    fn reconcile(
+        &mut self,
+        now: Timestamp,
+    ) -> Result<crate::sim::cluster::ReconcileRecord, super::StepError<Self::Error>> {
+        super::Backend::reconcile(&mut self.cluster, now)
+    }
+
+    fn patch(
+        &mut self,
+        kind: crate::sim::cluster::Kind,
+        patch: &serde_json::Value,
+        now: Timestamp,
+    ) -> Result<(), super::StepError<Self::Error>> {
+        super::Backend::patch(&mut self.cluster, kind, patch, now)
+    }
+
+    fn read(
+        &self,
+        kind: crate::sim::cluster::Kind,
+    ) -> Result<Option<serde_json::Value>, super::StepError<Self::Error>> {
+        self.read.borrow_mut().push(kind);
+        match (kind, &self.class) {
+            (crate::sim::cluster::Kind::GatewayClass, Some(class)) => Ok(Some(class.clone())),
+            _ => self.cluster.read(kind),
+        }
+    }
+
+    fn write_counts(&self) -> super::WriteCounts {
+        self.cluster.write_counts()
+    }
+}
+
+/// A Gateway of our class with one TCP listener, and the class.
+fn one_listener(steps: serde_json::Value) -> Scenario {
+    Scenario::from_value(&json!({
+        "objects": {
+            "gatewayClass": {"metadata": {"name": "c"},
+                             "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}},
+            "gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1},
+                        "spec": {"gatewayClassName": "c",
+                                 "listeners": [{"name": "tcp", "port": 80, "protocol": "TCP"}]}},
+            "template": {}},
+        "steps": steps
+    }))
+    .unwrap()
+}
+
+#[test]
+fn the_listeners_and_the_class_features_are_read_from_the_backend_only_when_expected() {
+    use crate::sim::cluster::{Cluster, Kind};
+    let scenario = one_listener(json!([
+        {"reconcile": {}},
+        {"reconcile": {}, "expect": {"listeners": [{"name": "tcp", "conditions": {"Accepted": {"status": "True"}}}]}},
+        {"reconcile": {}, "expect": {"gatewayClassFeatures": ["Gateway", "GatewayInfrastructurePropagation"]}},
+        {"reconcile": {}, "expect": {"deployment": null}}
+    ]));
+    let mut backend = Reads {
+        cluster: Cluster::default(),
+        read: Default::default(),
+        class: None,
+    };
+    let report = scenario.run_on(&mut backend);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(
+        *backend.read.borrow(),
+        [Kind::Gateway, Kind::GatewayClass, Kind::Deployment]
+    );
+    // What the backend stores is what is checked (a real server's objects, say).
+    let scenario = one_listener(json!([
+        {"reconcile": {}, "expect": {"gatewayClassFeatures": ["Gateway", "GatewayInfrastructurePropagation"]}}
+    ]));
+    let mut backend = Reads {
+        cluster: Cluster::default(),
+        read: Default::default(),
+        class: Some(json!({"status": {"supportedFeatures": [{"name": "Other"}]}})),
+    };
+    let report = scenario.run_on(&mut backend);
+    assert_eq!(report.failures.len(), 1, "{:?}", report.failures);
+    assert_eq!(report.failures[0].what, "gatewayClassFeatures");
+    assert_eq!(report.failures[0].actual, r#"["Other"]"#);
+}

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Failure, check_record, subset};
+use super::{Failure, Stored, check_record, subset};
 use crate::events::{Event, EventType};
 use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
@@ -131,7 +131,11 @@ fn failures(expect: Value) -> Vec<Failure> {
     let mut out = Vec::new();
     let cluster = test_cluster();
     let deployment = cluster.deployment().map(crate::wire::Deployment::to_json);
-    check_record(1, e, &record(), deployment.as_ref(), &mut out);
+    let stored = Stored {
+        deployment: deployment.as_ref(),
+        ..Stored::default()
+    };
+    check_record(1, e, &record(), stored, &mut out);
     out
 }
 
@@ -203,4 +207,193 @@ fn each_mismatch_is_one_failure_with_expected_and_actual() {
     assert_eq!(f[0].what, "conditions.Programmed");
     assert_eq!(f[0].expected, "absent");
     assert_eq!(f[1].actual, r#"Deployment "sllbr-gw""#);
+}
+
+// ---- revision 5: the listener entries and the class's supported features --------------------
+
+/// A Gateway whose status holds two listener entries: `tcp` (accepted, 2 routes) and `quic`.
+fn gateway_with_listeners() -> Value {
+    json!({"metadata": {"name": "gw", "namespace": "red", "generation": 2},
+           "status": {"listeners": [
+               {"name": "tcp", "supportedKinds": [{"group": "meridio-2.nordix.org", "kind": "L34Route"}],
+                "attachedRoutes": 2,
+                "conditions": [
+                    {"type": "Accepted", "status": "True", "reason": "Accepted",
+                     "message": "Listener accepted", "observedGeneration": 2,
+                     "lastTransitionTime": "2026-01-01T00:00:00Z"},
+                    {"type": "example.com/Probe", "status": "True", "reason": "Fine",
+                     "message": "ok", "lastTransitionTime": "2025-12-31T00:00:00Z"}]},
+               {"name": "quic", "supportedKinds": [], "attachedRoutes": 0, "conditions": []}]}})
+}
+
+/// The failures of `expect` against `gateway` and `class` as stored.
+fn stored_failures(expect: Value, gateway: Option<&Value>, class: Option<&Value>) -> Vec<Failure> {
+    let doc = with_steps(json!([{"reconcile": {}, "expect": expect}]));
+    let s = Scenario::from_value(&doc).unwrap();
+    let Verb::Reconcile(e) = &s.steps[0].verb else {
+        panic!()
+    };
+    let mut out = Vec::new();
+    let stored = Stored {
+        gateway,
+        gateway_class: class,
+        ..Stored::default()
+    };
+    check_record(1, e, &record(), stored, &mut out);
+    out
+}
+
+#[test]
+fn listener_entries_that_match_pass() {
+    let gateway = gateway_with_listeners();
+    let ok = stored_failures(
+        json!({"listeners": [
+            {"name": "tcp", "supportedKinds": [{"group": "meridio-2.nordix.org", "kind": "L34Route"}],
+             "attachedRoutes": 2,
+             "conditions": {"Accepted": {"status": "True", "reason": "Accepted",
+                                         "message": "Listener accepted", "observedGeneration": 2,
+                                         "lastTransitionTime": "2026-01-01T00:00:00.000Z"},
+                            "example.com/Probe": {"message": "ok"},
+                            "Programmed": null}},
+            {"name": "quic", "supportedKinds": [], "attachedRoutes": 0, "conditions": {"Accepted": null}}
+        ]}),
+        Some(&gateway),
+        None,
+    );
+    assert!(ok.is_empty(), "{ok:?}");
+    // Only the names: the rest is not checked.
+    let ok = stored_failures(
+        json!({"listeners": [{"name": "tcp"}, {"name": "quic"}]}),
+        Some(&gateway),
+        None,
+    );
+    assert!(ok.is_empty(), "{ok:?}");
+}
+
+#[test]
+fn each_listener_mismatch_names_the_entry_and_the_field() {
+    let gateway = gateway_with_listeners();
+    let f = stored_failures(
+        json!({"listeners": [
+            {"name": "tcp", "supportedKinds": [], "attachedRoutes": 1,
+             "conditions": {"Accepted": {"status": "False", "observedGeneration": 1},
+                            "Programmed": {}, "example.com/Probe": null}},
+            {"name": "quic", "supportedKinds": [{"group": "meridio-2.nordix.org", "kind": "L34Route"}],
+             "conditions": {"ResolvedRefs": {"reason": "ResolvedRefs"}}}
+        ]}),
+        Some(&gateway),
+        None,
+    );
+    let got: Vec<(&str, &str, &str)> = f
+        .iter()
+        .map(|f| (f.what.as_str(), f.expected.as_str(), f.actual.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "listeners[0].supportedKinds",
+                "[]",
+                r#"[{group: "meridio-2.nordix.org", kind: "L34Route"}]"#
+            ),
+            ("listeners[0].attachedRoutes", "1", "2"),
+            (
+                "listeners[0].conditions.Accepted.status",
+                r#""False""#,
+                r#""True""#
+            ),
+            (
+                "listeners[0].conditions.Accepted.observedGeneration",
+                "1",
+                "2"
+            ),
+            ("listeners[0].conditions.Programmed", "present", "absent"),
+            (
+                "listeners[0].conditions.example.com/Probe",
+                "absent",
+                r#"True/Fine: "ok""#
+            ),
+            (
+                "listeners[1].supportedKinds",
+                r#"[{group: "meridio-2.nordix.org", kind: "L34Route"}]"#,
+                "[]"
+            ),
+            ("listeners[1].conditions.ResolvedRefs", "present", "absent"),
+        ]
+    );
+    assert_eq!(
+        f[1].to_string(),
+        "step 1: listeners[0].attachedRoutes: expected 1, found 2"
+    );
+}
+
+#[test]
+fn listener_entries_of_another_count_or_order_are_one_failure() {
+    let gateway = gateway_with_listeners();
+    for (want, expected) in [
+        (json!([{"name": "tcp"}]), r#"1 entry ["tcp"]"#),
+        (
+            json!([{"name": "quic"}, {"name": "tcp"}]),
+            r#"2 entries ["quic", "tcp"]"#,
+        ),
+        (json!([]), "0 entries []"),
+    ] {
+        let f = stored_failures(json!({"listeners": want}), Some(&gateway), None);
+        assert_eq!(
+            f,
+            vec![Failure {
+                step: 1,
+                what: "listeners".into(),
+                expected: expected.into(),
+                actual: r#"2 entries ["tcp", "quic"]"#.into(),
+            }]
+        );
+    }
+    // A Gateway without status.listeners has none.
+    let bare = json!({"metadata": {"name": "gw"}, "status": {"conditions": []}});
+    assert!(stored_failures(json!({"listeners": []}), Some(&bare), None).is_empty());
+    let f = stored_failures(json!({"listeners": [{"name": "tcp"}]}), Some(&bare), None);
+    assert_eq!(f[0].actual, "0 entries []");
+    // No Gateway at all, or entries that do not read: said so.
+    let f = stored_failures(json!({"listeners": []}), None, None);
+    assert_eq!(f[0].actual, "no Gateway");
+    let odd = json!({"status": {"listeners": [{"name": "tcp", "attachedRoutes": "two"}]}});
+    let f = stored_failures(json!({"listeners": [{"name": "tcp"}]}), Some(&odd), None);
+    assert!(
+        f[0].actual.starts_with("status.listeners that do not read"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn class_features_are_exact_and_in_order() {
+    let class = json!({"metadata": {"name": "meridio"},
+                       "status": {"supportedFeatures": [{"name": "Gateway"}, {"name": "GatewayPort8080"}]}});
+    let check = |want: Value, class: Option<&Value>| {
+        stored_failures(json!({"gatewayClassFeatures": want}), None, class)
+    };
+    assert!(check(json!(["Gateway", "GatewayPort8080"]), Some(&class)).is_empty());
+    let f = check(json!(["GatewayPort8080", "Gateway"]), Some(&class));
+    assert_eq!(
+        f,
+        vec![Failure {
+            step: 1,
+            what: "gatewayClassFeatures".into(),
+            expected: r#"["GatewayPort8080", "Gateway"]"#.into(),
+            actual: r#"["Gateway", "GatewayPort8080"]"#.into(),
+        }]
+    );
+    assert_eq!(check(json!(["Gateway"]), Some(&class)).len(), 1);
+    // No class, or a class without the field: none.
+    assert!(check(json!([]), None).is_empty());
+    let bare = json!({"metadata": {"name": "meridio"}, "status": {"conditions": []}});
+    assert!(check(json!([]), Some(&bare)).is_empty());
+    assert_eq!(check(json!(["Gateway"]), Some(&bare))[0].actual, "[]");
+    // Another form than [{"name": N}] is shown as it is.
+    let odd = json!({"status": {"supportedFeatures": ["Gateway"]}});
+    let f = check(json!(["Gateway"]), Some(&odd));
+    assert_eq!(
+        f[0].actual,
+        r#"status.supportedFeatures not of the form [{"name": N}]: ["Gateway"]"#
+    );
 }

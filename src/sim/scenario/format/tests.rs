@@ -483,3 +483,184 @@ fn the_unreadable_step_is_checked_like_the_others() {
         .starts_with(r#"step 1: "patch.configuration.spec.horizontalScaling.replicas""#)
     );
 }
+
+// ---- revision 5: expect.listeners and expect.gatewayClassFeatures ---------------------------
+
+#[test]
+fn listeners_and_class_features_parse() {
+    let s = Scenario::from_value(&with_steps(json!([{"reconcile": {}, "expect": {
+        "listeners": [
+            {"name": "tcp", "supportedKinds": [{"group": "meridio-2.nordix.org", "kind": "L34Route"}],
+             "attachedRoutes": 2,
+             "conditions": {"ResolvedRefs": null, "Accepted": {"status": "True", "observedGeneration": 1}}},
+            {"name": "quic", "supportedKinds": []},
+            {"name": "bare"}
+        ],
+        "gatewayClassFeatures": ["Gateway", "GatewayPort8080"]
+    }}])))
+    .unwrap();
+    let Verb::Reconcile(e) = &s.steps[0].verb else {
+        panic!("{:?}", s.steps[0])
+    };
+    let listeners = e.listeners.as_ref().unwrap();
+    let names: Vec<&str> = listeners.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["tcp", "quic", "bare"]);
+    assert_eq!(
+        listeners[0].supported_kinds,
+        Some(vec![(
+            "meridio-2.nordix.org".to_owned(),
+            "L34Route".to_owned()
+        )])
+    );
+    assert_eq!(listeners[0].attached_routes, Some(2));
+    // `null` kept as "must be absent".
+    let mut types: Vec<(&str, bool)> = listeners[0]
+        .conditions
+        .iter()
+        .map(|(t, c)| (t.as_str(), c.is_some()))
+        .collect();
+    types.sort_unstable();
+    assert_eq!(types, [("Accepted", true), ("ResolvedRefs", false)]);
+    let accepted = listeners[0]
+        .conditions
+        .iter()
+        .find_map(|(t, c)| c.as_ref().filter(|_| t == "Accepted"))
+        .unwrap();
+    assert_eq!(accepted.status.as_deref(), Some("True"));
+    assert_eq!(accepted.observed_generation, Some(1));
+    assert_eq!(listeners[1].supported_kinds, Some(Vec::new()));
+    assert_eq!(listeners[1].attached_routes, None);
+    assert_eq!(listeners[2].supported_kinds, None);
+    assert!(listeners[2].conditions.is_empty());
+    assert_eq!(
+        e.gateway_class_features,
+        Some(vec!["Gateway".to_owned(), "GatewayPort8080".to_owned()])
+    );
+    // Absent keys check nothing; an empty list is an expectation.
+    let s = Scenario::from_value(&with_steps(json!([
+        {"reconcile": {}, "expect": {}},
+        {"reconcile": {}, "expect": {"listeners": [], "gatewayClassFeatures": []}}
+    ])))
+    .unwrap();
+    let (Verb::Reconcile(none), Verb::Reconcile(empty)) = (&s.steps[0].verb, &s.steps[1].verb)
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (&none.listeners, &none.gateway_class_features),
+        (&None, &None)
+    );
+    assert_eq!(empty.listeners, Some(Vec::new()));
+    assert_eq!(empty.gateway_class_features, Some(Vec::new()));
+}
+
+#[test]
+fn malformed_listeners_and_class_features_name_the_step_and_the_key_path() {
+    let expect = |expect: Value| step_error(json!({"reconcile": {}, "expect": expect}));
+    for (expect_value, want) in [
+        (
+            json!({"listener": []}),
+            r#"step 3: unknown key "listener" in expect"#,
+        ),
+        (
+            json!({"listeners": {"name": "tcp"}}),
+            r#"step 3: "expect.listeners" must be a list (found an object)"#,
+        ),
+        (
+            json!({"listeners": [["tcp"]]}),
+            r#"step 3: "expect.listeners[0]" must be an object (found a list)"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a"}, {"attachedRoutes": 1}]}),
+            r#"step 3: missing key "name" in expect.listeners[1]"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "attachedRoute": 1}]}),
+            r#"step 3: unknown key "attachedRoute" in expect.listeners[0]"#,
+        ),
+        (
+            json!({"listeners": [{"name": 5}]}),
+            r#"step 3: "expect.listeners[0].name" must be a string (found a number)"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "attachedRoutes": "one"}]}),
+            r#"step 3: "expect.listeners[0].attachedRoutes" must be an integer (found a string)"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "attachedRoutes": null}]}),
+            r#"step 3: "expect.listeners[0].attachedRoutes" must be an integer (found null)"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "supportedKinds": [{"kind": "L34Route"}]}]}),
+            r#"step 3: missing key "group" in expect.listeners[0].supportedKinds[0]"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "supportedKinds": [{"group": "g", "kind": "K", "version": "v1"}]}]}),
+            r#"step 3: unknown key "version" in expect.listeners[0].supportedKinds[0]"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "supportedKinds": ["L34Route"]}]}),
+            r#"step 3: "expect.listeners[0].supportedKinds[0]" must be an object (found a string)"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "conditions": {"Accepted": {"satus": "True"}}}]}),
+            r#"step 3: unknown key "satus" in expect.listeners[0].conditions.Accepted"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "conditions": {"Accepted": {"observedGeneration": "1"}}}]}),
+            r#"step 3: "expect.listeners[0].conditions.Accepted.observedGeneration" must be an integer (found a string)"#,
+        ),
+        (
+            json!({"listeners": [{"name": "a", "conditions": ["Accepted"]}]}),
+            r#"step 3: "expect.listeners[0].conditions" must be an object (found a list)"#,
+        ),
+        (
+            json!({"gatewayClassFeatures": "Gateway"}),
+            r#"step 3: "expect.gatewayClassFeatures" must be a list (found a string)"#,
+        ),
+        (
+            json!({"gatewayClassFeatures": ["Gateway", {"name": "GatewayPort8080"}]}),
+            r#"step 3: "expect.gatewayClassFeatures[1]" must be a string (found an object)"#,
+        ),
+        (
+            json!({"gatewayClassFeatures": null}),
+            r#"step 3: "expect.gatewayClassFeatures" must be a list (found null)"#,
+        ),
+    ] {
+        assert_eq!(expect(expect_value.clone()), want, "{expect_value}");
+    }
+    // A bad time inside a listener's condition is told as in `conditions`.
+    assert!(
+        expect(json!({"listeners": [{"name": "a", "conditions": {"Accepted": {"lastTransitionTime": "noon"}}}]}))
+            .starts_with(r#"step 3: "expect.listeners[0].conditions.Accepted.lastTransitionTime": not an RFC 3339 time"#)
+    );
+}
+
+#[test]
+fn a_duplicate_key_in_listeners_is_malformed_with_its_line_and_key_path() {
+    let text = r#"{"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}},
+ "steps": [{"advance": "1s"}, {"reconcile": {}, "expect": {"listeners": [
+   {"name": "a"},
+   {"name": "b", "attachedRoutes": 1,
+    "attachedRoutes": 2}]}}]}"#;
+    assert_eq!(
+        Scenario::from_json(text).unwrap_err().to_string(),
+        r#"invalid JSON at line 5, column 20: duplicate key "steps[1].expect.listeners[1].attachedRoutes""#
+    );
+    let text = r#"{"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}},
+ "steps": [{"reconcile": {}, "expect": {"gatewayClassFeatures": [],
+   "gatewayClassFeatures": ["Gateway"]}}]}"#;
+    assert_eq!(
+        Scenario::from_json(text).unwrap_err().to_string(),
+        r#"invalid JSON at line 3, column 25: duplicate key "steps[0].expect.gatewayClassFeatures""#
+    );
+    // A wrong type is placed on its line, as every other key.
+    let text = r#"{"objects": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}},
+ "steps": [{"reconcile": {}, "expect": {"listeners": [
+   {"name": "a",
+    "attachedRoutes": "two"}]}}]}"#;
+    assert_eq!(
+        Scenario::from_json(text).unwrap_err().to_string(),
+        r#"line 4: step 1: "expect.listeners[0].attachedRoutes" must be an integer (found a string)"#
+    );
+}
