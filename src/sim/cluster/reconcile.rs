@@ -208,7 +208,11 @@ pub(crate) fn settle_class_status(
     let rv = server.next_revision();
     patch.apply_to(stored);
     server.status_written(stored, rv);
-    Ok((settled.conditions.unwrap_or_default(), true))
+    // A patch of the features alone leaves the conditions as they were.
+    let conditions = settled
+        .conditions
+        .unwrap_or_else(|| class.status.conditions.clone());
+    Ok((conditions, true))
 }
 
 /// The record of a reconcile run at `now` (`result`: the loop's answer), with the Gateway

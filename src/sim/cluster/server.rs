@@ -133,7 +133,9 @@ pub(crate) struct Server {
     failure: Option<WriteOutcome>,
     /// The Deployment (namespace, name) the blanket failures are for; `None`: any.
     scope: Option<(String, String)>,
-    /// Per-request failures, in the order they were asked for.
+    /// Per-request failures, in the order they were asked for (the test kit's; a scenario
+    /// injects blanket failures only).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     faults: Vec<Fault>,
     mutation: Option<Value>,
     pub(crate) server_defaults: fn(&mut Deployment),
@@ -182,6 +184,7 @@ impl Server {
 
     /// Makes the next `count` requests matching `request` fail with `outcome`, replacing
     /// the failures still pending for that request (`count` 0 clears them).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) fn fail_next(&mut self, request: Request, count: u32, outcome: WriteOutcome) {
         self.faults.retain(|fault| fault.request != request);
         if count > 0 {
@@ -194,6 +197,7 @@ impl Server {
     }
 
     /// Per-request failures still pending for `request`.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) fn pending(&self, request: &Request) -> u32 {
         self.faults
             .iter()
@@ -203,12 +207,14 @@ impl Server {
     }
 
     /// Clears every injected failure, blanket and per request.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) fn clear_failures(&mut self) {
         self.failures = 0;
         self.faults.clear();
     }
 
     /// The answer injected for this request, if one is pending (it is used up).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) fn injected(
         &mut self,
         verb: Verb,
