@@ -173,8 +173,8 @@ impl From<bool> for ConfigurationPresence {
 
 /// Decides the class's `Accepted` (see the [module docs](self)); `configuration` says
 /// whether the GatewayConfiguration the class names
-/// ([`lookup::class_configuration_ref`]) exists. Fails only on settings the crate cannot
-/// work with.
+/// ([`lookup::class_configuration_ref`]) exists. Fails on settings the crate cannot
+/// work with, and on a negative class generation (the API server never returns one).
 pub fn settle_class(
     settings: &Settings,
     class: &GatewayClass,
@@ -192,6 +192,17 @@ pub fn settle_class(
         return Ok(settled);
     }
     let generation = class.metadata.generation.unwrap_or(0);
+    if generation < 0 {
+        // The API server never returns one, and refuses an observedGeneration below zero.
+        return Err(InputError::NegativeGeneration {
+            object: format!(
+                "GatewayClass {:?}",
+                class.metadata.name.as_deref().unwrap_or("")
+            ),
+            field: "metadata.generation",
+            value: generation,
+        });
+    }
     let observed = &class.status.conditions;
     if find(observed, ACCEPTED)
         .and_then(|c| c.observed_generation)

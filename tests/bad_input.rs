@@ -338,12 +338,29 @@ fn b27_enormous_strings_are_truncated_in_messages() {
 
 #[test]
 fn b28_enormous_names_do_not_panic() {
+    // Past the API server's 253 characters, the name is refused (issue #45, N1), whatever
+    // the shortened names would keep.
     let mut w = World::new();
-    let long = "g".repeat(100_000);
+    let enormous = "g".repeat(100_000);
+    w.gateway.metadata.name = Some(enormous);
+    let step = w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+    assert_eq!(step.action, "None");
+    let accepted = w.condition("Accepted").unwrap();
+    assert_eq!(accepted.reason, "InvalidParameters");
+    assert!(
+        accepted
+            .message
+            .ends_with("\": must be no more than 253 characters"),
+        "{}",
+        accepted.message
+    );
+    assert!(accepted.message.chars().count() < 400, "the name is cut");
+    // Up to 253 it is not a failure (revision 4, section 4 "Names"): the LB Deployment name
+    // and the gateway-name label are shortened with a hash.
+    let mut w = World::new();
+    let long = "g".repeat(253);
     w.gateway.metadata.name = Some(long.clone());
     w.routes = vec![route(&["20.0.0.1/32"])];
-    // A long name is not a failure (revision 4, section 4 "Names"): the LB Deployment name
-    // and the gateway-name label are shortened with a hash, also past the API's 253.
     let step = w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
     assert_eq!(step.action, "Create");
     assert_eq!(w.condition("Accepted").unwrap().reason, "Accepted");
@@ -365,6 +382,26 @@ fn b28_enormous_names_do_not_panic() {
     assert_eq!(
         labels["gateway.networking.k8s.io/gateway-name"],
         format!("{}-{hash}", "g".repeat(54))
+    );
+}
+
+/// A name whose bad characters lie past what the shortened names keep (issue #45, N1) gets
+/// the failure a short bad name gets: the whole name is checked.
+#[test]
+fn b28b_bad_characters_past_the_shortened_part_are_refused() {
+    let mut w = World::new();
+    w.gateway.metadata.name = Some(format!("{}_UPPER/\u{e9}", "a".repeat(70)));
+    let step = w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+    assert_eq!(step.action, "None");
+    let accepted = w.condition("Accepted").unwrap();
+    assert_eq!(accepted.reason, "InvalidParameters");
+    assert!(
+        accepted.message.starts_with(&format!(
+            "Gateway name \"{}_UPPER/\u{e9}\": a lowercase RFC 1123 subdomain",
+            "a".repeat(70)
+        )),
+        "{}",
+        accepted.message
     );
 }
 
@@ -779,4 +816,124 @@ fn b41_route_lists_over_their_crd_bounds_are_skipped() {
     w.reconcile(at(6), |_| None);
     assert_eq!(w.gateway.status.addresses.len(), 16);
     assert_eq!(w.gateway.status.addresses[0].value, "20.0.0.0");
+}
+
+// ---- issue #45: the revision-4 surface --------------------------------------------------------
+
+/// W1: a class `parametersRef` with an empty namespace names no namespace: the class is
+/// refused and so is a Gateway that uses it, never a configuration of any namespace.
+#[test]
+fn b42_an_empty_class_reference_namespace_is_a_missing_one() {
+    let mut w = World::new();
+    w.gateway.spec.infrastructure = None;
+    w.class = Some(
+        serde_json::from_value(json!({
+            "metadata": {"name": "meridio", "generation": 1},
+            "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller",
+                "parametersRef": {"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+                    "name": "conf", "namespace": ""}}
+        }))
+        .unwrap(),
+    );
+    let step = w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+    assert_eq!(step.action, "None");
+    let accepted = w.condition("Accepted").unwrap();
+    assert_eq!(
+        (accepted.reason.as_str(), accepted.message.as_str()),
+        (
+            "InvalidParameters",
+            "parametersRef.namespace is required for a GatewayConfiguration"
+        )
+    );
+    let class = w.class.clone().unwrap();
+    assert_eq!(
+        lookup::class_configuration_ref(&w.settings, &class),
+        None,
+        "no configuration is looked up for the class"
+    );
+    let settled = gateway_reconcile::gateway_class::settle_class(
+        &w.settings,
+        &class,
+        gateway_reconcile::gateway_class::ConfigurationPresence::Exists,
+        at(0),
+    )
+    .unwrap();
+    let class_accepted = &settled.conditions.unwrap()[0];
+    assert_eq!(class_accepted.status, "False");
+    assert_eq!(
+        class_accepted.message,
+        "parametersRef.namespace is required for a GatewayConfiguration"
+    );
+}
+
+/// W2: a selector Kubernetes refuses selects nothing, whatever the namespace's labels.
+#[test]
+fn b43_a_selector_kubernetes_refuses_admits_nothing() {
+    let refused = [
+        json!({"matchExpressions": [{"key": "bad key!", "operator": "DoesNotExist"}]}),
+        json!({"matchExpressions": [{"key": "team", "operator": "NotIn", "values": ["not a label value!"]}]}),
+        json!({"matchLabels": {"team": "v".repeat(64)}}),
+        json!({"matchLabels": {"Team/": "red"}}),
+        json!({"matchExpressions": [{"key": "team", "operator": "Exists", "values": ["red"]}]}),
+    ];
+    for selector in refused {
+        let mut w = World::new();
+        w.gateway.spec.listeners = serde_json::from_value(json!([{"name": "all", "port": 4000,
+            "protocol": "TCP", "allowedRoutes": {"namespaces": {"from": "Selector",
+                "selector": selector}}}]))
+        .unwrap();
+        let mut tenant = route(&["30.0.0.1/32"]);
+        tenant.metadata.namespace = Some("tenant".into());
+        tenant.spec.parent_refs[0].namespace = Some("ns".into());
+        w.routes = vec![tenant.clone()];
+        w.namespaces
+            .insert("tenant".into(), [("team".into(), "blue".into())].into());
+        w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+        assert!(
+            w.gateway.status.addresses.is_empty(),
+            "{selector}: {:?}",
+            w.gateway.status.addresses
+        );
+        assert_eq!(
+            w.gateway.status.listeners[0].attached_routes, 0,
+            "{selector}"
+        );
+        assert!(!lookup::route_attaches(&tenant, &w.gateway, &w.namespaces));
+    }
+    // The same shape with valid keys and values admits the namespace.
+    let mut w = World::new();
+    w.gateway.spec.listeners = serde_json::from_value(json!([{"name": "all", "port": 4000,
+        "protocol": "TCP", "allowedRoutes": {"namespaces": {"from": "Selector",
+            "selector": {"matchExpressions": [{"key": "team", "operator": "NotIn", "values": ["red"]}]}}}}]))
+    .unwrap();
+    let mut tenant = route(&["30.0.0.1/32"]);
+    tenant.metadata.namespace = Some("tenant".into());
+    tenant.spec.parent_refs[0].namespace = Some("ns".into());
+    w.routes = vec![tenant];
+    w.namespaces
+        .insert("tenant".into(), [("team".into(), "blue".into())].into());
+    w.reconcile(at(0), |_| Some(WriteOutcome::Applied));
+    assert_eq!(w.gateway.status.addresses.len(), 1);
+}
+
+/// E1 (the class part): a negative class generation is an input error naming the field,
+/// never an `observedGeneration: -1` the API server would refuse.
+#[test]
+fn b44_a_negative_class_generation_is_refused() {
+    let class: gateway_reconcile::wire::GatewayClass = serde_json::from_value(json!({
+        "metadata": {"name": "meridio", "generation": -1},
+        "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}
+    }))
+    .unwrap();
+    let error = gateway_reconcile::gateway_class::settle_class(
+        &Settings::default(),
+        &class,
+        gateway_reconcile::gateway_class::ConfigurationPresence::Missing,
+        at(0),
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        r#"GatewayClass "meridio": metadata.generation must not be negative (got -1)"#
+    );
 }

@@ -128,7 +128,8 @@ pub fn class_parameters_ref(class: &GatewayClass) -> Option<ParametersRef<'_>> {
             group: &reference.group,
             kind: &reference.kind,
             name: &reference.name,
-            namespace: reference.namespace.as_deref(),
+            // An empty namespace is a missing one: it names no namespace.
+            namespace: reference.namespace.as_deref().filter(|ns| !ns.is_empty()),
             from_class: true,
         })
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
+use crate::names;
 use crate::snapshot::NamespaceLabels;
 use crate::wire::{Gateway, L34Route, LabelSelector, Listener, ParentReference};
 
@@ -306,24 +307,45 @@ impl<'a> Admission<'a> {
 
 /// Whether a label selector selects these labels, as Kubernetes matches a
 /// `metav1.LabelSelector`: every `matchLabels` entry and every `matchExpressions`
-/// requirement holds; a requirement Kubernetes refuses (an unknown operator, `In` or
-/// `NotIn` without values, `Exists` or `DoesNotExist` with values) makes the selector
-/// select nothing.
+/// requirement holds. A selector Kubernetes refuses (`LabelSelectorAsSelector`'s checks: a
+/// key that is not a label key, a value that is not a label value, an unknown operator,
+/// `In` or `NotIn` without values, `Exists` or `DoesNotExist` with values) selects
+/// nothing.
 fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    selector
-        .match_labels
-        .iter()
-        .all(|(key, value)| labels.get(key) == Some(value))
+    is_valid_selector(selector)
+        && selector
+            .match_labels
+            .iter()
+            .all(|(key, value)| labels.get(key) == Some(value))
         && selector.match_expressions.iter().all(|requirement| {
             let value = labels.get(&requirement.key);
             let values = &requirement.values;
             match requirement.operator.as_str() {
-                "In" => !values.is_empty() && value.is_some_and(|v| values.contains(v)),
-                "NotIn" => !values.is_empty() && value.is_none_or(|v| !values.contains(v)),
-                "Exists" => values.is_empty() && value.is_some(),
-                "DoesNotExist" => values.is_empty() && value.is_none(),
-                _ => false,
+                "In" => value.is_some_and(|v| values.contains(v)),
+                "NotIn" => value.is_none_or(|v| !values.contains(v)),
+                "Exists" => value.is_some(),
+                _ => value.is_none(),
             }
+        })
+}
+
+/// Whether Kubernetes takes the selector: its keys label keys, its values label values,
+/// its operators known with the values they need.
+fn is_valid_selector(selector: &LabelSelector) -> bool {
+    let key = |k: &str| names::key_error(k).is_none();
+    let value = |v: &str| names::label_value_error(v).is_none();
+    selector
+        .match_labels
+        .iter()
+        .all(|(k, v)| key(k) && value(v))
+        && selector.match_expressions.iter().all(|requirement| {
+            let values = &requirement.values;
+            key(&requirement.key)
+                && match requirement.operator.as_str() {
+                    "In" | "NotIn" => !values.is_empty() && values.iter().all(|v| value(v)),
+                    "Exists" | "DoesNotExist" => values.is_empty(),
+                    _ => false,
+                }
         })
 }
 

@@ -157,7 +157,10 @@
 //!    not negative (`spec.template.spec.containers[NAME].resources.limits.memory: negative
 //!    quantity "-1Gi"`); the label values of `metadata.labels` and
 //!    `spec.template.metadata.labels` of the label-value form, at most 63 characters;
-//! 9. the LB Deployment name ([`deployment_name`](crate::lookup::deployment_name):
+//! 9. the Gateway's own name is a DNS-1123 subdomain of at most 253 characters, checked
+//!    whole (`Gateway name "NAME": WHY`, in the API server's words: only a hand-written
+//!    snapshot has another, and a bad character past what the shortened names keep must
+//!    not pass); then the LB Deployment name ([`deployment_name`](crate::lookup::deployment_name):
 //!    `deploymentPrefix + Gateway name`, shortened with a hash past 63 characters), which
 //!    is also the value of its `app` label, is a DNS-1123 subdomain and a label value: `LB
 //!    Deployment name "NAME" (deploymentPrefix + Gateway name): WHY` (the API server's

@@ -227,6 +227,16 @@ pub enum Invalid {
         /// The replica count.
         value: i64,
     },
+    /// The Gateway's own name is not one the API server takes (a DNS-1123 subdomain of at
+    /// most 253 characters): a hand-written snapshot. Checked whole, before any shortening
+    /// could hide a bad character past the part the LB Deployment name keeps.
+    #[error("Gateway name {name:?}: {why}")]
+    GatewayName {
+        /// The name (cut to 300 characters).
+        name: String,
+        /// Why, in the API server's words.
+        why: String,
+    },
     /// The LB Deployment name (`deploymentPrefix + Gateway name`, shortened past 63
     /// characters), which is also the value of its `app` label, is not one the API server
     /// takes.
@@ -615,6 +625,16 @@ fn quantity_of(text: Option<&str>, number: Option<&serde_json::Number>) -> Quant
 /// prefix within 53.
 fn check_names(settings: &Settings, gateway: &Gateway) -> Result<(), Invalid> {
     let gateway_name = gateway.metadata.name.as_deref().unwrap_or("");
+    // An empty name (a hand-written snapshot) is left to the LB Deployment name's check.
+    if let Some(why) = Some(gateway_name)
+        .filter(|name| !name.is_empty())
+        .and_then(names::subdomain_error)
+    {
+        return Err(Invalid::GatewayName {
+            name: gateway_name.chars().take(300).collect(),
+            why: why.to_owned(),
+        });
+    }
     let name = deployment_name(settings, gateway_name);
     if let Some(why) = names::subdomain_error(&name).or_else(|| names::label_value_error(&name)) {
         return Err(Invalid::DeploymentName {

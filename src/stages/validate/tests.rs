@@ -499,15 +499,31 @@ fn the_deployment_name_must_be_one_the_api_server_takes() {
         with_name(&format!("{}.{}", "g".repeat(126), "h".repeat(126))),
         None
     );
+    // The Gateway's own name is checked first, whole.
     let upper = with_name("GW").unwrap();
     assert!(
-        upper.starts_with(r#"LB Deployment name "sllbr-GW" (deploymentPrefix + Gateway name): a lowercase RFC 1123 subdomain"#),
+        upper.starts_with(r#"Gateway name "GW": a lowercase RFC 1123 subdomain"#),
         "{upper}"
     );
-    // A hand-written name whose Deployment name passes but whose label value does not.
     assert_eq!(
-        with_name("-gw").unwrap(),
-        "label gateway.networking.k8s.io/gateway-name: invalid value \"-gw\" (the Gateway name): a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        with_name(&"g".repeat(254)).unwrap(),
+        format!(
+            "Gateway name {:?}: must be no more than 253 characters",
+            "g".repeat(254)
+        )
+    );
+
+    // A name the API server refuses, anywhere in it, fails on the name itself (the LB
+    // Deployment name and the gateway-name label derived from a valid one are valid).
+    assert!(
+        with_name("-gw")
+            .unwrap()
+            .starts_with(r#"Gateway name "-gw": a lowercase RFC 1123 subdomain"#)
+    );
+    assert!(
+        with_name(&format!("{}_UPPER", "a".repeat(70)))
+            .unwrap()
+            .starts_with("Gateway name \"aaaa")
     );
 }
 
