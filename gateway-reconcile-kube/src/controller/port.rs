@@ -235,12 +235,12 @@ impl port::Port for CachePort {
         let written = match write {
             DeploymentWrite::Create(desired) => {
                 let written = write::create(&api, desired).await;
-                info!(gateway = %name, %namespace, deployment = %lb_name, outcome = ?written.outcome, "LB Deployment {verb}");
+                info!(gateway = %name, %namespace, deployment = %lb_name, outcome = %logged(&written.outcome), "LB Deployment {verb}");
                 written
             }
             DeploymentWrite::Update { desired, drift } => {
                 let written = write::replace(&api, desired).await;
-                info!(gateway = %name, %namespace, deployment = %lb_name, ?drift, outcome = ?written.outcome, "LB Deployment {verb}");
+                info!(gateway = %name, %namespace, deployment = %lb_name, ?drift, outcome = %logged(&written.outcome), "LB Deployment {verb}");
                 written
             }
         };
@@ -290,6 +290,30 @@ impl port::Port for CachePort {
     }
 }
 
+/// A write's outcome as the log says it: the stored Deployment by its generation and
+/// `resourceVersion` (the object itself is kilobytes), an error by its code, reason and
+/// message.
+fn logged(outcome: &WriteOutcome) -> String {
+    match outcome {
+        WriteOutcome::Applied => "applied".to_owned(),
+        WriteOutcome::Stored(stored) => format!(
+            "stored (generation {}, resourceVersion {})",
+            stored
+                .generation()
+                .map_or("none".to_owned(), |g| g.to_string()),
+            stored.object["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or("none")
+        ),
+        WriteOutcome::Api(error) => {
+            format!("{} {}: {}", error.code, error.reason, error.message)
+        }
+        WriteOutcome::Transport { message } => format!("no answer: {message}"),
+        // A newer core's outcome: its message.
+        other => other.message().to_owned(),
+    }
+}
+
 /// A Gateway the core's type cannot read: a Warning Event on it when its class is ours,
 /// and the error (logged, counted, and waited on until the Gateway changes).
 async fn unreadable_gateway(ctx: &Context, gateway: &Gateway, why: &str) -> PortError {
@@ -333,6 +357,26 @@ mod tests {
     use crate::controller::client::tests::answering;
     use crate::controller::fixtures::{context, gateway};
     use crate::leader::Leadership;
+
+    /// A write's outcome is logged by what it is, never as the whole stored Deployment.
+    #[test]
+    fn an_outcome_is_logged_short() {
+        use gateway_reconcile::WriteOutcome;
+        let stored: gateway_reconcile::wire::Deployment = serde_json::from_value(
+            serde_json::json!({"metadata": {"name": "d", "generation": 3, "resourceVersion": "42"},
+                "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}),
+        )
+        .expect("a Deployment");
+        assert_eq!(
+            super::logged(&WriteOutcome::Stored(stored)),
+            "stored (generation 3, resourceVersion 42)"
+        );
+        assert_eq!(super::logged(&WriteOutcome::Applied), "applied");
+        assert_eq!(
+            super::logged(&WriteOutcome::from_parts(Some(409), "Conflict", "stale")),
+            "409 Conflict: stale"
+        );
+    }
 
     /// A retry of a Gateway deleted meanwhile (the cache no longer holds it) acts on
     /// nothing: no request, and no reconcile until a change.
