@@ -172,10 +172,16 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// start starts a new process of the controller, its log in the control plane's directory.
+// start starts a new process of the controller, its log in the control plane's directory
+// (or SCALE_KEEP_LOGS).
 func (c *controller) start() error {
 	c.starts++
-	c.log = filepath.Join(c.dir, fmt.Sprintf("%s-%d.log", c.kind, c.starts))
+	// SCALE_KEEP_LOGS: a directory that outlives the control plane's, for the logs.
+	logDir := c.dir
+	if d := os.Getenv("SCALE_KEEP_LOGS"); d != "" {
+		logDir = d
+	}
+	c.log = filepath.Join(logDir, fmt.Sprintf("%s-%d-%d.log", c.kind, c.starts, time.Now().UnixNano()))
 	var args []string
 	switch c.kind {
 	case "ours":

@@ -30,7 +30,8 @@
 # sweep, default "1,4,8,16,32,64"; SCALE_LIMIT_HTTP, its transports, default "h2,http1";
 # SCALE_LIMIT_ROUNDS, default 1; SCALE_LIMIT_OURS, ours' --concurrency of each start, default
 # 8; SCALE_LIMIT_EDIT, the edit floor's Gateways in flight, default "8,64");
-# CARGO_TARGET_DIR (where cargo builds, as cargo reads it; default target); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
+# SCALE_KEEP_LOGS (a directory that keeps the controllers' logs, which otherwise go with the
+# control plane's directory at the end); CARGO_TARGET_DIR (where cargo builds, as cargo reads it; default target); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
 # the repository root: copied, then built with its Go dependencies from the module proxy;
 # when absent, the comparison is skipped with a message). Exit status: 1 when our
 # controller misses a goal or a run fails, 125 when the control plane could not start.
