@@ -38,14 +38,23 @@ pub fn plain_message(message: &str) -> String {
     let Some((found, expected)) = rest.rsplit_once(", expected ") else {
         return message.to_owned();
     };
-    // serde quotes the value found: integer `5`, string "x", map, sequence, boolean `true`.
-    let found = match found.split_once(' ') {
-        Some((_, value)) => value.trim_matches('`').to_owned(),
+    // serde quotes the value found: integer `5`, floating point `1.5`, string "x", map,
+    // sequence, boolean `true`; its words are kept whole (`floating point`).
+    const QUOTED: [&str; 5] = [
+        "floating point ",
+        "integer ",
+        "boolean ",
+        "character ",
+        "string ",
+    ];
+    let found = match QUOTED.iter().find_map(|kind| found.strip_prefix(kind)) {
+        Some(value) if value.starts_with('"') => cut_debug_quoted(value),
+        Some(value) => cut_shown(value.trim_matches('`')),
         None => match found {
             "map" => "an object".to_owned(),
             "sequence" => "a list".to_owned(),
             "null" | "unit value" => "null".to_owned(),
-            other => other.to_owned(),
+            other => cut_shown(other),
         },
     };
     let expected = match expected {
@@ -63,4 +72,120 @@ pub fn plain_message(message: &str) -> String {
         e => e,
     };
     format!("expected {expected}, found {found}")
+}
+
+/// The most characters of a value a message quotes; a longer one is cut there and its
+/// length given (`"xxx…" (16777216 characters)`), so that a huge value never makes a huge
+/// message.
+pub(crate) const QUOTED_CHARACTERS: usize = 200;
+
+/// `text` quoted for a message (`"text"`, escaped as Rust's `{:?}` does), cut to
+/// [`QUOTED_CHARACTERS`] characters with its length when longer.
+#[cfg_attr(not(feature = "sim"), allow(dead_code))]
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARACTERS) {
+        None => format!("{text:?}"),
+        Some((at, _)) => format!("{:?}… ({} characters)", &text[..at], text.chars().count()),
+    }
+}
+
+/// Text shown as it is (a number, a word), cut as [`quote`] cuts.
+fn cut_shown(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARACTERS) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
+    }
+}
+
+/// A string serde already quoted with `{:?}` (`"a\"b"`), cut as [`quote`] cuts: the
+/// characters are counted as the string has them (an escape is one).
+fn cut_debug_quoted(quoted: &str) -> String {
+    let inner = quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .unwrap_or(quoted);
+    // Each character of the string starts where its escape (or itself) starts.
+    let mut starts = Vec::new();
+    let mut chars = inner.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if starts.len() <= QUOTED_CHARACTERS {
+            starts.push(at);
+        }
+        if c == '\\' {
+            match chars.next() {
+                Some((_, 'u')) => {
+                    for (_, c) in chars.by_ref() {
+                        if c == '}' {
+                            break;
+                        }
+                    }
+                }
+                Some(_) | None => {}
+            }
+        }
+        if starts.len() > QUOTED_CHARACTERS && chars.peek().is_none() {
+            break;
+        }
+    }
+    let total = {
+        let mut n = 0usize;
+        let mut it = inner.chars();
+        while let Some(c) = it.next() {
+            n += 1;
+            if c == '\\' && it.next() == Some('u') {
+                for c in it.by_ref() {
+                    if c == '}' {
+                        break;
+                    }
+                }
+            }
+        }
+        n
+    };
+    match starts.get(QUOTED_CHARACTERS) {
+        Some(&at) if total > QUOTED_CHARACTERS => {
+            format!("\"{}\"… ({total} characters)", &inner[..at])
+        }
+        _ => quoted.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod quote_tests {
+    use super::*;
+
+    #[test]
+    fn values_are_cut_with_their_length() {
+        assert_eq!(quote("abc"), "\"abc\"");
+        let long = "x".repeat(1000);
+        assert_eq!(
+            quote(&long),
+            format!("\"{}\"… (1000 characters)", "x".repeat(200))
+        );
+        let message = format!("invalid type: string {long:?}, expected u32");
+        assert_eq!(
+            plain_message(&message),
+            format!(
+                "expected an integer, found \"{}\"… (1000 characters)",
+                "x".repeat(200)
+            )
+        );
+        let escaped = "\"".repeat(300);
+        let message = format!("invalid type: string {escaped:?}, expected a map");
+        assert_eq!(
+            plain_message(&message),
+            format!(
+                "expected an object, found \"{}\"… (300 characters)",
+                "\\\"".repeat(200)
+            )
+        );
+    }
+
+    #[test]
+    fn serde_words_are_not_split() {
+        assert_eq!(
+            plain_message("invalid type: floating point `1.8446744073709552e19`, expected i64"),
+            "expected an integer, found 1.8446744073709552e19"
+        );
+    }
 }

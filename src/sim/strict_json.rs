@@ -17,7 +17,7 @@ use crate::wire::{L34Route, tree};
 /// Why text is not strict JSON: serde_json's message, or a duplicate key with its key path,
 /// and where (1-based line and column; 0 when unknown).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{why}{}", position(*.line, *.column))]
+#[error("{}{why}{}", located(path), position(*.line, *.column))]
 pub struct JsonError {
     /// 1-based line (0: unknown).
     pub line: usize,
@@ -25,6 +25,36 @@ pub struct JsonError {
     pub column: usize,
     /// What is wrong, e.g. `duplicate key "metadata.name"`.
     pub why: String,
+    /// The key path of the value the reader itself refused (a number out of range, a
+    /// nesting past its recursion limit), as segments: keys and `[i]` items; empty when
+    /// the message names its own place (a duplicate key) or none is known (a syntax error).
+    pub path: Vec<String>,
+}
+
+/// `"spec.a[0]": ` before the message, when the path is known.
+fn located(path: &[String]) -> String {
+    match path.is_empty() {
+        true => String::new(),
+        false => format!("{}: ", quote(&join_path(path))),
+    }
+}
+
+/// Segments as a dotted key path: `spec.items[2].name`.
+pub(crate) fn join_path(path: &[String]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        if !out.is_empty() && !segment.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(segment);
+    }
+    out
+}
+
+/// What the JSON reader itself refuses in a value it has reached (not the text's syntax):
+/// such an error is given the value's key path.
+fn refused_value(message: &str) -> bool {
+    message.starts_with("recursion limit exceeded") || message.starts_with("number out of range")
 }
 
 /// serde_json's own ending, so that messages read as they did before the strict reader.
@@ -38,14 +68,22 @@ fn position(line: usize, column: usize) -> String {
 
 impl JsonError {
     fn new(error: &serde_json::Error, trail: &Trail) -> JsonError {
+        let mut path = Vec::new();
         let why = match trail.duplicate {
-            true => format!("duplicate key {:?}", trail.key_path()),
-            false => strip_position(&error.to_string()),
+            true => format!("duplicate key {}", quote(&trail.key_path())),
+            false => {
+                let why = strip_position(&error.to_string());
+                if refused_value(&why) {
+                    path = trail.path.iter().rev().cloned().collect();
+                }
+                why
+            }
         };
         JsonError {
             line: error.line(),
             column: error.column(),
             why,
+            path,
         }
     }
 }
@@ -130,11 +168,10 @@ struct Trail {
 }
 
 impl Trail {
-    /// Records one level of the path when the error going up is a duplicate key.
+    /// Records one level of the path of the error going up (only ever on an error: the
+    /// message decides whether the path is told).
     fn up<E>(&mut self, segment: impl FnOnce() -> String, error: E) -> E {
-        if self.duplicate {
-            self.path.push(segment());
-        }
+        self.path.push(segment());
         error
     }
 
@@ -146,14 +183,8 @@ impl Trail {
 
     /// `spec.items[2].name`.
     fn key_path(&self) -> String {
-        let mut out = String::new();
-        for segment in self.path.iter().rev() {
-            if !out.is_empty() && !segment.starts_with('[') {
-                out.push('.');
-            }
-            out.push_str(segment);
-        }
-        out
+        let path: Vec<String> = self.path.iter().rev().cloned().collect();
+        join_path(&path)
     }
 }
 
@@ -839,4 +870,4 @@ impl Scanner<'_> {
     }
 }
 
-pub use crate::read_at::plain_message;
+pub use crate::read_at::{plain_message, quote};

@@ -95,6 +95,7 @@ mod time;
 mod timeline;
 
 pub use api_error::{OutcomeError, api_error_from_value};
+pub use format::namespace_list;
 
 use crate::sim::strict_json::Lifted;
 pub use backend::{Backend, StepError, WriteCounts};
@@ -163,6 +164,29 @@ pub enum Verb {
     Unreadable(Kind, Value),
 }
 
+/// What the JSON reader refused, with the step and the key path when it knows them
+/// (`step 2: "patch.configuration.spec": recursion limit exceeded`).
+fn json_why(e: &crate::sim::strict_json::JsonError) -> String {
+    use crate::sim::strict_json::{join_path, quote};
+    let (step, rest) = match e.path.as_slice() {
+        [steps, index, rest @ ..] if steps == "steps" => {
+            let number = index
+                .strip_prefix('[')
+                .and_then(|i| i.strip_suffix(']'))
+                .and_then(|i| i.parse::<usize>().ok());
+            match number {
+                Some(i) => (format!("step {}: ", i + 1), rest),
+                None => (String::new(), e.path.as_slice()),
+            }
+        }
+        all => (String::new(), all),
+    };
+    match rest.is_empty() {
+        true => format!("{step}{}", e.why),
+        false => format!("{step}{}: {}", quote(&join_path(rest)), e.why),
+    }
+}
+
 impl Scenario {
     /// Parses a scenario from JSON text.
     ///
@@ -173,7 +197,7 @@ impl Scenario {
             crate::sim::strict_json::parse_scenario(text).map_err(|e| ScenarioError::Json {
                 line: e.line,
                 column: e.column,
-                why: e.why,
+                why: json_why(&e),
             })?;
         format::read(value, lifted).map_err(|error| {
             match crate::sim::strict_json::line_of(text, &error.path()) {
