@@ -623,3 +623,397 @@ fn the_number_of_steps_is_bounded() {
         "invalid JSON at line 10003, column 14: expected `,` or `}`"
     );
 }
+
+// ---- issue #45: the scenario reader and the command line ------------------------------------
+
+/// A scenario with the test Gateway given with `gateway` metadata and `rest` objects.
+fn scenario_with(gateway_meta: &str, objects: &str, steps: &str) -> String {
+    format!(
+        "{{\"objects\": {{\"gateway\": {{\"metadata\": {gateway_meta}}}{objects}}},\n \"steps\": [{steps}]}}"
+    )
+}
+
+const META: &str = r#"{"name": "gw", "namespace": "ns", "uid": "u", "generation": 1}"#;
+const CONFIGURATION: &str = r#", "configuration": {"metadata": {"name": "c", "namespace": "ns", "uid": "cu", "generation": 7}}"#;
+
+/// E1: a negative generation on the Gateway, the configuration or the class, given or
+/// patched, is a malformed file (exit 2) naming the field, never a step that fails (1).
+#[test]
+fn e1_a_negative_generation_is_malformed_naming_the_field() {
+    assert_eq!(
+        malformed(
+            "e1-gateway.json",
+            &scenario_with(
+                r#"{"name": "gw", "namespace": "ns", "uid": "u", "generation": -3}"#,
+                "",
+                r#"{"reconcile": {}}"#
+            )
+        ),
+        r#"line 1: "objects.gateway.metadata.generation": must not be negative (got -3)"#
+    );
+    assert_eq!(
+        malformed(
+            "e1-configuration.json",
+            &scenario_with(
+                META,
+                r#", "configuration": {"metadata": {"name": "c", "namespace": "ns", "generation": -1}}"#,
+                r#"{"reconcile": {}}"#
+            )
+        ),
+        r#"line 1: "objects.configuration.metadata.generation": must not be negative (got -1)"#
+    );
+    assert_eq!(
+        malformed(
+            "e1-class.json",
+            &scenario_with(
+                META,
+                r#", "gatewayClass": {"metadata": {"name": "c", "generation": -1}, "spec": {"controllerName": "x"}}"#,
+                r#"{"reconcile": {}}"#
+            )
+        ),
+        r#"line 1: "objects.gatewayClass.metadata.generation": must not be negative (got -1)"#
+    );
+    // A patch that creates a deleted configuration with a negative generation.
+    assert_eq!(
+        malformed(
+            "e1-patch.json",
+            &scenario_with(
+                META,
+                CONFIGURATION,
+                "{\"delete\": \"configuration\"},\n {\"patch\": {\"configuration\": {\"metadata\": {\"name\": \"c\", \"namespace\": \"ns\", \"generation\": -2}}}}"
+            )
+        ),
+        r#"line 3: step 2: "patch.configuration.metadata.generation": must not be negative (got -2)"#
+    );
+    // Zero is a generation like any other.
+    let path = file(
+        "e1-zero.json",
+        scenario_with(
+            r#"{"name": "gw", "namespace": "ns", "uid": "u", "generation": 0}"#,
+            "",
+            "",
+        )
+        .as_bytes(),
+    );
+    let (code, stderr) = run(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// E2: an `unreadable` step stores any value, but not in the identity the API server
+/// keeps (name, namespace, uid, generation); a patch renaming or moving the Gateway is
+/// malformed too.
+#[test]
+fn e2_unreadable_keeps_the_identity_and_a_patch_keeps_the_gateway() {
+    let cases = [
+        (
+            r#"{"metadata": {"name": null}}"#,
+            r#""unreadable.configuration.metadata.name": cannot be removed (the API server keeps it)"#,
+        ),
+        (
+            r#"{"metadata": {"namespace": null}}"#,
+            r#""unreadable.configuration.metadata.namespace": cannot be removed (the API server keeps it)"#,
+        ),
+        (
+            r#"{"metadata": {"uid": 5}}"#,
+            r#""unreadable.configuration.metadata.uid": must be a string (found a number)"#,
+        ),
+        (
+            r#"{"metadata": {"generation": "7"}}"#,
+            r#""unreadable.configuration.metadata.generation": must be an integer from 0 to 9223372036854775807 (found "7")"#,
+        ),
+        (
+            r#"{"metadata": {"generation": -1}}"#,
+            r#""unreadable.configuration.metadata.generation": must not be negative (got -1)"#,
+        ),
+        (
+            r#"{"metadata": 5}"#,
+            r#""unreadable.configuration.metadata": must be an object (found a number): the API server keeps the object's name, namespace, uid and generation in it"#,
+        ),
+    ];
+    for (i, (patch, why)) in cases.into_iter().enumerate() {
+        assert_eq!(
+            malformed(
+                &format!("e2-unreadable-{i}.json"),
+                &scenario_with(
+                    META,
+                    CONFIGURATION,
+                    &format!("\n {{\"unreadable\": {{\"configuration\": {patch}}}}}")
+                )
+            ),
+            format!("line 3: step 1: {why}"),
+            "{patch}"
+        );
+    }
+    // A value of the wrong type elsewhere is what the step is for.
+    let path = file(
+        "e2-unreadable-ok.json",
+        scenario_with(
+            META,
+            CONFIGURATION,
+            r#"{"unreadable": {"configuration": {"spec": {"horizontalScaling": {"replicas": "many"}}}}}"#,
+        )
+        .as_bytes(),
+    );
+    let (code, stderr) = run(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        malformed(
+            "e2-rename.json",
+            &scenario_with(
+                META,
+                "",
+                "\n {\"patch\": {\"gateway\": {\"metadata\": {\"name\": \"other\"}}}}"
+            )
+        ),
+        r#"line 3: step 1: "patch.gateway.metadata.name": cannot be changed (the API server refuses to rename an object; the Gateway is "gw")"#
+    );
+    assert_eq!(
+        malformed(
+            "e2-move.json",
+            &scenario_with(
+                META,
+                "",
+                "\n {\"patch\": {\"gateway\": {\"metadata\": {\"namespace\": \"elsewhere\"}}}}"
+            )
+        ),
+        r#"line 3: step 1: "patch.gateway.metadata.namespace": cannot be changed (the API server refuses to move an object; the Gateway is "ns")"#
+    );
+    // The same name, written again, is no change.
+    let path = file(
+        "e2-same-name.json",
+        scenario_with(
+            META,
+            "",
+            r#"{"patch": {"gateway": {"metadata": {"name": "gw", "namespace": "ns"}}}}"#,
+        )
+        .as_bytes(),
+    );
+    let (code, stderr) = run(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// L1: the JSON reader's own refusals (a nesting past its limit, a number out of range)
+/// name the step and the key path.
+#[test]
+fn l1_reader_errors_name_the_step_and_key_path() {
+    let nested = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let message = malformed(
+        "l1-nesting.json",
+        &scenario(&format!(
+            "\"steps\": [{{\"advance\": \"1s\"}},\n {{\"patch\": {{\"configuration\": {{\"spec\": {{\"a\": {nested}}}}}}}}}]"
+        )),
+    );
+    assert!(
+        message.starts_with(
+            r#"invalid JSON at line 3, column 166: step 2: "patch.configuration.spec.a[0][0][0]"#
+        ),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(r#"… (389 characters): recursion limit exceeded"#),
+        "{message}"
+    );
+    assert_eq!(
+        malformed(
+            "l1-number.json",
+            &scenario(
+                "\"steps\": [{\"advance\": \"1s\"},\n {\"patch\": {\"configuration\": {\"metadata\": {\"generation\": 1e400}}}}]"
+            )
+        ),
+        r#"invalid JSON at line 3, column 62: step 2: "patch.configuration.metadata.generation": number out of range"#
+    );
+    // Outside the steps: the key path alone.
+    assert_eq!(
+        malformed(
+            "l1-objects.json",
+            &format!(
+                "{{\"objects\": {{\"gateway\": {GATEWAY},\n \"configuration\": {{\"spec\": {{\"x\": -1e999}}}}}},\n \"steps\": []}}"
+            )
+        ),
+        r#"invalid JSON at line 2, column 39: "objects.configuration.spec.x": number out of range"#
+    );
+    // plan: the key path before the reader's message.
+    let gateway = file(
+        "l1-gw.json",
+        br#"{"metadata": {"name": "gw", "namespace": "ns", "uid": "u", "generation": 1e999}}"#,
+    );
+    let gateway = gateway.to_str().unwrap();
+    let (code, stderr) = run(&["plan", "--gateway", gateway]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "gateway-reconcile plan: --gateway {gateway}: \"metadata.generation\": number out of range at line 1 column 78"
+        )
+    );
+}
+
+/// L2: a value quoted in a message is cut to 200 characters and its length; serde's words
+/// are kept whole (`floating point`, never `point`).
+#[test]
+fn l2_quoted_values_are_cut_and_serde_words_whole() {
+    assert_eq!(
+        malformed(
+            "l2-float.json",
+            &scenario(
+                "\"steps\": [\n {\"patch\": {\"configuration\": {\"metadata\": {\"name\": \"c\", \"generation\": 18446744073709551616}}}}]"
+            )
+        ),
+        r#"line 3: step 1: "patch.configuration.metadata.generation": expected an integer, found 1.8446744073709552e+19"#
+    );
+    let huge = "x".repeat(1 << 20);
+    let cut = format!("\"{}\"… (1048576 characters)", "x".repeat(200));
+    assert_eq!(
+        malformed(
+            "l2-huge-string.json",
+            &scenario(&format!(
+                "\"steps\": [\n {{\"patch\": {{\"configuration\": {{\"spec\": {{\"horizontalScaling\": {{\"replicas\": \"{huge}\"}}}}}}}}}}]"
+            ))
+        ),
+        format!(
+            r#"line 3: step 1: "patch.configuration.spec.horizontalScaling.replicas": expected an integer, found {cut}"#
+        )
+    );
+    // A word of the format (a time, a verb) and a key are cut the same way.
+    assert_eq!(
+        malformed(
+            "l2-huge-time.json",
+            &scenario(&format!("\"now\": \"{huge}\", \"steps\": []"))
+        ),
+        format!(
+            "line 2: \"now\": not an RFC 3339 time \"{}\" (expected e.g. 2026-01-01T00:00:00Z)",
+            "x".repeat(64)
+        )
+    );
+    assert_eq!(
+        malformed(
+            "l2-huge-verb.json",
+            &scenario(&format!("\"steps\": [\n {{\"{huge}\": {{}}}}]"))
+        ),
+        format!(
+            "line 3: step 1: unknown step {cut} (expected one of reconcile, advance, patch, delete, failWrites, rollout, mutateWrites, restart, unreadable)"
+        )
+    );
+    let message = malformed(
+        "l2-huge-advance.json",
+        &scenario(&format!("\"steps\": [\n {{\"advance\": \"{huge}\"}}]")),
+    );
+    assert!(message.len() < 1000, "{} bytes", message.len());
+    assert!(message.contains(&cut), "{message}");
+}
+
+/// W3: `plan --namespaces` takes the namespaces' labels as `kubectl get namespaces -o json`
+/// prints them, and decides what `simulate` decides on the same objects.
+#[test]
+fn w3_plan_takes_the_namespaces_labels_as_simulate_does() {
+    let class = r#"{"metadata": {"name": "meridio"}, "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}}"#;
+    let gateway = r#"{"metadata": {"name": "gw", "namespace": "red", "uid": "u-1", "generation": 1},
+ "spec": {"gatewayClassName": "meridio",
+  "listeners": [{"name": "teams", "port": 4000, "protocol": "TCP",
+    "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {"matchLabels": {"team": "blue"}}}}}],
+  "infrastructure": {"parametersRef": {"group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "gwconf"}}}}"#;
+    let configuration = r#"{"metadata": {"name": "gwconf", "namespace": "red", "generation": 1},
+ "spec": {"networkAttachments": [{"type": "NAD", "nad": {"name": "vlan-100", "namespace": "red", "interface": "ext-vlan0"}}],
+  "internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}}"#;
+    let routes = r#"[{"metadata": {"name": "r-blue", "namespace": "tenant"},
+  "spec": {"parentRefs": [{"name": "gw", "namespace": "red"}], "destinationCIDRs": ["30.0.0.1/32"], "priority": 1}},
+ {"metadata": {"name": "r-green", "namespace": "other"},
+  "spec": {"parentRefs": [{"name": "gw", "namespace": "red"}], "destinationCIDRs": ["40.0.0.1/32"], "priority": 1}}]"#;
+    let namespaces = r#"{"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [
+ {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tenant",
+   "labels": {"team": "blue", "kubernetes.io/metadata.name": "tenant"}},
+   "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}},
+ {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other", "labels": {"team": "green"}}}]}"#;
+    // simulate: the same objects, the labels under objects.namespaces.
+    let text = format!(
+        r#"{{"now": "2026-01-01T00:00:00Z", "objects": {{"gatewayClass": {class}, "gateway": {gateway},
+ "configuration": {configuration}, "routes": {routes},
+ "namespaces": {{"tenant": {{"team": "blue", "kubernetes.io/metadata.name": "tenant"}}, "other": {{"team": "green"}}}}}},
+ "steps": [{{"reconcile": {{}}, "expect": {{"action": "Create", "addresses": ["30.0.0.1"],
+   "listeners": [{{"name": "teams", "attachedRoutes": 1}}]}}}}]}}"#
+    );
+    let path = file("w3-scenario.json", text.as_bytes());
+    let (code, stderr) = run(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let files = [
+        ("--gateway-class", file("w3-class.json", class.as_bytes())),
+        ("--gateway", file("w3-gw.json", gateway.as_bytes())),
+        (
+            "--configuration",
+            file("w3-conf.json", configuration.as_bytes()),
+        ),
+        ("--routes", file("w3-routes.json", routes.as_bytes())),
+    ];
+    let namespaces = file("w3-namespaces.json", namespaces.as_bytes());
+    let plan = |with_namespaces: bool| {
+        let mut args: Vec<&str> = vec!["plan", "--now", "2026-01-01T00:00:00Z"];
+        for (flag, path) in &files {
+            args.push(flag);
+            args.push(path.to_str().unwrap());
+        }
+        if with_namespaces {
+            args.push("--namespaces");
+            args.push(namespaces.to_str().unwrap());
+        }
+        let out = Command::new(BIN).args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let addresses: Vec<String> = decision["status"]["addresses"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|a| a["value"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let attached = decision["status"]["listeners"][0]["attachedRoutes"].clone();
+        (decision["action"].clone(), addresses, attached)
+    };
+    assert_eq!(
+        plan(true),
+        (
+            serde_json::json!("Create"),
+            vec!["30.0.0.1".to_owned()],
+            serde_json::json!(1)
+        )
+    );
+    // Without the labels no namespace is selected: what the flag changes.
+    assert_eq!(plan(false).1, Vec::<String>::new());
+    // The names and labels are checked as a scenario's are.
+    let gateway = files[1].1.to_str().unwrap();
+    for (i, (list, why)) in [
+        (
+            r#"{"kind": "NamespaceList", "items": [{"metadata": {"name": "Bad_NS"}}]}"#,
+            "items[0].metadata.name: is not a namespace name (a DNS-1123 label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)",
+        ),
+        (
+            r#"{"kind": "NamespaceList", "items": [{"metadata": {"name": "a"}}, {"metadata": {"name": "a"}}]}"#,
+            "items[1].metadata.name: names a namespace listed before it",
+        ),
+        (
+            r#"{"kind": "PodList", "items": []}"#,
+            r#"kind: expected List or NamespaceList, found "PodList""#,
+        ),
+        (
+            r#"{"items": [{"metadata": {"name": "a", "labels": {"team": 5}}}]}"#,
+            "items[0].metadata.labels.team: expected a string, found 5",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let list = file(&format!("w3-bad-{i}.json"), list.as_bytes());
+        let list = list.to_str().unwrap();
+        let (code, stderr) = run(&["plan", "--gateway", gateway, "--namespaces", list]);
+        assert_eq!(code, 2, "{stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!("gateway-reconcile plan: --namespaces {list}: {why}")
+        );
+    }
+}
