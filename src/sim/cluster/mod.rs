@@ -169,6 +169,9 @@ pub struct Cluster {
     template: Deployment,
     routes: Vec<L34Route>,
     namespaces: NamespaceLabels,
+    /// Whether the configuration was last stored without the type check
+    /// ([`Cluster::patch_unchecked`]): it may not read as its kind.
+    configuration_unchecked: bool,
     deployment_writes: u64,
     applied_deployment_writes: u64,
     status_writes: u64,
@@ -200,6 +203,7 @@ impl Cluster {
             template,
             routes: objects.routes,
             namespaces: objects.namespaces,
+            configuration_unchecked: false,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,
@@ -362,6 +366,7 @@ impl Default for Cluster {
             template: crate::template::default_template(),
             routes: Vec::new(),
             namespaces: NamespaceLabels::new(),
+            configuration_unchecked: false,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,

@@ -209,6 +209,36 @@ pub(crate) fn default_status(kind: Kind, object: &mut Value) {
     );
 }
 
+/// What a merge patch sets: the patch without its `null`s (removals), recursively, at the
+/// patch's own cost. Over an object that reads as its kind, the patched object reads as its
+/// kind when this does (serde reads each field on its own); when this does not, only the
+/// whole object can say, as what this lacks (a required field beside a patched one) may be
+/// in the object.
+pub(crate) fn without_nulls(patch: &Value) -> Value {
+    match patch {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Whether the merge `patch` changes `target` (`None`: the key is absent), found at the
+/// patch's own cost: the values it replaces are compared, nothing else is read.
+pub(crate) fn merge_changes(target: Option<&Value>, patch: &Value) -> bool {
+    match (patch, target) {
+        (Value::Null, target) => target.is_some(),
+        (Value::Object(patch), Some(Value::Object(target))) => patch
+            .iter()
+            .any(|(key, value)| merge_changes(target.get(key), value)),
+        (Value::Object(_), _) => true,
+        (value, target) => target != Some(value),
+    }
+}
+
 /// Checks that an object deserializes into its kind's wire type.
 pub(crate) fn check(kind: Kind, value: Option<&Value>) -> Result<(), ClusterError> {
     let Some(value) = value else { return Ok(()) };

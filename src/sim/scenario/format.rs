@@ -10,7 +10,7 @@
 //! serde's errors carry the key path (serde_path_to_error); [`malformed`](super::malformed)
 //! turns them into [`ScenarioError`]s naming the step and the key.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -1077,6 +1077,11 @@ fn gateway_kept(before: Option<&Value>, after: &Value) -> Result<(), (String, St
 fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError> {
     // Copied on the first patch of each kind only: most files patch one or two objects.
     let mut shadow: BTreeMap<&'static str, Option<Value>> = BTreeMap::new();
+    // The kinds whose copy may hold a value of the wrong type (left by an `unreadable`
+    // step): a patch on them is checked whole until one leaves them readable. Any other
+    // is readable, so a patch on it is checked by what it sets alone (its own size, not
+    // the object's), and whole only when that finds something to say.
+    let mut unchecked: BTreeSet<&'static str> = BTreeSet::new();
     let initial = |kind: Kind| -> Option<Value> {
         match kind {
             Kind::GatewayClass => objects.gateway_class.clone(),
@@ -1105,10 +1110,12 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                     _ => None,
                 };
                 shadow.insert(kind.key(), gone);
+                unchecked.remove(kind.key());
             }
             // Stored without the type check: the only place a wrong type is allowed.
             Verb::Unreadable(kind, patch) => {
                 let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
+                unchecked.insert(kind.key());
                 let had = identity_fields(slot.as_ref());
                 match slot.as_mut() {
                     None => *slot = Some(patch.clone()),
@@ -1128,6 +1135,11 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                     // The server sets the generation again on an update: leaving it out of
                     // a patch loses nothing.
                     had.retain(|f| *f != "generation");
+                    // A patch on an absent object (or a list of routes) is the whole
+                    // object: checked whole, at the patch's size.
+                    let whole = slot.is_none()
+                        || *kind == Kind::Routes
+                        || unchecked.remove(kind.key());
                     let before_gateway = match kind {
                         Kind::Gateway => slot.as_ref().and_then(|g| g.get("metadata")).map(|m| {
                             serde_json::json!({"metadata": {
@@ -1170,7 +1182,17 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                             &"cannot be removed (the API server keeps it)",
                         ));
                     }
-                    shape(*kind, value).map_err(|(path, why)| invalid(&at(path), &why))?;
+                    let set = (!whole).then(|| crate::sim::cluster::store::without_nulls(patch));
+                    let shaped = match set.as_ref().map(|set| shape(*kind, set)) {
+                        Some(Ok(())) => Ok(()),
+                        // What the patch sets alone may lack what the object has (a
+                        // required field beside it): the whole object says.
+                        Some(Err(_)) | None => shape(*kind, value),
+                    };
+                    if let Err((path, why)) = shaped {
+                        unchecked.insert(kind.key());
+                        return Err(invalid(&at(path), &why));
+                    }
                     if !matches!(kind, Kind::Template | Kind::Routes | Kind::Deployment) {
                         metadata_kept(&had, value)
                             .map_err(|(path, why)| invalid(&at(path), &why))?;
