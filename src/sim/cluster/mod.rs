@@ -166,7 +166,9 @@ pub struct Cluster {
     gateway: Value,
     configuration: Option<Value>,
     deployment: Option<Deployment>,
-    template: Deployment,
+    /// Shared with each reconcile's snapshot (no copy per reconcile); copied only when a
+    /// patch changes it while a snapshot still holds it.
+    template: std::sync::Arc<Deployment>,
     routes: Vec<L34Route>,
     namespaces: NamespaceLabels,
     /// Whether the configuration was last stored without the type check
@@ -192,7 +194,8 @@ impl Cluster {
     pub fn new(settings: Settings, now: Timestamp, objects: Objects) -> Result<Self, ClusterError> {
         let template = objects
             .template
-            .unwrap_or_else(crate::template::default_template);
+            .unwrap_or_else(crate::template::default_template)
+            .into();
         let mut cluster = Cluster {
             settings,
             server: Server::new(now),
@@ -213,14 +216,13 @@ impl Cluster {
             status_patch_problem: None,
         };
         cluster.driver = Driver::new(cluster.settings.clone());
-        for kind in Kind::ALL {
-            let value = match kind {
-                Kind::GatewayClass => objects.gateway_class.clone(),
-                Kind::Gateway => Some(objects.gateway.clone()),
-                Kind::Configuration => objects.configuration.clone(),
-                // Held as Deployments: any JSON object is one.
-                Kind::Deployment | Kind::Template | Kind::Routes => continue,
-            };
+        // Moved in, not copied: they can be large.
+        let json = [
+            (Kind::GatewayClass, objects.gateway_class),
+            (Kind::Gateway, Some(objects.gateway)),
+            (Kind::Configuration, objects.configuration),
+        ];
+        for (kind, value) in json {
             if let Some(mut value) = value.filter(|v| !v.is_null()) {
                 check(kind, Some(&value))?;
                 cluster.server.fill_bookkeeping(&mut value);
@@ -363,7 +365,7 @@ impl Default for Cluster {
             gateway: Value::Null,
             configuration: None,
             deployment: None,
-            template: crate::template::default_template(),
+            template: crate::template::default_template().into(),
             routes: Vec::new(),
             namespaces: NamespaceLabels::new(),
             configuration_unchecked: false,

@@ -52,7 +52,10 @@ impl Cluster {
         }
         match kind {
             // Patched in place: an object patch leaves an object.
-            Kind::Template => merge_patch::apply_to_object(&mut self.template.object, patch),
+            Kind::Template => merge_patch::apply_to_object(
+                &mut std::sync::Arc::make_mut(&mut self.template).object,
+                patch,
+            ),
             Kind::Deployment => {
                 let before = self.deployment.take();
                 let after = self.server.patched_deployment(before.as_ref(), patch);
@@ -76,9 +79,9 @@ impl Cluster {
         let before = self.take(kind);
         let patched = match before {
             Some(mut object) => {
-                let patched = self
-                    .server
-                    .patch_in_place(kind, &mut object, patch, checked, readable);
+                let patched =
+                    self.server
+                        .patch_in_place(kind, &mut object, patch, checked, readable);
                 // Unchanged when refused.
                 self.set(kind, object);
                 patched

@@ -1137,9 +1137,8 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                     had.retain(|f| *f != "generation");
                     // A patch on an absent object (or a list of routes) is the whole
                     // object: checked whole, at the patch's size.
-                    let whole = slot.is_none()
-                        || *kind == Kind::Routes
-                        || unchecked.remove(kind.key());
+                    let whole =
+                        slot.is_none() || *kind == Kind::Routes || unchecked.remove(kind.key());
                     let before_gateway = match kind {
                         Kind::Gateway => slot.as_ref().and_then(|g| g.get("metadata")).map(|m| {
                             serde_json::json!({"metadata": {
