@@ -1083,11 +1083,23 @@ static COUNTING: counting::Counting = counting::Counting;
 /// Reads and runs a scenario through the library, as `simulate` does: the bytes allocated
 /// and the peak of bytes live. Every expectation must hold.
 fn scenario_cost(text: &str) -> (u64, u64) {
+    let mut passed = None;
+    let cost = counting::measure(|| {
+        let scenario = gateway_reconcile::sim::scenario::Scenario::from_json(text).unwrap();
+        passed = Some(scenario.into_report().failures.len());
+    });
+    assert_eq!(passed, Some(0), "every expectation holds");
+    cost
+}
+
+/// [`scenario_cost`]'s peak for a scenario whose expectations may fail (its size is what
+/// counts).
+fn scenario_peak(text: &str) -> u64 {
     counting::measure(|| {
         let scenario = gateway_reconcile::sim::scenario::Scenario::from_json(text).unwrap();
-        let report = scenario.into_report();
-        assert!(report.passed(), "{report}");
+        drop(scenario.into_report());
     })
+    .1
 }
 
 /// A scenario as JSON: a class, a Gateway with `listeners` listeners, a configuration, the
@@ -1145,6 +1157,7 @@ fn h2_a_patch_step_costs_its_own_size() {
     let (n, _) = scenario_cost(&costed(1, 0, &annotation_patches("configuration", 1500)));
     let (twice, _) = scenario_cost(&costed(1, 0, &annotation_patches("configuration", 3000)));
     let ratio = twice as f64 / n as f64;
+    println!("3,000 patch steps allocate {ratio:.2} times what 1,500 do");
     assert!(
         ratio < 2.6,
         "3,000 patches cost {ratio:.2} times 1,500 ({n} bytes)"
@@ -1158,6 +1171,10 @@ fn h2_a_patch_step_costs_its_own_size() {
         more.saturating_sub(some) / 300
     };
     let (small, large) = (per_patch(500), per_patch(2000));
+    println!(
+        "a patch step allocates {large} bytes on 2,000 listeners, {small} on 500 ({:.2} times)",
+        large as f64 / small as f64
+    );
     assert!(
         (large as f64) < 1.5 * small as f64,
         "a patch costs {large} bytes on 2,000 listeners, {small} on 500"
@@ -1178,8 +1195,152 @@ fn h3_a_reconcile_step_reads_what_its_snapshot_needs() {
         more.saturating_sub(some) / 50
     };
     let (small, large) = (per_reconcile(2000), per_reconcile(8000));
+    println!(
+        "a reconcile step allocates {large} bytes over 8,000 namespaces, {small} over 2,000 ({:.2} times)",
+        large as f64 / small as f64
+    );
     assert!(
         (large as f64) < 1.3 * small as f64,
         "a reconcile costs {large} bytes over 8,000 namespaces, {small} over 2,000"
+    );
+}
+
+/// M1: what a scenario holds at its peak stays within ten times its text plus 20 MiB: 100,000
+/// namespaces (once held as a map of maps, about 80 times their text), 1,000 steps each
+/// expecting a large Deployment, 5,000 `unreadable` steps (each once copied the object
+/// whole), 2,500 reconciles over 5,000 namespaces. Printed, not yet bounded: a Gateway of
+/// 50,000 listeners and 9,999 patch steps (`--nocapture` shows each ratio).
+#[test]
+fn m1_memory_within_ten_times_the_input() {
+    use serde_json::json;
+    let gateway = json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u", "generation": 1},
+        "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP",
+            "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {"matchLabels": {"t": "b"}}}}}]}});
+    let configuration =
+        json!({"metadata": {"name": "gwconf", "namespace": "red", "generation": 1}});
+    let namespaces = |count: usize| -> serde_json::Map<String, serde_json::Value> {
+        (0..count)
+            .map(|i| {
+                (
+                    format!("n{i}"),
+                    json!({"t": if i % 2 == 0 { "b" } else { "r" }}),
+                )
+            })
+            .collect()
+    };
+    let reconciles = |count: usize| vec![json!({"reconcile": {}}); count];
+    let unreadable: Vec<_> = (0..5000)
+        .map(|i| json!({"unreadable": {"configuration": {"metadata": {"annotations": {format!("a{i}"): "v"}}}}}))
+        .collect();
+    let listeners: Vec<_> = (0..50_000)
+        .map(|i| json!({"name": format!("listener-{i}"), "port": 1 + i % 65535, "protocol": "TCP", "hostname": "x.example.com"}))
+        .collect();
+    let many = json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u", "generation": 1},
+        "spec": {"gatewayClassName": "meridio", "listeners": listeners}});
+    let deployment = json!({"metadata": {"labels": (0..250).map(|i| (format!("l{i}"), json!("v".repeat(40)))).collect::<serde_json::Map<_, _>>()}});
+    let inputs = [
+        (
+            "50,000 listeners",
+            json!({"objects": {"gateway": many}, "steps": reconciles(1)}),
+        ),
+        (
+            "1,000 expect.deployment",
+            json!({"objects": {"gateway": gateway},
+                "steps": vec![json!({"reconcile": {}, "expect": {"deployment": deployment}}); 1000]}),
+        ),
+        (
+            "100,000 namespaces",
+            json!({"objects": {"gateway": gateway, "namespaces": namespaces(100_000)},
+                "steps": reconciles(1)}),
+        ),
+        (
+            "9,999 patch steps",
+            json!({"objects": {"gateway": gateway, "configuration": configuration},
+                "steps": annotation_patches("configuration", 9999)}),
+        ),
+        (
+            "5,000 unreadable steps",
+            json!({"objects": {"gateway": gateway, "configuration": configuration},
+                "steps": unreadable}),
+        ),
+        (
+            "2,500 reconciles over 5,000 namespaces",
+            json!({"objects": {"gateway": gateway, "namespaces": namespaces(5000)},
+                "steps": reconciles(2500)}),
+        ),
+    ];
+    for (what, input) in inputs {
+        let text = input.to_string();
+        let peak = scenario_peak(&text);
+        let bound = 10 * text.len() as u64 + (20 << 20);
+        println!(
+            "{what}: {} bytes of text, {peak} bytes at the peak ({:.1} times)",
+            text.len(),
+            peak as f64 / text.len() as f64
+        );
+        // Not yet within it (issue #45, left open): a Gateway of many listeners and many
+        // patch steps are held as JSON values, about ten and fifty times their text.
+        let open = what.ends_with("listeners") || what.ends_with("patch steps");
+        assert!(
+            open || peak <= bound,
+            "{what}: {peak} bytes at the peak, over {bound} ({} bytes of text)",
+            text.len()
+        );
+    }
+}
+
+/// The namespaces are read straight from the text: a name or a label key given twice is a
+/// duplicate key, a value of the wrong type names its key path, and names and keys in any
+/// order read as sorted ones do.
+#[test]
+fn m1_namespaces_read_from_the_text_keep_the_rules() {
+    let with = |namespaces: &str| {
+        format!(
+            "{{\"objects\": {{\"gateway\": {GATEWAY},\n \"namespaces\": {namespaces}}}, \"steps\": []}}"
+        )
+    };
+    assert_eq!(
+        malformed("ns-dup.json", &with(r#"{"a": {}, "b": {}, "a": {}}"#)),
+        r#"invalid JSON at line 2, column 37: duplicate key "objects.namespaces.a""#
+    );
+    assert_eq!(
+        malformed("ns-dup-label.json", &with(r#"{"a": {"x": "1", "x": "2"}}"#)),
+        r#"invalid JSON at line 2, column 35: duplicate key "objects.namespaces.a.x""#
+    );
+    assert_eq!(
+        malformed("ns-number.json", &with(r#"{"a": {"x": 1}}"#)),
+        r#"invalid JSON at line 2, column 28: "objects.namespaces.a.x" must be a string (found a number)"#
+    );
+    assert_eq!(
+        malformed("ns-list.json", &with(r#"{"a": []}"#)),
+        r#"invalid JSON at line 2, column 23: "objects.namespaces.a" must be an object (found a list)"#
+    );
+    assert_eq!(
+        malformed("ns-invalid.json", &with(r#"{"b": {}, "a": {"x": "-v"}}"#)),
+        r#"line 2: "objects.namespaces.a.x": invalid value "-v": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#
+    );
+    let read = |namespaces: &str| {
+        gateway_reconcile::sim::scenario::Scenario::from_json(&with(namespaces))
+            .unwrap()
+            .objects
+            .namespaces
+    };
+    let unsorted = read(r#"{"c": {"z": "1", "a": "2"}, "a": {}, "b": {"k": "v"}}"#);
+    let sorted = read(r#"{"a": {}, "b": {"k": "v"}, "c": {"a": "2", "z": "1"}}"#);
+    assert_eq!(unsorted, sorted);
+    assert_eq!(
+        unsorted.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
+    assert_eq!(
+        unsorted.labels("c").unwrap(),
+        [
+            ("a".to_owned(), "2".to_owned()),
+            ("z".to_owned(), "1".to_owned())
+        ]
+    );
+    assert_eq!(
+        read(r#"{"b": {}, "a": {}, "b": {}}"#.replace("\"b\": {}}", "\"c\": {}}").as_str()).len(),
+        3
     );
 }

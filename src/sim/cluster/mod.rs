@@ -70,9 +70,9 @@ use crate::error::InputError;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{Driver, WriteRecord};
 use crate::settings::Settings;
-use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, L34Route};
 
+mod namespaces;
 mod port;
 pub(crate) mod reconcile;
 mod rollout;
@@ -81,6 +81,7 @@ pub(crate) mod store;
 mod writes;
 
 pub use crate::reconcile::WriteKind;
+pub use namespaces::Namespaces;
 pub use port::ClusterPort;
 pub use reconcile::ReconcileRecord;
 pub use rollout::RolloutState;
@@ -170,7 +171,7 @@ pub struct Cluster {
     /// patch changes it while a snapshot still holds it.
     template: std::sync::Arc<Deployment>,
     routes: Vec<L34Route>,
-    namespaces: NamespaceLabels,
+    namespaces: Namespaces,
     /// Whether the configuration was last stored without the type check
     /// ([`Cluster::patch_unchecked`]): it may not read as its kind.
     configuration_unchecked: bool,
@@ -367,7 +368,7 @@ impl Default for Cluster {
             deployment: None,
             template: crate::template::default_template().into(),
             routes: Vec::new(),
-            namespaces: NamespaceLabels::new(),
+            namespaces: Namespaces::new(),
             configuration_unchecked: false,
             deployment_writes: 0,
             applied_deployment_writes: 0,

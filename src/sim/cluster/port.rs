@@ -114,7 +114,7 @@ impl crate::reconcile::Reader for ClusterPort<'_> {
     }
 
     async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, ClusterError> {
-        Ok(self.cluster.namespace_labels().get(name).cloned())
+        Ok(self.cluster.namespace_labels().get(name))
     }
 
     fn template(&mut self) -> Arc<Deployment> {

@@ -4,10 +4,10 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use super::Namespaces;
 use super::{Cluster, ClusterError};
 use crate::gateway_class::ConfigurationPresence;
 use crate::lookup;
-use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// The objects a [`Cluster`] starts with, as Kubernetes JSON.
@@ -27,7 +27,7 @@ pub struct Objects {
     pub routes: Vec<L34Route>,
     /// The namespaces' labels (namespace → labels), for `allowedRoutes` selectors; a
     /// namespace not listed has none the controller can see.
-    pub namespaces: NamespaceLabels,
+    pub namespaces: Namespaces,
 }
 
 /// One of the objects a [`Cluster`] holds.
@@ -153,7 +153,7 @@ impl Cluster {
     }
 
     /// The namespaces' labels the controller sees.
-    pub fn namespace_labels(&self) -> &NamespaceLabels {
+    pub fn namespace_labels(&self) -> &Namespaces {
         &self.namespaces
     }
 }

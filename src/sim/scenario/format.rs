@@ -27,7 +27,7 @@ use super::{Scenario, Step, TimeError, Verb, api_error_from_value, parse_time};
 use crate::events::EventType;
 use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::store::{check, typed_at};
-use crate::sim::cluster::{ClusterError, Kind, Objects, RolloutState, WriteKind};
+use crate::sim::cluster::{ClusterError, Kind, Namespaces, Objects, RolloutState, WriteKind};
 use crate::sim::scenario::describe::requeue_from_word;
 use crate::sim::strict_json::{Lifted, MAX_STEPS};
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, tree};
@@ -753,7 +753,16 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
     let file: Wrapped =
         serde_path_to_error::deserialize(&wrapped).map_err(|e| from_serde(&e, |_| None))?;
     let routes = file.objects.0.routes;
-    let namespaces = file.objects.0.namespaces.unwrap_or_default();
+    // Read compactly from the text by the strict reader; from a value, converted.
+    let namespaces = match lifted.namespaces {
+        Some(namespaces) => namespaces,
+        None => file
+            .objects
+            .0
+            .namespaces
+            .map(Namespaces::from)
+            .unwrap_or_default(),
+    };
     check_namespaces(&namespaces)?;
     let mut map = match wrapped.get_mut("objects").map(Value::take) {
         Some(Value::Object(map)) => map,
@@ -830,11 +839,10 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
 
 /// `objects.namespaces`: each key a namespace name (a DNS-1123 label), each label a valid
 /// label key and value, as the API server would take them.
-fn check_namespaces(
-    namespaces: &BTreeMap<String, BTreeMap<String, String>>,
-) -> Result<(), ScenarioError> {
+fn check_namespaces(namespaces: &Namespaces) -> Result<(), ScenarioError> {
     for (namespace, labels) in namespaces {
         let key = format!("objects.namespaces.{namespace}");
+        let labels = labels.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         namespace_error(namespace, labels).map_err(|(label, why)| ScenarioError::InvalidValue {
             step: None,
             key: match label {
@@ -849,9 +857,9 @@ fn check_namespaces(
 
 /// A namespace's name and labels as the API server takes them; else the label at fault
 /// (`None`: the name) and why.
-fn namespace_error(
+fn namespace_error<'l>(
     namespace: &str,
-    labels: &BTreeMap<String, String>,
+    labels: impl IntoIterator<Item = (&'l str, &'l str)>,
 ) -> Result<(), (Option<String>, String)> {
     if namespace.len() > 63
         || namespace.contains('.')
@@ -866,11 +874,11 @@ fn namespace_error(
     }
     for (label, value) in labels {
         if let Some(why) = crate::names::key_error(label) {
-            return Err((Some(label.clone()), format!("invalid key: {why}")));
+            return Err((Some(label.to_owned()), format!("invalid key: {why}")));
         }
         if let Some(why) = crate::names::label_value_error(value) {
             return Err((
-                Some(label.clone()),
+                Some(label.to_owned()),
                 format!("invalid value {}: {why}", crate::read_at::quote(value)),
             ));
         }
@@ -942,7 +950,8 @@ pub fn namespace_list(value: &Value) -> Result<crate::NamespaceLabels, (String, 
             ));
         }
         let labels = item.metadata.labels.unwrap_or_default();
-        namespace_error(&item.metadata.name, &labels).map_err(|(label, why)| match label {
+        let pairs = labels.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        namespace_error(&item.metadata.name, pairs).map_err(|(label, why)| match label {
             Some(label) => (format!("{path}.metadata.labels.{label}"), why),
             None => (format!("{path}.metadata.name"), why),
         })?;
