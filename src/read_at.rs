@@ -97,56 +97,34 @@ fn cut_shown(text: &str) -> String {
     }
 }
 
-/// A string serde already quoted with `{:?}` (`"a\"b"`), cut as [`quote`] cuts: the
+/// A string serde already quoted with `{:?}` (`"a\\"b"`), cut as [`quote`] cuts: the
 /// characters are counted as the string has them (an escape is one).
 fn cut_debug_quoted(quoted: &str) -> String {
     let inner = quoted
         .strip_prefix('"')
         .and_then(|q| q.strip_suffix('"'))
         .unwrap_or(quoted);
-    // Each character of the string starts where its escape (or itself) starts.
-    let mut starts = Vec::new();
-    let mut chars = inner.char_indices().peekable();
+    // Where the character after the first QUOTED_CHARACTERS starts, and how many there are.
+    let mut cut_at = None;
+    let mut total = 0usize;
+    let mut chars = inner.char_indices();
     while let Some((at, c)) = chars.next() {
-        if starts.len() <= QUOTED_CHARACTERS {
-            starts.push(at);
+        if total == QUOTED_CHARACTERS {
+            cut_at = Some(at);
         }
-        if c == '\\' {
-            match chars.next() {
-                Some((_, 'u')) => {
-                    for (_, c) in chars.by_ref() {
-                        if c == '}' {
-                            break;
-                        }
-                    }
+        total += 1;
+        // An escape is one character: `\"`, `\n`, `\u{1b}`.
+        if c == '\\' && chars.next().is_some_and(|(_, e)| e == 'u') {
+            for (_, c) in chars.by_ref() {
+                if c == '}' {
+                    break;
                 }
-                Some(_) | None => {}
             }
-        }
-        if starts.len() > QUOTED_CHARACTERS && chars.peek().is_none() {
-            break;
         }
     }
-    let total = {
-        let mut n = 0usize;
-        let mut it = inner.chars();
-        while let Some(c) = it.next() {
-            n += 1;
-            if c == '\\' && it.next() == Some('u') {
-                for c in it.by_ref() {
-                    if c == '}' {
-                        break;
-                    }
-                }
-            }
-        }
-        n
-    };
-    match starts.get(QUOTED_CHARACTERS) {
-        Some(&at) if total > QUOTED_CHARACTERS => {
-            format!("\"{}\"… ({total} characters)", &inner[..at])
-        }
-        _ => quoted.to_owned(),
+    match cut_at {
+        Some(at) => format!("\"{}\"… ({total} characters)", &inner[..at]),
+        None => quoted.to_owned(),
     }
 }
 

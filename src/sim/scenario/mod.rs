@@ -34,7 +34,15 @@
 //! - The objects and every `patch` are checked when the file is read: a value of the wrong
 //!   type (`"objects.configuration.spec.internalSubnets": expected a list, found 5`), or a
 //!   Gateway without `metadata.name`, `namespace` or `uid` (also when a patch removes it),
-//!   makes the file malformed rather than a step that fails.
+//!   makes the file malformed rather than a step that fails; so do a negative
+//!   `metadata.generation` on the Gateway, the configuration or the class (given or
+//!   patched), a patch that removes an object's name, namespace or uid, and a patch that
+//!   renames the Gateway or moves it to another namespace (the API server refuses both).
+//!   A patch is checked by what it sets (its own size), the whole object only when that
+//!   finds something to say.
+//! - Errors of the JSON reader itself (a nesting past its recursion limit, a number out of
+//!   range) name the step and the key path; a value a message quotes is cut to 200
+//!   characters, with its length.
 //! - `expect.drift`: field paths that must each be in the Update's drift list, or on a
 //!   `None` in the drift a write record holds back.
 //! - `mutateWrites: {"patch": PATCH}` applies the merge patch to every Deployment write
@@ -44,7 +52,9 @@
 //! - `objects.namespaces` (optional): namespace name → its labels (a DNS-1123 label →
 //!   valid label keys and values), what the controller sees of the routes' namespaces for
 //!   `allowedRoutes` selectors (`from: Selector`); a namespace not listed has no labels the
-//!   controller sees, and no selector admits it.
+//!   controller sees, and no selector admits it. Read straight from the text into a compact
+//!   [`Namespaces`](crate::sim::cluster::Namespaces); `plan --namespaces` reads the same
+//!   from a Namespace List ([`namespace_list`]).
 //! - A Gateway or GatewayClass given without `status` is stored with the CRD's default
 //!   status (Gateway `Accepted` and `Programmed`, GatewayClass `Accepted`, each
 //!   `Unknown`/`Pending`/`Waiting for controller` at `1970-01-01T00:00:00Z`, no
@@ -56,7 +66,9 @@
 //!   it; the controller then reads the configuration as unreadable (its Gateway gets
 //!   `GatewayConfiguration "NAME" cannot be read: WHY`) until a `patch` makes it readable
 //!   again. Only there may a value have the wrong type: a later `patch` that leaves one is
-//!   malformed, as everywhere else. `configuration` is required and is the only key.
+//!   malformed, as everywhere else; but not in the identity the API server keeps:
+//!   removing or retyping `metadata`, its `name`, `namespace`, `uid` or `generation` is
+//!   malformed. `configuration` is required and is the only key.
 //! - `expect.events`: each `{type, reason, messageContains}` (every key optional) must be
 //!   matched by a distinct Event of the reconcile; other Events are allowed.
 //! - `expect.gatewayClass`: the class's conditions after the reconcile, in the form of
