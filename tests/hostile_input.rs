@@ -894,6 +894,17 @@ fn l2_quoted_values_are_cut_and_serde_words_whole() {
             "line 3: step 1: unknown step {cut} (expected one of reconcile, advance, patch, delete, failWrites, rollout, mutateWrites, restart, unreadable)"
         )
     );
+    assert_eq!(
+        malformed(
+            "l2-huge-error-key.json",
+            &scenario(&format!(
+                "\"steps\": [\n {{\"failWrites\": {{\"count\": 1, \"error\": {{\"{huge}\": 1}}}}}}]"
+            ))
+        ),
+        format!(
+            "line 3: step 1: \"failWrites.error\": unknown key {cut} (expected code, reason, message, or a Kubernetes Status)"
+        )
+    );
     let message = malformed(
         "l2-huge-advance.json",
         &scenario(&format!("\"steps\": [\n {{\"advance\": \"{huge}\"}}]")),
