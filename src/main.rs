@@ -187,12 +187,12 @@ fn simulate(args: &[String]) -> ExitCode {
 
 const PLAN_FLAGS: [&str; 10] = [
     "--gateway",
-    "--namespaces",
     "--gateway-class",
     "--configuration",
     "--deployment",
     "--template",
     "--routes",
+    "--namespaces",
     "--outcome",
     "--now",
     "--settings",
