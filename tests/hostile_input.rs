@@ -1350,8 +1350,6 @@ fn m1_namespaces_read_from_the_text_keep_the_rules() {
             ("z".to_owned(), "1".to_owned())
         ]
     );
-    assert_eq!(
-        read(r#"{"b": {}, "a": {}, "b": {}}"#.replace("\"b\": {}}", "\"c\": {}}").as_str()).len(),
-        3
-    );
+    // Out of order, and no name twice: no duplicate is found.
+    assert_eq!(read(r#"{"b": {}, "a": {}, "c": {}}"#).len(), 3);
 }
