@@ -1353,3 +1353,36 @@ fn m1_namespaces_read_from_the_text_keep_the_rules() {
     // Out of order, and no name twice: no duplicate is found.
     assert_eq!(read(r#"{"b": {}, "a": {}, "c": {}}"#).len(), 3);
 }
+
+/// H3: a `reconcile` step hands the driver the stored template, not a copy of it: what a
+/// reconcile allocates does not grow with a part of the template the render never reads
+/// (its `status`, 1,000 against 4,000 entries).
+#[test]
+fn h3_a_reconcile_step_does_not_copy_the_template() {
+    use serde_json::json;
+    let per_reconcile = |entries: usize| {
+        let scenario = |reconciles: usize| {
+            let mut file: serde_json::Value =
+                serde_json::from_str(&costed(1, 0, &vec![json!({"reconcile": {}}); reconciles]))
+                    .unwrap();
+            let mut template =
+                serde_json::to_value(gateway_reconcile::template::default_template()).unwrap();
+            template["status"] =
+                json!({"entries": (0..entries).map(|i| format!("entry-{i}")).collect::<Vec<_>>()});
+            file["objects"]["template"] = template;
+            file.to_string()
+        };
+        let (some, _) = scenario_cost(&scenario(20));
+        let (more, _) = scenario_cost(&scenario(40));
+        more.saturating_sub(some) / 20
+    };
+    let (small, large) = (per_reconcile(1000), per_reconcile(4000));
+    println!(
+        "a reconcile step allocates {large} bytes with a template of 4,000 status entries, {small} with 1,000 ({:.2} times)",
+        large as f64 / small as f64
+    );
+    assert!(
+        (large as f64) < 1.1 * small as f64,
+        "a reconcile costs {large} bytes with the larger template, {small} with the smaller"
+    );
+}
