@@ -79,8 +79,8 @@ pub fn plain_message(message: &str) -> String {
 /// message.
 pub(crate) const QUOTED_CHARACTERS: usize = 200;
 
-/// `text` quoted for a message (`"text"`, escaped as Rust's `{:?}` does), cut to
-/// [`QUOTED_CHARACTERS`] characters with its length when longer.
+/// `text` quoted for a message (`"text"`, escaped as Rust's `{:?}` does), cut to 200
+/// characters with its length when longer (`"xxx…" (16777216 characters)`).
 #[cfg_attr(not(feature = "sim"), allow(dead_code))]
 pub fn quote(text: &str) -> String {
     match text.char_indices().nth(QUOTED_CHARACTERS) {
