@@ -3,15 +3,17 @@
 //! ```text
 //! gateway-reconcile simulate [FILE]
 //! gateway-reconcile plan --gateway F [--gateway-class F] [--configuration F]
-//!                        [--deployment F] [--template F] [--routes F] [--outcome JSON|F]
-//!                        [--now RFC3339] [--settings F]
+//!                        [--deployment F] [--template F] [--routes F] [--namespaces F]
+//!                        [--outcome JSON|F] [--now RFC3339] [--settings F]
 //! ```
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::process::ExitCode;
 
-use gateway_reconcile::sim::scenario::{DEMO, Scenario, api_error_from_value, parse_time};
+use gateway_reconcile::sim::scenario::{
+    DEMO, Scenario, api_error_from_value, namespace_list, parse_time,
+};
 use gateway_reconcile::sim::strict_json::plain_message;
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{Plan, Requeue, Settings, Snapshot, WriteOutcome, format_duration};
@@ -63,6 +65,8 @@ Options:
   --deployment F       the observed LB Deployment (absent: not found)
   --template F         the LB Deployment template (absent: the built-in one)
   --routes F           the L34Routes: a List (`kubectl get l34routes -A -o json`) or an array
+  --namespaces F       the namespaces' labels, for allowedRoutes selectors: a List
+                       (`kubectl get namespaces -o json`) or an array (absent: no labels)
   --outcome JSON|F     what happened to the Deployment write: \"Applied\", or an API error
                        {\"code\": 503, \"reason\": \"...\", \"message\": \"...\"} (a Kubernetes
                        Status object works too; no code = a transport error). Inline JSON
@@ -181,13 +185,14 @@ fn simulate(args: &[String]) -> ExitCode {
     }
 }
 
-const PLAN_FLAGS: [&str; 9] = [
+const PLAN_FLAGS: [&str; 10] = [
     "--gateway",
     "--gateway-class",
     "--configuration",
     "--deployment",
     "--template",
     "--routes",
+    "--namespaces",
     "--outcome",
     "--now",
     "--settings",
@@ -237,6 +242,10 @@ fn plan(args: &[String]) -> Result<(), String> {
         None => Vec::new(),
         Some(file) => read_routes(file, limit)?,
     };
+    let namespaces = match flags.get("--namespaces") {
+        None => gateway_reconcile::NamespaceLabels::new(),
+        Some(file) => read_namespaces(file, limit)?,
+    };
     let settings: Settings = optional(&flags, limit, "--settings")?.unwrap_or_default();
     let now: jiff::Timestamp = match flags.get("--now") {
         None => jiff::Timestamp::now(),
@@ -255,7 +264,8 @@ fn plan(args: &[String]) -> Result<(), String> {
         .with_gateway_class(gateway_class.as_ref())
         .with_configuration(configuration.as_ref())
         .with_deployment(deployment.as_ref())
-        .with_routes(&routes);
+        .with_routes(&routes)
+        .with_namespace_labels(&namespaces);
     let plan = gateway_reconcile::plan(&settings, snapshot, now).map_err(|e| e.to_string())?;
     let action = plan.write_kind().as_str();
     let assumed = plan.write().is_some() && outcome.is_none();
@@ -604,6 +614,18 @@ fn read_routes(file: &str, limit: u64) -> Result<Vec<L34Route>, String> {
         .enumerate()
         .map(|(i, item)| typed(&item).map_err(|e| err_at("--routes", file, i, e)))
         .collect()
+}
+
+/// The namespaces' labels: a Namespace List (`kubectl get namespaces -o json`) or an
+/// array, each name and label checked as a scenario file's `objects.namespaces` are.
+fn read_namespaces(file: &str, limit: u64) -> Result<gateway_reconcile::NamespaceLabels, String> {
+    let text = read("--namespaces", file, limit)?;
+    let value =
+        parse_value(&text).map_err(|e| format!("--namespaces {}: {e}", display_name(file)))?;
+    namespace_list(&value).map_err(|(path, why)| match path.is_empty() {
+        true => format!("--namespaces {}: {why}", display_name(file)),
+        false => format!("--namespaces {}: {path}: {why}", display_name(file)),
+    })
 }
 
 fn err_at(flag: &str, file: &str, index: usize, e: impl Display) -> String {

@@ -38,14 +38,23 @@ pub fn plain_message(message: &str) -> String {
     let Some((found, expected)) = rest.rsplit_once(", expected ") else {
         return message.to_owned();
     };
-    // serde quotes the value found: integer `5`, string "x", map, sequence, boolean `true`.
-    let found = match found.split_once(' ') {
-        Some((_, value)) => value.trim_matches('`').to_owned(),
+    // serde quotes the value found: integer `5`, floating point `1.5`, string "x", map,
+    // sequence, boolean `true`; its words are kept whole (`floating point`).
+    const QUOTED: [&str; 5] = [
+        "floating point ",
+        "integer ",
+        "boolean ",
+        "character ",
+        "string ",
+    ];
+    let found = match QUOTED.iter().find_map(|kind| found.strip_prefix(kind)) {
+        Some(value) if value.starts_with('"') => cut_debug_quoted(value),
+        Some(value) => cut_shown(value.trim_matches('`')),
         None => match found {
             "map" => "an object".to_owned(),
             "sequence" => "a list".to_owned(),
             "null" | "unit value" => "null".to_owned(),
-            other => other.to_owned(),
+            other => cut_shown(other),
         },
     };
     let expected = match expected {
@@ -63,4 +72,98 @@ pub fn plain_message(message: &str) -> String {
         e => e,
     };
     format!("expected {expected}, found {found}")
+}
+
+/// The most characters of a value a message quotes; a longer one is cut there and its
+/// length given (`"xxx…" (16777216 characters)`), so that a huge value never makes a huge
+/// message.
+pub(crate) const QUOTED_CHARACTERS: usize = 200;
+
+/// `text` quoted for a message (`"text"`, escaped as Rust's `{:?}` does), cut to 200
+/// characters with its length when longer (`"xxx…" (16777216 characters)`).
+#[cfg_attr(not(feature = "sim"), allow(dead_code))]
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARACTERS) {
+        None => format!("{text:?}"),
+        Some((at, _)) => format!("{:?}… ({} characters)", &text[..at], text.chars().count()),
+    }
+}
+
+/// Text shown as it is (a number, a word), cut as [`quote`] cuts.
+fn cut_shown(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARACTERS) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
+    }
+}
+
+/// A string serde already quoted with `{:?}` (`"a\\"b"`), cut as [`quote`] cuts: the
+/// characters are counted as the string has them (an escape is one).
+fn cut_debug_quoted(quoted: &str) -> String {
+    let inner = quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .unwrap_or(quoted);
+    // Where the character after the first QUOTED_CHARACTERS starts, and how many there are.
+    let mut cut_at = None;
+    let mut total = 0usize;
+    let mut chars = inner.char_indices();
+    while let Some((at, c)) = chars.next() {
+        if total == QUOTED_CHARACTERS {
+            cut_at = Some(at);
+        }
+        total += 1;
+        // An escape is one character: `\"`, `\n`, `\u{1b}`.
+        if c == '\\' && chars.next().is_some_and(|(_, e)| e == 'u') {
+            for (_, c) in chars.by_ref() {
+                if c == '}' {
+                    break;
+                }
+            }
+        }
+    }
+    match cut_at {
+        Some(at) => format!("\"{}\"… ({total} characters)", &inner[..at]),
+        None => quoted.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod quote_tests {
+    use super::*;
+
+    #[test]
+    fn values_are_cut_with_their_length() {
+        assert_eq!(quote("abc"), "\"abc\"");
+        let long = "x".repeat(1000);
+        assert_eq!(
+            quote(&long),
+            format!("\"{}\"… (1000 characters)", "x".repeat(200))
+        );
+        let message = format!("invalid type: string {long:?}, expected u32");
+        assert_eq!(
+            plain_message(&message),
+            format!(
+                "expected an integer, found \"{}\"… (1000 characters)",
+                "x".repeat(200)
+            )
+        );
+        let escaped = "\"".repeat(300);
+        let message = format!("invalid type: string {escaped:?}, expected a map");
+        assert_eq!(
+            plain_message(&message),
+            format!(
+                "expected an object, found \"{}\"… (300 characters)",
+                "\\\"".repeat(200)
+            )
+        );
+    }
+
+    #[test]
+    fn serde_words_are_not_split() {
+        assert_eq!(
+            plain_message("invalid type: floating point `1.8446744073709552e19`, expected i64"),
+            "expected an integer, found 1.8446744073709552e19"
+        );
+    }
 }

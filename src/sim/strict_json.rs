@@ -12,12 +12,13 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use crate::sim::cluster::Namespaces;
 use crate::wire::{L34Route, tree};
 
 /// Why text is not strict JSON: serde_json's message, or a duplicate key with its key path,
 /// and where (1-based line and column; 0 when unknown).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{why}{}", position(*.line, *.column))]
+#[error("{}{why}{}", located(path), position(*.line, *.column))]
 pub struct JsonError {
     /// 1-based line (0: unknown).
     pub line: usize,
@@ -25,6 +26,36 @@ pub struct JsonError {
     pub column: usize,
     /// What is wrong, e.g. `duplicate key "metadata.name"`.
     pub why: String,
+    /// The key path of the value the reader itself refused (a number out of range, a
+    /// nesting past its recursion limit), as segments: keys and `[i]` items; empty when
+    /// the message names its own place (a duplicate key) or none is known (a syntax error).
+    pub path: Vec<String>,
+}
+
+/// `"spec.a[0]": ` before the message, when the path is known.
+fn located(path: &[String]) -> String {
+    match path.is_empty() {
+        true => String::new(),
+        false => format!("{}: ", quote(&join_path(path))),
+    }
+}
+
+/// Segments as a dotted key path: `spec.items[2].name`.
+pub(crate) fn join_path(path: &[String]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        if !out.is_empty() && !segment.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(segment);
+    }
+    out
+}
+
+/// What the JSON reader itself refuses in a value it has reached (not the text's syntax):
+/// such an error is given the value's key path.
+fn refused_value(message: &str) -> bool {
+    message.starts_with("recursion limit exceeded") || message.starts_with("number out of range")
 }
 
 /// serde_json's own ending, so that messages read as they did before the strict reader.
@@ -38,14 +69,22 @@ fn position(line: usize, column: usize) -> String {
 
 impl JsonError {
     fn new(error: &serde_json::Error, trail: &Trail) -> JsonError {
+        let mut path = Vec::new();
         let why = match trail.duplicate {
-            true => format!("duplicate key {:?}", trail.key_path()),
-            false => strip_position(&error.to_string()),
+            true => format!("duplicate key {}", quote(&trail.key_path())),
+            false => {
+                let why = strip_position(&error.to_string());
+                if refused_value(&why) {
+                    path = trail.path.iter().rev().cloned().collect();
+                }
+                why
+            }
         };
         JsonError {
             line: error.line(),
             column: error.column(),
             why,
+            path,
         }
     }
 }
@@ -97,6 +136,8 @@ pub(crate) struct Lifted {
     pub template: Option<tree::Value>,
     /// `objects.deployment`, when given (`null` included).
     pub deployment: Option<tree::Value>,
+    /// `objects.namespaces`, when given and not `null`.
+    pub namespaces: Option<Namespaces>,
 }
 
 /// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes, and
@@ -130,11 +171,10 @@ struct Trail {
 }
 
 impl Trail {
-    /// Records one level of the path when the error going up is a duplicate key.
+    /// Records one level of the path of the error going up (only ever on an error: the
+    /// message decides whether the path is told).
     fn up<E>(&mut self, segment: impl FnOnce() -> String, error: E) -> E {
-        if self.duplicate {
-            self.path.push(segment());
-        }
+        self.path.push(segment());
         error
     }
 
@@ -146,14 +186,8 @@ impl Trail {
 
     /// `spec.items[2].name`.
     fn key_path(&self) -> String {
-        let mut out = String::new();
-        for segment in self.path.iter().rev() {
-            if !out.is_empty() && !segment.starts_with('[') {
-                out.push('.');
-            }
-            out.push_str(segment);
-        }
-        out
+        let path: Vec<String> = self.path.iter().rev().cloned().collect();
+        join_path(&path)
     }
 }
 
@@ -270,13 +304,23 @@ impl<'de> Visitor<'de> for Objects<'_> {
         let mut object = Map::new();
         let mut lifted_seen = BTreeSet::new();
         while let Some(key) = map.next_key::<String>()? {
-            let lifted = matches!(key.as_str(), "routes" | "template" | "deployment");
+            let lifted = matches!(
+                key.as_str(),
+                "routes" | "template" | "deployment" | "namespaces"
+            );
             if object.contains_key(&key) || (lifted && !lifted_seen.insert(key.clone())) {
                 return Err(self.trail.duplicate(&key));
             }
             let slot = match key.as_str() {
                 "routes" => {
                     self.lifted.routes = map.next_value_seed(Routes)?;
+                    continue;
+                }
+                "namespaces" => {
+                    match map.next_value_seed(NamespacesSeed(&mut *self.trail)) {
+                        Ok(namespaces) => self.lifted.namespaces = namespaces,
+                        Err(e) => return Err(self.trail.up(|| key, e)),
+                    }
                     continue;
                 }
                 "template" => &mut self.lifted.template,
@@ -401,6 +445,230 @@ impl<'de> DeserializeSeed<'de> for Routes {
                 plain_message(&strip_position(&e.to_string()))
             ))
         })
+    }
+}
+
+/// `objects.namespaces`: null, or namespace → (label key → value), read straight into the
+/// compact [`Namespaces`] (a map of maps held as JSON values costs about 30 times its
+/// text). A name or a key given twice is a duplicate key; a value of the wrong type is an
+/// error naming its key path, in the words of the scenario reader.
+struct NamespacesSeed<'t>(&'t mut Trail);
+
+/// Entries in the order read, each key once: a key out of order is looked up in the keys
+/// read so far (a set made then), so that keys in order cost no lookup.
+struct Ordered<V> {
+    entries: Vec<(String, V)>,
+    seen: Option<BTreeSet<String>>,
+}
+
+impl<V> Ordered<V> {
+    fn new() -> Self {
+        Ordered {
+            entries: Vec::new(),
+            seen: None,
+        }
+    }
+
+    /// Whether `key` was read already.
+    fn repeats(&mut self, key: &str) -> bool {
+        let in_order = self
+            .entries
+            .last()
+            .is_none_or(|(last, _)| last.as_str() < key);
+        if in_order && self.seen.is_none() {
+            return false;
+        }
+        let entries = &self.entries;
+        let seen = self
+            .seen
+            .get_or_insert_with(|| entries.iter().map(|(k, _)| k.clone()).collect());
+        !seen.insert(key.to_owned())
+    }
+
+    /// The entries sorted by key.
+    fn sorted(mut self) -> Vec<(String, V)> {
+        if self.seen.is_some() {
+            self.entries.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        self.entries.shrink_to_fit();
+        self.entries
+    }
+}
+
+/// `"KEY" must be an object (found a list)`, as the scenario reader words it.
+fn wrong_type<E: de::Error>(key: &str, expected: &str, found: &str) -> E {
+    E::custom(format_args!(
+        "{} must be {expected} (found {found})",
+        quote(key)
+    ))
+}
+
+/// The values a visitor refuses, in the scenario reader's words; `$key(&self)` names the
+/// value's key path.
+macro_rules! refuse_scalars_and_lists {
+    ($key:expr, $expected:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Err(wrong_type(&$key(&self), $expected, "a boolean"))
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Err(wrong_type(&$key(&self), $expected, "a number"))
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Err(wrong_type(&$key(&self), $expected, "a number"))
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Err(wrong_type(&$key(&self), $expected, "a number"))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(wrong_type(&$key(&self), $expected, "a list"))
+        }
+    };
+}
+
+impl<'de> DeserializeSeed<'de> for NamespacesSeed<'_> {
+    type Value = Option<Namespaces>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NamespacesSeed<'_> {
+    type Value = Option<Namespaces>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the namespaces")
+    }
+
+    refuse_scalars_and_lists!(|_: &Self| "objects.namespaces".to_owned(), "an object");
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(wrong_type("objects.namespaces", "an object", "a string"))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut namespaces = Ordered::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if namespaces.repeats(&name) {
+                return Err(self.0.duplicate(&name));
+            }
+            let read = map.next_value_seed(LabelsSeed {
+                trail: &mut *self.0,
+                namespace: &name,
+            });
+            match read {
+                Ok(labels) => namespaces.entries.push((name, labels)),
+                Err(e) => return Err(self.0.up(|| name, e)),
+            }
+        }
+        Ok(Some(Namespaces::from_sorted(namespaces.sorted())))
+    }
+}
+
+/// One namespace's labels.
+struct LabelsSeed<'t, 'n> {
+    trail: &'t mut Trail,
+    namespace: &'n str,
+}
+
+impl LabelsSeed<'_, '_> {
+    fn key(&self) -> String {
+        format!("objects.namespaces.{}", self.namespace)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for LabelsSeed<'_, '_> {
+    type Value = Vec<(String, String)>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LabelsSeed<'_, '_> {
+    type Value = Vec<(String, String)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a namespace's labels")
+    }
+
+    refuse_scalars_and_lists!(LabelsSeed::key, "an object");
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(wrong_type(&self.key(), "an object", "a string"))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(wrong_type(&self.key(), "an object", "null"))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(wrong_type(&self.key(), "an object", "null"))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let prefix = self.key();
+        let mut labels = Ordered::new();
+        while let Some(label) = map.next_key::<String>()? {
+            if labels.repeats(&label) {
+                return Err(self.trail.duplicate(&label));
+            }
+            let read = map.next_value_seed(TextSeed(&|| format!("{prefix}.{label}")));
+            match read {
+                Ok(value) => labels.entries.push((label, value)),
+                Err(e) => return Err(self.trail.up(|| label, e)),
+            }
+        }
+        Ok(labels.sorted())
+    }
+}
+
+/// A string, or the scenario reader's wrong-type error naming the key path `.0()`.
+struct TextSeed<'k>(&'k dyn Fn() -> String);
+
+impl<'de> DeserializeSeed<'de> for TextSeed<'_> {
+    type Value = String;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TextSeed<'_> {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    refuse_scalars_and_lists!(|s: &Self| (s.0)(), "a string");
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+        Ok(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+        Err(wrong_type(&(self.0)(), "a string", "null"))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<String, E> {
+        Err(wrong_type(&(self.0)(), "a string", "null"))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(wrong_type(&(self.0)(), "a string", "an object"))
     }
 }
 
@@ -839,4 +1107,4 @@ impl Scanner<'_> {
     }
 }
 
-pub use crate::read_at::plain_message;
+pub use crate::read_at::{plain_message, quote};

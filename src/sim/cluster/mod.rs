@@ -70,9 +70,9 @@ use crate::error::InputError;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{Driver, WriteRecord};
 use crate::settings::Settings;
-use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, L34Route};
 
+mod namespaces;
 mod port;
 pub(crate) mod reconcile;
 mod rollout;
@@ -81,6 +81,7 @@ pub(crate) mod store;
 mod writes;
 
 pub use crate::reconcile::WriteKind;
+pub use namespaces::Namespaces;
 pub use port::ClusterPort;
 pub use reconcile::ReconcileRecord;
 pub use rollout::RolloutState;
@@ -166,9 +167,14 @@ pub struct Cluster {
     gateway: Value,
     configuration: Option<Value>,
     deployment: Option<Deployment>,
-    template: Deployment,
+    /// Shared with each reconcile's snapshot (no copy per reconcile); copied only when a
+    /// patch changes it while a snapshot still holds it.
+    template: std::sync::Arc<Deployment>,
     routes: Vec<L34Route>,
-    namespaces: NamespaceLabels,
+    namespaces: Namespaces,
+    /// Whether the configuration was last stored without the type check
+    /// ([`Cluster::patch_unchecked`]): it may not read as its kind.
+    configuration_unchecked: bool,
     deployment_writes: u64,
     applied_deployment_writes: u64,
     status_writes: u64,
@@ -189,7 +195,8 @@ impl Cluster {
     pub fn new(settings: Settings, now: Timestamp, objects: Objects) -> Result<Self, ClusterError> {
         let template = objects
             .template
-            .unwrap_or_else(crate::template::default_template);
+            .unwrap_or_else(crate::template::default_template)
+            .into();
         let mut cluster = Cluster {
             settings,
             server: Server::new(now),
@@ -200,6 +207,7 @@ impl Cluster {
             template,
             routes: objects.routes,
             namespaces: objects.namespaces,
+            configuration_unchecked: false,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,
@@ -209,14 +217,13 @@ impl Cluster {
             status_patch_problem: None,
         };
         cluster.driver = Driver::new(cluster.settings.clone());
-        for kind in Kind::ALL {
-            let value = match kind {
-                Kind::GatewayClass => objects.gateway_class.clone(),
-                Kind::Gateway => Some(objects.gateway.clone()),
-                Kind::Configuration => objects.configuration.clone(),
-                // Held as Deployments: any JSON object is one.
-                Kind::Deployment | Kind::Template | Kind::Routes => continue,
-            };
+        // Moved in, not copied: they can be large.
+        let json = [
+            (Kind::GatewayClass, objects.gateway_class),
+            (Kind::Gateway, Some(objects.gateway)),
+            (Kind::Configuration, objects.configuration),
+        ];
+        for (kind, value) in json {
             if let Some(mut value) = value.filter(|v| !v.is_null()) {
                 check(kind, Some(&value))?;
                 cluster.server.fill_bookkeeping(&mut value);
@@ -359,9 +366,10 @@ impl Default for Cluster {
             gateway: Value::Null,
             configuration: None,
             deployment: None,
-            template: crate::template::default_template(),
+            template: crate::template::default_template().into(),
             routes: Vec::new(),
-            namespaces: NamespaceLabels::new(),
+            namespaces: Namespaces::new(),
+            configuration_unchecked: false,
             deployment_writes: 0,
             applied_deployment_writes: 0,
             status_writes: 0,

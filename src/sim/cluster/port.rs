@@ -47,13 +47,19 @@ use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Ro
 #[derive(Debug)]
 pub struct ClusterPort<'c> {
     pub(super) cluster: &'c mut Cluster,
+    /// The Gateway the reconcile read already (to settle the class first), handed to the
+    /// loop's first read instead of reading the stored one again.
+    pub(super) gateway: Option<Gateway>,
 }
 
 impl Cluster {
     /// The port a controller's loop reads and writes this cluster through (its clock stays
     /// where it is; the caller hands the driver its `now`).
     pub fn port(&mut self) -> ClusterPort<'_> {
-        ClusterPort { cluster: self }
+        ClusterPort {
+            cluster: self,
+            gateway: None,
+        }
     }
 }
 
@@ -69,7 +75,10 @@ impl crate::reconcile::Reader for ClusterPort<'_> {
     type Deployment = Deployment;
 
     async fn gateway(&mut self) -> Result<View<Gateway>, ClusterError> {
-        typed(Kind::Gateway, &self.cluster.gateway).map(View::Ready)
+        match self.gateway.take() {
+            Some(gateway) => Ok(View::Ready(gateway)),
+            None => typed(Kind::Gateway, &self.cluster.gateway).map(View::Ready),
+        }
     }
 
     async fn class(&mut self, name: &str) -> Result<Option<GatewayClass>, ClusterError> {
@@ -105,11 +114,11 @@ impl crate::reconcile::Reader for ClusterPort<'_> {
     }
 
     async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, ClusterError> {
-        Ok(self.cluster.namespace_labels().get(name).cloned())
+        Ok(self.cluster.namespace_labels().get(name))
     }
 
     fn template(&mut self) -> Arc<Deployment> {
-        Arc::new(self.cluster.template.clone())
+        Arc::clone(&self.cluster.template)
     }
 }
 

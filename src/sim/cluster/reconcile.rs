@@ -148,7 +148,7 @@ impl Cluster {
         ) -> Result<Result<Reconciled, ReconcileError<ClusterError>>, NotReady>,
     {
         // An unreadable Gateway stops the reconcile before the class is settled.
-        typed::<Gateway>(Kind::Gateway, &self.gateway)?;
+        let gateway = typed::<Gateway>(Kind::Gateway, &self.gateway)?;
         let class = self
             .gateway_class
             .as_ref()
@@ -158,7 +158,13 @@ impl Cluster {
 
         let now = self.now();
         self.status_patch_problem = None;
-        let result = run(ClusterPort { cluster: self }, now);
+        // The Gateway read above is the loop's first read (settling the class changed no
+        // Gateway): it is read once, not twice.
+        let port = ClusterPort {
+            cluster: self,
+            gateway: Some(gateway),
+        };
+        let result = run(port, now);
         let problem = self.status_patch_problem.take();
         recorded(
             now,
@@ -248,9 +254,13 @@ pub(crate) fn recorded(
         });
     };
     // The status as stored (an unreadable one records no conditions or addresses).
-    let status = typed::<Gateway>(Kind::Gateway, gateway)
-        .map(|g| g.status)
-        .unwrap_or_default();
+    // Its status alone is read, not the whole Gateway again.
+    let status = match gateway.get("status") {
+        Some(status) if !status.is_null() => {
+            crate::read_at::typed_at::<GatewayStatus>(status).unwrap_or_default()
+        }
+        _ => GatewayStatus::default(),
+    };
     let status_patch_problem = problem.or_else(|| match &decided.settlement.status {
         Some(wanted) if *wanted != status => Some(format!(
             "status_patch() applied to the Gateway gives status {}, the settlement says {}",

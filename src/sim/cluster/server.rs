@@ -16,7 +16,9 @@ use std::fmt;
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-use super::store::{check, default_status, deployment_metadata, metadata};
+use super::store::{
+    check, default_status, deployment_metadata, merge_changes, metadata, without_nulls,
+};
 use super::{ClusterError, Kind, format_time};
 use crate::outcome::WriteOutcome;
 use crate::sim::{api_validation, merge_patch};
@@ -397,6 +399,53 @@ impl Server {
             }
         }
         Ok(after)
+    }
+
+    /// [`Server::patched`] of an object patch over a stored object, in place and at the
+    /// patch's own cost: the object is neither copied nor read whole when it is known to
+    /// read as its kind (`readable`) and what the patch sets reads as it too; otherwise
+    /// (and for a patch that is not an object) as [`Server::patched`] does. The object is
+    /// left unchanged when the result is refused.
+    pub(crate) fn patch_in_place(
+        &mut self,
+        kind: Kind,
+        object: &mut Value,
+        patch: &Value,
+        checked: bool,
+        readable: bool,
+    ) -> Result<(), ClusterError> {
+        let in_place = object.is_object()
+            && patch.is_object()
+            && (!checked || (readable && check(kind, Some(&without_nulls(patch))).is_ok()));
+        if !in_place {
+            *object = self.patched(kind, Some(object), patch, checked)?;
+            return Ok(());
+        }
+        let meta = object.get("metadata");
+        let generation = meta
+            .and_then(|m| m.get("generation"))
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let kept: Vec<(&str, Value)> = ["uid", "creationTimestamp"]
+            .into_iter()
+            .filter_map(|key| Some((key, meta?.get(key)?.clone())))
+            .collect();
+        let changed = patch
+            .get("spec")
+            .is_some_and(|spec| merge_changes(object.get("spec"), spec));
+        merge_patch::apply(object, patch);
+        let rv = self.next_revision();
+        if let Some(meta) = metadata(object) {
+            meta.insert(
+                "generation".into(),
+                json!(generation.saturating_add(i64::from(changed))),
+            );
+            meta.insert("resourceVersion".into(), Value::String(rv));
+            for (key, value) in kept {
+                meta.insert(key.into(), value);
+            }
+        }
+        Ok(())
     }
 
     /// A merge patch of a Deployment over `before` (none: the patch creates it), defaulted,

@@ -4,10 +4,10 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use super::Namespaces;
 use super::{Cluster, ClusterError};
 use crate::gateway_class::ConfigurationPresence;
 use crate::lookup;
-use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// The objects a [`Cluster`] starts with, as Kubernetes JSON.
@@ -27,7 +27,7 @@ pub struct Objects {
     pub routes: Vec<L34Route>,
     /// The namespaces' labels (namespace → labels), for `allowedRoutes` selectors; a
     /// namespace not listed has none the controller can see.
-    pub namespaces: NamespaceLabels,
+    pub namespaces: Namespaces,
 }
 
 /// One of the objects a [`Cluster`] holds.
@@ -153,7 +153,7 @@ impl Cluster {
     }
 
     /// The namespaces' labels the controller sees.
-    pub fn namespace_labels(&self) -> &NamespaceLabels {
+    pub fn namespace_labels(&self) -> &Namespaces {
         &self.namespaces
     }
 }
@@ -207,6 +207,36 @@ pub(crate) fn default_status(kind: Kind, object: &mut Value) {
         "status".into(),
         serde_json::json!({ "conditions": Value::Array(conditions) }),
     );
+}
+
+/// What a merge patch sets: the patch without its `null`s (removals), recursively, at the
+/// patch's own cost. Over an object that reads as its kind, the patched object reads as its
+/// kind when this does (serde reads each field on its own); when this does not, only the
+/// whole object can say, as what this lacks (a required field beside a patched one) may be
+/// in the object.
+pub(crate) fn without_nulls(patch: &Value) -> Value {
+    match patch {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Whether the merge `patch` changes `target` (`None`: the key is absent), found at the
+/// patch's own cost: the values it replaces are compared, nothing else is read.
+pub(crate) fn merge_changes(target: Option<&Value>, patch: &Value) -> bool {
+    match (patch, target) {
+        (Value::Null, target) => target.is_some(),
+        (Value::Object(patch), Some(Value::Object(target))) => patch
+            .iter()
+            .any(|(key, value)| merge_changes(target.get(key), value)),
+        (Value::Object(_), _) => true,
+        (value, target) => target != Some(value),
+    }
 }
 
 /// Checks that an object deserializes into its kind's wire type.

@@ -52,7 +52,10 @@ impl Cluster {
         }
         match kind {
             // Patched in place: an object patch leaves an object.
-            Kind::Template => merge_patch::apply_to_object(&mut self.template.object, patch),
+            Kind::Template => merge_patch::apply_to_object(
+                &mut std::sync::Arc::make_mut(&mut self.template).object,
+                patch,
+            ),
             Kind::Deployment => {
                 let before = self.deployment.take();
                 let after = self.server.patched_deployment(before.as_ref(), patch);
@@ -70,15 +73,27 @@ impl Cluster {
     /// A merge patch of a JSON object (`checked`: the result must read as its kind); the
     /// stored one is lent to the server, not copied, and stays when the result is refused.
     fn patch_json(&mut self, kind: Kind, patch: &Value, checked: bool) -> Result<(), ClusterError> {
+        // Only the configuration is ever stored unchecked; any other stored object reads
+        // as its kind, so a patch on it is checked, and applied, at the patch's own size.
+        let readable = kind != Kind::Configuration || !self.configuration_unchecked;
         let before = self.take(kind);
-        match self.server.patched(kind, before.as_ref(), patch, checked) {
-            Ok(after) => self.set(kind, after),
-            Err(e) => {
-                if let Some(before) = before {
-                    self.set(kind, before);
-                }
-                return Err(e);
+        let patched = match before {
+            Some(mut object) => {
+                let patched =
+                    self.server
+                        .patch_in_place(kind, &mut object, patch, checked, readable);
+                // Unchanged when refused.
+                self.set(kind, object);
+                patched
             }
+            None => self
+                .server
+                .patched(kind, None, patch, checked)
+                .map(|after| self.set(kind, after)),
+        };
+        patched?;
+        if kind == Kind::Configuration {
+            self.configuration_unchecked = !checked;
         }
         Ok(())
     }

@@ -79,7 +79,8 @@ pub fn api_error_from_value(value: &Value) -> Result<WriteOutcome, OutcomeError>
             Some((key, _)) => fail(
                 None,
                 format!(
-                    "unknown key {key:?} (expected code, reason, message, or a Kubernetes Status)"
+                    "unknown key {} (expected code, reason, message, or a Kubernetes Status)",
+                    crate::read_at::quote(key)
                 ),
             ),
             None => fail(None, e),

@@ -10,7 +10,7 @@
 //! serde's errors carry the key path (serde_path_to_error); [`malformed`](super::malformed)
 //! turns them into [`ScenarioError`]s naming the step and the key.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -27,7 +27,7 @@ use super::{Scenario, Step, TimeError, Verb, api_error_from_value, parse_time};
 use crate::events::EventType;
 use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::store::{check, typed_at};
-use crate::sim::cluster::{ClusterError, Kind, Objects, RolloutState, WriteKind};
+use crate::sim::cluster::{ClusterError, Kind, Namespaces, Objects, RolloutState, WriteKind};
 use crate::sim::scenario::describe::requeue_from_word;
 use crate::sim::strict_json::{Lifted, MAX_STEPS};
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, tree};
@@ -324,7 +324,14 @@ fn from_text<'de, D: Deserializer<'de>, T>(
     read: impl FnOnce(&str) -> Result<T, String>,
 ) -> Result<T, D::Error> {
     let text = String::deserialize(d)?;
-    read(&text).map_err(de::Error::custom)
+    read(&text).map_err(|why| {
+        // The value quoted whole in the message is cut (a huge value, a huge message).
+        let whole = format!("{text:?}");
+        match whole.len() > crate::read_at::QUOTED_CHARACTERS {
+            true => de::Error::custom(why.replace(&whole, &crate::read_at::quote(&text))),
+            false => de::Error::custom(why),
+        }
+    })
 }
 
 /// A strict RFC 3339 time ([`parse_time`]).
@@ -746,7 +753,16 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
     let file: Wrapped =
         serde_path_to_error::deserialize(&wrapped).map_err(|e| from_serde(&e, |_| None))?;
     let routes = file.objects.0.routes;
-    let namespaces = file.objects.0.namespaces.unwrap_or_default();
+    // Read compactly from the text by the strict reader; from a value, converted.
+    let namespaces = match lifted.namespaces {
+        Some(namespaces) => namespaces,
+        None => file
+            .objects
+            .0
+            .namespaces
+            .map(Namespaces::from)
+            .unwrap_or_default(),
+    };
     check_namespaces(&namespaces)?;
     let mut map = match wrapped.get_mut("objects").map(Value::take) {
         Some(Value::Object(map)) => map,
@@ -793,6 +809,8 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
                     ClusterError::Malformed { why, .. } => invalid(key.clone(), why),
                     other => invalid(key.clone(), other.to_string()),
                 })?;
+                metadata_kept(&[], &v)
+                    .map_err(|(path, why)| invalid(format!("{key}.{path}"), why))?;
                 Ok(Some(v))
             }
         }
@@ -821,43 +839,130 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
 
 /// `objects.namespaces`: each key a namespace name (a DNS-1123 label), each label a valid
 /// label key and value, as the API server would take them.
-fn check_namespaces(
-    namespaces: &BTreeMap<String, BTreeMap<String, String>>,
-) -> Result<(), ScenarioError> {
-    let invalid = |key: String, why: String| ScenarioError::InvalidValue {
-        step: None,
-        key,
-        why,
-    };
+fn check_namespaces(namespaces: &Namespaces) -> Result<(), ScenarioError> {
     for (namespace, labels) in namespaces {
         let key = format!("objects.namespaces.{namespace}");
-        if namespace.len() > 63
-            || namespace.contains('.')
-            || crate::names::subdomain_error(namespace).is_some()
-        {
-            return Err(invalid(
-                key,
-                "is not a namespace name (a DNS-1123 label: at most 63 lowercase letters, \
-                 digits and '-', starting and ending with a letter or digit)"
-                    .into(),
-            ));
+        let labels = labels.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        namespace_error(namespace, labels).map_err(|(label, why)| ScenarioError::InvalidValue {
+            step: None,
+            key: match label {
+                Some(label) => format!("{key}.{label}"),
+                None => key.clone(),
+            },
+            why,
+        })?;
+    }
+    Ok(())
+}
+
+/// A namespace's name and labels as the API server takes them; else the label at fault
+/// (`None`: the name) and why.
+fn namespace_error<'l>(
+    namespace: &str,
+    labels: impl IntoIterator<Item = (&'l str, &'l str)>,
+) -> Result<(), (Option<String>, String)> {
+    if namespace.len() > 63
+        || namespace.contains('.')
+        || crate::names::subdomain_error(namespace).is_some()
+    {
+        return Err((
+            None,
+            "is not a namespace name (a DNS-1123 label: at most 63 lowercase letters, \
+             digits and '-', starting and ending with a letter or digit)"
+                .into(),
+        ));
+    }
+    for (label, value) in labels {
+        if let Some(why) = crate::names::key_error(label) {
+            return Err((Some(label.to_owned()), format!("invalid key: {why}")));
         }
-        for (label, value) in labels {
-            if let Some(why) = crate::names::key_error(label) {
-                return Err(invalid(
-                    format!("{key}.{label}"),
-                    format!("invalid key: {why}"),
-                ));
-            }
-            if let Some(why) = crate::names::label_value_error(value) {
-                return Err(invalid(
-                    format!("{key}.{label}"),
-                    format!("invalid value {value:?}: {why}"),
-                ));
-            }
+        if let Some(why) = crate::names::label_value_error(value) {
+            return Err((
+                Some(label.to_owned()),
+                format!("invalid value {}: {why}", crate::read_at::quote(value)),
+            ));
         }
     }
     Ok(())
+}
+
+/// A Namespace list as `kubectl get namespaces -o json` prints it (`kind` `List` or
+/// `NamespaceList`, or a bare array of Namespaces): the labels of each namespace, read as
+/// [`Objects::namespaces`] of a scenario file are, every name and label checked the same
+/// way. Other keys of the list and of each item (`apiVersion`, `spec`, `status`) are
+/// ignored. On error, the key path (`items[1].metadata.labels.team`) and why.
+pub fn namespace_list(value: &Value) -> Result<crate::NamespaceLabels, (String, String)> {
+    #[derive(Deserialize)]
+    struct List {
+        #[serde(default)]
+        kind: Option<String>,
+        #[serde(default)]
+        items: Option<Vec<Item>>,
+    }
+    #[derive(Deserialize)]
+    struct Item {
+        #[serde(default)]
+        kind: Option<String>,
+        metadata: Meta,
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        name: String,
+        #[serde(default)]
+        labels: Option<BTreeMap<String, String>>,
+    }
+    let at = |path: Option<String>, why: String| (path.unwrap_or_default(), why);
+    let (items, prefix) = match value {
+        Value::Array(_) => (
+            typed_at::<Vec<Item>>(value).map_err(|(p, why)| at(p, why))?,
+            "",
+        ),
+        Value::Object(_) => {
+            let list = typed_at::<List>(value).map_err(|(p, why)| at(p, why))?;
+            if let Some(kind) = list.kind.filter(|k| k != "List" && k != "NamespaceList") {
+                return Err((
+                    "kind".into(),
+                    format!(
+                        "expected List or NamespaceList, found {}",
+                        crate::read_at::quote(&kind)
+                    ),
+                ));
+            }
+            (list.items.unwrap_or_default(), "items")
+        }
+        other => {
+            return Err((
+                String::new(),
+                format!(
+                    "expected a NamespaceList object or an array, found {}",
+                    super::malformed::type_name(other)
+                ),
+            ));
+        }
+    };
+    let mut namespaces = crate::NamespaceLabels::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let path = format!("{prefix}[{i}]");
+        if let Some(kind) = item.kind.filter(|k| k != "Namespace") {
+            return Err((
+                format!("{path}.kind"),
+                format!("expected Namespace, found {}", crate::read_at::quote(&kind)),
+            ));
+        }
+        let labels = item.metadata.labels.unwrap_or_default();
+        let pairs = labels.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        namespace_error(&item.metadata.name, pairs).map_err(|(label, why)| match label {
+            Some(label) => (format!("{path}.metadata.labels.{label}"), why),
+            None => (format!("{path}.metadata.name"), why),
+        })?;
+        if namespaces.insert(item.metadata.name, labels).is_some() {
+            return Err((
+                format!("{path}.metadata.name"),
+                "names a namespace listed before it".into(),
+            ));
+        }
+    }
+    Ok(namespaces)
 }
 
 /// `objects` under its own key, so that serde's key paths start with `objects`.
@@ -882,8 +987,98 @@ fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> {
     Ok(())
 }
 
-/// The metadata an API object keeps once it has it.
-const IDENTITY: [&str; 3] = ["name", "namespace", "uid"];
+/// The metadata an API object keeps once it has it: no patch removes it, no `unreadable`
+/// step removes or retypes it (the server fills `generation` again on every update, so a
+/// patch that leaves it out loses nothing).
+const IDENTITY: [&str; 4] = ["name", "namespace", "uid", "generation"];
+
+/// The identity fields `value` has (not null).
+fn identity_fields(value: Option<&Value>) -> Vec<&'static str> {
+    let meta = value.and_then(|v| v.get("metadata"));
+    IDENTITY
+        .into_iter()
+        .filter(|f| meta.and_then(|m| m.get(*f)).is_some_and(|v| !v.is_null()))
+        .collect()
+}
+
+/// The object's identity as the API server keeps it: `metadata` an object, `name`,
+/// `namespace` and `uid` strings, `generation` an integer not below zero, and none of
+/// `had` (the fields it had before a patch) removed. The key path (from the object) and why.
+fn metadata_kept(had: &[&str], value: &Value) -> Result<(), (String, String)> {
+    use super::malformed::type_name;
+    let meta = match value.get("metadata") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(meta)) => Some(meta),
+        Some(other) => {
+            return Err((
+                "metadata".to_owned(),
+                format!(
+                    "must be an object (found {}): the API server keeps the object's name, \
+                     namespace, uid and generation in it",
+                    type_name(other)
+                ),
+            ));
+        }
+    };
+    for field in IDENTITY {
+        let path = format!("metadata.{field}");
+        match meta.and_then(|m| m.get(field)) {
+            None | Some(Value::Null) if had.contains(&field) => {
+                return Err((
+                    path,
+                    "cannot be removed (the API server keeps it)".to_owned(),
+                ));
+            }
+            None | Some(Value::Null) => {}
+            Some(Value::String(_)) if field != "generation" => {}
+            Some(other) if field != "generation" => {
+                return Err((
+                    path,
+                    format!("must be a string (found {})", type_name(other)),
+                ));
+            }
+            Some(generation) => match generation.as_i64() {
+                Some(g) if g < 0 => {
+                    return Err((path, format!("must not be negative (got {g})")));
+                }
+                Some(_) => {}
+                None => {
+                    return Err((
+                        path,
+                        format!(
+                            "must be an integer from 0 to {} (found {})",
+                            i64::MAX,
+                            super::malformed::quoted_value(generation)
+                        ),
+                    ));
+                }
+            },
+        }
+    }
+    Ok(())
+}
+
+/// A patch must not rename the Gateway or move it to another namespace: the API server
+/// refuses a change of either (it would be another object).
+fn gateway_kept(before: Option<&Value>, after: &Value) -> Result<(), (String, String)> {
+    for field in ["name", "namespace"] {
+        let at = |v: &Value| v.pointer(&format!("/metadata/{field}")).cloned();
+        if let Some(was) = before.and_then(at)
+            && at(after).is_some_and(|now| now != was)
+        {
+            return Err((
+                format!("metadata.{field}"),
+                format!(
+                    "cannot be changed (the API server refuses to {} an object; \
+                     the Gateway is {})",
+                    if field == "name" { "rename" } else { "move" },
+                    super::malformed::quoted_value(&was)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Every patch applied, in order, to a copy of the objects it touches: a patch that leaves
 /// an object the crate cannot read (a value of the wrong type, a Gateway without its name,
@@ -891,6 +1086,11 @@ const IDENTITY: [&str; 3] = ["name", "namespace", "uid"];
 fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError> {
     // Copied on the first patch of each kind only: most files patch one or two objects.
     let mut shadow: BTreeMap<&'static str, Option<Value>> = BTreeMap::new();
+    // The kinds whose copy may hold a value of the wrong type (left by an `unreadable`
+    // step): a patch on them is checked whole until one leaves them readable. Any other
+    // is readable, so a patch on it is checked by what it sets alone (its own size, not
+    // the object's), and whole only when that finds something to say.
+    let mut unchecked: BTreeSet<&'static str> = BTreeSet::new();
     let initial = |kind: Kind| -> Option<Value> {
         match kind {
             Kind::GatewayClass => objects.gateway_class.clone(),
@@ -919,26 +1119,42 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                     _ => None,
                 };
                 shadow.insert(kind.key(), gone);
+                unchecked.remove(kind.key());
             }
             // Stored without the type check: the only place a wrong type is allowed.
             Verb::Unreadable(kind, patch) => {
                 let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
+                unchecked.insert(kind.key());
+                let had = identity_fields(slot.as_ref());
                 match slot.as_mut() {
                     None => *slot = Some(patch.clone()),
                     Some(target) => crate::sim::merge_patch::apply(target, patch),
+                }
+                // Any value may be stored, but not in the identity the server keeps.
+                if let Some(value) = slot.as_ref() {
+                    metadata_kept(&had, value).map_err(|(path, why)| {
+                        invalid(&format!("unreadable.{}.{path}", kind.key()), &why)
+                    })?;
                 }
             }
             Verb::Patch(patches) => {
                 for (kind, patch) in patches {
                     let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
-                    let identity = |v: Option<&Value>, field: &str| {
-                        v.and_then(|v| v.pointer(&format!("/metadata/{field}")))
-                            .is_some_and(|f| !f.is_null())
+                    let mut had = identity_fields(slot.as_ref());
+                    // The server sets the generation again on an update: leaving it out of
+                    // a patch loses nothing.
+                    had.retain(|f| *f != "generation");
+                    // A patch on an absent object (or a list of routes) is the whole
+                    // object: checked whole, at the patch's size.
+                    let whole =
+                        slot.is_none() || *kind == Kind::Routes || unchecked.remove(kind.key());
+                    let before_gateway = match kind {
+                        Kind::Gateway => slot.as_ref().and_then(|g| g.get("metadata")).map(|m| {
+                            serde_json::json!({"metadata": {
+                                "name": m.get("name"), "namespace": m.get("namespace")}})
+                        }),
+                        _ => None,
                     };
-                    let had: Vec<&str> = IDENTITY
-                        .into_iter()
-                        .filter(|f| identity(slot.as_ref(), f))
-                        .collect();
                     match (kind, slot.as_mut()) {
                         (Kind::Routes, _) | (_, None) => *slot = Some(patch.clone()),
                         (_, Some(target)) => crate::sim::merge_patch::apply(target, patch),
@@ -956,17 +1172,39 @@ fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError>
                         gateway_identity(value).map_err(|(path, why)| {
                             invalid(&at(path), &format!("removed by the patch, but {why}"))
                         })?;
+                        gateway_kept(before_gateway.as_ref(), value)
+                            .map_err(|(path, why)| invalid(&at(path), &why))?;
                     }
                     // The API server never lets an object lose its name, namespace or uid.
+                    let present = |field: &str| {
+                        value
+                            .get("metadata")
+                            .and_then(|m| m.get(field))
+                            .is_some_and(|f| !f.is_null())
+                    };
                     if !matches!(kind, Kind::Template | Kind::Routes)
-                        && let Some(field) = had.iter().find(|f| !identity(Some(value), f))
+                        && let Some(field) = had.iter().find(|f| !present(f))
                     {
                         return Err(invalid(
                             &at(format!("metadata.{field}")),
                             &"cannot be removed (the API server keeps it)",
                         ));
                     }
-                    shape(*kind, value).map_err(|(path, why)| invalid(&at(path), &why))?;
+                    let set = (!whole).then(|| crate::sim::cluster::store::without_nulls(patch));
+                    let shaped = match set.as_ref().map(|set| shape(*kind, set)) {
+                        Some(Ok(())) => Ok(()),
+                        // What the patch sets alone may lack what the object has (a
+                        // required field beside it): the whole object says.
+                        Some(Err(_)) | None => shape(*kind, value),
+                    };
+                    if let Err((path, why)) = shaped {
+                        unchecked.insert(kind.key());
+                        return Err(invalid(&at(path), &why));
+                    }
+                    if !matches!(kind, Kind::Template | Kind::Routes | Kind::Deployment) {
+                        metadata_kept(&had, value)
+                            .map_err(|(path, why)| invalid(&at(path), &why))?;
+                    }
                 }
             }
             _ => {}

@@ -3,6 +3,26 @@
 
 use serde_json::Value;
 
+use crate::read_at::quote;
+
+/// Free text of a message (a context naming a key path) cut as [`quote`] cuts values.
+fn cut(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(crate::read_at::QUOTED_CHARACTERS) {
+        None => text.into(),
+        Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()).into(),
+    }
+}
+
+/// A value as a message quotes it: a string quoted and cut ([`quote`]), a number or a
+/// boolean as written, a list or an object by its type.
+pub(crate) fn quoted_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => quote(s),
+        Value::Array(_) | Value::Object(_) => type_name(v).to_owned(),
+        other => other.to_string(),
+    }
+}
+
 /// Why a scenario file is malformed. Every message names the step (1-based) and the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -18,7 +38,7 @@ pub enum ScenarioError {
         why: String,
     },
     /// A key the format does not have.
-    #[error("{}unknown key {key:?} in {context}", at(*.step))]
+    #[error("{}unknown key {} in {}", at(*.step), quote(key), cut(context))]
     UnknownKey {
         /// The step, when inside one.
         step: Option<usize>,
@@ -28,7 +48,7 @@ pub enum ScenarioError {
         context: String,
     },
     /// A required key is missing.
-    #[error("{}missing key {key:?} in {context}", at(*.step))]
+    #[error("{}missing key {} in {}", at(*.step), quote(key), cut(context))]
     MissingKey {
         /// The step, when inside one.
         step: Option<usize>,
@@ -38,7 +58,7 @@ pub enum ScenarioError {
         context: String,
     },
     /// A value of the wrong JSON type.
-    #[error("{}{key:?} must be {expected} (found {found})", at(*.step))]
+    #[error("{}{} must be {expected} (found {found})", at(*.step), quote(key))]
     WrongType {
         /// The step, when inside one.
         step: Option<usize>,
@@ -50,7 +70,7 @@ pub enum ScenarioError {
         found: &'static str,
     },
     /// A value of the right type that is not valid.
-    #[error("{}{key:?}: {why}", at(*.step))]
+    #[error("{}{}: {why}", at(*.step), quote(key))]
     InvalidValue {
         /// The step, when inside one.
         step: Option<usize>,
@@ -61,8 +81,9 @@ pub enum ScenarioError {
     },
     /// A step whose verb is not one of the format's.
     #[error(
-        "step {step}: unknown step {verb:?} (expected one of reconcile, advance, patch, \
-         delete, failWrites, rollout, mutateWrites, restart, unreadable)"
+        "step {step}: unknown step {} (expected one of reconcile, advance, patch, \
+         delete, failWrites, rollout, mutateWrites, restart, unreadable)",
+        quote(verb)
     )]
     UnknownVerb {
         /// The step.

@@ -34,7 +34,15 @@
 //! - The objects and every `patch` are checked when the file is read: a value of the wrong
 //!   type (`"objects.configuration.spec.internalSubnets": expected a list, found 5`), or a
 //!   Gateway without `metadata.name`, `namespace` or `uid` (also when a patch removes it),
-//!   makes the file malformed rather than a step that fails.
+//!   makes the file malformed rather than a step that fails; so do a negative
+//!   `metadata.generation` on the Gateway, the configuration or the class (given or
+//!   patched), a patch that removes an object's name, namespace or uid, and a patch that
+//!   renames the Gateway or moves it to another namespace (the API server refuses both).
+//!   A patch is checked by what it sets (its own size), the whole object only when that
+//!   finds something to say.
+//! - Errors of the JSON reader itself (a nesting past its recursion limit, a number out of
+//!   range) name the step and the key path; a value a message quotes is cut to 200
+//!   characters, with its length.
 //! - `expect.drift`: field paths that must each be in the Update's drift list, or on a
 //!   `None` in the drift a write record holds back.
 //! - `mutateWrites: {"patch": PATCH}` applies the merge patch to every Deployment write
@@ -44,7 +52,9 @@
 //! - `objects.namespaces` (optional): namespace name → its labels (a DNS-1123 label →
 //!   valid label keys and values), what the controller sees of the routes' namespaces for
 //!   `allowedRoutes` selectors (`from: Selector`); a namespace not listed has no labels the
-//!   controller sees, and no selector admits it.
+//!   controller sees, and no selector admits it. Read straight from the text into a compact
+//!   [`Namespaces`](crate::sim::cluster::Namespaces); `plan --namespaces` reads the same
+//!   from a Namespace List ([`namespace_list`]).
 //! - A Gateway or GatewayClass given without `status` is stored with the CRD's default
 //!   status (Gateway `Accepted` and `Programmed`, GatewayClass `Accepted`, each
 //!   `Unknown`/`Pending`/`Waiting for controller` at `1970-01-01T00:00:00Z`, no
@@ -56,7 +66,9 @@
 //!   it; the controller then reads the configuration as unreadable (its Gateway gets
 //!   `GatewayConfiguration "NAME" cannot be read: WHY`) until a `patch` makes it readable
 //!   again. Only there may a value have the wrong type: a later `patch` that leaves one is
-//!   malformed, as everywhere else. `configuration` is required and is the only key.
+//!   malformed, as everywhere else; but not in the identity the API server keeps:
+//!   removing or retyping `metadata`, its `name`, `namespace`, `uid` or `generation` is
+//!   malformed. `configuration` is required and is the only key.
 //! - `expect.events`: each `{type, reason, messageContains}` (every key optional) must be
 //!   matched by a distinct Event of the reconcile; other Events are allowed.
 //! - `expect.gatewayClass`: the class's conditions after the reconcile, in the form of
@@ -95,6 +107,7 @@ mod time;
 mod timeline;
 
 pub use api_error::{OutcomeError, api_error_from_value};
+pub use format::namespace_list;
 
 use crate::sim::strict_json::Lifted;
 pub use backend::{Backend, StepError, WriteCounts};
@@ -163,6 +176,29 @@ pub enum Verb {
     Unreadable(Kind, Value),
 }
 
+/// What the JSON reader refused, with the step and the key path when it knows them
+/// (`step 2: "patch.configuration.spec": recursion limit exceeded`).
+fn json_why(e: &crate::sim::strict_json::JsonError) -> String {
+    use crate::sim::strict_json::{join_path, quote};
+    let (step, rest) = match e.path.as_slice() {
+        [steps, index, rest @ ..] if steps == "steps" => {
+            let number = index
+                .strip_prefix('[')
+                .and_then(|i| i.strip_suffix(']'))
+                .and_then(|i| i.parse::<usize>().ok());
+            match number {
+                Some(i) => (format!("step {}: ", i + 1), rest),
+                None => (String::new(), e.path.as_slice()),
+            }
+        }
+        all => (String::new(), all),
+    };
+    match rest.is_empty() {
+        true => format!("{step}{}", e.why),
+        false => format!("{step}{}: {}", quote(&join_path(rest)), e.why),
+    }
+}
+
 impl Scenario {
     /// Parses a scenario from JSON text.
     ///
@@ -173,7 +209,7 @@ impl Scenario {
             crate::sim::strict_json::parse_scenario(text).map_err(|e| ScenarioError::Json {
                 line: e.line,
                 column: e.column,
-                why: e.why,
+                why: json_why(&e),
             })?;
         format::read(value, lifted).map_err(|error| {
             match crate::sim::strict_json::line_of(text, &error.path()) {

@@ -374,7 +374,7 @@ fn namespaces_and_unreadable_parse() {
     ))
     .unwrap();
     assert_eq!(s.objects.namespaces.len(), 2);
-    assert_eq!(s.objects.namespaces["blue"]["team"], "blue");
+    assert_eq!(s.objects.namespaces.get("blue").unwrap()["team"], "blue");
     assert_eq!(
         s.steps[0].verb,
         Verb::Unreadable(
