@@ -16,7 +16,11 @@ import (
 func TestConformance(t *testing.T) {
 	env := harness.FromEnv(t)
 	harness.Install(t, env, harness.SettingsFeatures(t))
-	opts := harness.Options(t, "", harness.ClassFeatures(t, env))
+	run := harness.RunTests()
+	opts := harness.Options(t, run, harness.ClassFeatures(t, env))
+	if len(run) > 0 {
+		harness.WatchGateways(t)
+	}
 	opts.Hook = func(t *testing.T, test suite.ConformanceTest, _ *suite.ConformanceTestSuite) {
 		if !t.Skipped() {
 			harness.Dump(t)

@@ -23,8 +23,12 @@
 # CONFORMANCE_BIN (our controller's binary instead of the debug build), MERIDIO2_SRC
 # (default ../shared/meridio-2 from the repository root), CONFORMANCE_MARKERS (a file: each
 # control plane appends "E2E_DIR E2E_SERVER" to it, for e2e/run.sh's leftover check),
-# CONFORMANCE_TIMEOUT (go test -timeout, default 20m). Exit status: 0 when every run
-# passed, 1 when one failed, 125 when a control plane could not be built or started.
+# CONFORMANCE_TIMEOUT (go test -timeout, default 20m), CONFORMANCE_RUN_TESTS (test names,
+# commas or spaces between them: only these run, whatever the plan says of them, e.g. a
+# test the default run skips; its files are NAME-selected-*, so that a diagnosis never
+# replaces the default run's; every CRD of the release's standard channel is installed).
+# Exit status: 0 when every run passed, 1 when one failed,
+# 125 when a control plane could not be built or started.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -111,6 +115,19 @@ for c in "${controllers[@]}"; do
 done
 
 rc=0
+# Named tests (CONFORMANCE_RUN_TESTS) may be any of the suite's, e.g. one that applies an
+# HTTPRoute or a ReferenceGrant: such a run installs every CRD of the release's standard
+# channel (created, or replacing the control plane's), a default run only the two above.
+if [[ -n "${CONFORMANCE_RUN_TESTS:-}" ]]; then
+  tag="$tag-selected"
+  crd_dir="$(dirname "${suite_crds%% *}")"
+  for f in "$crd_dir"/gateway.networking.k8s.io_*.yaml; do
+    case "$f" in
+      */gateway.networking.k8s.io_gatewayclasses.yaml | */gateway.networking.k8s.io_gateways.yaml | *vap*) ;;
+      *) suite_crds="$suite_crds $f" ;;
+    esac
+  done
+fi
 for c in "${controllers[@]}"; do
   name="$c$tag"
   case "$c" in
@@ -127,7 +144,7 @@ for c in "${controllers[@]}"; do
       crds="$(ls "$bin"/meridio-2-src/config/crd/bases/*.yaml | tr '\n' ' ')"
       ;;
   esac
-  echo "conformance: the suite $suite_version against $c" >&2
+  echo "conformance: the suite $suite_version against $c${CONFORMANCE_RUN_TESTS:+ (only: $CONFORMANCE_RUN_TESTS)}" >&2
   started=$SECONDS
   set +e
   CONFORMANCE_CONTROLLER="$c" CONFORMANCE_CONTROLLER_BIN="$ctl" \

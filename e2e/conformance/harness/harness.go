@@ -16,6 +16,9 @@
 //	                            controller starts, split on spaces (optional)
 //	CONFORMANCE_LOG             where the controller's log is copied when the test ends
 //	                            (optional; it is in E2E_DIR otherwise, removed with it)
+//	CONFORMANCE_RUN_TESTS       tests to run, and only those, whatever the plan says of
+//	                            them (optional; commas or spaces between names): a
+//	                            diagnosis of tests the default run skips (options.go)
 //
 // and the control plane's KUBECONFIG, E2E_CONTROLLER_KUBECONFIG, E2E_DIR, E2E_SERVER,
 // E2E_CA_CERT and E2E_CA_KEY.
@@ -583,7 +586,7 @@ func dump(t *testing.T, dyn dynamic.Interface) {
 			if len(name) > 72 {
 				name = fmt.Sprintf("%s... (%d characters)", name[:60], len(name))
 			}
-			fmt.Fprintf(&b, "Gateway %s/%s generation %d:%s\n", InfraNamespace, name, g.GetGeneration(), conditions(g))
+			fmt.Fprintf(&b, "Gateway %s/%s generation %d:%s\n%s", InfraNamespace, name, g.GetGeneration(), conditions(g), listeners(g))
 		}
 	}
 	deps, err := dyn.Resource(gvrDeployment).Namespace(InfraNamespace).List(ctx, metav1.ListOptions{
@@ -610,4 +613,71 @@ func conditions(o unstructured.Unstructured) string {
 			m["observedGeneration"], m["message"])
 	}
 	return b.String()
+}
+
+// listeners: the Gateway's status.listeners, an entry a line, then its conditions.
+func listeners(o unstructured.Unstructured) string {
+	entries, _, _ := unstructured.NestedSlice(o.Object, "status", "listeners")
+	var b strings.Builder
+	for _, x := range entries {
+		m, _ := x.(map[string]any)
+		var kinds []string
+		if ks, ok := m["supportedKinds"].([]any); ok {
+			for _, k := range ks {
+				km, _ := k.(map[string]any)
+				g, _ := km["group"].(string)
+				if g == "" {
+					g = "gateway.networking.k8s.io"
+				}
+				kinds = append(kinds, fmt.Sprintf("%s/%v", g, km["kind"]))
+			}
+		}
+		fmt.Fprintf(&b, "  listener %v: supportedKinds [%s], attachedRoutes %v", m["name"], strings.Join(kinds, ", "), m["attachedRoutes"])
+		conds, _ := m["conditions"].([]any)
+		for _, c := range conds {
+			cm, _ := c.(map[string]any)
+			fmt.Fprintf(&b, "\n      %v=%v %v (observedGeneration %v) %q", cm["type"], cm["status"], cm["reason"],
+				cm["observedGeneration"], cm["message"])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// WatchGateways logs, once a second, each Gateway of the suite's namespace whose
+// conditions or listener status changed since the last look (what the controller wrote
+// while a test ran: the suite deletes a test's Gateways before the per-test dump). For a
+// diagnosis run (CONFORMANCE_RUN_TESTS); it stops at t's cleanup.
+func WatchGateways(t *testing.T) {
+	t.Helper()
+	dyn := mustAdmin(t)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		seen := map[string]string{}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			gws, err := dyn.Resource(gvrGateway).Namespace(InfraNamespace).List(ctx, metav1.ListOptions{})
+			cancel()
+			if err != nil {
+				continue
+			}
+			for _, g := range gws.Items {
+				text := fmt.Sprintf("generation %d:%s\n%s", g.GetGeneration(), conditions(g), listeners(g))
+				if seen[g.GetName()] != text {
+					seen[g.GetName()] = text
+					t.Logf("harness: watch: Gateway %s/%s %s", InfraNamespace, g.GetName(), text)
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
 }
