@@ -53,10 +53,14 @@ impl Pending {
     }
 }
 
-/// The requeue while the cache has not seen an own write: "at once", which the per-Gateway
-/// backoff turns into 5 ms, 10 ms, ... (the watch event usually comes first and triggers
-/// the reconcile anyway).
-pub(super) const AWAIT_OWN_WRITE: Requeue = Requeue::Immediately;
+/// The requeue while the cache has not seen an own write: the write's own watch event
+/// wakes the Gateway (the Gateway watch for a status write; the LB Deployment watches,
+/// through the wake-up map, for a Deployment write), and kube-runtime runs a trigger that
+/// comes during a reconcile once it ends, so none is lost; the delay is only a look
+/// should the event never come. Polling at once through the backoff instead (5 ms, 10 ms,
+/// ...) made several reconciles per Gateway that decided nothing while the API server was
+/// busy, and they delayed the watches that would end them (docs/scale.md).
+pub(super) const AWAIT_OWN_WRITE: Requeue = Requeue::After(std::time::Duration::from_secs(5));
 
 #[cfg(test)]
 mod tests {

@@ -165,9 +165,9 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<Requeued,
 }
 
 /// [`reconcile`] as the controller runs it: nothing on a standby, metrics, and every
-/// "at once" requeue (the core's `Immediately`, a status conflict, a cache that has not
-/// seen an own write) through the Gateway's backoff; a settled reconcile with any other
-/// requeue resets it.
+/// "at once" requeue (the core's `Immediately`, a status conflict, a relist under way)
+/// through the Gateway's backoff; a settled reconcile with any other requeue resets it. A
+/// cache that has not seen an own write waits for that write's event (`own_writes`).
 async fn reconcile_leading(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<Action, Error> {
     if !ctx.leadership.may_write() {
         // A standby writes nothing; winning the lease triggers every Gateway again.
