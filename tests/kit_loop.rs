@@ -188,7 +188,7 @@ impl gateway_reconcile::testing::Backend for RequiredOnly {
         &mut self,
         now: Timestamp,
     ) -> Result<
-        gateway_reconcile::testing::ReconcileRecord,
+        gateway_reconcile::testing::ReconcileReport,
         gateway_reconcile::testing::StepError<Self::Error>,
     > {
         self.0.reconcile(now)

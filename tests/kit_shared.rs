@@ -19,7 +19,7 @@ fn two() -> StoreLoop<()> {
     StoreLoop::new(store, ())
 }
 
-fn reconcile(toy: &mut StoreLoop<()>, name: &str) -> gateway_reconcile::testing::ReconcileRecord {
+fn reconcile(toy: &mut StoreLoop<()>, name: &str) -> gateway_reconcile::testing::ReconcileReport {
     let now = toy.store().now();
     toy.reconcile_gateway("ns", name, now).unwrap()
 }

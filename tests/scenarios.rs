@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gateway_reconcile::sim::cluster::{
-    Cluster, ClusterError, Kind, Objects, ReconcileRecord, RolloutState,
+    Cluster, ClusterError, Kind, Objects, ReconcileReport, RolloutState,
 };
 use gateway_reconcile::sim::scenario::{Backend, DEMO, Effect, Scenario, StepError, WriteCounts};
 use gateway_reconcile::{Settings, WriteOutcome};
@@ -101,7 +101,7 @@ impl Backend for Recorded {
         self.cluster.create(settings, objects, now)
     }
 
-    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<ClusterError>> {
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileReport, StepError<ClusterError>> {
         self.calls.push(("reconcile", now));
         Backend::reconcile(&mut self.cluster, now)
     }

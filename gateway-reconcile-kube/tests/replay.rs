@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use gateway_reconcile::Settings;
 use gateway_reconcile::WriteOutcome;
-use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileRecord, RolloutState};
+use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileReport, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, Report, Scenario, StepError, Verb, WriteCounts};
 use jiff::Timestamp;
 use kube::Client;
@@ -340,7 +340,7 @@ impl<B: Backend> Backend for Tracked<B> {
         self.inner.create(settings, objects, now)
     }
 
-    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<B::Error>> {
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileReport, StepError<B::Error>> {
         self.enter("reconcile");
         self.inner.reconcile(now)
     }

@@ -176,7 +176,9 @@
 //!     (has 9)`), then every key a valid label key and every label value a valid label
 //!     value (`infrastructure.labels["KEY"]: invalid key: WHY`);
 //! 11. (SPEC revision 5) the listeners: at most 64 (the Gateway CRD's `maxItems`: `Gateway
-//!     spec.listeners: must have at most 64 items (has 65)`); then no `spec.addresses`
+//!     spec.listeners: must have at most 64 items (has 65)`), each with at most 8
+//!     `allowedRoutes.kinds` (`Gateway spec.listeners[].allowedRoutes.kinds: must have at
+//!     most 8 items (has 9)`); then no `spec.addresses`
 //!     (reason `UnsupportedAddress`, `spec.addresses is not supported: the Gateway's
 //!     addresses come from its L34Routes`: the Gateway API requires an address that cannot
 //!     be honoured to show in the conditions, where Meridio-2 ignores it); then at least

@@ -447,7 +447,10 @@ fn check<'a>(
     })
 }
 
-/// SPEC revision 5's two failures, after the CRD's bound on the listeners: no
+/// The Gateway CRD's `maxItems` of a listener's `allowedRoutes.kinds`.
+pub const MAX_ROUTE_KINDS: usize = 8;
+
+/// SPEC revision 5's two failures, after the CRD's bounds on the listeners: no
 /// `spec.addresses`, and at least one accepted listener.
 fn check_listeners(gateway: &Gateway) -> Result<(), Invalid> {
     let listeners = &gateway.spec.listeners;
@@ -458,6 +461,19 @@ fn check_listeners(gateway: &Gateway) -> Result<(), Invalid> {
         listeners.len(),
         lookup::MAX_LISTENERS,
     )?;
+    for listener in listeners {
+        let kinds = listener
+            .allowed_routes
+            .as_ref()
+            .map_or(0, |a| a.kinds.len());
+        at_most(
+            GATEWAY,
+            "spec.listeners[].allowedRoutes.kinds",
+            "items",
+            kinds,
+            MAX_ROUTE_KINDS,
+        )?;
+    }
     if !gateway.spec.addresses.is_empty() {
         return Err(Invalid::UnsupportedAddress);
     }

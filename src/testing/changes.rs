@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use jiff::Timestamp;
 
 use crate::reconcile::WriteKind;
-use crate::sim::cluster::ReconcileRecord;
+use crate::sim::cluster::ReconcileReport;
 use crate::sim::scenario::describe::describe_outcome;
 use crate::wire::Condition;
 
@@ -33,7 +33,7 @@ pub(super) fn reconcile(
     out: &mut String,
     head: &str,
     before: &[Condition],
-    record: &ReconcileRecord,
+    record: &ReconcileReport,
 ) {
     if record.action != WriteKind::None {
         let outcome = record

@@ -13,7 +13,7 @@ use crate::outcome::{FailureClass, WriteOutcome};
 use crate::reconcile::{ObjectKey, Plan, Settlement, WriteKind, plan};
 use crate::render::{generation_annotation, uid_annotation};
 use crate::settings::Settings;
-use crate::sim::cluster::{Kind, ReconcileRecord};
+use crate::sim::cluster::{Kind, ReconcileReport};
 use crate::sim::scenario::{Backend, StepError};
 use crate::snapshot::Snapshot;
 use crate::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
@@ -310,7 +310,7 @@ impl Invariants {
     pub fn check<L: ControllerLoop + ?Sized>(
         &mut self,
         controller: &L,
-        record: &ReconcileRecord,
+        record: &ReconcileReport,
     ) -> Result<(), Violation> {
         self.step += 1;
         self.set_now(record.time);

@@ -162,7 +162,7 @@ pub use controller_loop::ControllerLoop;
 
 // What an embedder's test names, reachable from here (their home is the simulator's).
 pub use crate::sim::cluster::{
-    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileRecord, Request, RolloutState, Verb,
+    Cluster, ClusterError, ClusterPort, Kind, Objects, ReconcileReport, Request, RolloutState, Verb,
 };
 pub use crate::sim::merge_patch;
 pub use crate::sim::scenario::{Backend, StepError, WriteCounts};
@@ -193,7 +193,7 @@ pub struct RunStep {
     /// [`Op::Reconcile`] step of its own, marked `due`, before the advance's step).
     pub op: Op,
     /// The reconcile's record, when the step was a reconcile.
-    pub record: Option<ReconcileRecord>,
+    pub record: Option<ReconcileReport>,
     /// The reconcile ran because the loop scheduled it (its requeue fell due).
     pub due: bool,
     /// The Gateway the step acted on (the loop's target then: see [`Op::Target`]), by
@@ -281,7 +281,7 @@ impl<L: ControllerLoop> Run<L> {
     }
 
     /// The reconciles of the run, in order.
-    pub fn records(&self) -> impl Iterator<Item = &ReconcileRecord> {
+    pub fn records(&self) -> impl Iterator<Item = &ReconcileReport> {
         self.steps.iter().filter_map(|s| s.record.as_ref())
     }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::conditions::{self, CONFIGURATION_APPLIED_NAME, DEGRADED_NAME, PROGRAMMED};
 use crate::outcome::WriteOutcome;
 use crate::reconcile::ObjectKey;
-use crate::sim::cluster::{Kind, ReconcileRecord, RolloutState};
+use crate::sim::cluster::{Kind, ReconcileReport, RolloutState};
 use crate::sim::scenario::StepError;
 use crate::wire::{Gateway, GatewayClass};
 
@@ -228,7 +228,7 @@ pub fn apply<L: ControllerLoop + ?Sized>(
     controller: &mut L,
     invariants: &mut Invariants,
     op: &Op,
-) -> Result<Vec<ReconcileRecord>, Violation> {
+) -> Result<Vec<ReconcileReport>, Violation> {
     Ok(apply_keyed(controller, invariants, op)?
         .into_iter()
         .map(|(_, record)| record)
@@ -241,7 +241,7 @@ pub(super) fn apply_keyed<L: ControllerLoop + ?Sized>(
     controller: &mut L,
     invariants: &mut Invariants,
     op: &Op,
-) -> Result<Vec<(Option<ObjectKey>, ReconcileRecord)>, Violation> {
+) -> Result<Vec<(Option<ObjectKey>, ReconcileReport)>, Violation> {
     let now = invariants.now();
     let refused = |invariants: &Invariants, e: StepError<L::Error>| {
         super::invariants::refused(invariants.steps(), "backend", &op.describe(), e)
@@ -341,7 +341,7 @@ fn advance<L: ControllerLoop + ?Sized>(
     controller: &mut L,
     invariants: &mut Invariants,
     secs: u32,
-) -> Result<Vec<(Option<ObjectKey>, ReconcileRecord)>, Violation> {
+) -> Result<Vec<(Option<ObjectKey>, ReconcileReport)>, Violation> {
     let start = invariants.now();
     let end = start
         .checked_add(jiff::SignedDuration::from_secs(i64::from(secs)))

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gateway_reconcile::reconcile::Driver;
-use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
+use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileReport, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::{Settings, WriteOutcome, WriteRecord, wire};
 use jiff::Timestamp;
@@ -664,7 +664,7 @@ impl Backend for Real {
         rt.block_on(self.create_all(settings, objects))
     }
 
-    fn reconcile(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
+    fn reconcile(&mut self, now: Timestamp) -> Step<ReconcileReport> {
         self.check_cancelled()?;
         let rt = self.rt.clone();
         rt.block_on(self.reconcile_at(now))

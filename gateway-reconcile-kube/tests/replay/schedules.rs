@@ -28,7 +28,7 @@
 
 use std::fmt::Display;
 
-use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileRecord, RolloutState};
+use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileReport, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::testing::strategies::{self, Op};
 use gateway_reconcile::testing::{ControllerLoop, Run};
@@ -239,7 +239,7 @@ where
         self.seen(done)
     }
 
-    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<B::Error>> {
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileReport, StepError<B::Error>> {
         self.enter(now, json!({"reconcile": {}}));
         self.tally.reconciles += 1;
         let done = self.inner.reconcile(now);

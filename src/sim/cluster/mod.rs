@@ -9,7 +9,7 @@
 //! gives the one to store, so the kit's shared store, which holds many Gateways' objects in
 //! maps, asks the same server), which slot each write reads and fills (`writes.rs`), the
 //! rollout (the crude Deployment controller, [`RolloutState`]), the port and the reconcile
-//! ([`Cluster::reconcile`], [`ReconcileRecord`]).
+//! ([`Cluster::reconcile`], [`ReconcileReport`]).
 //!
 //! [`Cluster`] holds the GatewayClass, the Gateway, the GatewayConfiguration, the LB
 //! Deployment, the template and the L34Routes as JSON, and drives the crate exactly as a
@@ -83,7 +83,7 @@ mod writes;
 pub use crate::reconcile::WriteKind;
 pub use namespaces::Namespaces;
 pub use port::ClusterPort;
-pub use reconcile::ReconcileRecord;
+pub use reconcile::ReconcileReport;
 pub use rollout::RolloutState;
 pub(crate) use server::Server;
 pub use server::{Request, Verb};
@@ -185,7 +185,7 @@ pub struct Cluster {
     /// The controller's schedule: when the last reconcile's requeue falls due.
     due: Option<Timestamp>,
     /// What the status patch of the reconcile under way got wrong, if anything (see
-    /// [`ReconcileRecord::status_patch_problem`]).
+    /// [`ReconcileReport::status_patch_problem`]).
     status_patch_problem: Option<String>,
 }
 

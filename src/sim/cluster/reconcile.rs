@@ -1,7 +1,7 @@
 //! One reconcile on the simulated cluster, as a controller runs it: the core's
 //! [`Driver`](crate::reconcile::Driver) over the cluster's port ([`ClusterPort`]), the
 //! GatewayClass's own status before it, and the record of what it did
-//! ([`ReconcileRecord`]).
+//! ([`ReconcileReport`]).
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -19,7 +19,7 @@ use crate::wire::{Condition, Gateway, GatewayClass, GatewayStatus};
 
 /// What one [`Cluster::reconcile`] did.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReconcileRecord {
+pub struct ReconcileReport {
     /// The cluster clock the reconcile ran at.
     pub time: Timestamp,
     /// The Deployment action the plan asked for.
@@ -48,12 +48,12 @@ pub struct ReconcileRecord {
     pub status_patch_problem: Option<String>,
 }
 
-impl ReconcileRecord {
+impl ReconcileReport {
     /// The record of what a [`Driver`](crate::reconcile::Driver) reconcile at `time`
-    /// decided, with the Gateway's `status` as stored after it ([`ReconcileRecord::new`]
+    /// decided, with the Gateway's `status` as stored after it ([`ReconcileReport::new`]
     /// from the decision's parts).
     pub fn of(time: Timestamp, decided: Decided, status: GatewayStatus) -> Self {
-        ReconcileRecord::new(
+        ReconcileReport::new(
             time,
             decided.action,
             decided.drift,
@@ -96,7 +96,7 @@ impl ReconcileRecord {
         settlement: &Settlement,
         status: GatewayStatus,
     ) -> Self {
-        ReconcileRecord {
+        ReconcileReport {
             time,
             action,
             drift,
@@ -123,7 +123,7 @@ impl Cluster {
     /// [`Driver`](crate::reconcile::Driver) over this cluster
     /// (read, plan at the cluster clock, Deployment write, settle, status write), after the
     /// GatewayClass's own status.
-    pub fn reconcile(&mut self) -> Result<ReconcileRecord, ClusterError> {
+    pub fn reconcile(&mut self) -> Result<ReconcileReport, ClusterError> {
         // The driver is the controller's memory; the port borrows the rest of the cluster.
         let driver = std::mem::take(&mut self.driver);
         let result = self.reconcile_with(|mut port, now| ready(driver.reconcile(&mut port, now)));
@@ -140,7 +140,7 @@ impl Cluster {
     pub(crate) fn reconcile_with<F>(
         &mut self,
         run: F,
-    ) -> Result<(ReconcileRecord, Requeue), ClusterError>
+    ) -> Result<(ReconcileReport, Requeue), ClusterError>
     where
         F: FnOnce(
             ClusterPort<'_>,
@@ -230,7 +230,7 @@ pub(crate) fn recorded(
     gateway: &Value,
     problem: Option<String>,
     (class_conditions, class_status_written): (Vec<Condition>, bool),
-) -> Result<(ReconcileRecord, Requeue), ClusterError> {
+) -> Result<(ReconcileReport, Requeue), ClusterError> {
     let reconciled = match result {
         Ok(Ok(reconciled)) => reconciled,
         Ok(Err(ReconcileError::Input(error))) => return Err(ClusterError::Input(error)),
@@ -269,11 +269,11 @@ pub(crate) fn recorded(
         )),
         _ => None,
     });
-    let record = ReconcileRecord {
+    let record = ReconcileReport {
         class_conditions,
         class_status_written,
         status_patch_problem,
-        ..ReconcileRecord::of(now, decided, status)
+        ..ReconcileReport::of(now, decided, status)
     };
     Ok((record, reconciled.requeue))
 }

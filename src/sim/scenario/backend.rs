@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
-use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileRecord, RolloutState};
+use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileReport, RolloutState};
 use crate::wire::Deployment;
 
 /// Why a backend did not do an operation.
@@ -86,7 +86,7 @@ pub struct WriteCounts {
 /// ```
 /// use gateway_reconcile::jiff::Timestamp;
 /// use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
-/// use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileRecord};
+/// use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileReport};
 /// use gateway_reconcile::{Settings, WriteOutcome};
 /// use serde_json::Value;
 ///
@@ -98,7 +98,7 @@ pub struct WriteCounts {
 ///     fn create(&mut self, _: &Settings, _: Objects, _: Timestamp) -> Result<(), StepError<String>> {
 ///         Ok(())
 ///     }
-///     fn reconcile(&mut self, _: Timestamp) -> Result<ReconcileRecord, StepError<String>> {
+///     fn reconcile(&mut self, _: Timestamp) -> Result<ReconcileReport, StepError<String>> {
 ///         Err("no controller here".into())
 ///     }
 ///     fn patch(&mut self, _: Kind, _: &Value, _: Timestamp) -> Result<(), StepError<String>> {
@@ -130,7 +130,7 @@ pub trait Backend {
 
     /// Runs one reconcile at `now` and reports what it did: the Deployment write asked for,
     /// its drift and outcome, the Gateway status and the Events.
-    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<Self::Error>>;
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileReport, StepError<Self::Error>>;
 
     /// Applies an RFC 7386 merge patch to one object (creating it when absent).
     fn patch(
@@ -256,7 +256,7 @@ impl Backend for Cluster {
         Ok(())
     }
 
-    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<ClusterError>> {
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileReport, StepError<ClusterError>> {
         self.catch_up(now);
         Ok(Cluster::reconcile(self)?)
     }
@@ -343,7 +343,7 @@ impl<B: Backend + ?Sized> Backend for &mut B {
         (**self).create(settings, objects, now)
     }
 
-    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<B::Error>> {
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileReport, StepError<B::Error>> {
         (**self).reconcile(now)
     }
 

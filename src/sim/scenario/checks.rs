@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::describe::{describe_action, describe_condition, describe_requeue};
 use crate::events::{Event, EventType};
 use crate::reconcile::Requeue;
-use crate::sim::cluster::{ReconcileRecord, WriteKind, format_time};
+use crate::sim::cluster::{ReconcileReport, WriteKind, format_time};
 use crate::wire::{Condition, GatewayClassStatus, ListenerStatus};
 
 /// What a reconcile must have done; every field optional.
@@ -134,7 +134,7 @@ pub(super) struct Stored<'a> {
 pub(super) fn check_record(
     step: usize,
     expect: &Expect,
-    record: &ReconcileRecord,
+    record: &ReconcileReport,
     stored: Stored<'_>,
     failures: &mut Vec<Failure>,
 ) {

@@ -3,7 +3,7 @@
 
 use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
-use crate::sim::cluster::ReconcileRecord;
+use crate::sim::cluster::ReconcileReport;
 use crate::wire::Condition;
 
 /// `Applied`, `503 ServiceUnavailable: etcdserver: request timed out`, or
@@ -18,7 +18,7 @@ pub fn describe_outcome(outcome: &WriteOutcome) -> String {
 
 /// The Deployment action of a reconcile, with the drifted paths of an update:
 /// `Update (drift: spec.replicas)`.
-pub(super) fn describe_action(record: &ReconcileRecord) -> String {
+pub(super) fn describe_action(record: &ReconcileReport) -> String {
     if record.drift.is_empty() {
         record.action.to_string()
     } else {

@@ -46,7 +46,7 @@ impl super::Backend for NoRollouts {
     fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> Result<crate::sim::cluster::ReconcileRecord, super::StepError<Self::Error>> {
+    ) -> Result<crate::sim::cluster::ReconcileReport, super::StepError<Self::Error>> {
         super::Backend::reconcile(&mut self.0, now)
     }
 
@@ -214,7 +214,7 @@ impl super::Backend for Required {
     fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> Result<crate::sim::cluster::ReconcileRecord, super::StepError<Self::Error>> {
+    ) -> Result<crate::sim::cluster::ReconcileReport, super::StepError<Self::Error>> {
         super::Backend::reconcile(&mut self.0, now)
     }
 
@@ -299,7 +299,7 @@ impl super::Backend for Reads {
     fn reconcile(
         &mut self,
         now: Timestamp,
-    ) -> Result<crate::sim::cluster::ReconcileRecord, super::StepError<Self::Error>> {
+    ) -> Result<crate::sim::cluster::ReconcileReport, super::StepError<Self::Error>> {
         super::Backend::reconcile(&mut self.cluster, now)
     }
 

@@ -11,14 +11,14 @@ use super::describe::{
 };
 use crate::outcome::WriteOutcome;
 use crate::settings::format_duration;
-use crate::sim::cluster::{Kind, ReconcileRecord, RolloutState, format_time};
+use crate::sim::cluster::{Kind, ReconcileReport, RolloutState, format_time};
 
-/// What one step did (not a Kubernetes Event: those are in [`ReconcileRecord::events`]).
+/// What one step did (not a Kubernetes Event: those are in [`ReconcileReport::events`]).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Effect {
     /// A reconcile ran.
-    Reconciled(Box<ReconcileRecord>),
+    Reconciled(Box<ReconcileReport>),
     /// The clock moved.
     Advanced(Duration),
     /// Objects were patched.

@@ -1282,3 +1282,55 @@ fn example_validate_snapshot() {
         r#"GatewayConfiguration "infra/defaults" not found"#
     );
 }
+
+// ---- SPEC revision 5: the listeners and spec.addresses ---------------------------------------
+
+#[test]
+fn the_listeners_are_bounded_then_addresses_then_one_must_be_accepted() {
+    let with = |spec: serde_json::Value| {
+        let mut g = gateway();
+        let extra: Gateway = serde_json::from_value(json!({"spec": spec})).unwrap();
+        g.spec.listeners = extra.spec.listeners;
+        g.spec.addresses = extra.spec.addresses;
+        let mut c = configuration();
+        c.metadata.name = Some("conf".into());
+        validate(&Settings::default(), &g, Some(&c), &template()).err()
+    };
+    let tcp = json!({"name": "tcp", "port": 80, "protocol": "TCP"});
+    assert_eq!(with(json!({"listeners": [tcp]})), None);
+    let nine: Vec<_> = (0..9).map(|k| json!({"kind": format!("K{k}")})).collect();
+    let many_kinds = json!({"name": "tcp", "port": 80, "protocol": "TCP",
+        "allowedRoutes": {"kinds": nine}});
+    assert_eq!(
+        with(json!({"listeners": [many_kinds]}))
+            .unwrap()
+            .to_string(),
+        "Gateway spec.listeners[].allowedRoutes.kinds: must have at most 8 items (has 9)"
+    );
+    let sixty_five: Vec<_> = (0..65)
+        .map(|l| json!({"name": format!("l{l}"), "port": 80, "protocol": "TCP"}))
+        .collect();
+    assert_eq!(
+        with(json!({"listeners": sixty_five})).unwrap().to_string(),
+        "Gateway spec.listeners: must have at most 64 items (has 65)"
+    );
+    // spec.addresses before the listeners' protocols.
+    let quic = json!({"name": "quic", "port": 443, "protocol": "example.com/quic"});
+    let invalid = with(json!({"listeners": [quic], "addresses": [{"value": "10.0.0.1"}]})).unwrap();
+    assert_eq!(invalid, Invalid::UnsupportedAddress);
+    assert_eq!(invalid.reason(), "UnsupportedAddress");
+    let invalid = with(json!({"listeners": [quic, tcp]}));
+    assert_eq!(invalid, None, "one accepted listener is enough");
+    let invalid = with(json!({"listeners": [quic]})).unwrap();
+    assert_eq!(
+        invalid.to_string(),
+        r#"no listener is accepted: listener "quic": protocol "example.com/quic" is not supported"#
+    );
+    assert_eq!(invalid.reason(), "ListenersNotValid");
+    let none = with(json!({"listeners": []})).unwrap();
+    assert_eq!(
+        none.to_string(),
+        "no listener is accepted: the Gateway has no listener"
+    );
+    assert_eq!(Invalid::NoInternalSubnet.reason(), "InvalidParameters");
+}

@@ -22,7 +22,7 @@ use crate::reconcile::{
 use crate::settings::Settings;
 use crate::sim::cluster::reconcile::{recorded, settle_class_status};
 use crate::sim::cluster::store::typed;
-use crate::sim::cluster::{ClusterError, Kind, Objects, ReconcileRecord, RolloutState};
+use crate::sim::cluster::{ClusterError, Kind, Objects, ReconcileReport, RolloutState};
 use crate::sim::scenario::{Backend, StepError, WriteCounts};
 use crate::testing::ControllerLoop;
 use crate::wire::{Gateway, GatewayClass};
@@ -185,7 +185,7 @@ impl<R: Reconciler> StoreLoop<R> {
         namespace: &str,
         name: &str,
         now: Timestamp,
-    ) -> Result<ReconcileRecord, ClusterError> {
+    ) -> Result<ReconcileReport, ClusterError> {
         self.store.advance_to(now);
         let (reconciler, driver) = (&mut self.reconciler, &self.driver);
         let (record, requeue) = self.store.reconcile_with(namespace, name, |port, now| {
@@ -223,7 +223,7 @@ impl<R: Reconciler> Backend for StoreLoop<R> {
         Ok(())
     }
 
-    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileRecord, StepError<ClusterError>> {
+    fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileReport, StepError<ClusterError>> {
         let (namespace, name) = self.target.clone();
         Ok(self.reconcile_gateway(&namespace, &name, now)?)
     }
@@ -354,7 +354,7 @@ impl Store {
         namespace: &str,
         name: &str,
         run: F,
-    ) -> Result<(ReconcileRecord, Requeue), ClusterError>
+    ) -> Result<(ReconcileReport, Requeue), ClusterError>
     where
         F: FnOnce(
             StorePort<'_>,

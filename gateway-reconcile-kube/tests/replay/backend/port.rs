@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use gateway_reconcile::events::Event;
 use gateway_reconcile::reconcile::{Labels, Port, Reader, ReconcileError, StatusWrite, View};
-use gateway_reconcile::sim::cluster::{Kind, ReconcileRecord};
+use gateway_reconcile::sim::cluster::{Kind, ReconcileReport};
 use gateway_reconcile::sim::scenario::StepError;
 use gateway_reconcile::{
     DeploymentWrite, StatusPatch, WriteKind, WriteOutcome, gateway_class, lookup, wire,
@@ -32,7 +32,7 @@ impl Real {
     /// watch cache shows only some time later. The caches are the controller stories'
     /// business (`writes.rs`, `recovery.rs`, `caches.rs` and `revision4.rs` run the shipped
     /// controller).
-    pub(super) async fn reconcile_at(&mut self, now: Timestamp) -> Step<ReconcileRecord> {
+    pub(super) async fn reconcile_at(&mut self, now: Timestamp) -> Step<ReconcileReport> {
         let controller = self.controller.clone();
         let Some(gateway_json) = self.get(&controller, Kind::Gateway).await? else {
             return failed("the Gateway is gone");
@@ -87,7 +87,7 @@ impl Real {
             .transpose()
             .or_else(|e| failed(format!("Gateway status: {e}")))?
             .unwrap_or_default();
-        Ok(ReconcileRecord {
+        Ok(ReconcileReport {
             class_conditions: self
                 .get(&admin, Kind::GatewayClass)
                 .await?
@@ -97,7 +97,7 @@ impl Real {
                 .or_else(|e| failed(format!("GatewayClass status: {e}")))?
                 .unwrap_or_default(),
             class_status_written,
-            ..ReconcileRecord::of(now, decided, status)
+            ..ReconcileReport::of(now, decided, status)
         })
     }
 

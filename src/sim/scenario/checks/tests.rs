@@ -9,7 +9,7 @@ use crate::events::{Event, EventType};
 use crate::outcome::WriteOutcome;
 use crate::reconcile::Requeue;
 use crate::settings::Settings;
-use crate::sim::cluster::{Cluster, Objects, ReconcileRecord, WriteKind};
+use crate::sim::cluster::{Cluster, Objects, ReconcileReport, WriteKind};
 use crate::sim::scenario::format::tests::with_steps;
 use crate::sim::scenario::{Scenario, Verb};
 use crate::wire::Condition;
@@ -70,8 +70,8 @@ fn subset_rules() {
     );
 }
 
-pub(crate) fn record() -> ReconcileRecord {
-    ReconcileRecord {
+pub(crate) fn record() -> ReconcileReport {
+    ReconcileReport {
         time: "2026-01-01T00:00:00Z".parse().unwrap(),
         action: WriteKind::Update,
         drift: vec!["spec.replicas".into()],
