@@ -11,7 +11,7 @@ use super::settlement::{Requeue, Settlement};
 use super::situation::Situation;
 use super::table::{Row, Verdict};
 use super::write::WriteKind;
-use crate::conditions::{self, ACCEPTED, Change, PROGRAMMED, TransitionTime, event_reason, status};
+use crate::conditions::{self, ACCEPTED, PROGRAMMED, TransitionTime, event_reason, status};
 use crate::drift::{Enforcement, drift_owned};
 use crate::events::{self, Event, EventType};
 use crate::listeners::{GatewayProgrammed, listener_status};
@@ -203,34 +203,6 @@ impl Planned<'_> {
             ..
         } = row;
         let observed = &self.snapshot.gateway.status;
-        let programmed = match &row.programmed {
-            Change::Set(wanted) => GatewayProgrammed {
-                status: wanted.status,
-                reason: wanted.reason,
-            },
-            _ => conditions::find(&observed.conditions, PROGRAMMED).map_or(
-                GatewayProgrammed {
-                    status: status::UNKNOWN,
-                    reason: conditions::reason::PENDING,
-                },
-                |c| GatewayProgrammed {
-                    status: &c.status,
-                    reason: &c.reason,
-                },
-            ),
-        };
-        let listeners = if listeners_owned {
-            listener_status(
-                self.snapshot.gateway,
-                self.snapshot.routes,
-                self.snapshot.namespace_labels,
-                programmed,
-                self.generation,
-                self.now,
-            )
-        } else {
-            None
-        };
         let changes = [
             (ACCEPTED, row.accepted),
             (PROGRAMMED, row.programmed),
@@ -244,6 +216,30 @@ impl Planned<'_> {
             self.generation,
             self.now,
         );
+        // A listener's Programmed follows the Gateway's, as this reconcile leaves it.
+        let listeners = listeners_owned
+            .then(|| {
+                let after = merged.as_deref().unwrap_or(&observed.conditions);
+                let programmed = conditions::find(after, PROGRAMMED).map_or(
+                    GatewayProgrammed {
+                        status: status::UNKNOWN,
+                        reason: conditions::reason::PENDING,
+                    },
+                    |c| GatewayProgrammed {
+                        status: &c.status,
+                        reason: &c.reason,
+                    },
+                );
+                listener_status(
+                    self.snapshot.gateway,
+                    self.snapshot.routes,
+                    self.snapshot.namespace_labels,
+                    programmed,
+                    self.generation,
+                    self.now,
+                )
+            })
+            .flatten();
         let addresses_owned = addresses.is_some();
         let unchanged = merged.is_none()
             && listeners.is_none()

@@ -328,7 +328,12 @@ impl Store {
         )
     }
 
-    /// The routes whose `parentRefs` name the Gateway `namespace/name`.
+    /// The routes whose `parentRefs` name the Gateway `namespace/name`: what a test means
+    /// by "the Gateway's routes" when it reads, patches or deletes them. The store's API
+    /// addresses objects by the Gateway that uses them, through the core's own lookups
+    /// (this, [`Store::configuration_key`], [`Store::deployment_key`]), so that it names
+    /// the objects the core reads; its port answers reads by key and by scan and leaves
+    /// every choice to the Driver's gather.
     fn routes_of<'s>(
         &'s self,
         namespace: &'s str,
