@@ -7,10 +7,12 @@
 //! (the one place a value of the wrong type may come from), so a later `patch` that leaves
 //! such a value is malformed and one that mends it is not.
 //!
+//! The identity and shape rules through the steps are `identity`'s.
+//!
 //! serde's errors carry the key path (serde_path_to_error); [`malformed`](super::malformed)
 //! turns them into [`ScenarioError`]s naming the step and the key.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -21,6 +23,8 @@ use serde::de::IgnoredAny;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
+use identity::{check_patches, gateway_identity, metadata_kept, shape};
+
 use super::checks::{ConditionExpect, EventExpect, Expect, ListenerExpect};
 use super::malformed::{ScenarioError, from_serde};
 use super::{Scenario, Step, TimeError, Verb, api_error_from_value, parse_time};
@@ -30,7 +34,7 @@ use crate::sim::cluster::store::{check, typed_at};
 use crate::sim::cluster::{ClusterError, Kind, Namespaces, Objects, RolloutState, WriteKind};
 use crate::sim::scenario::describe::requeue_from_word;
 use crate::sim::strict_json::{Lifted, MAX_STEPS};
-use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, tree};
+use crate::wire::{Deployment, L34Route, tree};
 
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
 
@@ -970,265 +974,6 @@ pub fn namespace_list(value: &Value) -> Result<crate::NamespaceLabels, (String, 
 struct Wrapped {
     objects: Obj<ObjectsFile>,
 }
-/// The Gateway fields a scenario cannot do without (name, namespace, uid, generation): the crate cannot work on a
-/// Gateway without them. Returns the missing field.
-fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> {
-    for field in ["name", "namespace", "uid"] {
-        match gateway.pointer(&format!("/metadata/{field}")) {
-            Some(Value::String(s)) if !s.is_empty() => {}
-            _ => {
-                return Err((
-                    format!("metadata.{field}"),
-                    "is required (a Gateway always has one)".to_owned(),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The metadata an API object keeps once it has it: no patch removes it, no `unreadable`
-/// step removes or retypes it (the server fills `generation` again on every update, so a
-/// patch that leaves it out loses nothing).
-const IDENTITY: [&str; 4] = ["name", "namespace", "uid", "generation"];
-
-/// The identity fields `value` has (not null).
-fn identity_fields(value: Option<&Value>) -> Vec<&'static str> {
-    let meta = value.and_then(|v| v.get("metadata"));
-    IDENTITY
-        .into_iter()
-        .filter(|f| meta.and_then(|m| m.get(*f)).is_some_and(|v| !v.is_null()))
-        .collect()
-}
-
-/// The object's identity as the API server keeps it: `metadata` an object, `name`,
-/// `namespace` and `uid` strings, `generation` an integer not below zero, and none of
-/// `had` (the fields it had before a patch) removed. The key path (from the object) and why.
-fn metadata_kept(had: &[&str], value: &Value) -> Result<(), (String, String)> {
-    use super::malformed::type_name;
-    let meta = match value.get("metadata") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(meta)) => Some(meta),
-        Some(other) => {
-            return Err((
-                "metadata".to_owned(),
-                format!(
-                    "must be an object (found {}): the API server keeps the object's name, \
-                     namespace, uid and generation in it",
-                    type_name(other)
-                ),
-            ));
-        }
-    };
-    for field in IDENTITY {
-        let path = format!("metadata.{field}");
-        match meta.and_then(|m| m.get(field)) {
-            None | Some(Value::Null) if had.contains(&field) => {
-                return Err((
-                    path,
-                    "cannot be removed (the API server keeps it)".to_owned(),
-                ));
-            }
-            None | Some(Value::Null) => {}
-            Some(Value::String(_)) if field != "generation" => {}
-            Some(other) if field != "generation" => {
-                return Err((
-                    path,
-                    format!("must be a string (found {})", type_name(other)),
-                ));
-            }
-            Some(generation) => match generation.as_i64() {
-                Some(g) if g < 0 => {
-                    return Err((path, format!("must not be negative (got {g})")));
-                }
-                Some(_) => {}
-                None => {
-                    return Err((
-                        path,
-                        format!(
-                            "must be an integer from 0 to {} (found {})",
-                            i64::MAX,
-                            super::malformed::quoted_value(generation)
-                        ),
-                    ));
-                }
-            },
-        }
-    }
-    Ok(())
-}
-
-/// A patch must not rename the Gateway or move it to another namespace: the API server
-/// refuses a change of either (it would be another object).
-fn gateway_kept(before: Option<&Value>, after: &Value) -> Result<(), (String, String)> {
-    for field in ["name", "namespace"] {
-        let at = |v: &Value| v.pointer(&format!("/metadata/{field}")).cloned();
-        if let Some(was) = before.and_then(at)
-            && at(after).is_some_and(|now| now != was)
-        {
-            return Err((
-                format!("metadata.{field}"),
-                format!(
-                    "cannot be changed (the API server refuses to {} an object; \
-                     the Gateway is {})",
-                    if field == "name" { "rename" } else { "move" },
-                    super::malformed::quoted_value(&was)
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Every patch applied, in order, to a copy of the objects it touches: a patch that leaves
-/// an object the crate cannot read (a value of the wrong type, a Gateway without its name,
-/// namespace or uid) makes the file malformed, named by step and key, before anything runs.
-fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError> {
-    // Copied on the first patch of each kind only: most files patch one or two objects.
-    let mut shadow: BTreeMap<&'static str, Option<Value>> = BTreeMap::new();
-    // The kinds whose copy may hold a value of the wrong type (left by an `unreadable`
-    // step): a patch on them is checked whole until one leaves them readable. Any other
-    // is readable, so a patch on it is checked by what it sets alone (its own size, not
-    // the object's), and whole only when that finds something to say.
-    let mut unchecked: BTreeSet<&'static str> = BTreeSet::new();
-    let initial = |kind: Kind| -> Option<Value> {
-        match kind {
-            Kind::GatewayClass => objects.gateway_class.clone(),
-            Kind::Gateway => Some(objects.gateway.clone()),
-            Kind::Configuration => objects.configuration.clone(),
-            // Copied as JSON only when a step patches it.
-            Kind::Deployment => objects.deployment.as_ref().map(Deployment::to_json),
-            Kind::Template => Some(match &objects.template {
-                Some(template) => template.to_json(),
-                None => crate::template::default_template().into_json(),
-            }),
-            // A patch on the routes replaces them: what they were does not matter.
-            Kind::Routes => None,
-        }
-    };
-    for (i, step) in steps.iter().enumerate() {
-        let invalid = |key: &str, why: &dyn fmt::Display| ScenarioError::InvalidValue {
-            step: Some(i + 1),
-            key: key.to_owned(),
-            why: why.to_string(),
-        };
-        match &step.verb {
-            Verb::Delete(kind) if !matches!(kind, Kind::Gateway) => {
-                let gone = match kind {
-                    Kind::Routes => Some(Value::Array(Vec::new())),
-                    _ => None,
-                };
-                shadow.insert(kind.key(), gone);
-                unchecked.remove(kind.key());
-            }
-            // Stored without the type check: the only place a wrong type is allowed.
-            Verb::Unreadable(kind, patch) => {
-                let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
-                unchecked.insert(kind.key());
-                let had = identity_fields(slot.as_ref());
-                match slot.as_mut() {
-                    None => *slot = Some(patch.clone()),
-                    Some(target) => crate::sim::merge_patch::apply(target, patch),
-                }
-                // Any value may be stored, but not in the identity the server keeps.
-                if let Some(value) = slot.as_ref() {
-                    metadata_kept(&had, value).map_err(|(path, why)| {
-                        invalid(&format!("unreadable.{}.{path}", kind.key()), &why)
-                    })?;
-                }
-            }
-            Verb::Patch(patches) => {
-                for (kind, patch) in patches {
-                    let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
-                    let mut had = identity_fields(slot.as_ref());
-                    // The server sets the generation again on an update: leaving it out of
-                    // a patch loses nothing.
-                    had.retain(|f| *f != "generation");
-                    // A patch on an absent object (or a list of routes) is the whole
-                    // object: checked whole, at the patch's size.
-                    let whole =
-                        slot.is_none() || *kind == Kind::Routes || unchecked.remove(kind.key());
-                    let before_gateway = match kind {
-                        Kind::Gateway => slot.as_ref().and_then(|g| g.get("metadata")).map(|m| {
-                            serde_json::json!({"metadata": {
-                                "name": m.get("name"), "namespace": m.get("namespace")}})
-                        }),
-                        _ => None,
-                    };
-                    match (kind, slot.as_mut()) {
-                        (Kind::Routes, _) | (_, None) => *slot = Some(patch.clone()),
-                        (_, Some(target)) => crate::sim::merge_patch::apply(target, patch),
-                    }
-                    let Some(value) = slot.as_ref() else { continue };
-                    let key = format!("patch.{}", kind.key());
-                    let at = |path: String| {
-                        if path.starts_with('[') {
-                            format!("{key}{path}")
-                        } else {
-                            format!("{key}.{path}")
-                        }
-                    };
-                    if *kind == Kind::Gateway {
-                        gateway_identity(value).map_err(|(path, why)| {
-                            invalid(&at(path), &format!("removed by the patch, but {why}"))
-                        })?;
-                        gateway_kept(before_gateway.as_ref(), value)
-                            .map_err(|(path, why)| invalid(&at(path), &why))?;
-                    }
-                    // The API server never lets an object lose its name, namespace or uid.
-                    let present = |field: &str| {
-                        value
-                            .get("metadata")
-                            .and_then(|m| m.get(field))
-                            .is_some_and(|f| !f.is_null())
-                    };
-                    if !matches!(kind, Kind::Template | Kind::Routes)
-                        && let Some(field) = had.iter().find(|f| !present(f))
-                    {
-                        return Err(invalid(
-                            &at(format!("metadata.{field}")),
-                            &"cannot be removed (the API server keeps it)",
-                        ));
-                    }
-                    let set = (!whole).then(|| crate::sim::cluster::store::without_nulls(patch));
-                    let shaped = match set.as_ref().map(|set| shape(*kind, set)) {
-                        Some(Ok(())) => Ok(()),
-                        // What the patch sets alone may lack what the object has (a
-                        // required field beside it): the whole object says.
-                        Some(Err(_)) | None => shape(*kind, value),
-                    };
-                    if let Err((path, why)) = shaped {
-                        unchecked.insert(kind.key());
-                        return Err(invalid(&at(path), &why));
-                    }
-                    if !matches!(kind, Kind::Template | Kind::Routes | Kind::Deployment) {
-                        metadata_kept(&had, value)
-                            .map_err(|(path, why)| invalid(&at(path), &why))?;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// A value of the wrong type inside an object: its key path (from the object) and why.
-fn shape(kind: Kind, value: &Value) -> Result<(), (String, String)> {
-    let found = match kind {
-        Kind::GatewayClass => typed_at::<GatewayClass>(value).map(drop),
-        Kind::Gateway => typed_at::<Gateway>(value).map(drop),
-        Kind::Configuration => typed_at::<GatewayConfiguration>(value).map(drop),
-        // A Deployment is any JSON object (kept whole): nothing to read, nothing to copy.
-        Kind::Deployment | Kind::Template => Ok(()),
-        Kind::Routes => typed_at::<Vec<L34Route>>(value).map(drop),
-    };
-    match found {
-        Ok(()) | Err((None, _)) => Ok(()),
-        Err((Some(path), why)) => Err((path, why)),
-    }
-}
-
 /// The clock must stay in the supported range through every `advance`.
 fn check_clock(now: Timestamp, steps: &[Step]) -> Result<(), ScenarioError> {
     let mut clock = now;
@@ -1249,6 +994,8 @@ fn check_clock(now: Timestamp, steps: &[Step]) -> Result<(), ScenarioError> {
     }
     Ok(())
 }
+
+mod identity;
 
 #[cfg(test)]
 pub(crate) mod tests;
