@@ -923,4 +923,7 @@ fn object_field<'m>(map: &'m tree::Map, key: &str, path: &str) -> Result<&'m tre
 mod tests;
 
 #[cfg(test)]
+mod bounds_tests;
+
+#[cfg(test)]
 mod subnet_overlap_props;
