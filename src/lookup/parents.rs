@@ -210,15 +210,10 @@ pub(crate) struct Admission<'a> {
 }
 
 impl<'a> Admission<'a> {
-    /// The admission of routes to `gateway` through `listeners` (the first 64 are looked
+    /// The admission of routes to `gateway` through its listeners (the first 64 are looked
     /// at), with the labels of the routes' namespaces.
-    pub(crate) fn new(
-        gateway: &'a Gateway,
-        listeners: Vec<&'a Listener>,
-        labels: &'a NamespaceLabels,
-    ) -> Self {
-        let mut listeners = listeners;
-        listeners.truncate(MAX_LISTENERS);
+    pub(crate) fn new(gateway: &'a Gateway, labels: &'a NamespaceLabels) -> Self {
+        let listeners: Vec<&Listener> = gateway.spec.listeners.iter().take(MAX_LISTENERS).collect();
         let mut open_bits = 0;
         let mut by_name: Vec<(&str, u64)> = Vec::with_capacity(listeners.len());
         for (i, listener) in listeners.iter().enumerate() {

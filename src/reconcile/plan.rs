@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use super::record::fingerprint;
 use super::settlement::Settlement;
 use super::write::{DeploymentWrite, WriteKind};
-use crate::addresses::addresses;
+use crate::addresses::{addresses, attachment};
 use crate::conditions::{self, ConditionTypes, ListenerTypes, TransitionTime};
 use crate::drift::{Enforcement, drift_owned};
 use crate::error::InputError;
@@ -138,6 +138,9 @@ pub(super) struct Planned<'a> {
     /// When ConfigurationApplied turned False, if it is False in the snapshot (never after
     /// `now`).
     pub(super) applied_false_since: Option<Timestamp>,
+    /// Which listeners each route attaches through ([`attachment`]), once the Gateway is
+    /// ours (empty before): the addresses and the listener status both read it.
+    pub(super) attachment: Vec<u64>,
     pub(super) decision: Decision<'a>,
 }
 
@@ -229,6 +232,7 @@ pub fn plan<'a>(
         generation: id.generation,
         now,
         applied_false_since: None,
+        attachment: Vec::new(),
         decision: Decision::Deleted,
         types,
     };
@@ -257,6 +261,7 @@ pub fn plan<'a>(
         plan.decision = Decision::NotOurs;
         return Ok(plan.settled());
     }
+    plan.attachment = attachment(gateway, snapshot.routes, snapshot.namespace_labels);
     let validated = match validate_snapshot(settings, &snapshot) {
         Ok(v) => v,
         Err(invalid) => {
@@ -273,7 +278,7 @@ pub fn plan<'a>(
         validated,
         held: Vec::new(),
         wanted,
-        addresses: addresses(gateway, snapshot.routes, snapshot.namespace_labels),
+        addresses: addresses(snapshot.routes, &plan.attachment),
         deployment,
         observed: None,
     };

@@ -232,8 +232,7 @@ impl Planned<'_> {
                 );
                 listener_status(
                     self.snapshot.gateway,
-                    self.snapshot.routes,
-                    self.snapshot.namespace_labels,
+                    &self.attachment,
                     programmed,
                     self.generation,
                     self.now,

@@ -22,24 +22,39 @@ pub const MAX_PARENT_REFS: usize = 1;
 /// The L34Route CRD's limit on `spec.destinationCIDRs`.
 pub const MAX_DESTINATION_CIDRS: usize = 100;
 
-/// Every route attached to this Gateway ([`route_attaches`](crate::lookup::route_attaches): a `parentRef` names it and a
-/// listener admits it) gives the IP of each of its `destinationCIDRs`: unique by IP, sorted
-/// as strings, at most 16. Unparsable CIDRs are skipped, and so are routes over the CRD's
-/// bounds (module docs). Only the 16 smallest addresses are ever held, however many routes
-/// there are. `namespaces` holds the labels of the routes' namespaces, for `allowedRoutes`
-/// selectors.
-pub fn addresses(
+/// Which listeners each route attaches through, decided once per reconcile: bit `i` stands
+/// for `gateway.spec.listeners[i]` (the first 64: validation admits no more), 0 for a route
+/// that attaches nowhere (no listener admits it, or it is over its CRD's bounds: module
+/// docs). The addresses and the listener status both read it. `namespaces` holds the labels
+/// of the routes' namespaces, for `allowedRoutes` selectors.
+pub(crate) fn attachment(
     gateway: &Gateway,
     routes: &[L34Route],
     namespaces: &NamespaceLabels,
-) -> Vec<GatewayAddress> {
+) -> Vec<u64> {
+    let mut admission = Admission::new(gateway, namespaces);
+    routes
+        .iter()
+        .map(|route| {
+            if within_bounds(route) {
+                admission.attached(route)
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// Every route attached to the Gateway (its [`attachment`] not 0: a `parentRef` names the
+/// Gateway and a listener admits the route, [`route_attaches`](crate::lookup::route_attaches)'s
+/// rule) gives the IP of each of its `destinationCIDRs`: unique by IP, sorted as strings,
+/// at most 16. Unparsable CIDRs are skipped. Only the 16 smallest addresses are ever held,
+/// however many routes there are.
+pub fn addresses(routes: &[L34Route], attachment: &[u64]) -> Vec<GatewayAddress> {
     let mut ips: BTreeSet<String> = BTreeSet::new();
     let mut text = String::with_capacity(39);
-    // Validation admits at most 64 listeners: the admission looks at every one.
-    let mut admission =
-        Admission::new(gateway, gateway.spec.listeners.iter().collect(), namespaces);
-    for route in routes {
-        if within_bounds(route) && admission.attached(route) != 0 {
+    for (route, bits) in routes.iter().zip(attachment) {
+        if *bits != 0 {
             for cidr in &route.spec.destination_cidrs {
                 let Ok(cidr) = cidr.parse::<Cidr>() else {
                     continue;

@@ -11,17 +11,15 @@ use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 
-use crate::addresses::within_bounds;
 use crate::conditions::{
     ACCEPTED, Change, Condition, ListenerTypes, PROGRAMMED, RESOLVED_REFS, Wanted,
     listener_message, merge_changed, reason, status,
 };
 use crate::lookup::{
-    self, Admission, GATEWAY_API_GROUP, MAX_LISTENERS, ROUTE_GROUP, ROUTE_KIND,
-    SUPPORTED_PROTOCOLS, listener_accepted,
+    self, GATEWAY_API_GROUP, MAX_LISTENERS, ROUTE_GROUP, ROUTE_KIND, SUPPORTED_PROTOCOLS,
+    listener_accepted,
 };
-use crate::snapshot::NamespaceLabels;
-use crate::wire::{Gateway, L34Route, Listener, ListenerStatus, RouteGroupKind};
+use crate::wire::{Gateway, Listener, ListenerStatus, RouteGroupKind};
 
 /// The Gateway's `Programmed` after this reconcile, as the listeners' own `Programmed`
 /// follows it: its status and reason.
@@ -39,14 +37,14 @@ pub(crate) struct GatewayProgrammed<'a> {
 /// the spec go.
 pub(crate) fn listener_status(
     gateway: &Gateway,
-    routes: &[L34Route],
-    namespaces: &NamespaceLabels,
+    attachment: &[u64],
     programmed: GatewayProgrammed<'_>,
     generation: i64,
     now: Timestamp,
 ) -> Option<Vec<ListenerStatus>> {
-    let listeners = distinct(&gateway.spec.listeners);
-    let attached = attached_routes(gateway, &listeners, routes, namespaces);
+    let (positions, listeners): (Vec<usize>, Vec<&Listener>) =
+        distinct(&gateway.spec.listeners).into_iter().unzip();
+    let attached = attached_routes(&positions, attachment);
     let observed = &gateway.status.listeners;
     let no_conditions: &[Condition] = &[];
     // Decided first, compared with the observed entries; copied only when one differs.
@@ -94,40 +92,41 @@ pub(crate) fn listener_status(
     Some(entries)
 }
 
-/// The listeners that get an entry: the first of each name, at most [`MAX_LISTENERS`].
-fn distinct(listeners: &[Listener]) -> Vec<&Listener> {
+/// The listeners that get an entry, with their position in the spec: the first of each
+/// name, at most [`MAX_LISTENERS`].
+fn distinct(listeners: &[Listener]) -> Vec<(usize, &Listener)> {
     let mut names = BTreeSet::new();
     listeners
         .iter()
-        .filter(|listener| names.insert(listener.name.as_str()))
+        .enumerate()
+        .filter(|(_, listener)| names.insert(listener.name.as_str()))
         .take(MAX_LISTENERS)
         .collect()
 }
 
-/// How many routes attach through each listener: a route whose `parentRef` names the
-/// Gateway with this listener's `sectionName`, or none, and which the listener admits
-/// ([`lookup::route_attaches`]'s rule, listener by listener). A route counts whether or not
-/// its CIDRs give an address; a route over its CRD's bounds attaches nowhere, as for the
-/// addresses.
-fn attached_routes(
-    gateway: &Gateway,
-    listeners: &[&Listener],
-    routes: &[L34Route],
-    namespaces: &NamespaceLabels,
-) -> Vec<usize> {
-    let mut admission = Admission::new(gateway, listeners.to_vec(), namespaces);
-    let mut counts = vec![0; listeners.len()];
-    for route in routes.iter().filter(|route| within_bounds(route)) {
-        let mut bits = admission.attached(route);
+/// How many routes attach through each listener (at `positions` in the spec), read from
+/// the reconcile's [`attachment`](crate::addresses::attachment): a route whose `parentRef`
+/// names the Gateway with this listener's `sectionName`, or none, and which the listener
+/// admits ([`lookup::route_attaches`]'s rule, listener by listener). A route counts whether
+/// or not its CIDRs give an address; a route over its CRD's bounds attaches nowhere, as for
+/// the addresses. A listener past the 64 the attachment tells apart (only a hand-written
+/// Gateway over the CRD's bound, with repeated names) counts none.
+fn attached_routes(positions: &[usize], attachment: &[u64]) -> Vec<usize> {
+    let mut by_position = [0usize; MAX_LISTENERS];
+    for bits in attachment {
+        let mut bits = *bits;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
-            if let Some(count) = counts.get_mut(i) {
+            if let Some(count) = by_position.get_mut(i) {
                 *count += 1;
             }
             bits &= bits - 1;
         }
     }
-    counts
+    positions
+        .iter()
+        .map(|at| by_position.get(*at).copied().unwrap_or(0))
+        .collect()
 }
 
 /// Whether the listener takes L34Routes: accepted, and its `allowedRoutes.kinds` admits

@@ -255,7 +255,7 @@ fn the_kept_admission_is_each_listeners_own_decision() {
         ));
     }
     let listeners: Vec<&Listener> = gateway.spec.listeners.iter().collect();
-    let mut admission = Admission::new(&gateway, listeners.clone(), &labels);
+    let mut admission = Admission::new(&gateway, &labels);
     for r in &routes {
         let route_ns = r.metadata.namespace.as_deref().unwrap();
         let mut expected = 0u64;
@@ -278,7 +278,7 @@ fn the_kept_admission_is_each_listeners_own_decision() {
     // selected one, `quic` (unsupported protocol) and `http` (no L34Route kind) nothing.
     let only = |ns: &str, section: &str| {
         let parent = json!([{"name": "gw", "namespace": "ns", "sectionName": section}]);
-        Admission::new(&gateway, listeners.clone(), &labels).attached(&route(ns, parent, &[]))
+        Admission::new(&gateway, &labels).attached(&route(ns, parent, &[]))
     };
     assert_eq!(only("ns", "same"), 0b1);
     assert_eq!(only("blue", "same"), 0);

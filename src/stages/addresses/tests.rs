@@ -31,9 +31,18 @@ fn open_gateway() -> Gateway {
         "allowedRoutes": {"namespaces": {"from": "All"}}}]))
 }
 
+/// The addresses of `gateway` from `routes`, the attachment decided as a reconcile does.
+fn addresses_of(
+    gateway: &Gateway,
+    routes: &[L34Route],
+    namespaces: &NamespaceLabels,
+) -> Vec<GatewayAddress> {
+    addresses(routes, &attachment(gateway, routes, namespaces))
+}
+
 /// The addresses of `ns/gw` (admitting every namespace) from `routes`.
 fn of(routes: &[L34Route]) -> Vec<GatewayAddress> {
-    addresses(&open_gateway(), routes, &NamespaceLabels::new())
+    addresses_of(&open_gateway(), routes, &NamespaceLabels::new())
 }
 
 #[test]
@@ -128,7 +137,7 @@ fn many_routes_keep_the_smallest_addresses() {
 fn a_gateway_without_listeners_has_no_addresses() {
     let gateway = gateway_with(json!([]));
     let r = route("ns", json!([{"name": "gw"}]), &["20.0.0.1/32"]);
-    assert!(addresses(&gateway, &[r], &NamespaceLabels::new()).is_empty());
+    assert!(addresses_of(&gateway, &[r], &NamespaceLabels::new()).is_empty());
 }
 
 #[test]
@@ -147,7 +156,7 @@ fn routes_of_another_namespace_never_push_the_owners_addresses_out() {
     routes.push(route("ns", json!([{"name": "gw"}]), &["20.0.0.1/32"]));
     let gateway = gateway_with(json!([{"name": "l", "port": 4000, "protocol": "TCP"}]));
     assert_eq!(
-        values(&addresses(&gateway, &routes, &NamespaceLabels::new())),
+        values(&addresses_of(&gateway, &routes, &NamespaceLabels::new())),
         ["20.0.0.1"]
     );
     // Admitted, they would.
@@ -159,7 +168,6 @@ fn routes_of_another_namespace_never_push_the_owners_addresses_out() {
 #[test]
 fn example_addresses_of_a_route() {
     use crate::NamespaceLabels;
-    use crate::addresses::addresses;
     use crate::wire::{Gateway, L34Route};
     let gateway: Gateway = serde_json::from_str(
         r#"{
@@ -175,7 +183,7 @@ fn example_addresses_of_a_route() {
     }"#,
     )
     .unwrap();
-    let list = addresses(&gateway, &[route], &NamespaceLabels::new());
+    let list = addresses_of(&gateway, &[route], &NamespaceLabels::new());
     assert_eq!(list[0].value, "20.0.0.1");
     assert_eq!(list.len(), 1);
 }

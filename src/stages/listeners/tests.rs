@@ -1,6 +1,9 @@
 //! Unit tests of `listeners`: each rule of SPEC revision 5's "Listeners" on its own.
 
 use super::*;
+use crate::addresses::attachment;
+use crate::snapshot::NamespaceLabels;
+use crate::wire::L34Route;
 use serde_json::{Value, json};
 
 const NOW: &str = "2026-01-01T00:00:00Z";
@@ -34,8 +37,7 @@ fn settle(
 ) -> Option<Vec<ListenerStatus>> {
     listener_status(
         gateway,
-        routes,
-        &NamespaceLabels::new(),
+        &attachment(gateway, routes, &NamespaceLabels::new()),
         programmed,
         2,
         NOW.parse().unwrap(),
@@ -229,8 +231,7 @@ fn the_steady_state_writes_nothing_and_a_change_keeps_the_transition_times() {
     let routes = [route("ns", json!({"name": "gw"}))];
     let entries = listener_status(
         &gw,
-        &routes,
-        &NamespaceLabels::new(),
+        &attachment(&gw, &routes, &NamespaceLabels::new()),
         PROGRAMMED_TRUE,
         2,
         later,
