@@ -71,6 +71,10 @@ admin_user="e2e-admin"
 kwok_version="v0.8.0"
 # The full control plane's fake Nodes: kwok-node-0 .. kwok-node-(N-1).
 fake_nodes=3
+# The real node (E2E_NODE=real, which implies E2E_FULL=1): e2e/node.sh.
+# shellcheck source=node.sh
+source "$here/node.sh"
+[[ "${E2E_NODE:-}" != real ]] || export E2E_FULL=1
 
 die() {
   echo "controlplane.sh: $*" >&2
@@ -102,6 +106,7 @@ build() {
   go_env
   build_bare
   [[ "${E2E_FULL:-}" != 1 ]] || build_full
+  [[ "${E2E_NODE:-}" != real ]] || node_build
 }
 
 build_bare() {
@@ -200,6 +205,8 @@ current_apiserver() {
 
 stop_all() {
   local i pid
+  # The real node first: its kubelet, then what runs in its cgroups.
+  [[ -z "$tmp" ]] || node_stop
   # A test may have paused etcd: a kube-apiserver stops gracefully only with it.
   for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null || true; done
   # Stop in reverse order of start: kwok, kube-scheduler and kube-controller-manager (in
@@ -346,6 +353,13 @@ start_full() {
   echo "$pid" >"$tmp/kube-scheduler.pid"
   export E2E_SCHEDULER_PID="$pid"
   wait_ready kube-scheduler "$pid" "$tmp/kube-scheduler.log" "https://127.0.0.1:$sched_port/readyz" "$tmp"
+  export E2E_FULL=1
+
+  # The real node in place of kwok's (E2E_NODE=real, e2e/node.sh).
+  if [[ "${E2E_NODE:-}" == real ]]; then
+    node_start "${server##*:}" "$5" "$6" "$7"
+    return
+  fi
 
   # kwok: the Nodes annotated kwok.x-k8s.io/node=fake only, and the Pods bound to them;
   # the Stages of kwok/stages/ (node-initialize, node-heartbeat-with-lease, pod-ready,
@@ -375,7 +389,7 @@ start_full() {
     "$bin/e2e-helper" fake-nodes "$tmp/kubeconfig" kwok-node "$fake_nodes" 5
   local i nodes=()
   for ((i = 0; i < fake_nodes; i++)); do nodes+=("kwok-node-$i"); done
-  export E2E_FULL=1 E2E_NODES="${nodes[*]}"
+  export E2E_NODES="${nodes[*]}"
 }
 
 run() {
@@ -391,11 +405,12 @@ run() {
   trap 'on_signal TERM 143' TERM
   crd_files="$(gateway_api_crds)" || exit 125
 
-  local etcd_client etcd_peer api_port kcm_port sched_port kwok_port
+  local etcd_client etcd_peer api_port kcm_port sched_port kwok_port fwd_port kubelet_port healthz_port
   if [[ "${E2E_FULL:-}" == 1 ]]; then
     { read -r etcd_client; read -r etcd_peer; read -r api_port; read -r kcm_port; read -r sched_port
-      read -r kwok_port; } < <("$bin/e2e-helper" ports 6) || die "cannot find free ports"
-    [[ -n "$kwok_port" ]] || die "cannot find free ports"
+      read -r kwok_port; read -r fwd_port; read -r kubelet_port; read -r healthz_port; } < <("$bin/e2e-helper" ports 9) ||
+      die "cannot find free ports"
+    [[ -n "$healthz_port" ]] || die "cannot find free ports"
   else
     { read -r etcd_client; read -r etcd_peer; read -r api_port; } < <("$bin/e2e-helper" ports 3) ||
       die "cannot find free ports"
@@ -461,13 +476,23 @@ EOF
   # must grant. ServiceAccount admission only acts
   # on Pods, which nothing here creates (no kubelet); ValidatingAdmissionPolicy and the
   # admission webhooks stay enabled: tests use them to make writes fail.
+  # The real node's kubelet is authorized as a Node (the Node authorizer, NodeRestriction),
+  # and the API server reaches it (logs, exec) with the admin's client certificate.
+  local authorization=RBAC admission=OwnerReferencesPermissionEnforcement node_args=()
+  if [[ "${E2E_NODE:-}" == real ]]; then
+    authorization=Node,RBAC
+    admission+=,NodeRestriction
+    node_args=(--kubelet-client-certificate "$tmp/admin.crt" --kubelet-client-key "$tmp/admin.key"
+      --kubelet-preferred-address-types InternalIP)
+  fi
   local api_args=(
+    "${node_args[@]}"
     --etcd-servers "http://127.0.0.1:$etcd_client"
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port"
     --tls-cert-file "$tmp/apiserver.crt" --tls-private-key-file "$tmp/apiserver.key"
     --client-ca-file "$tmp/ca.crt"
-    --authorization-mode RBAC
-    --enable-admission-plugins OwnerReferencesPermissionEnforcement
+    --authorization-mode "$authorization"
+    --enable-admission-plugins "$admission"
     --service-account-issuer https://kubernetes.default.svc.cluster.local
     --service-account-key-file "$tmp/sa.pub"
     --service-account-signing-key-file "$tmp/sa.key"
@@ -506,8 +531,10 @@ EOF
 
   echo "controlplane.sh: kube-apiserver $kube_version ready at $server" >&2
   if [[ "${E2E_FULL:-}" == 1 ]]; then
-    start_full "$server" "$kcm_port" "$sched_port" "$kwok_port"
-    echo "controlplane.sh: full control plane ready in $((SECONDS - started))s: kube-controller-manager, kube-scheduler, kwok, Nodes $E2E_NODES" >&2
+    start_full "$server" "$kcm_port" "$sched_port" "$kwok_port" "$fwd_port" "$kubelet_port" "$healthz_port"
+    local nodes_by=kwok
+    [[ "${E2E_NODE:-}" != real ]] || nodes_by="a kubelet and containerd"
+    echo "controlplane.sh: full control plane ready in $((SECONDS - started))s: kube-controller-manager, kube-scheduler, $nodes_by, Nodes $E2E_NODES" >&2
   fi
   # COMMAND runs in the background (stdin kept) so that a signal to this script is handled
   # at once: it is passed on to COMMAND, then everything is stopped.
@@ -581,13 +608,16 @@ case "${1:-}" in
   build)
     build
     ;;
+  node-leftovers)
+    node_leftovers "${2:?usage: $0 node-leftovers DIR}"
+    ;;
   run)
     shift
     [[ "${1:-}" == "--" ]] && shift
     run "$@"
     ;;
   *)
-    echo "usage: $0 build | run -- COMMAND [ARGS...] | kill-apiserver | start-apiserver | restart-apiserver" >&2
+    echo "usage: $0 build | run -- COMMAND [ARGS...] | kill-apiserver | start-apiserver | restart-apiserver | node-leftovers DIR" >&2
     exit 2
     ;;
 esac

@@ -14,6 +14,10 @@
 //	                                      create N Nodes for kwok, wait until schedulable
 //	e2e-helper wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS
 //	                                      wait until the ServiceAccount exists
+//	e2e-helper schedulable-node KUBECONFIG NAME TIMEOUT_SECONDS
+//	                                      wait until a kubelet's Node is schedulable
+//	e2e-helper forward LISTEN TARGET      copy TCP connections on LISTEN to TARGET
+//	                                      (the real node's way to the API server)
 package main
 
 import (
@@ -41,6 +45,10 @@ func main() {
 		err = fakeNodes(args)
 	case "wait-serviceaccount":
 		err = waitServiceAccount(args)
+	case "schedulable-node":
+		err = schedulableNode(args)
+	case "forward":
+		err = forward(args)
 	default:
 		usage()
 	}
@@ -53,6 +61,7 @@ func main() {
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: e2e-helper ports N | pki DIR SERVER_URL USER | probe URL [DIR] | crds KUBECONFIG FILE... |\n"+
 		"  client DIR SERVER_URL NAME USER [GROUP] | fake-nodes KUBECONFIG PREFIX N TIMEOUT_SECONDS |\n"+
-		"  wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS")
+		"  wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS |\n"+
+		"  schedulable-node KUBECONFIG NAME TIMEOUT_SECONDS | forward LISTEN TARGET")
 	os.Exit(2)
 }

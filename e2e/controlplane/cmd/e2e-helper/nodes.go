@@ -159,3 +159,35 @@ func clientset(kubeconfig string) (kubernetes.Interface, error) {
 	}
 	return kubernetes.NewForConfig(cfg)
 }
+
+// schedulableNode waits (at most TIMEOUT seconds) until the Node NAME, which a kubelet
+// registers itself, exists and is schedulable (see unschedulable).
+func schedulableNode(args []string) error {
+	if len(args) != 3 {
+		return fmt.Errorf("want KUBECONFIG NAME TIMEOUT_SECONDS")
+	}
+	kube, err := clientset(args[0])
+	if err != nil {
+		return err
+	}
+	timeout, err := strconv.Atoi(args[2])
+	if err != nil || timeout < 1 {
+		return fmt.Errorf("TIMEOUT_SECONDS must be a positive number, got %q", args[2])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout)*time.Second)
+	defer cancel()
+	why := "not registered"
+	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		node, err := kube.CoreV1().Nodes().Get(ctx, args[1], metav1.GetOptions{})
+		if err != nil {
+			why = err.Error()
+			return false, nil
+		}
+		why = unschedulable(node)
+		return why == "", nil
+	})
+	if err != nil {
+		return fmt.Errorf("node %s not schedulable after %ds: %s", args[1], timeout, why)
+	}
+	return nil
+}
