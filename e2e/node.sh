@@ -29,6 +29,8 @@ node_pause_image="localhost/gateway-reconcile-e2e/pause:1"
 # (e2e/controlplane/cmd/lb-standin), imported under the names the template gives.
 node_lb_image="ghcr.io/nordix/meridio-2/stateless-load-balancer:latest"
 node_router_image="ghcr.io/nordix/meridio-2/router:latest"
+# The same LB told to exit 1 at once (a crashing LB, for the rollout-stall story).
+node_crash_image="ghcr.io/nordix/meridio-2/stateless-load-balancer:crash"
 # Debian's packages the node needs (a fresh machine has none of them).
 node_packages=(containerd runc containernetworking-plugins iptables buildah)
 
@@ -57,6 +59,7 @@ node_build() {
   local stamp
   stamp="$(node_stamp)"
   if [[ -x "$bin/kubelet" && -f "$bin/images/pause.tar" && -f "$bin/images/lb.tar" && -f "$bin/images/router.tar" &&
+        -f "$bin/images/crash.tar" &&
         "$(cat "$bin/.stamp-node" 2>/dev/null)" == "$stamp" ]]; then
     return 0
   fi
@@ -76,7 +79,9 @@ node_build() {
     node_image "$work/lb-standin" /lb-standin 65532:65532 '["/lb-standin", "--ready-port", "8088"]' \
       "$node_lb_image" "$bin/images/lb.tar" &&
     node_image "$work/lb-standin" /lb-standin 65532:65532 '["/lb-standin", "--ready-port", "8089", "--set-gates"]' \
-      "$node_router_image" "$bin/images/router.tar" ||
+      "$node_router_image" "$bin/images/router.tar" &&
+    node_image "$work/lb-standin" /lb-standin 65532:65532 '["/lb-standin", "--exit", "1"]' \
+      "$node_crash_image" "$bin/images/crash.tar" ||
     { rm -rf "$work"; die "cannot build the node's images (buildah)"; }
   rm -rf "$work"
   echo "$stamp" >"$bin/.stamp-node"

@@ -35,7 +35,8 @@ chart_marker="$(mktemp)"
 faults_marker="$(mktemp)"
 full_marker="$(mktemp)"
 conformance_marker="$(mktemp)"
-trap 'rm -f "$marker" "$chart_marker" "$faults_marker" "$full_marker" "$conformance_marker"' EXIT
+node_marker="$(mktemp)"
+trap 'rm -f "$marker" "$chart_marker" "$faults_marker" "$full_marker" "$conformance_marker" "$node_marker"' EXIT
 rc=0
 # The Go smoke tests, then the controller's stories (gateway-reconcile-kube/tests/writes.rs,
 # recovery.rs, caches.rs, revision4.rs and revision5.rs, one file after the other, each run even when an
@@ -44,7 +45,7 @@ rc=0
 # (two of them watch for two minutes): they run side by side. One story (in recovery.rs)
 # updates the GatewayConfiguration CRD (a variant), which ends every watch of the kind: it
 # runs alone, after the others.
-(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test rollouts --no-run)
+(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test rollouts --test real_node --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     (cd controlplane && go test -count=1 -v ./...) &&
     cd .. && cargo test -p gateway-reconcile-kube --no-fail-fast --test writes --test recovery --test caches \
@@ -90,6 +91,20 @@ E2E_FULL=1 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
   "$full_marker" || full_rc=$?
 [[ "$rc" != 0 ]] || rc="$full_rc"
 
+# The real node (E2E_NODE=real: containerd and a kubelet in place of kwok): the chart
+# installed as the kube crate's README says, its Pods and the LB Pods run as containers
+# from images built here (the controller's from the shipped Dockerfile, by e2e/image.sh).
+# The node's leftovers (its cgroups, network namespace, veth, mounts) are checked below.
+node_rc=0
+if ./image.sh build; then
+  E2E_NODE=real ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
+      cd .. && cargo test -p gateway-reconcile-kube --test real_node -- --ignored --nocapture' \
+    "$node_marker" || node_rc=$?
+else
+  node_rc=125
+fi
+[[ "$rc" != 0 ]] || rc="$node_rc"
+
 # The Gateway API conformance suite, unmodified, against the controller (the binary the
 # test build above made), on a full control plane of its own (e2e/conformance/run.sh,
 # docs/conformance.md). Its report and logs go to e2e/conformance/results/.
@@ -101,7 +116,7 @@ CONFORMANCE_MARKERS="$conformance_marker" CONFORMANCE_BIN="${CARGO_TARGET_DIR:-$
 # Each control plane is gone: its directory removed, its API port closed, none of its
 # processes left (each one's command line names the directory). A marker holds one line
 # per control plane ("E2E_DIR E2E_SERVER").
-for m in "$marker" "$chart_marker" "$faults_marker" "$full_marker" "$conformance_marker"; do
+for m in "$marker" "$chart_marker" "$faults_marker" "$full_marker" "$conformance_marker" "$node_marker"; do
   while read -r dir server; do
     [[ -n "${dir:-}" ]] || continue
     if [[ -e "$dir" ]]; then
@@ -111,6 +126,11 @@ for m in "$marker" "$chart_marker" "$faults_marker" "$full_marker" "$conformance
     port="${server##*:}"
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "run.sh: something still listens on the API server's port $port" >&2
+      exit 1
+    fi
+    leftovers="$(./controlplane.sh node-leftovers "$dir")"
+    if [[ -n "$leftovers" ]]; then
+      echo "run.sh: the real node of $dir left behind: $leftovers" >&2
       exit 1
     fi
     for cmdline in /proc/[0-9]*/cmdline; do

@@ -23,142 +23,28 @@
 //! The tests that install the chart and run the controller cluster-wide take turns
 //! (`SERIAL`).
 
+mod helm;
+
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use helm::*;
+
 use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
-use kube::api::{
-    Api, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
-};
-use kube::discovery::{self, Scope};
+use kube::api::{Api, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
+use kube::discovery;
 use kube::{Client, ResourceExt};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 const CONTROLLER_USER: &str = "gateway-reconcile-controller";
 const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
-const DOMAIN: &str = "meridio-2.nordix.org";
 const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 const MANAGED_BY: &str = "gateway-controller.meridio-2.nordix.org";
-/// The Kubernetes version `helm template` assumes (the chart needs 1.30 or later): the
-/// control plane's.
-const KUBE_VERSION: &str = "v1.36.3";
 const WAIT: Duration = Duration::from_secs(40);
-
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run under e2e/run.sh"))
-}
-
-fn helm() -> String {
-    std::env::var("HELM").unwrap_or_else(|_| "helm".into())
-}
-
-fn crate_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn chart_dir() -> PathBuf {
-    crate_dir().join("charts/gateway-reconcile-controller")
-}
-
-/// A temporary directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let dir =
-            std::env::temp_dir().join(format!("chart-test-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("scratch directory");
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn documents(text: &str) -> Vec<Value> {
-    serde_yaml_ng::Deserializer::from_str(text)
-        .map(|doc| Value::deserialize(doc).expect("a YAML document"))
-        .filter(|doc| !doc.is_null())
-        .collect()
-}
-
-/// `helm template` of the chart with `values`, CRDs included.
-fn render(release: &str, namespace: &str, values: &Value) -> Vec<Value> {
-    let scratch = Scratch::new("values");
-    let file = scratch.path("values.json");
-    std::fs::write(&file, values.to_string()).expect("values file");
-    let output = Command::new(helm())
-        .arg("template")
-        .arg(release)
-        .arg(chart_dir())
-        .args(["--namespace", namespace, "--kube-version", KUBE_VERSION])
-        .arg("--include-crds")
-        .arg("-f")
-        .arg(&file)
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e} (set HELM, or run e2e/run.sh)", helm()));
-    assert!(
-        output.status.success(),
-        "helm template: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    documents(&String::from_utf8(output.stdout).expect("UTF-8"))
-}
-
-fn kind(object: &Value) -> &str {
-    object["kind"].as_str().unwrap_or_default()
-}
-
-fn name(object: &Value) -> &str {
-    object["metadata"]["name"].as_str().unwrap_or_default()
-}
-
-fn find<'a>(objects: &'a [Value], kind_: &str) -> &'a Value {
-    objects
-        .iter()
-        .find(|o| kind(o) == kind_)
-        .unwrap_or_else(|| panic!("the chart renders no {kind_}"))
-}
-
-/// The API of `object`'s kind, found by discovery (namespaced when the kind is).
-async fn api_for(client: &Client, object: &Value) -> Api<DynamicObject> {
-    let api_version = object["apiVersion"].as_str().expect("apiVersion");
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let gvk = GroupVersionKind::gvk(group, version, kind(object));
-    let (resource, capabilities) = discovery::pinned_kind(client, &gvk)
-        .await
-        .unwrap_or_else(|e| panic!("discovery of {api_version} {}: {e}", kind(object)));
-    match capabilities.scope {
-        Scope::Namespaced => {
-            let ns = object["metadata"]["namespace"].as_str().unwrap_or_else(|| {
-                panic!(
-                    "{} {}: rendered without a namespace",
-                    kind(object),
-                    name(object)
-                )
-            });
-            Api::namespaced_with(client.clone(), ns, &resource)
-        }
-        Scope::Cluster => Api::all_with(client.clone(), &resource),
-    }
-}
 
 /// Server-side apply of `object`, as `helm install` would create it; `dry_run` sends
 /// `dryRun=All` (admission and validation run, nothing is stored).
@@ -173,19 +59,6 @@ async fn apply(client: &Client, object: &Value, dry_run: bool) -> Result<Dynamic
         .map_err(|e| format!("{} {}: {e}", kind(object), name(object)))
 }
 
-async fn delete(client: &Client, object: &Value) {
-    let api = api_for(client, object).await;
-    match api.delete(name(object), &DeleteParams::default()).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 404 => {}
-        Err(e) => panic!("delete {} {}: {e}", kind(object), name(object)),
-    }
-}
-
-async fn admin() -> Client {
-    Client::try_default().await.expect("admin client")
-}
-
 async fn controller_client() -> Client {
     let kubeconfig = kube::config::Kubeconfig::read_from(env("E2E_CONTROLLER_KUBECONFIG"))
         .expect("controller kubeconfig");
@@ -193,17 +66,6 @@ async fn controller_client() -> Client {
         .await
         .expect("controller config");
     Client::try_from(config).expect("controller client")
-}
-
-async fn namespace(admin: &Client, prefix: &str) -> String {
-    let ns =
-        json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "generateName": prefix } });
-    let api = api_for(admin, &ns).await;
-    let ns: DynamicObject = serde_json::from_value(ns).expect("namespace");
-    api.create(&PostParams::default(), &ns)
-        .await
-        .expect("namespace")
-        .name_any()
 }
 
 #[test]
@@ -415,26 +277,6 @@ async fn until_policy_denies(controller: &Client, ns: &str, policy: &str) {
     }
 }
 
-/// The requests of `user` in the audit log, in order: (verb, resource, subresource,
-/// namespace, code).
-fn requests_of(user: &str) -> Vec<(String, String, String, String, i64)> {
-    let log = std::fs::read_to_string(env("AUDIT_LOG")).expect("audit log");
-    log.lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|e| e["user"]["username"] == user)
-        .map(|e| {
-            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-            (
-                text(&e["verb"]),
-                text(&e["objectRef"]["resource"]),
-                text(&e["objectRef"]["subresource"]),
-                text(&e["objectRef"]["namespace"]),
-                e["responseStatus"]["code"].as_i64().unwrap_or_default(),
-            )
-        })
-        .collect()
-}
-
 /// The controller binary running as a process; killed when dropped.
 struct Running {
     child: Child,
@@ -523,40 +365,6 @@ fn start_controller(
         .spawn()
         .expect("start the controller");
     Running { child, log, health }
-}
-
-fn conditions(gateway: &Value) -> Vec<(String, String, String)> {
-    gateway["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let text = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
-            (text("type"), text("status"), text("reason"))
-        })
-        .collect()
-}
-
-fn healthy(gateway: &Value) -> bool {
-    let c = conditions(gateway);
-    let has = |t: &str, r: &str| {
-        c.iter()
-            .any(|(ty, s, re)| ty == t && s == "True" && re == r)
-    };
-    has("Accepted", "Accepted")
-        && has("Programmed", "Programmed")
-        && has(&format!("{DOMAIN}/ConfigurationApplied"), "Applied")
-}
-
-async fn get(client: &Client, api_version: &str, kind_: &str, ns: &str, name_: &str) -> Value {
-    let probe = json!({ "apiVersion": api_version, "kind": kind_,
-                        "metadata": { "name": name_, "namespace": ns } });
-    let object = api_for(client, &probe)
-        .await
-        .get_opt(name_)
-        .await
-        .expect("get");
-    object.map_or(Value::Null, |o| serde_json::to_value(o).expect("json"))
 }
 
 /// Polls until `done` holds for the object, or panics with the controller's log.
@@ -842,10 +650,6 @@ async fn the_chart_rbac_alone_runs_the_controller_and_its_policy_denies_foreign_
 /// controllers of one `controllerName` would both reconcile every Gateway.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// How long the fake Nodes may take to run a Deployment's Pods before the test fails
-/// (measured: about a second; the shared machine can be much slower).
-const ROLLOUT: Duration = Duration::from_secs(90);
-
 /// Whether the full control plane runs; a message when it does not.
 fn full_control_plane() -> bool {
     if std::env::var("E2E_FULL").as_deref() == Ok("1") {
@@ -857,138 +661,6 @@ fn full_control_plane() -> bool {
          e2e/run.sh does"
     );
     false
-}
-
-/// Runs helm with the admin's kubeconfig (KUBECONFIG), its own directories in `scratch`.
-fn helm_run(scratch: &Scratch, args: &[&str]) -> String {
-    let output = Command::new(helm())
-        .args(args)
-        .env("HELM_CACHE_HOME", scratch.path("helm-cache"))
-        .env("HELM_CONFIG_HOME", scratch.path("helm-config"))
-        .env("HELM_DATA_HOME", scratch.path("helm-data"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e} (set HELM, or run e2e/run.sh)", helm()));
-    assert!(
-        output.status.success(),
-        "helm {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-/// The objects of a kind in `ns` matching `selector` (a label selector).
-async fn list(
-    client: &Client,
-    api_version: &str,
-    kind_: &str,
-    ns: &str,
-    selector: &str,
-) -> Vec<Value> {
-    let probe =
-        json!({ "apiVersion": api_version, "kind": kind_, "metadata": { "namespace": ns } });
-    api_for(client, &probe)
-        .await
-        .list(&ListParams::default().labels(selector))
-        .await
-        .unwrap_or_else(|e| panic!("list {kind_} in {ns}: {e}"))
-        .items
-        .into_iter()
-        .map(|o| serde_json::to_value(o).expect("json"))
-        .collect()
-}
-
-/// The label selector of a Deployment's `spec.selector.matchLabels`.
-fn selector_of(deployment: &Value) -> String {
-    deployment["spec"]["selector"]["matchLabels"]
-        .as_object()
-        .expect("matchLabels")
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn condition_true(object: &Value, type_: &str) -> bool {
-    object["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == type_ && c["status"] == "True")
-}
-
-/// Waits until Deployment `ns/name` has `replicas` Pods, all updated, Ready and available
-/// at its current generation, each Running and Ready on one of the fake Nodes (E2E_NODES):
-/// the real Deployment and ReplicaSet controllers, kube-scheduler and kwok at work. The
-/// Pods.
-async fn rolled_out(
-    admin: &Client,
-    ns: &str,
-    name_: &str,
-    replicas: i64,
-    log: &dyn Fn() -> String,
-) -> Vec<Value> {
-    let nodes: BTreeSet<String> = env("E2E_NODES").split(' ').map(str::to_owned).collect();
-    let start = Instant::now();
-    loop {
-        let deployment = get(admin, "apps/v1", "Deployment", ns, name_).await;
-        let status = &deployment["status"];
-        let counts_done = !deployment.is_null()
-            && status["observedGeneration"] == deployment["metadata"]["generation"]
-            && [
-                "replicas",
-                "updatedReplicas",
-                "readyReplicas",
-                "availableReplicas",
-            ]
-            .iter()
-            .all(|c| status[c].as_i64() == Some(replicas));
-        let pods = if deployment.is_null() {
-            Vec::new()
-        } else {
-            list(admin, "v1", "Pod", ns, &selector_of(&deployment)).await
-        };
-        let pods_done = pods.len() as i64 == replicas
-            && pods.iter().all(|p| {
-                p["status"]["phase"] == "Running"
-                    && condition_true(p, "Ready")
-                    && p["spec"]["nodeName"]
-                        .as_str()
-                        .is_some_and(|n| nodes.contains(n))
-            });
-        if counts_done && pods_done {
-            return pods;
-        }
-        if start.elapsed() > ROLLOUT {
-            let pods: Vec<_> = pods
-                .iter()
-                .map(|p| json!({ "name": p["metadata"]["name"], "node": p["spec"]["nodeName"],
-                                 "phase": p["status"]["phase"], "conditions": p["status"]["conditions"] }))
-                .collect();
-            panic!(
-                "Deployment {ns}/{name_}: {replicas} Pods not Running and Ready on the fake Nodes \
-                 {nodes:?} in {ROLLOUT:?}\nstatus: {status:#}\nPods: {pods:#?}\n\
-                 (kube-controller-manager.log, kube-scheduler.log and kwok.log are in E2E_DIR)\n{}",
-                log()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
-
-/// A GET on loopback: the status code (`None`: not listening yet).
-fn http_status(addr: SocketAddr, path: &str) -> Option<u16> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    stream.read_to_string(&mut text).ok()?;
-    text.split(' ').nth(1)?.parse().ok()
 }
 
 /// A kubeconfig for `token` (a bearer token) against the control plane, trusting its CA.

@@ -304,13 +304,41 @@ fn the_image_runs_as_the_non_root_user_the_manifests_name() {
     assert_eq!(pod["runAsNonRoot"], true);
     let values = one(CHART_VALUES);
     assert_eq!(values["podSecurityContext"]["runAsUser"], uid);
-    // Multi-stage: the final image is built from a stage other than the builder's image.
-    let froms: Vec<&str> = DOCKERFILE
-        .lines()
-        .filter_map(|l| l.strip_prefix("FROM "))
-        .collect();
+    // Multi-stage: the final image is built from a stage other than the builder's image,
+    // by default (the base images are build arguments) the distroless one.
+    let froms = base_images(DOCKERFILE);
     assert!(froms.len() >= 2, "{froms:?}");
     assert!(froms[froms.len() - 1].contains("distroless"), "{froms:?}");
+    assert!(froms[0].starts_with("docker.io/library/rust:"), "{froms:?}");
+}
+
+/// The images the Dockerfile's stages start from, `${ARG}` read as the argument's default.
+fn base_images(dockerfile: &str) -> Vec<String> {
+    let args: Vec<(&str, &str)> = dockerfile
+        .lines()
+        .filter_map(|l| l.strip_prefix("ARG ")?.split_once('='))
+        .collect();
+    dockerfile
+        .lines()
+        .filter_map(|l| l.strip_prefix("FROM "))
+        .map(|from| {
+            let image = from.split_whitespace().next().unwrap_or_default();
+            match image.strip_prefix("${").and_then(|a| a.strip_suffix('}')) {
+                Some(arg) => args
+                    .iter()
+                    .find(|(name, _)| *name == arg)
+                    .map(|(_, default)| default.to_string())
+                    .unwrap_or_else(|| panic!("FROM ${{{arg}}}: no ARG {arg}=DEFAULT")),
+                None => image.to_string(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn base_images_read_the_arguments_defaults() {
+    let file = "ARG B=rust:1\nARG R=distroless\nFROM ${B} AS build\nFROM ${R}\nFROM scratch\n";
+    assert_eq!(base_images(file), ["rust:1", "distroless", "scratch"]);
 }
 
 #[test]
