@@ -16,11 +16,12 @@
 //!    reaches the LB Deployment with one write;
 //! 4. `kubectl rollout restart` of the controller: new Pods, a leader again within the
 //!    lease bound, the next edit applied;
-//! 5. 100 Gateways: the leader's memory (its container's cgroup) against the chart's limit;
+//! 5. 100 Gateways (the node cordoned: their LB Pods stay Pending): the leader's memory
+//!    (its container's cgroup) against the chart's limit;
 //! 6. an LB that crashes (the template's image told to exit, `helm upgrade`): the real
 //!    Deployment controller stalls the rollout (`ProgressDeadlineExceeded`), the Gateway
-//!    shows `Degraded` with `RolloutStalled` while `Programmed` stays True (the old Pod
-//!    serves), and it clears once the template is fixed (`helm upgrade` back).
+//!    shows `Degraded` with `RolloutStalled` while `Programmed` stays True, and it clears
+//!    once the template is fixed (`helm upgrade` back).
 
 mod helm;
 
@@ -35,7 +36,7 @@ const RELEASE: &str = "gateway-reconcile";
 const RELEASE_NS: &str = "gateway-reconcile-system";
 const CONTROLLER_NAME: &str = "meridio-2.nordix.org/gateway-controller";
 const NOTE: &str = "; Pods may still be initializing";
-/// The chart's Lease name (the controller's `--leader-elect` default).
+/// How long a new leader may take: the lease (15 s) runs out, then a retry.
 const LEASE_WAIT: Duration = Duration::from_secs(60);
 const WAIT: Duration = Duration::from_secs(90);
 
@@ -527,9 +528,13 @@ async fn the_chart_on_a_real_node() {
         "conditions turned False during the handovers: {turned_false:#?}"
     );
 
-    // (5) 100 Gateways (no LB Pods: 0 replicas), the leader's memory.
+    // (5) 100 Gateways, the leader's memory. The node cordoned meanwhile: their LB
+    // Deployments are created, their Pods stay Pending (one node does not run 100 LBs).
+    let node =
+        json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": env("E2E_NODES") } });
+    merge_patch(&admin, &node, json!({ "spec": { "unschedulable": true } })).await;
     let many_ns = namespace(&admin, "real-node-many-").await;
-    create(&admin, &configuration(&many_ns, "conf", 0, "10m")).await;
+    create(&admin, &configuration(&many_ns, "conf", 1, "10m")).await;
     for i in 0..100 {
         create(
             &admin,
@@ -573,6 +578,12 @@ async fn the_chart_on_a_real_node() {
         peak as f64 / 1048576.0
     );
     assert!(peak < limit, "peak memory {peak} over the chart's limit");
+    delete(
+        &admin,
+        &json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": many_ns } }),
+    )
+    .await;
+    merge_patch(&admin, &node, json!({ "spec": { "unschedulable": false } })).await;
 
     // (6) An LB that crashes.
     crash_and_recover(&admin, &scratch, &gw_ns, lb_name).await;
@@ -636,14 +647,13 @@ async fn edit_and_count_writes(
 }
 
 /// `helm upgrade` with an LB template whose load balancer crashes (the stand-in image told
-/// to exit) and a short progress deadline: the LB rollout stalls, the Gateway says
-/// `Degraded`/`RolloutStalled` and stays `Programmed` (the old Pod serves); then
+/// to exit), the LB Deployment given a short progress deadline: the LB rollout stalls, the
+/// Gateway says `Degraded`/`RolloutStalled` and stays `Programmed` (SPEC section 6); then
 /// `helm upgrade` back to the chart's template: the rollout completes, `Degraded` goes.
 async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str) {
     let text = std::fs::read_to_string(chart_dir().join("files/lb-template.yaml"))
         .expect("the chart's LB template");
     let mut template: Value = serde_yaml_ng::from_str(&text).expect("the LB template");
-    template["spec"]["progressDeadlineSeconds"] = json!(15);
     template["spec"]["template"]["spec"]["containers"][0]["image"] =
         json!("ghcr.io/nordix/meridio-2/stateless-load-balancer:crash");
     let values = scratch.path("crash-values.json");
@@ -660,17 +670,27 @@ async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str
         args.extend_from_slice(extra);
         helm_run(scratch, &args);
     };
+    // The rollout's own settings are the Deployment's, not the controller's (it carries
+    // what it does not own): a short progress deadline, and the Pod replaced in place, since
+    // the template's anti-affinity keeps a second LB Pod off a node that runs one.
+    let deployment = get(admin, "apps/v1", "Deployment", ns, lb).await;
+    merge_patch(admin, &deployment, json!({ "spec": { "progressDeadlineSeconds": 15,
+        "strategy": { "type": "RollingUpdate", "rollingUpdate": { "maxSurge": 0, "maxUnavailable": 1 } } } })).await;
     let crashed = Instant::now();
     upgrade(&["-f", values.to_str().expect("path")]);
     let degraded = format!("{DOMAIN}/Degraded");
     let gw = until(Duration::from_secs(180), "Degraded/RolloutStalled", || {
         let (admin, degraded) = (admin.clone(), degraded.clone());
-        let ns = ns.to_owned();
+        let (ns, lb) = (ns.to_owned(), lb.to_owned());
         async move {
             let gw = get(&admin, "gateway.networking.k8s.io/v1", "Gateway", &ns, "gw").await;
             match condition(&gw, &degraded) {
                 Some(c) if c["status"] == "True" && c["reason"] == "RolloutStalled" => Ok(gw),
-                _ => Err(format!("{:#}", gw["status"]["conditions"])),
+                _ => Err(format!(
+                    "Gateway: {:#}\nLB Deployment: {}",
+                    gw["status"]["conditions"],
+                    rollout_summary(&admin, &ns, &lb).await
+                )),
             }
         }
     })
@@ -685,7 +705,7 @@ async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str
     assert_eq!(
         condition(&gw, "Programmed").map(|c| &c["status"]),
         Some(&json!("True")),
-        "Programmed while the old Pod serves: {:#}",
+        "Programmed with a stalled rollout: {:#}",
         gw["status"]["conditions"]
     );
     let pods = list(admin, "v1", "Pod", ns, &selector_of(&deployment)).await;
@@ -720,4 +740,33 @@ async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str
         "template fixed -> Degraded cleared, rollout complete after {:.1?}",
         fixed.elapsed()
     );
+}
+
+/// A Deployment's template images, progress deadline, status and Pods, for a failure message.
+async fn rollout_summary(admin: &Client, ns: &str, name_: &str) -> String {
+    let d = get(admin, "apps/v1", "Deployment", ns, name_).await;
+    let pods = if d.is_null() {
+        Vec::new()
+    } else {
+        list(admin, "v1", "Pod", ns, &selector_of(&d)).await
+    };
+    let pods: Vec<Value> = pods
+        .iter()
+        .map(|p| {
+            json!({ "name": p["metadata"]["name"], "phase": p["status"]["phase"],
+                         "restarts": restarts(p), "ready": pod_ready(p),
+                         "images": p["spec"]["containers"].as_array().into_iter().flatten()
+                             .map(|c| c["image"].clone()).collect::<Vec<_>>() })
+        })
+        .collect();
+    let images: Vec<Value> = d["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| c["image"].clone())
+        .collect();
+    format!(
+        "images {images:?}, progressDeadlineSeconds {}, generation {}, status {:#}\nPods: {pods:#?}",
+        d["spec"]["progressDeadlineSeconds"], d["metadata"]["generation"], d["status"]
+    )
 }
