@@ -92,7 +92,7 @@ build_stamp() {
     go version
     ldflags
     cat "$module/go.mod" "$module/go.sum"
-    find "$module/cmd" -name '*.go' -type f | LC_ALL=C sort | xargs cat
+    find "$module/cmd" "$module/pki" \( -name '*.go' -o -name go.mod \) -type f | LC_ALL=C sort | xargs cat
   } | sha256sum | cut -d' ' -f1
 }
 

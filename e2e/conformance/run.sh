@@ -78,6 +78,9 @@ require (
 
 replace github.com/gateway-reconcile/e2e/conformance => $here
 
+// The harness's own replace directive does not apply here: only the main module's do.
+replace github.com/gateway-reconcile/e2e/controlplane/pki => $here/../controlplane/pki
+
 replace sigs.k8s.io/gateway-api => $src
 
 replace sigs.k8s.io/gateway-api/conformance => $src/conformance

@@ -5,6 +5,7 @@ go 1.26.0
 godebug default=go1.26
 
 require (
+	github.com/gateway-reconcile/e2e/controlplane/pki v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/server/v3 v3.6.8
 	k8s.io/api v0.36.3
 	k8s.io/apiextensions-apiserver v0.0.0
@@ -174,6 +175,10 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// The certificates and kubeconfigs, a module of its own (no dependency) so that the
+// harnesses import it without this module's requirements.
+replace github.com/gateway-reconcile/e2e/controlplane/pki => ./pki
 
 // k8s.io/kubernetes publishes its staging modules as v0.0.0 with replace directives to
 // ./staging; outside the kubernetes tree every one of them must point at the matching

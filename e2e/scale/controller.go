@@ -3,17 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +17,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
+
+	"github.com/gateway-reconcile/e2e/controlplane/pki"
 )
 
 // Users of the controllers, as the audit log names them.
@@ -81,7 +75,7 @@ func newController(ctx context.Context, dyn dynamic.Interface, o options) (*cont
 		}
 		c.user = meridioUser
 		c.kubeconfig = filepath.Join(dir, "meridio-2.kubeconfig")
-		if err := mintKubeconfig(c.kubeconfig, meridioUser); err != nil {
+		if err := pki.MintKubeconfig(c.kubeconfig, meridioUser); err != nil {
 			return nil, err
 		}
 		if err := bindClusterAdmin(ctx, dyn, meridioUser); err != nil {
@@ -89,78 +83,6 @@ func newController(ctx context.Context, dyn dynamic.Interface, o options) (*cont
 		}
 	}
 	return c, nil
-}
-
-// mintKubeconfig writes a kubeconfig for `user` (no group), with a client certificate
-// signed by the control plane's CA.
-func mintKubeconfig(path, user string) error {
-	caPEM, err := os.ReadFile(os.Getenv("E2E_CA_CERT"))
-	if err != nil {
-		return err
-	}
-	caKeyPEM, err := os.ReadFile(os.Getenv("E2E_CA_KEY"))
-	if err != nil {
-		return err
-	}
-	block, _ := pem.Decode(caPEM)
-	if block == nil {
-		return fmt.Errorf("CA certificate: no PEM")
-	}
-	ca, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return err
-	}
-	block, _ = pem.Decode(caKeyPEM)
-	if block == nil {
-		return fmt.Errorf("CA key: no PEM")
-	}
-	caKey, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	if err != nil {
-		return err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: user},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(48 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
-	if err != nil {
-		return err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-	b64 := func(typ string, der []byte) string {
-		return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
-	}
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: %s
-  user:
-    client-certificate-data: %s
-    client-key-data: %s
-contexts:
-- name: e2e
-  context: {cluster: e2e, user: %s}
-current-context: e2e
-`, os.Getenv("E2E_SERVER"), base64.StdEncoding.EncodeToString(caPEM), user,
-		b64("CERTIFICATE", der), b64("PRIVATE KEY", keyDER), user)
-	return os.WriteFile(path, []byte(kubeconfig), 0o600)
 }
 
 func freePort() (int, error) {

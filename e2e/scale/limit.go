@@ -137,18 +137,14 @@ func limitStory(o options) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dyn, _, err := adminClient()
-	if err != nil {
-		return err
-	}
 	// Ours' identity (its user, bound to its ClusterRole): the bare client is the same
 	// user, so that RBAC and API Priority and Fairness treat both alike.
-	c, err := newController(ctx, dyn, o)
+	s, err := openStory(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer c.stop()
-	l := layout{n: o.n, namespaces: o.namespaces}
+	defer s.c.stop()
+	dyn, c, l := s.dyn, s.c, s.l
 	r := limitResult{N: o.n, Namespaces: o.namespaces}
 	t := time.Now()
 	if err := populate(ctx, dyn, l, o.workers); err != nil {

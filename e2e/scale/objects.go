@@ -286,17 +286,17 @@ func editShared(ctx context.Context, dyn dynamic.Interface, namespace, horizonta
 	return err
 }
 
-// oneGateway is how the one-Gateway stories begin: one namespace with its shared
-// GatewayConfiguration and one Gateway on it, the controller started, the Gateway healthy.
-type oneGateway struct {
+// opening is how every story of a controller begins: the admin's client, the controller
+// under test (its identity and RBAC in place, not started yet) and where the Gateways go.
+type opening struct {
 	dyn dynamic.Interface
 	c   *controller
-	obs *observer
-	g   gatewayRef
+	l   layout
 }
 
-// startOneGateway starts a one-Gateway story; on success the caller stops s.c.
-func startOneGateway(ctx context.Context, o options) (s *oneGateway, err error) {
+// openStory begins a story of o's controller over o's Gateways; on success the caller
+// stops s.c (which does nothing if it never started).
+func openStory(ctx context.Context, o options) (*opening, error) {
 	dyn, _, err := adminClient()
 	if err != nil {
 		return nil, err
@@ -305,12 +305,31 @@ func startOneGateway(ctx context.Context, o options) (s *oneGateway, err error) 
 	if err != nil {
 		return nil, err
 	}
+	return &opening{dyn: dyn, c: c, l: layout{n: o.n, namespaces: o.namespaces}}, nil
+}
+
+// oneGateway is how the one-Gateway stories begin: one namespace with its shared
+// GatewayConfiguration and one Gateway on it, the controller started, the Gateway healthy.
+type oneGateway struct {
+	*opening
+	obs *observer
+	g   gatewayRef
+}
+
+// startOneGateway starts a one-Gateway story; on success the caller stops s.c.
+func startOneGateway(ctx context.Context, o options) (s *oneGateway, err error) {
+	// One Gateway in one namespace, whatever -n and -namespaces say.
+	o.n, o.namespaces = 1, 1
+	op, err := openStory(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	dyn, c, l := op.dyn, op.c, op.l
 	defer func() {
 		if err != nil {
 			c.stop()
 		}
 	}()
-	l := layout{n: 1, namespaces: 1}
 	if err := populate(ctx, dyn, l, 1); err != nil {
 		return nil, err
 	}
@@ -325,5 +344,5 @@ func startOneGateway(ctx context.Context, o options) (s *oneGateway, err error) 
 	if _, err := obs.waitAll("the Gateway healthy", []gatewayRef{g}, nil, healthy(o.controller), time.Now(), o.timeout, c.alive); err != nil {
 		return nil, err
 	}
-	return &oneGateway{dyn: dyn, c: c, obs: obs, g: g}, nil
+	return &oneGateway{opening: op, obs: obs, g: g}, nil
 }

@@ -211,16 +211,12 @@ func readyStory(o options) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dyn, _, err := adminClient()
+	s, err := openStory(ctx, o)
 	if err != nil {
 		return err
 	}
-	c, err := newController(ctx, dyn, o)
-	if err != nil {
-		return err
-	}
-	defer c.stop()
-	l := layout{n: o.n, namespaces: o.namespaces}
+	defer s.c.stop()
+	dyn, c, l := s.dyn, s.c, s.l
 	r := readyResult{Controller: o.controller, N: o.n, Namespaces: o.namespaces, Replicas: replicasPerGateway}
 
 	// Room for 2×N Pods (and some), the namespaces with the LB's ServiceAccount, the

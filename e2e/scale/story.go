@@ -54,16 +54,12 @@ func say(format string, args ...any) {
 func runStory(o options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dyn, _, err := adminClient()
+	s, err := openStory(ctx, o)
 	if err != nil {
 		return err
 	}
-	c, err := newController(ctx, dyn, o)
-	if err != nil {
-		return err
-	}
-	defer c.stop()
-	l := layout{n: o.n, namespaces: o.namespaces}
+	defer s.c.stop()
+	dyn, c, l := s.dyn, s.c, s.l
 	r := result{Controller: o.controller, N: o.n, Namespaces: o.namespaces}
 
 	if o.held != "" && o.controller == "ours" {

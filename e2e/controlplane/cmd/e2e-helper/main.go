@@ -34,7 +34,7 @@ func main() {
 	case "ports":
 		err = ports(args)
 	case "pki":
-		err = pki(args)
+		err = writePKI(args)
 	case "probe":
 		err = probe(args)
 	case "crds":

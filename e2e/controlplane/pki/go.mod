@@ -1,0 +1,3 @@
+module github.com/gateway-reconcile/e2e/controlplane/pki
+
+go 1.26.0
