@@ -142,10 +142,11 @@ pub(crate) struct Lifted {
     /// costs dozens of times its text: each small object a B-tree node), up to one past
     /// [`MAX_STEPS`]; the list left in the value is empty.
     pub steps: Option<Vec<tree::Value>>,
-    /// The Gateway's lists over the bounds of its CRD, found while reading
-    /// `objects.gateway` ([`GATEWAY_BOUNDS`]): the first one's key path, length and bound.
-    /// The value holds no item past the bound: the file is refused for it.
-    pub gateway_over: Option<(String, usize, usize)>,
+    /// A list of the Gateway over the bound its CRD sets, found while reading
+    /// `objects.gateway` ([`GATEWAY_BOUNDS`]): its key path, length and bound (of several,
+    /// the first of the bounds' order, and the first in the text of that bound). The value
+    /// holds no item past the bound: the file is refused for it.
+    pub gateway_over: Option<Over>,
 }
 
 /// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes, and
@@ -462,9 +463,14 @@ pub(crate) const GATEWAY_BOUNDS: [(&[&str], usize); 2] = [
     ),
 ];
 
+/// A list over its bound: which of the bounds (its index in them), the list's key path, its
+/// length and the bound.
+pub(crate) type Over = (usize, String, usize, usize);
+
 /// [`Strict`] with bounds on lists at some key paths ([`GATEWAY_BOUNDS`]): a list at such a
 /// path keeps its first items up to the bound and only checks the rest to be JSON,
-/// recording the first list over its bound (key path, length and bound) in `over`.
+/// recording a list over its bound in `over` (the first of the bounds' order, so that a
+/// Gateway over several is told as the checks of a value tell it).
 struct Bounded<'t, 'o> {
     trail: &'t mut Trail,
     /// Where the reader is, as the bounds name it (`[]` for a list's item).
@@ -472,7 +478,7 @@ struct Bounded<'t, 'o> {
     /// Where the reader is, as a key path (`spec.listeners[3]`).
     path: String,
     bounds: &'static [(&'static [&'static str], usize)],
-    over: &'o mut Option<(String, usize, usize)>,
+    over: &'o mut Option<Over>,
 }
 
 impl Bounded<'_, '_> {
@@ -485,11 +491,12 @@ impl Bounded<'_, '_> {
         })
     }
 
-    /// The bound of the list at `at`, if one is bounded there.
-    fn bound(&self) -> Option<usize> {
+    /// The bound of the list at `at` and its index in the bounds, if one is bounded there.
+    fn bound(&self) -> Option<(usize, usize)> {
         self.bounds
             .iter()
-            .find_map(|(path, bound)| (*path == self.at.as_slice()).then_some(*bound))
+            .enumerate()
+            .find_map(|(i, (path, bound))| (*path == self.at.as_slice()).then_some((i, *bound)))
     }
 
     /// The reader one step further: `segment` as the bounds name it, `path` as a key path.
@@ -554,7 +561,7 @@ impl<'de> Visitor<'de> for Bounded<'_, '_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
-        let bound = self.bound().unwrap_or(usize::MAX);
+        let (which, bound) = self.bound().unwrap_or((usize::MAX, usize::MAX));
         let into_items = self.step(|segment| segment == "[]").is_some();
         let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(bound).min(4096));
         while list.len() < bound {
@@ -577,8 +584,8 @@ impl<'de> Visitor<'de> for Bounded<'_, '_> {
         while seq.next_element::<de::IgnoredAny>()?.is_some() {
             count += 1;
         }
-        if count > bound && self.over.is_none() {
-            *self.over = Some((self.path, count, bound));
+        if count > bound && self.over.as_ref().is_none_or(|(first, ..)| which < *first) {
+            *self.over = Some((which, self.path, count, bound));
         }
         Ok(Value::Array(list))
     }

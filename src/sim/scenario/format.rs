@@ -792,7 +792,7 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
     // A list over the Gateway CRD's bounds: found while reading (no item past the bound
     // was kept), or, from a value, here.
     let gateway_over = match (lifted.gateway_over, map.get(Kind::Gateway.key())) {
-        (Some((path, has, bound)), _) => Some((path, identity::over_bound(bound, has))),
+        (Some((_, path, has, bound)), _) => Some((path, identity::over_bound(bound, has))),
         (None, Some(gateway)) => over_bounds_json(gateway).err(),
         (None, None) => None,
     };

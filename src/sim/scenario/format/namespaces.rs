@@ -61,9 +61,10 @@ fn namespace_error<'l>(
 
 /// A Namespace list as `kubectl get namespaces -o json` prints it (`kind` `List` or
 /// `NamespaceList`, or a bare array of Namespaces): the labels of each namespace, read as
-/// [`Objects::namespaces`] of a scenario file are, every name and label checked the same
-/// way. Other keys of the list and of each item (`apiVersion`, `spec`, `status`) are
-/// ignored. On error, the key path (`items[1].metadata.labels.team`) and why.
+/// [`Objects::namespaces`](crate::sim::cluster::Objects::namespaces) of a scenario file
+/// are, every name and label checked the same way. Other keys of the list and of each item
+/// (`apiVersion`, `spec`, `status`) are ignored. On error, the key path
+/// (`items[1].metadata.labels.team`) and why.
 pub fn namespace_list(value: &Value) -> Result<crate::NamespaceLabels, (String, String)> {
     #[derive(Deserialize)]
     struct List {

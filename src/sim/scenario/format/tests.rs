@@ -738,6 +738,16 @@ fn a_gateway_over_its_crd_bounds_is_malformed() {
         format!(r#"step 2: "patch.gateway.spec.listeners": {why}"#)
     );
     assert!(from_text.ends_with(&from_value), "{from_text}");
+    // Over both bounds: the listeners are told, from the text as from a value.
+    let mut listeners: Vec<Value> = (0..70).map(|i| listener(i, 0)).collect();
+    listeners[2] = listener(2, 9);
+    let (from_value, from_text) = both(file(gateway(listeners), json!([])));
+    assert!(
+        from_value.starts_with(
+            r#""objects.gateway.spec.listeners": must have at most 64 items (has 70)"#
+        )
+    );
+    assert!(from_text.ends_with(&from_value), "{from_text}");
     // Far over: the same, at the reader's cost of 64 listeners.
     let (from_value, from_text) = both(file(
         gateway((0..5000).map(|i| listener(i, 0)).collect()),
