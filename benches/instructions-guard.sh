@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The instruction budget of a reconcile, against parsing its own inputs
 # (docs/performance.md): steady_state at most 0.5x parse_inputs, update_path at most 1.0x,
-# for the realistic Gateway and for the wide one (64 listeners, 1,000 routes).
+# for the realistic Gateway and for the wide one (64 listeners, 1,000 routes); and route
+# admission linear in its input (issue #45 H1): the routes and the listeners' selector
+# entries doubled together, a steady reconcile costs at most 2.5x (linear: about 2x; the
+# admission decided per route and listener cost 4.7x).
 # Counts come from callgrind, so they do not move with the machine's load.
 #
 #   benches/instructions-guard.sh          build the instructions bench, measure, check
@@ -15,6 +18,7 @@ cd "$(dirname "$0")/.."
 n="${N:-200}"
 steady_budget="0.5"
 update_budget="1.0"
+admission_budget="2.5"
 
 if ! command -v valgrind >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -73,6 +77,30 @@ for exe in "$@"; do
         exit (s / p > sb || u / p > ub) ? 1 : 0
       }' || status=1
   done
+  # Route admission (issue #45 H1): 64 listeners, each selecting namespaces by a
+  # `matchLabels` of S entries, R routes from 4 namespaces that every selector admits;
+  # R and S doubled together. A count allocations cannot give: deciding admission per
+  # route and listener allocated nothing per decision.
+  h1_n=10
+  per_admission() {
+    local size="_admission:64:$1:$2:4" base steady
+    base="$(count "none$size" 0)"
+    steady="$(count "steady$size" "$h1_n")"
+    if [ -z "$base" ] || [ -z "$steady" ]; then
+      echo "instructions-guard: callgrind gave no count for $exe" >&2
+      exit 2
+    fi
+    echo $(((steady - base) / h1_n))
+  }
+  small="$(per_admission 250 25)"
+  large="$(per_admission 500 50)"
+  awk -v small="$small" -v large="$large" -v ab="$admission_budget" '
+    BEGIN {
+      printf "  admission (64 listeners, 4 namespaces)\n"
+      printf "    %-24s %10.0f instructions\n", "250 routes, 25 entries", small
+      printf "    %-24s %10.0f instructions  %.2fx (budget %.1fx)\n", "500 routes, 50 entries", large, large / small, ab
+      exit (large / small > ab) ? 1 : 0
+    }' || status=1
 done
 if [ "$status" -ne 0 ]; then
   echo "instructions-guard: over budget" >&2

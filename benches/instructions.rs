@@ -2,7 +2,9 @@
 //!
 //! Each operation runs on the realistic Gateway, or, with the suffix `_wide`
 //! (`steady_wide`, ...), on the one at the CRD's listener bound with 1,000 routes, or with
-//! `_wide:L:R` on that Gateway with L listeners and R routes.
+//! `_wide:L:R` on that Gateway with L listeners and R routes, or with `_admission:L:R:S:N`
+//! on `common::admission`'s (L listeners selecting namespaces by S `matchLabels` entries,
+//! R routes from N namespaces).
 //!
 //! Times on a shared machine move with its load and with the allocator's state; instruction
 //! counts do not. This bench runs one of `parse`, `steady` or `update` (the operations of
@@ -21,7 +23,7 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{edited, parse, realistic, reconcile, to_json, wide, wide_with};
+use common::{Sizes, admission, edited, parse, realistic, reconcile, to_json, wide, wide_with};
 use gateway_reconcile::{Settings, WriteOutcome};
 
 fn main() {
@@ -29,16 +31,31 @@ fn main() {
     let op = args.get(1).map(String::as_str).unwrap_or("none");
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     let settings = Settings::default();
-    // `OP_wide`, or `OP_wide:L:R` for L listeners and R routes.
-    let (op, size) = op
-        .split_once("_wide")
-        .map_or((op, None), |(op, size)| (op, Some(size)));
-    let inputs = || match size.map(|s| s.split(':').skip(1).map(|n| n.parse().unwrap())) {
-        None => realistic(),
-        Some(mut sizes) => match (sizes.next(), sizes.next()) {
-            (Some(listeners), Some(routes)) => wide_with(listeners, routes),
-            _ => wide(),
-        },
+    // `OP_wide`, or `OP_wide:L:R` for L listeners and R routes; `OP_admission:L:R:S:N`.
+    let (op, input, size) = ["_wide", "_admission"]
+        .into_iter()
+        .find_map(|input| {
+            op.split_once(input)
+                .map(|(op, size)| (op, input, Some(size)))
+        })
+        .unwrap_or((op, "", None));
+    let numbers = |size: &str| -> Vec<usize> {
+        size.split(':')
+            .skip(1)
+            .map(|n| n.parse().unwrap())
+            .collect()
+    };
+    let inputs = || match (input, size.map(numbers).as_deref()) {
+        ("_admission", Some(&[listeners, routes, entries, namespaces])) => admission(Sizes {
+            listeners,
+            routes,
+            entries,
+            namespaces,
+        }),
+        ("_admission", _) => panic!("expected OP_admission:L:R:S:N"),
+        (_, Some(&[listeners, routes])) => wide_with(listeners, routes),
+        (_, Some(_)) => wide(),
+        (_, None) => realistic(),
     };
     let (steady, edited) = (inputs(), edited(inputs()));
     let json = to_json(&steady);

@@ -384,6 +384,65 @@ pub fn wide_with(listeners: usize, routes: usize) -> Inputs {
     converged(i)
 }
 
+/// The sizes of [`admission`]'s inputs, each a dimension the `doubling` group of
+/// `benches/reconcile.rs` doubles and the instruction guard grows.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    /// Listeners of the Gateway (the CRD admits at most 64).
+    pub listeners: usize,
+    /// L34Routes attached to it.
+    pub routes: usize,
+    /// `matchLabels` entries of each listener's namespace selector.
+    pub entries: usize,
+    /// Namespaces the routes come from.
+    pub namespaces: usize,
+}
+
+/// The realistic Gateway with `sizes.listeners` TCP listeners, each admitting routes from
+/// the namespaces its `matchLabels` selector of `sizes.entries` entries selects, and
+/// `sizes.routes` L34Routes spread over `sizes.namespaces` namespaces, each namespace
+/// labelled with every entry (every listener admits every route, and a selector is read
+/// whole), none naming a listener by `sectionName`; in the order the Driver hands them, in
+/// steady state ([`converged`]). Route admission reads every listener's selector for each
+/// namespace; it read it for each route when it was decided per route (issue #45 H1).
+pub fn admission(sizes: Sizes) -> Inputs {
+    let mut i = realistic();
+    let selector: serde_json::Map<String, serde_json::Value> = (0..sizes.entries)
+        .map(|e| (format!("example.com/k{e}"), json!("v")))
+        .collect();
+    let listeners: Vec<serde_json::Value> = (0..sizes.listeners)
+        .map(|l| {
+            json!({"name": format!("l{l}"), "port": 4000 + l, "protocol": "TCP",
+                "allowedRoutes": {"namespaces": {"from": "Selector",
+                    "selector": {"matchLabels": selector}}}})
+        })
+        .collect();
+    i.gateway.spec.listeners = serde_json::from_value(json!(listeners)).unwrap();
+    let labels: std::collections::BTreeMap<String, String> = selector
+        .keys()
+        .map(|k| (k.clone(), "v".to_owned()))
+        .collect();
+    let namespaces: Vec<String> = (0..sizes.namespaces).map(|n| format!("team-{n}")).collect();
+    i.namespace_labels = namespaces
+        .iter()
+        .map(|ns| (ns.clone(), labels.clone()))
+        .collect();
+    i.routes = (0..sizes.routes)
+        .map(|j| {
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("r{j}"), "namespace": namespaces[j % namespaces.len()]},
+                "spec": {"parentRefs": [{"name": "gw", "namespace": "ns"}],
+                         "destinationCIDRs": [format!("20.{}.{}.{}/32", j >> 16, (j >> 8) & 0xff, j & 0xff)]}
+            }))
+            .unwrap()
+        })
+        .collect();
+    i.routes.sort_by(|a, b| {
+        (&a.metadata.namespace, &a.metadata.name).cmp(&(&b.metadata.namespace, &b.metadata.name))
+    });
+    converged(i)
+}
+
 /// `inputs` after the reconciles they call for: each Update the plan asks for is taken as
 /// stored (the desired Deployment keeps the observed status, so its rollout stays
 /// complete) and each status patch as written, until a reconcile writes nothing. Panics if

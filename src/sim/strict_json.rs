@@ -138,13 +138,24 @@ pub(crate) struct Lifted {
     pub deployment: Option<tree::Value>,
     /// `objects.namespaces`, when given and not `null`.
     pub namespaces: Option<Namespaces>,
+    /// `steps`, when a list: each step a compact tree (a step held as a `serde_json::Value`
+    /// costs dozens of times its text: each small object a B-tree node), up to one past
+    /// [`MAX_STEPS`]; the list left in the value is empty.
+    pub steps: Option<Vec<tree::Value>>,
+    /// A list of the Gateway over the bound its CRD sets, found while reading
+    /// `objects.gateway` ([`GATEWAY_BOUNDS`]): its key path, length and bound (of several,
+    /// the first of the bounds' order, and the first in the text of that bound). The value
+    /// holds no item past the bound: the file is refused for it.
+    pub gateway_over: Option<Over>,
 }
 
 /// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes, and
-/// `objects.template` and `objects.deployment` into compact trees, all left out of the
-/// value: a long route list held as JSON values costs about 20 times its text, a large
-/// Deployment about 13 times (3 as a tree). A wrong value in a route is an error naming
-/// its key path.
+/// `objects.template`, `objects.deployment` and each step into compact trees, all left out
+/// of the value: a long route list held as JSON values costs about 20 times its text, a
+/// large Deployment about 13 times (3 as a tree), a small step about 40 times. A wrong
+/// value in a route is an error naming its key path. The Gateway's listeners (and each
+/// listener's route kinds) are read up to the bound of the Gateway's CRD, the rest only
+/// checked to be JSON: a longer list makes the file malformed anyway.
 pub(crate) fn parse_scenario(text: &str) -> Result<(Value, Lifted), JsonError> {
     let mut lifted = Lifted::default();
     let mut trail = Trail::default();
@@ -255,24 +266,20 @@ impl<'de> Visitor<'de> for Top<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
-        let mut lifted = Some(self.lifted);
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) {
                 return Err(self.trail.duplicate(&key));
             }
-            let value = match (key.as_str(), lifted.take()) {
-                ("objects", Some(slot)) => map.next_value_seed(Objects {
-                    lifted: slot,
+            let value = match key.as_str() {
+                "objects" => map.next_value_seed(Objects {
+                    lifted: &mut *self.lifted,
                     trail: &mut *self.trail,
                 }),
-                ("steps", kept) => {
-                    lifted = kept;
-                    map.next_value_seed(Steps(&mut *self.trail))
-                }
-                (_, kept) => {
-                    lifted = kept;
-                    map.next_value_seed(Strict(&mut *self.trail))
-                }
+                "steps" => map.next_value_seed(Steps {
+                    trail: &mut *self.trail,
+                    steps: &mut self.lifted.steps,
+                }),
+                _ => map.next_value_seed(Strict(&mut *self.trail)),
             };
             match value {
                 Ok(value) => object.insert(key, value),
@@ -325,6 +332,20 @@ impl<'de> Visitor<'de> for Objects<'_> {
                 }
                 "template" => &mut self.lifted.template,
                 "deployment" => &mut self.lifted.deployment,
+                "gateway" => {
+                    let read = map.next_value_seed(Bounded {
+                        trail: &mut *self.trail,
+                        at: Vec::new(),
+                        path: String::new(),
+                        bounds: &GATEWAY_BOUNDS,
+                        over: &mut self.lifted.gateway_over,
+                    });
+                    match read {
+                        Ok(value) => object.insert(key, value),
+                        Err(e) => return Err(self.trail.up(|| key, e)),
+                    };
+                    continue;
+                }
                 _ => {
                     match map.next_value_seed(Strict(&mut *self.trail)) {
                         Ok(value) => object.insert(key, value),
@@ -346,12 +367,16 @@ impl<'de> Visitor<'de> for Objects<'_> {
 /// is read (as malformed, naming `steps` and this limit), and the strict reader keeps no
 /// more than one step past it (the rest is only checked to be JSON), so that a file of
 /// hundreds of thousands of steps costs no more than one of this many to refuse. (Each step
-/// held costs dozens of times its text: a JSON object, then a step and a timeline entry.)
+/// held costs several times its text: a compact tree, then a step and a timeline entry.)
 pub(crate) const MAX_STEPS: usize = 10_000;
 
-/// The scenario's `steps`: a list is read as [`Strict`] reads it, up to one item past
-/// [`MAX_STEPS`]; anything else as [`Strict`] reads it.
-struct Steps<'t>(&'t mut Trail);
+/// The scenario's `steps`: a list is read into compact trees (each step checked as
+/// [`Strict`] checks it), up to one item past [`MAX_STEPS`], and left out of the value (an
+/// empty list stands for it); anything else is read as [`Strict`] reads it.
+struct Steps<'t> {
+    trail: &'t mut Trail,
+    steps: &'t mut Option<Vec<tree::Value>>,
+}
 
 impl<'de> DeserializeSeed<'de> for Steps<'_> {
     type Value = Value;
@@ -369,56 +394,224 @@ impl<'de> Visitor<'de> for Steps<'_> {
     }
 
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        Strict(self.0).visit_bool(v)
+        Strict(self.trail).visit_bool(v)
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        Strict(self.0).visit_i64(v)
+        Strict(self.trail).visit_i64(v)
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        Strict(self.0).visit_u64(v)
+        Strict(self.trail).visit_u64(v)
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        Strict(self.0).visit_f64(v)
+        Strict(self.trail).visit_f64(v)
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Strict(self.0).visit_str(v)
+        Strict(self.trail).visit_str(v)
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Strict(self.0).visit_string(v)
+        Strict(self.trail).visit_string(v)
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Strict(self.0).visit_unit()
+        Strict(self.trail).visit_unit()
     }
 
     fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        Strict(self.0).visit_none()
+        Strict(self.trail).visit_none()
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-        Strict(self.0).visit_map(map)
+        Strict(self.trail).visit_map(map)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut list = Vec::new();
         while list.len() <= MAX_STEPS {
-            match seq.next_element_seed(Strict(&mut *self.0)) {
+            match seq.next_element_seed(StrictTree(&mut *self.trail)) {
                 Ok(Some(item)) => list.push(item),
-                Ok(None) => return Ok(Value::Array(list)),
+                Ok(None) => break,
                 Err(e) => {
                     let index = list.len();
-                    return Err(self.0.up(|| format!("[{index}]"), e));
+                    return Err(self.trail.up(|| format!("[{index}]"), e));
                 }
             }
         }
-        // Over the bound: the file is refused for it; the rest is only read through.
-        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        if list.len() > MAX_STEPS {
+            // Over the bound: the file is refused for it; the rest is only read through.
+            while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        }
+        list.shrink_to_fit();
+        *self.steps = Some(list);
+        Ok(Value::Array(Vec::new()))
+    }
+}
+
+/// The Gateway's lists that its CRD bounds (`maxItems`), as key paths from the Gateway
+/// (`[]`: each item of a list), each with its bound: at most 64 listeners, at most 8 route
+/// kinds a listener. The API server refuses a Gateway over them, so a scenario file with
+/// one is malformed; the reader keeps no item past the bound.
+pub(crate) const GATEWAY_BOUNDS: [(&[&str], usize); 2] = [
+    (&["spec", "listeners"], crate::lookup::MAX_LISTENERS),
+    (
+        &["spec", "listeners", "[]", "allowedRoutes", "kinds"],
+        crate::stages::validate::MAX_ROUTE_KINDS,
+    ),
+];
+
+/// A list over its bound: which of the bounds (its index in them), the list's key path, its
+/// length and the bound.
+pub(crate) type Over = (usize, String, usize, usize);
+
+/// [`Strict`] with bounds on lists at some key paths ([`GATEWAY_BOUNDS`]): a list at such a
+/// path keeps its first items up to the bound and only checks the rest to be JSON,
+/// recording a list over its bound in `over` (the first of the bounds' order, so that a
+/// Gateway over several is told as the checks of a value tell it).
+struct Bounded<'t, 'o> {
+    trail: &'t mut Trail,
+    /// Where the reader is, as the bounds name it (`[]` for a list's item).
+    at: Vec<&'static str>,
+    /// Where the reader is, as a key path (`spec.listeners[3]`).
+    path: String,
+    bounds: &'static [(&'static [&'static str], usize)],
+    over: &'o mut Option<Over>,
+}
+
+impl Bounded<'_, '_> {
+    /// The segment of a bounded path one step past `at` that `next` matches (`None`: no
+    /// bounded path goes there).
+    fn step(&self, next: impl Fn(&str) -> bool) -> Option<&'static str> {
+        self.bounds.iter().find_map(|(path, _)| {
+            let segment = path.get(self.at.len())?;
+            (path.starts_with(&self.at) && next(segment)).then_some(*segment)
+        })
+    }
+
+    /// The bound of the list at `at` and its index in the bounds, if one is bounded there.
+    fn bound(&self) -> Option<(usize, usize)> {
+        self.bounds
+            .iter()
+            .enumerate()
+            .find_map(|(i, (path, bound))| (*path == self.at.as_slice()).then_some((i, *bound)))
+    }
+
+    /// The reader one step further: `segment` as the bounds name it, `path` as a key path.
+    fn deeper<'u>(&'u mut self, segment: &'static str, path: String) -> Bounded<'u, 'u> {
+        let mut at = self.at.clone();
+        at.push(segment);
+        Bounded {
+            trail: &mut *self.trail,
+            at,
+            path,
+            bounds: self.bounds,
+            over: &mut *self.over,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Bounded<'_, '_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Bounded<'_, '_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
+        let (which, bound) = self.bound().unwrap_or((usize::MAX, usize::MAX));
+        let into_items = self.step(|segment| segment == "[]").is_some();
+        let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(bound).min(4096));
+        while list.len() < bound {
+            let index = list.len();
+            let read = match into_items {
+                true => {
+                    let path = format!("{}[{index}]", self.path);
+                    seq.next_element_seed(self.deeper("[]", path))
+                }
+                false => seq.next_element_seed(Strict(&mut *self.trail)),
+            };
+            match read {
+                Ok(Some(item)) => list.push(item),
+                Ok(None) => return Ok(Value::Array(list)),
+                Err(e) => return Err(self.trail.up(|| format!("[{index}]"), e)),
+            }
+        }
+        // At the bound: what follows is counted, not kept.
+        let mut count = list.len();
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {
+            count += 1;
+        }
+        if count > bound && self.over.as_ref().is_none_or(|(first, ..)| which < *first) {
+            *self.over = Some((which, self.path, count, bound));
+        }
         Ok(Value::Array(list))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(self.trail.duplicate(&key));
+            }
+            let read = match self.step(|segment| segment == key) {
+                Some(segment) => {
+                    let path = match self.path.is_empty() {
+                        true => key.clone(),
+                        false => format!("{}.{key}", self.path),
+                    };
+                    map.next_value_seed(self.deeper(segment, path))
+                }
+                None => map.next_value_seed(Strict(&mut *self.trail)),
+            };
+            match read {
+                Ok(value) => object.insert(key, value),
+                Err(e) => return Err(self.trail.up(|| key, e)),
+            };
+        }
+        Ok(Value::Object(object))
     }
 }
 

@@ -1016,5 +1016,8 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
+#[cfg(feature = "sim")]
+pub(crate) mod de;
+
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,12 @@
 //! (the one place a value of the wrong type may come from), so a later `patch` that leaves
 //! such a value is malformed and one that mends it is not.
 //!
-//! The identity and shape rules through the steps are `identity`'s.
+//! Each step is read alone from the compact tree the strict reader made of it
+//! ([`tree::de::Reader`]), and made a [`Step`] at once: what serde reads of a step is many
+//! times the step, and a step held as a `serde_json::Value` dozens of times its text.
+//!
+//! The identity and shape rules through the steps are `identity`'s, and so are the Gateway
+//! CRD's bounds on its lists.
 //!
 //! serde's errors carry the key path (serde_path_to_error); [`malformed`](super::malformed)
 //! turns them into [`ScenarioError`]s naming the step and the key.
@@ -23,14 +28,15 @@ use serde::de::IgnoredAny;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use identity::{check_patches, gateway_identity, metadata_kept, shape};
+use identity::{check_patches, gateway_identity, metadata_kept, over_bounds_json, shape};
+use namespaces::check_namespaces;
 
 use super::checks::{ConditionExpect, EventExpect, Expect, ListenerExpect};
-use super::malformed::{ScenarioError, from_serde};
+use super::malformed::{ScenarioError, from_serde, from_step_serde};
 use super::{Scenario, Step, TimeError, Verb, api_error_from_value, parse_time};
 use crate::events::EventType;
 use crate::settings::{Settings, parse_duration};
-use crate::sim::cluster::store::{check, typed_at};
+use crate::sim::cluster::store::check;
 use crate::sim::cluster::{ClusterError, Kind, Namespaces, Objects, RolloutState, WriteKind};
 use crate::sim::scenario::describe::requeue_from_word;
 use crate::sim::strict_json::{Lifted, MAX_STEPS};
@@ -52,7 +58,8 @@ const VERBS: [&str; 9] = [
 ];
 
 /// The whole file but `objects`, which are moved out of the value first ([`ObjectsFile`]):
-/// they can be large.
+/// they can be large. The steps are read one by one afterwards, each from its compact tree
+/// ([`StepFile`]): here only the list, emptied.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -62,7 +69,8 @@ struct File {
     settings: Option<Obj<Settings>>,
     #[serde(default)]
     now: Option<Time>,
-    steps: Vec<Obj<StepFile>>,
+    #[allow(dead_code)]
+    steps: Vec<IgnoredAny>,
 }
 
 /// `objects`: the keys, checked by serde; the objects themselves are moved out of the value
@@ -123,7 +131,7 @@ struct StepFile {
 struct UnreadableFile {
     /// Required (checked after reading); `null` is a value of the wrong type.
     #[serde(default, deserialize_with = "present")]
-    configuration: Option<Map<String, Value>>,
+    configuration: Option<tree::Map>,
 }
 
 /// `mutateWrites: {"patch": PATCH}`; `{"patch": null}` stops the mutation.
@@ -442,9 +450,9 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
-/// `patch`: object keys to merge patches, in the order given. Routes take a list (a merge
-/// patch on a list replaces it), the others an object.
-struct Patches(Vec<(Kind, Value)>);
+/// `patch`: object keys to merge patches, in the order given, each a compact tree. Routes
+/// take a list (a merge patch on a list replaces it), the others an object.
+struct Patches(Vec<(Kind, tree::Value)>);
 
 impl<'de> Deserialize<'de> for Patches {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -461,8 +469,8 @@ impl<'de> Deserialize<'de> for Patches {
                         return Err(de::Error::unknown_field(&key, KINDS));
                     };
                     let patch = match kind {
-                        Kind::Routes => Value::Array(map.next_value::<Vec<Value>>()?),
-                        _ => Value::Object(map.next_value::<Map<String, Value>>()?),
+                        Kind::Routes => tree::Value::from(map.next_value::<Vec<tree::Value>>()?),
+                        _ => tree::Value::Object(map.next_value::<tree::Map>()?),
                     };
                     patches.push((kind, patch));
                 }
@@ -485,7 +493,7 @@ const KINDS: &[&str] = &[
 /// Reads a scenario from its JSON value; `lifted` holds the objects already read out of it
 /// (the strict reader reads the routes typed and the Deployment-shaped objects as trees,
 /// straight from the text).
-pub(super) fn read(mut value: Value, lifted: Lifted) -> Result<Scenario, ScenarioError> {
+pub(super) fn read(mut value: Value, mut lifted: Lifted) -> Result<Scenario, ScenarioError> {
     let Some(map) = value.as_object_mut() else {
         return Err(ScenarioError::WrongType {
             step: None,
@@ -495,23 +503,41 @@ pub(super) fn read(mut value: Value, lifted: Lifted) -> Result<Scenario, Scenari
         });
     };
     let objects = map.remove("objects");
+    // Each step a compact tree: read so by the strict reader; from a value, converted.
+    let steps: Vec<tree::Value> = match (lifted.steps.take(), map.get_mut("steps")) {
+        (Some(steps), _) => steps,
+        (None, Some(Value::Array(steps))) => std::mem::take(steps)
+            .into_iter()
+            .map(tree::Value::from)
+            .collect(),
+        // Not a list: `File` says so.
+        (None, _) => Vec::new(),
+    };
     // Bounded before anything is built per step (the strict reader keeps one step past it).
-    if let Some(Value::Array(steps)) = map.get("steps")
-        && steps.len() > MAX_STEPS
-    {
+    if steps.len() > MAX_STEPS {
         return Err(ScenarioError::InvalidValue {
             step: None,
             key: "steps".into(),
             why: format!("more than {MAX_STEPS} steps, the most a scenario file may have"),
         });
     }
-    let steps_keys = step_keys(&value);
-    let file: File = serde_path_to_error::deserialize(value).map_err(|e| {
-        from_serde(&e, |number| {
-            let keys = steps_keys.get(number - 1)?.as_deref()?;
-            step_verb(number, keys).err()
-        })
-    })?;
+    let file: File =
+        serde_path_to_error::deserialize(value).map_err(|e| from_serde(&e, |_| None))?;
+    // Each step read from its tree (dropped then) and made a step at once (what serde reads
+    // of a step is many times the step). A step serde reads but the format refuses (no
+    // verb, two) is told after every step is read and the objects are: the first one.
+    let mut read_steps = Vec::with_capacity(steps.len());
+    let mut refused = None;
+    for (i, tree) in steps.into_iter().enumerate() {
+        let (step, keys) = read_step(i + 1, &tree)?;
+        drop(tree);
+        match into_step(i + 1, step, &keys) {
+            Ok(step) => read_steps.push(step),
+            Err(e) => {
+                refused.get_or_insert(e);
+            }
+        }
+    }
     let now = match file.now {
         Some(Time(now)) => now,
         None => DEFAULT_NOW
@@ -523,21 +549,10 @@ pub(super) fn read(mut value: Value, lifted: Lifted) -> Result<Scenario, Scenari
             })?,
     };
     let objects = read_objects(objects, lifted)?;
-    let steps = file
-        .steps
-        .into_iter()
-        .enumerate()
-        .map(|(i, Obj(step))| {
-            into_step(
-                i + 1,
-                step,
-                steps_keys
-                    .get(i)
-                    .and_then(Option::as_deref)
-                    .unwrap_or_default(),
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(refused) = refused {
+        return Err(refused);
+    }
+    let steps = read_steps;
     check_patches(&objects, &steps)?;
     check_clock(now, &steps)?;
     Ok(Scenario {
@@ -549,18 +564,19 @@ pub(super) fn read(mut value: Value, lifted: Lifted) -> Result<Scenario, Scenari
     })
 }
 
-/// Each step's keys (`None`: the step is not an object), for messages that depend on the
-/// verb beside them.
-fn step_keys(value: &Value) -> Vec<Option<Vec<String>>> {
-    let steps = value.get("steps").and_then(Value::as_array);
-    steps
-        .map(|steps| {
-            steps
-                .iter()
-                .map(|s| s.as_object().map(|m| m.keys().cloned().collect()))
-                .collect()
-        })
-        .unwrap_or_default()
+/// Step `number` (1-based) read from its tree, with its keys (for messages that depend on
+/// the verb beside them): an error inside the step is first an error of its keys.
+fn read_step(number: usize, step: &tree::Value) -> Result<(StepFile, Vec<String>), ScenarioError> {
+    let keys: Option<Vec<String>> = step
+        .as_object()
+        .map(|m| m.keys().map(str::to_owned).collect());
+    let read = serde_path_to_error::deserialize(tree::de::Reader(step));
+    match read {
+        Ok(Obj(file)) => Ok((file, keys.unwrap_or_default())),
+        Err(e) => Err(from_step_serde(&e, number, |number| {
+            step_verb(number, keys.as_deref()?).err()
+        })),
+    }
 }
 
 /// A step's verb from its keys alone, checked before its values (as a person reads it): no
@@ -671,7 +687,7 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
                 context: "unreadable".into(),
             });
         };
-        Verb::Unreadable(Kind::Configuration, Value::Object(patch))
+        Verb::Unreadable(Kind::Configuration, tree::Value::Object(patch))
     } else if file.reconcile.is_some() {
         Verb::Reconcile(Box::new(
             file.expect.map(|e| into_expect(e.0)).unwrap_or_default(),
@@ -773,6 +789,20 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
         // Obj<ObjectsFile> read it as an object.
         _ => Map::new(),
     };
+    // A list over the Gateway CRD's bounds: found while reading (no item past the bound
+    // was kept), or, from a value, here.
+    let gateway_over = match (lifted.gateway_over, map.get(Kind::Gateway.key())) {
+        (Some((_, path, has, bound)), _) => Some((path, identity::over_bound(bound, has))),
+        (None, Some(gateway)) => over_bounds_json(gateway).err(),
+        (None, None) => None,
+    };
+    if let Some((path, why)) = gateway_over {
+        return Err(ScenarioError::InvalidValue {
+            step: None,
+            key: format!("objects.gateway.{path}"),
+            why,
+        });
+    }
     let mut take = |kind: Kind| map.remove(kind.key()).filter(|v| !v.is_null());
     // A Deployment-shaped object: any JSON object, held as a tree.
     let deployment = |kind: Kind, read: Option<tree::Value>, value: Option<Value>| {
@@ -841,134 +871,6 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
     })
 }
 
-/// `objects.namespaces`: each key a namespace name (a DNS-1123 label), each label a valid
-/// label key and value, as the API server would take them.
-fn check_namespaces(namespaces: &Namespaces) -> Result<(), ScenarioError> {
-    for (namespace, labels) in namespaces {
-        let key = format!("objects.namespaces.{namespace}");
-        let labels = labels.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-        namespace_error(namespace, labels).map_err(|(label, why)| ScenarioError::InvalidValue {
-            step: None,
-            key: match label {
-                Some(label) => format!("{key}.{label}"),
-                None => key.clone(),
-            },
-            why,
-        })?;
-    }
-    Ok(())
-}
-
-/// A namespace's name and labels as the API server takes them; else the label at fault
-/// (`None`: the name) and why.
-fn namespace_error<'l>(
-    namespace: &str,
-    labels: impl IntoIterator<Item = (&'l str, &'l str)>,
-) -> Result<(), (Option<String>, String)> {
-    if namespace.len() > 63
-        || namespace.contains('.')
-        || crate::names::subdomain_error(namespace).is_some()
-    {
-        return Err((
-            None,
-            "is not a namespace name (a DNS-1123 label: at most 63 lowercase letters, \
-             digits and '-', starting and ending with a letter or digit)"
-                .into(),
-        ));
-    }
-    for (label, value) in labels {
-        if let Some(why) = crate::names::key_error(label) {
-            return Err((Some(label.to_owned()), format!("invalid key: {why}")));
-        }
-        if let Some(why) = crate::names::label_value_error(value) {
-            return Err((
-                Some(label.to_owned()),
-                format!("invalid value {}: {why}", crate::read_at::quote(value)),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A Namespace list as `kubectl get namespaces -o json` prints it (`kind` `List` or
-/// `NamespaceList`, or a bare array of Namespaces): the labels of each namespace, read as
-/// [`Objects::namespaces`] of a scenario file are, every name and label checked the same
-/// way. Other keys of the list and of each item (`apiVersion`, `spec`, `status`) are
-/// ignored. On error, the key path (`items[1].metadata.labels.team`) and why.
-pub fn namespace_list(value: &Value) -> Result<crate::NamespaceLabels, (String, String)> {
-    #[derive(Deserialize)]
-    struct List {
-        #[serde(default)]
-        kind: Option<String>,
-        #[serde(default)]
-        items: Option<Vec<Item>>,
-    }
-    #[derive(Deserialize)]
-    struct Item {
-        #[serde(default)]
-        kind: Option<String>,
-        metadata: Meta,
-    }
-    #[derive(Deserialize)]
-    struct Meta {
-        name: String,
-        #[serde(default)]
-        labels: Option<BTreeMap<String, String>>,
-    }
-    let at = |path: Option<String>, why: String| (path.unwrap_or_default(), why);
-    let (items, prefix) = match value {
-        Value::Array(_) => (
-            typed_at::<Vec<Item>>(value).map_err(|(p, why)| at(p, why))?,
-            "",
-        ),
-        Value::Object(_) => {
-            let list = typed_at::<List>(value).map_err(|(p, why)| at(p, why))?;
-            if let Some(kind) = list.kind.filter(|k| k != "List" && k != "NamespaceList") {
-                return Err((
-                    "kind".into(),
-                    format!(
-                        "expected List or NamespaceList, found {}",
-                        crate::read_at::quote(&kind)
-                    ),
-                ));
-            }
-            (list.items.unwrap_or_default(), "items")
-        }
-        other => {
-            return Err((
-                String::new(),
-                format!(
-                    "expected a NamespaceList object or an array, found {}",
-                    super::malformed::type_name(other)
-                ),
-            ));
-        }
-    };
-    let mut namespaces = crate::NamespaceLabels::new();
-    for (i, item) in items.into_iter().enumerate() {
-        let path = format!("{prefix}[{i}]");
-        if let Some(kind) = item.kind.filter(|k| k != "Namespace") {
-            return Err((
-                format!("{path}.kind"),
-                format!("expected Namespace, found {}", crate::read_at::quote(&kind)),
-            ));
-        }
-        let labels = item.metadata.labels.unwrap_or_default();
-        let pairs = labels.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-        namespace_error(&item.metadata.name, pairs).map_err(|(label, why)| match label {
-            Some(label) => (format!("{path}.metadata.labels.{label}"), why),
-            None => (format!("{path}.metadata.name"), why),
-        })?;
-        if namespaces.insert(item.metadata.name, labels).is_some() {
-            return Err((
-                format!("{path}.metadata.name"),
-                "names a namespace listed before it".into(),
-            ));
-        }
-    }
-    Ok(namespaces)
-}
-
 /// `objects` under its own key, so that serde's key paths start with `objects`.
 #[derive(Deserialize)]
 struct Wrapped {
@@ -996,6 +898,9 @@ fn check_clock(now: Timestamp, steps: &[Step]) -> Result<(), ScenarioError> {
 }
 
 mod identity;
+mod namespaces;
+
+pub use namespaces::namespace_list;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -206,26 +206,49 @@ pub(super) fn from_serde(
     keys_error: impl Fn(usize) -> Option<ScenarioError>,
 ) -> ScenarioError {
     use serde_path_to_error::Segment;
-    let message = error.inner().to_string();
+    let segments: Vec<&Segment> = error.path().iter().collect();
+    match segments.as_slice() {
+        [Segment::Map { key }, Segment::Seq { index }, rest @ ..] if key == "steps" => {
+            named(error.inner(), Some(index + 1), rest, keys_error)
+        }
+        all => named(error.inner(), None, all, keys_error),
+    }
+}
+
+/// [`from_serde`] for an error reading step `number` (1-based) alone: its key path starts
+/// inside the step.
+pub(super) fn from_step_serde(
+    error: &serde_path_to_error::Error<serde_json::Error>,
+    number: usize,
+    keys_error: impl Fn(usize) -> Option<ScenarioError>,
+) -> ScenarioError {
+    let segments: Vec<&serde_path_to_error::Segment> = error.path().iter().collect();
+    named(error.inner(), Some(number), &segments, keys_error)
+}
+
+/// A serde error at `segments` (from the top of the file, or from inside `step`).
+fn named(
+    error: &serde_json::Error,
+    step: Option<usize>,
+    segments: &[&serde_path_to_error::Segment],
+    keys_error: impl Fn(usize) -> Option<ScenarioError>,
+) -> ScenarioError {
+    use serde_path_to_error::Segment;
+    let message = error.to_string();
     let message = message
         .rsplit_once(" at line ")
         .map_or(message.as_str(), |(why, _)| why);
-    let mut segments: Vec<&Segment> = error.path().iter().collect();
+    let mut segments = segments;
     // The path of an unknown key ends with the key: the place is where it was found (not
     // in the settings, whose messages name the key as the crate's own reader does).
-    if let (Some(field), Some(Segment::Map { key })) =
-        (quoted(message, "unknown field `"), segments.last())
+    if let (Some(field), Some((Segment::Map { key }, before))) =
+        (quoted(message, "unknown field `"), segments.split_last())
         && *key == field
-        && !matches!(segments.first(), Some(Segment::Map { key }) if key == "settings")
+        && (step.is_some()
+            || !matches!(segments.first(), Some(Segment::Map { key }) if key == "settings"))
     {
-        segments.pop();
+        segments = before;
     }
-    let (step, segments) = match segments.as_slice() {
-        [Segment::Map { key }, Segment::Seq { index }, rest @ ..] if key == "steps" => {
-            (Some(index + 1), rest)
-        }
-        all => (None, all),
-    };
     let mut key = String::new();
     for segment in segments {
         match segment {

@@ -40,6 +40,14 @@
 //!   renames the Gateway or moves it to another namespace (the API server refuses both).
 //!   A patch is checked by what it sets (its own size), the whole object only when that
 //!   finds something to say.
+//! - A Gateway over the bounds its CRD sets on its lists (more than 64 `spec.listeners`,
+//!   more than 8 `allowedRoutes.kinds` on a listener), given or left by a patch, makes the
+//!   file malformed, naming the list and its length: the API server refuses such a Gateway.
+//!   The reader keeps no listener past the bound (the rest of the list is only checked to
+//!   be JSON).
+//! - Each step is held as a compact tree while the file is read, and each `patch` and
+//!   `unreadable` patch after ([`Verb::Patch`], [`Verb::Unreadable`]): a small JSON object
+//!   held as a `serde_json::Value` costs dozens of times its text.
 //! - Errors of the JSON reader itself (a nesting past its recursion limit, a number out of
 //!   range) name the step and the key path; a value a message quotes is cut to 200
 //!   characters, with its length.
@@ -96,6 +104,7 @@ use serde_json::Value;
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, RolloutState};
+use crate::wire::tree;
 
 mod api_error;
 mod backend;
@@ -153,8 +162,10 @@ pub enum Verb {
     Reconcile(Box<Expect>),
     /// Move the clock forward.
     Advance(Duration),
-    /// Merge-patch objects, in the order given.
-    Patch(Vec<(Kind, Value)>),
+    /// Merge-patch objects, in the order given. Each patch is held as a compact tree (a
+    /// small patch as a `serde_json::Value` costs dozens of times its text); the runner
+    /// hands the backend each one as a `serde_json::Value` when it applies it.
+    Patch(Vec<(Kind, tree::Value)>),
     /// Delete an object.
     Delete(Kind),
     /// Make the next Deployment writes fail.
@@ -173,7 +184,8 @@ pub enum Verb {
     Restart,
     /// A merge patch stored without the type check (the GatewayConfiguration only): the
     /// controller reads the object as unreadable until a `patch` makes it readable again.
-    Unreadable(Kind, Value),
+    /// Held as a compact tree, as [`Verb::Patch`]'s are.
+    Unreadable(Kind, tree::Value),
 }
 
 /// What the JSON reader refused, with the step and the key path when it knows them
@@ -313,7 +325,7 @@ impl Scenario {
                 },
                 Verb::Patch(patches) => patches
                     .iter()
-                    .try_for_each(|(kind, patch)| backend.patch(*kind, patch, now))
+                    .try_for_each(|(kind, patch)| backend.patch(*kind, &Value::from(patch), now))
                     .map(|()| Effect::Patched(patches.iter().map(|(k, _)| *k).collect()))
                     .map_err(to_text),
                 Verb::Delete(kind) => backend
@@ -340,7 +352,7 @@ impl Scenario {
                     .map(|()| Effect::Restarted)
                     .map_err(to_text),
                 Verb::Unreadable(kind, patch) => backend
-                    .unreadable(*kind, patch, now)
+                    .unreadable(*kind, &Value::from(patch), now)
                     .map(|()| Effect::MadeUnreadable(*kind))
                     .map_err(to_text),
             };

@@ -13,6 +13,8 @@ use crate::sim::cluster::store::typed_at;
 use crate::sim::cluster::{Kind, Objects};
 use crate::sim::scenario::malformed::ScenarioError;
 use crate::sim::scenario::{Step, Verb};
+use crate::sim::strict_json::GATEWAY_BOUNDS;
+use crate::wire::tree;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// The Gateway fields a scenario cannot do without (name, namespace, uid, generation): the crate cannot work on a
@@ -30,6 +32,74 @@ pub(super) fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> 
         }
     }
     Ok(())
+}
+
+/// The first of the Gateway's lists over the bound its CRD sets ([`GATEWAY_BOUNDS`]: the
+/// API server refuses such a Gateway), in a Gateway or in a merge patch of one (a list in a
+/// merge patch replaces the Gateway's): its key path and why.
+pub(super) fn over_bounds(patch: &tree::Value) -> Result<(), (String, String)> {
+    over(patch, tree::Value::get, |v| v.as_array())
+}
+
+/// [`over_bounds`] of a Gateway given as a `serde_json::Value`.
+pub(super) fn over_bounds_json(gateway: &Value) -> Result<(), (String, String)> {
+    over(
+        gateway,
+        |v, key| v.get(key),
+        |v| v.as_array().map(Vec::as_slice),
+    )
+}
+
+fn over<'v, V>(
+    value: &'v V,
+    get: impl Fn(&'v V, &str) -> Option<&'v V> + Copy,
+    items: impl Fn(&'v V) -> Option<&'v [V]> + Copy,
+) -> Result<(), (String, String)> {
+    /// The lists at `pattern` under `value` (at key path `path`) over `bound`.
+    fn walk<'v, V>(
+        value: &'v V,
+        path: String,
+        pattern: &[&str],
+        bound: usize,
+        get: impl Fn(&'v V, &str) -> Option<&'v V> + Copy,
+        items: impl Fn(&'v V) -> Option<&'v [V]> + Copy,
+    ) -> Result<(), (String, String)> {
+        match pattern.split_first() {
+            None => match items(value) {
+                Some(list) if list.len() > bound => Err((path, over_bound(bound, list.len()))),
+                _ => Ok(()),
+            },
+            Some((&"[]", rest)) => items(value)
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, item)| {
+                    walk(item, format!("{path}[{i}]"), rest, bound, get, items)
+                }),
+            Some((key, rest)) => match get(value, key) {
+                Some(inner) => {
+                    let path = match path.is_empty() {
+                        true => (*key).to_owned(),
+                        false => format!("{path}.{key}"),
+                    };
+                    walk(inner, path, rest, bound, get, items)
+                }
+                None => Ok(()),
+            },
+        }
+    }
+    GATEWAY_BOUNDS
+        .iter()
+        .try_for_each(|(pattern, bound)| walk(value, String::new(), pattern, *bound, get, items))
+}
+
+/// Why a list is over its bound (`has` items): as the core's validation words a Gateway
+/// over the same bound, and why a file cannot have it.
+pub(super) fn over_bound(bound: usize, has: usize) -> String {
+    format!(
+        "must have at most {bound} items (has {has}): the Gateway CRD's bound, which the API \
+         server enforces"
+    )
 }
 
 /// The metadata an API object keeps once it has it: no patch removes it, no `unreadable`
@@ -168,6 +238,8 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
             }
             // Stored without the type check: the only place a wrong type is allowed.
             Verb::Unreadable(kind, patch) => {
+                // As JSON, at the patch's own size.
+                let patch = &Value::from(patch);
                 let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
                 unchecked.insert(kind.key());
                 let had = identity_fields(slot.as_ref());
@@ -184,6 +256,14 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
             }
             Verb::Patch(patches) => {
                 for (kind, patch) in patches {
+                    if *kind == Kind::Gateway {
+                        // Before the patch is copied: a list it sets replaces the Gateway's.
+                        over_bounds(patch).map_err(|(path, why)| {
+                            invalid(&format!("patch.gateway.{path}"), &why)
+                        })?;
+                    }
+                    // As JSON, at the patch's own size.
+                    let patch = &Value::from(patch);
                     let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
                     let mut had = identity_fields(slot.as_ref());
                     // The server sets the generation again on an update: leaving it out of

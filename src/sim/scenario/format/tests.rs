@@ -379,7 +379,9 @@ fn namespaces_and_unreadable_parse() {
         s.steps[0].verb,
         Verb::Unreadable(
             Kind::Configuration,
-            json!({"spec": {"horizontalScaling": {"replicas": "many"}}})
+            crate::wire::tree::Value::from(
+                json!({"spec": {"horizontalScaling": {"replicas": "many"}}})
+            )
         )
     );
     assert_eq!(s.steps[0].verb.name(), "unreadable");
@@ -663,4 +665,96 @@ fn a_duplicate_key_in_listeners_is_malformed_with_its_line_and_key_path() {
         Scenario::from_json(text).unwrap_err().to_string(),
         r#"line 4: step 1: "expect.listeners[0].attachedRoutes" must be an integer (found a string)"#
     );
+}
+
+/// The Gateway CRD bounds its listeners (64) and each listener's route kinds (8): the API
+/// server refuses a Gateway over them, so a file with one is malformed, whether given or
+/// patched, read from text or from a value; the reader keeps no listener past the bound.
+#[test]
+fn a_gateway_over_its_crd_bounds_is_malformed() {
+    let listener = |i: usize, kinds: usize| {
+        let kinds: Vec<Value> = (0..kinds)
+            .map(|k| json!({"kind": format!("K{k}")}))
+            .collect();
+        json!({"name": format!("l{i}"), "port": 80, "protocol": "TCP",
+            "allowedRoutes": {"kinds": kinds}})
+    };
+    let gateway = |listeners: Vec<Value>| {
+        json!({"metadata": {"name": "gw", "namespace": "ns", "uid": "u"},
+            "spec": {"listeners": listeners}})
+    };
+    let file =
+        |gateway: Value, steps: Value| json!({"objects": {"gateway": gateway}, "steps": steps});
+    let both = |doc: Value| {
+        let from_value = error(doc.clone());
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        let from_text = Scenario::from_json(&text).unwrap_err().to_string();
+        (from_value, from_text)
+    };
+    // At the bounds: read.
+    let at = gateway((0..64).map(|i| listener(i, 8)).collect());
+    let s = Scenario::from_value(&file(at.clone(), json!([]))).unwrap();
+    assert_eq!(
+        s.objects.gateway["spec"]["listeners"]
+            .as_array()
+            .unwrap()
+            .len(),
+        64
+    );
+    let text = file(at.clone(), json!([])).to_string();
+    assert_eq!(Scenario::from_json(&text).unwrap().objects, s.objects);
+    // One listener over.
+    let why = "must have at most 64 items (has 65): the Gateway CRD's bound, which the API \
+               server enforces";
+    let (from_value, from_text) = both(file(
+        gateway((0..65).map(|i| listener(i, 0)).collect()),
+        json!([]),
+    ));
+    assert_eq!(
+        from_value,
+        format!(r#""objects.gateway.spec.listeners": {why}"#)
+    );
+    assert_eq!(
+        from_text,
+        format!(r#"line 10: "objects.gateway.spec.listeners": {why}"#)
+    );
+    // One kind over, on the third listener: its key path.
+    let mut listeners: Vec<Value> = (0..3).map(|i| listener(i, 1)).collect();
+    listeners[2] = listener(2, 9);
+    let (from_value, from_text) = both(file(gateway(listeners), json!([])));
+    let why = "must have at most 8 items (has 9): the Gateway CRD's bound, which the API server \
+               enforces";
+    let key = r#""objects.gateway.spec.listeners[2].allowedRoutes.kinds""#;
+    assert_eq!(from_value, format!("{key}: {why}"));
+    assert!(from_text.ends_with(&format!("{key}: {why}")), "{from_text}");
+    // A patch that leaves the Gateway over a bound (a list in a merge patch replaces it).
+    let over: Vec<Value> = (0..65).map(|i| listener(i, 0)).collect();
+    let steps = json!([{"advance": "1s"}, {"patch": {"gateway": {"spec": {"listeners": over}}}}]);
+    let (from_value, from_text) = both(file(gateway(vec![listener(0, 0)]), steps));
+    let why = "must have at most 64 items (has 65): the Gateway CRD's bound, which the API \
+               server enforces";
+    assert_eq!(
+        from_value,
+        format!(r#"step 2: "patch.gateway.spec.listeners": {why}"#)
+    );
+    assert!(from_text.ends_with(&from_value), "{from_text}");
+    // Over both bounds: the listeners are told, from the text as from a value.
+    let mut listeners: Vec<Value> = (0..70).map(|i| listener(i, 0)).collect();
+    listeners[2] = listener(2, 9);
+    let (from_value, from_text) = both(file(gateway(listeners), json!([])));
+    assert!(
+        from_value.starts_with(
+            r#""objects.gateway.spec.listeners": must have at most 64 items (has 70)"#
+        )
+    );
+    assert!(from_text.ends_with(&from_value), "{from_text}");
+    // Far over: the same, at the reader's cost of 64 listeners.
+    let (from_value, from_text) = both(file(
+        gateway((0..5000).map(|i| listener(i, 0)).collect()),
+        json!([]),
+    ));
+    assert!(
+        from_value.ends_with("(has 5000): the Gateway CRD's bound, which the API server enforces")
+    );
+    assert!(from_text.ends_with(&from_value), "{from_text}");
 }
