@@ -29,8 +29,8 @@ node_pause_image="localhost/gateway-reconcile-e2e/pause:1"
 # (e2e/controlplane/cmd/lb-standin), imported under the names the template gives.
 node_lb_image="ghcr.io/nordix/meridio-2/stateless-load-balancer:latest"
 node_router_image="ghcr.io/nordix/meridio-2/router:latest"
-# The same LB told to exit 1 at once (a crashing LB, for the rollout-stall story).
-node_crash_image="ghcr.io/nordix/meridio-2/stateless-load-balancer:crash"
+# The router told to exit 1 at once (a crashing LB, for the rollout-stall story).
+node_crash_image="ghcr.io/nordix/meridio-2/router:crash"
 # Debian's packages the node needs (a fresh machine has none of them).
 node_packages=(containerd runc containernetworking-plugins iptables buildah)
 
@@ -47,7 +47,7 @@ node_install() {
 }
 
 node_stamp() {
-  { go version; cat "$module/go.mod" "$module/go.sum" "$module"/cmd/pause/*.go "$module"/cmd/lb-standin/*.go; } |
+  { go version; cat "$here/node.sh" "$module/go.mod" "$module/go.sum" "$module"/cmd/pause/*.go "$module"/cmd/lb-standin/*.go; } |
     sha256sum | cut -d' ' -f1
 }
 

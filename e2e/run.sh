@@ -47,7 +47,7 @@ rc=0
 # runs alone, after the others.
 (cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test rollouts --test real_node --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
-    (cd controlplane && go test -count=1 -v ./...) &&
+    (cd controlplane && go test -count=1 -v ./...) && (cd controlplane/pki && go test -count=1 ./...) &&
     cd .. && cargo test -p gateway-reconcile-kube --no-fail-fast --test writes --test recovery --test caches \
       --test revision4 --test revision5 -- --ignored --test-threads="${E2E_THREADS:-2}" \
       --skip an_unreadable_configuration_blinds_nothing_but_its_gateway &&

@@ -647,19 +647,22 @@ async fn edit_and_count_writes(
 }
 
 /// `helm upgrade` with an LB template whose load balancer crashes (the stand-in image told
-/// to exit), the LB Deployment given a short progress deadline: the LB rollout stalls, the
-/// Gateway says `Degraded`/`RolloutStalled` and stays `Programmed` (SPEC section 6); then
-/// `helm upgrade` back to the chart's template: the rollout completes, `Degraded` goes.
+/// to exit), the LB Deployment given a short progress deadline and the `Recreate`
+/// strategy: the LB rollout stalls, the Gateway says `Degraded`/`RolloutStalled` and stays
+/// `Programmed` (SPEC section 6); then `helm upgrade --reset-values` back to the chart's
+/// template: the rollout completes, `Degraded` goes.
 async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str) {
     let text = std::fs::read_to_string(chart_dir().join("files/lb-template.yaml"))
         .expect("the chart's LB template");
-    let mut template: Value = serde_yaml_ng::from_str(&text).expect("the LB template");
-    template["spec"]["template"]["spec"]["containers"][0]["image"] =
-        json!("ghcr.io/nordix/meridio-2/stateless-load-balancer:crash");
-    let values = scratch.path("crash-values.json");
-    std::fs::write(&values, json!({ "lbTemplate": template }).to_string()).expect("values");
+    let mut crashing: Value = serde_yaml_ng::from_str(&text).expect("the LB template");
+    // The router crashes: it never sets the readiness gate, so the Pod is never Ready. (A
+    // crashing load balancer container is Ready for an instant each time it starts; once
+    // the Deployment controller has seen the rollout complete it never reports a stall:
+    // docs/real-server-differences.md, "The real node".)
+    crashing["spec"]["template"]["spec"]["containers"][1]["image"] =
+        json!("ghcr.io/nordix/meridio-2/router:crash");
     let chart = chart_dir();
-    let upgrade = |extra: &[&str]| {
+    let upgrade = |lb_template: Option<&Value>| {
         let mut args = vec![
             "upgrade",
             RELEASE,
@@ -667,17 +670,32 @@ async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str
             "--namespace",
             RELEASE_NS,
         ];
-        args.extend_from_slice(extra);
+        let values = scratch.path("lb-values.json");
+        match lb_template {
+            Some(t) => {
+                std::fs::write(&values, json!({ "lbTemplate": t }).to_string()).expect("values");
+                args.extend(["-f", values.to_str().expect("path")]);
+            }
+            None => args.push("--reset-values"),
+        }
         helm_run(scratch, &args);
     };
-    // The rollout's own settings are the Deployment's, not the controller's (it carries
-    // what it does not own): a short progress deadline, and the Pod replaced in place, since
-    // the template's anti-affinity keeps a second LB Pod off a node that runs one.
+    // The rollout's settings are the LB Deployment's own, not the controller's (it carries
+    // what it does not own): a short progress deadline, and `Recreate`. On one node a new
+    // LB Pod cannot start beside the old one (the template's required anti-affinity by
+    // hostname), and with a rolling update of `maxUnavailable` 1 for 1 replica the
+    // Deployment controller counts a rollout of crashing Pods complete: it never stalls
+    // (docs/real-server-differences.md, "The real node").
     let deployment = get(admin, "apps/v1", "Deployment", ns, lb).await;
-    merge_patch(admin, &deployment, json!({ "spec": { "progressDeadlineSeconds": 15,
-        "strategy": { "type": "RollingUpdate", "rollingUpdate": { "maxSurge": 0, "maxUnavailable": 1 } } } })).await;
+    merge_patch(
+        admin,
+        &deployment,
+        json!({ "spec": { "progressDeadlineSeconds": 15,
+        "strategy": { "type": "Recreate", "rollingUpdate": null } } }),
+    )
+    .await;
     let crashed = Instant::now();
-    upgrade(&["-f", values.to_str().expect("path")]);
+    upgrade(Some(&crashing));
     let degraded = format!("{DOMAIN}/Degraded");
     let gw = until(Duration::from_secs(180), "Degraded/RolloutStalled", || {
         let (admin, degraded) = (admin.clone(), degraded.clone());
@@ -708,17 +726,30 @@ async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str
         "Programmed with a stalled rollout: {:#}",
         gw["status"]["conditions"]
     );
+    // The new Pod's router exited 1 (its last state, or its state between restarts).
     let pods = list(admin, "v1", "Pod", ns, &selector_of(&deployment)).await;
+    let exited_1 = |p: &Value| {
+        p["status"]["containerStatuses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["name"] == "router")
+            .any(|c| {
+                c["lastState"]["terminated"]["exitCode"] == 1
+                    || c["state"]["terminated"]["exitCode"] == 1
+            })
+    };
     assert!(
-        pods.iter().any(|p| restarts(p) > 0 && !pod_ready(p)),
-        "no crashing LB Pod: {pods:#?}"
+        pods.iter().any(|p| exited_1(p) && !pod_ready(p)),
+        "no crashing LB Pod: {}",
+        rollout_summary(admin, ns, lb).await
     );
     eprintln!(
         "crashing LB template -> Degraded/RolloutStalled after {:.1?}",
         crashed.elapsed()
     );
     let fixed = Instant::now();
-    upgrade(&["--reset-values"]);
+    upgrade(None);
     until(Duration::from_secs(180), "Degraded cleared", || {
         let (admin, degraded) = (admin.clone(), degraded.clone());
         let ns = ns.to_owned();
