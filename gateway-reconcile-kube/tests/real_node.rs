@@ -21,7 +21,9 @@
 //! 6. an LB that crashes (the template's image told to exit, `helm upgrade`): the real
 //!    Deployment controller stalls the rollout (`ProgressDeadlineExceeded`), the Gateway
 //!    shows `Degraded` with `RolloutStalled` while `Programmed` stays True, and it clears
-//!    once the template is fixed (`helm upgrade` back).
+//!    once the template is fixed (`helm upgrade` back);
+//! 7. the node drained (cordoned, every Pod evicted): what the Gateway's status says while
+//!    nothing runs, and that all comes back once it is uncordoned.
 
 mod helm;
 
@@ -29,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use helm::*;
 use kube::Client;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 const RELEASE: &str = "gateway-reconcile";
@@ -138,6 +140,19 @@ fn root_mount_options(pid: u32) -> String {
         .unwrap_or_default()
 }
 
+/// A field of /proc/PID/status in kB (`VmHWM`: the peak resident set), in bytes.
+fn status_bytes(pid: u32, field: &str) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
+        .split_whitespace()
+        .next()?
+        .parse::<u64>()
+        .ok()
+        .map(|kb| kb * 1024)
+}
+
 /// `CapEff:` of /proc/PID/status (hexadecimal).
 fn effective_capabilities(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -172,6 +187,19 @@ fn pod_ready(pod: &Value) -> bool {
             .any(|c| c["type"] == "Ready" && c["status"] == "True")
 }
 
+/// Seconds from the first container's start to the Pod's Ready condition (the API's times
+/// have whole seconds).
+fn start_to_ready(pod: &Value) -> Option<i64> {
+    let seconds = |v: &Value| {
+        v.as_str()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map(|t| t.as_second())
+    };
+    let started = seconds(&pod["status"]["containerStatuses"][0]["state"]["running"]["startedAt"])?;
+    let ready = seconds(&condition(pod, "Ready")?["lastTransitionTime"])?;
+    Some(ready - started)
+}
+
 fn restarts(pod: &Value) -> i64 {
     pod["status"]["containerStatuses"]
         .as_array()
@@ -194,6 +222,18 @@ async fn lease_holder(admin: &Client) -> Option<String> {
         .await
         .iter()
         .find_map(|l| l["spec"]["holderIdentity"].as_str().map(str::to_owned))
+}
+
+/// Waits until the Lease's holder is one that `wanted` accepts; the holder.
+async fn leader_until(admin: &Client, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+    let wanted = &wanted;
+    until(LEASE_WAIT, what, || async move {
+        match lease_holder(admin).await {
+            Some(h) if wanted(&h) => Ok(h),
+            other => Err(format!("holder {other:?}")),
+        }
+    })
+    .await
 }
 
 async fn controller_pods(admin: &Client, deployment: &Value) -> Vec<Value> {
@@ -297,8 +337,9 @@ async fn the_chart_on_a_real_node() {
     );
     let pods = rolled_out(&admin, RELEASE_NS, &deployment_name, 2, &node_logs).await;
     eprintln!(
-        "{:.1?}: the controller's two Pods Running and Ready (the kubelet's probes)",
-        started.elapsed()
+        "{:.1?}: the controller's two Pods Running and Ready (the kubelet's probes); container start -> Ready: {:?}",
+        started.elapsed(),
+        pods.iter().map(start_to_ready).collect::<Vec<_>>()
     );
     for pod in &pods {
         let pid = controller_process(pod).unwrap_or_else(|| {
@@ -328,15 +369,8 @@ async fn the_chart_on_a_real_node() {
         );
     }
     let names: Vec<String> = pods.iter().map(|p| name(p).to_owned()).collect();
-    let leader = until(LEASE_WAIT, "one of the two Pods holds the Lease", || {
-        let admin = admin.clone();
-        let names = names.clone();
-        async move {
-            match lease_holder(&admin).await {
-                Some(h) if names.iter().any(|n| h.starts_with(n.as_str())) => Ok(h),
-                other => Err(format!("holder {other:?}")),
-            }
-        }
+    let leader = leader_until(&admin, "one of the two Pods holds the Lease", |h| {
+        names.iter().any(|n| h.starts_with(n.as_str()))
     })
     .await;
     eprintln!("{:.1?}: the Lease held by {leader}", started.elapsed());
@@ -456,17 +490,7 @@ async fn the_chart_on_a_real_node() {
         .args(["-KILL", &pid.to_string()])
         .status()
         .expect("kill");
-    let new_leader = until(LEASE_WAIT, "the other replica leads", || {
-        let admin = admin.clone();
-        let leader = leader.clone();
-        async move {
-            match lease_holder(&admin).await {
-                Some(h) if h != leader => Ok(h),
-                other => Err(format!("holder {other:?}")),
-            }
-        }
-    })
-    .await;
+    let new_leader = leader_until(&admin, "the other replica leads", |h| h != leader).await;
     eprintln!(
         "the leader's container killed -> {new_leader} leads after {:.1?}",
         killed.elapsed()
@@ -505,15 +529,8 @@ async fn the_chart_on_a_real_node() {
         !names.contains(&leader_name),
         "the rollout kept Pod {leader_name}"
     );
-    let leader = until(LEASE_WAIT, "a new Pod leads", || {
-        let admin = admin.clone();
-        let names = names.clone();
-        async move {
-            match lease_holder(&admin).await {
-                Some(h) if names.iter().any(|n| h.starts_with(n.as_str())) => Ok(h),
-                other => Err(format!("holder {other:?}")),
-            }
-        }
+    let leader = leader_until(&admin, "a new Pod leads", |h| {
+        names.iter().any(|n| h.starts_with(n.as_str()))
     })
     .await;
     eprintln!(
@@ -571,11 +588,18 @@ async fn the_chart_on_a_real_node() {
         .expect("the leader's Pod");
     let pid = controller_process(leader_pod).expect("the leader's process");
     let peak = peak_memory(pid).expect("the leader's memory cgroup");
+    let hwm = status_bytes(pid, "VmHWM").expect("the leader's peak resident set");
     let limit = 384 * 1024 * 1024;
+    let mib = |b: u64| b as f64 / 1048576.0;
     eprintln!(
-        "101 Gateways healthy after {:.1?}; the leader's container peak memory {:.1} MiB (limit 384 MiB)",
+        "101 Gateways healthy after {:.1?}; the leader's container: cgroup peak {:.1} MiB, process peak resident set {:.1} MiB (limit 384 MiB)",
         counted.elapsed(),
-        peak as f64 / 1048576.0
+        mib(peak),
+        mib(hwm)
+    );
+    assert!(
+        hwm < limit,
+        "peak resident set {hwm} over the chart's limit"
     );
     assert!(peak < limit, "peak memory {peak} over the chart's limit");
     delete(
@@ -587,6 +611,9 @@ async fn the_chart_on_a_real_node() {
 
     // (6) An LB that crashes.
     crash_and_recover(&admin, &scratch, &gw_ns, lb_name).await;
+
+    // (7) The node drained.
+    drain_and_return(&admin, &node, &deployment_name, &gw_ns, lb_name).await;
 }
 
 /// Edits the Gateway's configuration (the LB container's CPU request) and waits until the
@@ -800,4 +827,78 @@ async fn rollout_summary(admin: &Client, ns: &str, name_: &str) -> String {
         "images {images:?}, progressDeadlineSeconds {}, generation {}, status {:#}\nPods: {pods:#?}",
         d["spec"]["progressDeadlineSeconds"], d["metadata"]["generation"], d["status"]
     )
+}
+
+/// Drains the one node as `kubectl drain` does (cordon, then the Eviction API for every Pod
+/// of the release and of the Gateway's namespace), reports what the Gateway's status says
+/// while nothing runs, then uncordons it: the controller leads again, the LB Pod is Ready and
+/// the Gateway is healthy without the note.
+async fn drain_and_return(admin: &Client, node: &Value, controller: &str, ns: &str, lb: &str) {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::EvictParams;
+    let drained = Instant::now();
+    merge_patch(admin, node, json!({ "spec": { "unschedulable": true } })).await;
+    for namespace in [RELEASE_NS, ns] {
+        let pods = Api::<Pod>::namespaced(admin.clone(), namespace);
+        for pod in pods.list(&Default::default()).await.expect("pods").items {
+            let pod_name = pod.metadata.name.unwrap_or_default();
+            pods.evict(&pod_name, &EvictParams::default())
+                .await
+                .unwrap_or_else(|e| panic!("evict {namespace}/{pod_name}: {e}"));
+        }
+    }
+    until(WAIT, "no Pod of the release or the Gateway runs", || {
+        let (admin, ns) = (admin.clone(), ns.to_owned());
+        async move {
+            let mut running = Vec::new();
+            for namespace in [RELEASE_NS, ns.as_str()] {
+                for p in list(&admin, "v1", "Pod", namespace, "").await {
+                    if p["status"]["phase"] == "Running" {
+                        running.push(name(&p).to_owned());
+                    }
+                }
+            }
+            if running.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("running: {running:?}"))
+            }
+        }
+    })
+    .await;
+    let gw = get(admin, "gateway.networking.k8s.io/v1", "Gateway", ns, "gw").await;
+    let said: Vec<String> = gw["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| format!("{}={} ({})", c["type"], c["status"], c["message"]))
+        .collect();
+    eprintln!(
+        "node drained after {:.1?}: no controller runs, the Gateway still says {said:?}",
+        drained.elapsed()
+    );
+    let returned = Instant::now();
+    merge_patch(admin, node, json!({ "spec": { "unschedulable": false } })).await;
+    rolled_out(admin, RELEASE_NS, controller, 2, &node_logs).await;
+    rolled_out(admin, ns, lb, 1, &node_logs).await;
+    until(WAIT, "the Gateway healthy again, without the note", || {
+        let (admin, ns) = (admin.clone(), ns.to_owned());
+        async move {
+            let gw = get(&admin, "gateway.networking.k8s.io/v1", "Gateway", &ns, "gw").await;
+            let programmed = condition(&gw, "Programmed")
+                .and_then(|c| c["message"].as_str())
+                .unwrap_or_default()
+                .to_owned();
+            if healthy(&gw) && !programmed.ends_with(NOTE) {
+                Ok(())
+            } else {
+                Err(format!("{:#}", gw["status"]["conditions"]))
+            }
+        }
+    })
+    .await;
+    eprintln!(
+        "node uncordoned -> the controller and the LB Pod Ready, the Gateway healthy after {:.1?}",
+        returned.elapsed()
+    );
 }
