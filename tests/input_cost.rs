@@ -206,9 +206,12 @@ fn h3_a_reconcile_step_reads_what_its_snapshot_needs() {
 /// namespaces (once held as a map of maps, about 80 times their text), 1,000 steps each
 /// expecting a large Deployment, 9,999 one-annotation `patch` steps and 5,000 `unreadable`
 /// steps (each step and its patch once held as JSON values, about 50 times their text),
-/// 2,500 reconciles over 5,000 namespaces, and a Gateway of 50,000 listeners (once held as
+/// 2,500 reconciles over 5,000 namespaces, a Gateway of 50,000 listeners (once held as
 /// JSON values beside a typed read, 11 times its text; now refused while it is read, past
-/// the CRD's 64). `--nocapture` shows each ratio.
+/// the CRD's 64), and single large values of several MB: a `template` patch, a failed
+/// write's message, a failed write's `details` (once read as a JSON value, 11 times its
+/// text), a GatewayClass's conditions, a `mutateWrites` patch and an `expect.deployment`.
+/// `--nocapture` shows each ratio.
 #[test]
 fn m1_memory_within_ten_times_the_input() {
     use serde_json::json;
@@ -237,6 +240,24 @@ fn m1_memory_within_ten_times_the_input() {
     let many = json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u", "generation": 1},
         "spec": {"gatewayClassName": "meridio", "listeners": listeners}});
     let deployment = json!({"metadata": {"labels": (0..250).map(|i| (format!("l{i}"), json!("v".repeat(40)))).collect::<serde_json::Map<_, _>>()}});
+    // Large values a person may put in one place (each several MB, where ten times the
+    // text, not the 20 MiB, is the bound): a `template` patch, a failed write's message and
+    // `details`, a class's conditions, a `mutateWrites` patch, an `expect.deployment`.
+    let big = |count: usize| -> serde_json::Map<String, serde_json::Value> {
+        (0..count)
+            .map(|i| (format!("annotation-{i}"), json!("v".repeat(40))))
+            .collect()
+    };
+    let class_conditions: Vec<_> = (0..40_000)
+        .map(|i| json!({"type": format!("Foreign{i}"), "status": "True", "reason": "Other",
+            "message": "another controller's condition", "lastTransitionTime": "2026-01-01T00:00:00Z"}))
+        .collect();
+    let class = json!({"metadata": {"name": "meridio"},
+        "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"},
+        "status": {"conditions": class_conditions}});
+    let causes: Vec<_> = (0..50_000)
+        .map(|i| json!({"reason": "FieldValueInvalid", "message": "Invalid value", "field": format!("spec.f{i}")}))
+        .collect();
     // Each input, and the start of the error the reader refuses it with (None: it runs).
     let inputs = [
         (
@@ -276,7 +297,59 @@ fn m1_memory_within_ten_times_the_input() {
                 "steps": reconciles(2500)}),
             None,
         ),
+        (
+            "a template patch of 80,000 annotations",
+            json!({"objects": {"gateway": gateway},
+                "steps": [{"patch": {"template": {"metadata": {"annotations": big(80_000)}}}},
+                    {"reconcile": {}}]}),
+            None,
+        ),
+        (
+            "a failed write's message of 5 MB",
+            json!({"objects": {"gateway": gateway},
+                "steps": [{"failWrites": {"count": 1, "error": {"code": 503,
+                    "reason": "ServiceUnavailable", "message": "m".repeat(5 << 20)}}},
+                    {"reconcile": {}}]}),
+            None,
+        ),
+        (
+            "a failed write's details of 50,000 causes",
+            json!({"objects": {"gateway": gateway},
+                "steps": [{"failWrites": {"count": 1, "error": {"kind": "Status", "apiVersion": "v1",
+                    "status": "Failure", "code": 422, "reason": "Invalid", "message": "invalid",
+                    "details": {"name": "gw", "kind": "deployments", "causes": causes}}}},
+                    {"reconcile": {}}]}),
+            None,
+        ),
+        (
+            "a GatewayClass of 40,000 conditions",
+            json!({"objects": {"gateway": gateway, "gatewayClass": class}, "steps": reconciles(1)}),
+            None,
+        ),
+        (
+            "a mutateWrites patch of 80,000 annotations",
+            json!({"objects": {"gateway": gateway},
+                "steps": [{"mutateWrites": {"patch": {"metadata": {"annotations": big(80_000)}}}},
+                    {"reconcile": {}}]}),
+            None,
+        ),
+        (
+            "an expect.deployment of 80,000 annotations",
+            json!({"objects": {"gateway": gateway},
+                "steps": [{"reconcile": {}, "expect": {"deployment": {"metadata": {"annotations": big(80_000)}}}}]}),
+            None,
+        ),
     ];
+    within_ten_times_the_input(inputs);
+}
+
+/// Reads and runs each input (named, with the start of the error the reader refuses it
+/// with, `None`: it runs) and prints its peak; fails, once every input is measured, when
+/// one peaks over ten times its text plus 20 MiB, or is refused otherwise than said.
+fn within_ten_times_the_input(
+    inputs: impl IntoIterator<Item = (&'static str, serde_json::Value, Option<&'static str>)>,
+) {
+    let mut over = Vec::new();
     for (what, input, refused) in inputs {
         let text = input.to_string();
         let (peak, error) = scenario_peak(&text);
@@ -291,12 +364,41 @@ fn m1_memory_within_ten_times_the_input() {
             (Some(want), Some(error)) => assert!(error.starts_with(want), "{what}: {error}"),
             (want, error) => panic!("{what}: expected the error {want:?}, got {error:?}"),
         }
-        assert!(
-            peak <= bound,
-            "{what}: {peak} bytes at the peak, over {bound} ({} bytes of text)",
-            text.len()
-        );
+        if peak > bound {
+            over.push(format!(
+                "{what}: {peak} bytes at the peak, over {bound} ({} bytes of text)",
+                text.len()
+            ));
+        }
     }
+    assert!(
+        over.is_empty(),
+        "over ten times the text plus 20 MiB: {over:#?}"
+    );
+}
+
+/// M1, what is left: a GatewayConfiguration with a long list (50,000 `verticalScaling`
+/// containers, 3.3 MB) peaks at about 33 times its text, over the bound: the simulated
+/// cluster holds the configuration (as it holds the GatewayClass and the Gateway) as a
+/// `serde_json::Value`, where each container's small objects are a B-tree node each (the
+/// value alone is about 30 times the text, a compact tree about 4 times).
+#[test]
+#[ignore = "issue #45 M1: the simulated cluster holds the GatewayConfiguration as a serde_json::Value (about 33 times a long list's text)"]
+fn m1_memory_of_a_long_configuration_within_ten_times_the_input() {
+    use serde_json::json;
+    let gateway = json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u", "generation": 1},
+        "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}});
+    let containers: Vec<_> = (0..50_000)
+        .map(|i| json!({"name": format!("container-{i}"), "resources": {"requests": {"cpu": "100m"}}}))
+        .collect();
+    let configuration = json!({"metadata": {"name": "gwconf", "namespace": "red", "generation": 1},
+        "spec": {"verticalScaling": {"containers": containers}}});
+    within_ten_times_the_input([(
+        "a configuration of 50,000 verticalScaling containers",
+        json!({"objects": {"gateway": gateway, "configuration": configuration},
+            "steps": [{"reconcile": {}}]}),
+        None,
+    )]);
 }
 
 /// H3: a `reconcile` step hands the driver the stored template, not a copy of it: what a

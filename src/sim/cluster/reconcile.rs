@@ -68,9 +68,23 @@ impl ReconcileReport {
     /// has no such condition.
     ///
     /// ```
-    /// use gateway_reconcile::testing::strategies;
+    /// use gateway_reconcile::Settings;
+    /// use gateway_reconcile::sim::cluster::{Cluster, Objects};
+    /// use serde_json::json;
     ///
-    /// let record = strategies::cluster().unwrap().reconcile().unwrap();
+    /// let objects = Objects {
+    ///     gateway_class: Some(json!({"metadata": {"name": "meridio"},
+    ///         "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+    ///     gateway: json!({"metadata": {"name": "gw", "namespace": "ns"},
+    ///         "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
+    ///             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
+    ///     configuration: Some(json!({"metadata": {"name": "conf", "namespace": "ns"},
+    ///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}})),
+    ///     ..Objects::default()
+    /// };
+    /// let now = "2026-01-01T00:00:00Z".parse().unwrap();
+    /// let mut cluster = Cluster::new(Settings::default(), now, objects).unwrap();
+    /// let record = cluster.reconcile().unwrap();
     /// let applied = record.condition("ConfigurationApplied").unwrap();
     /// assert_eq!(applied.status, "True");
     /// assert_eq!(record.condition("meridio-2.nordix.org/ConfigurationApplied"), Some(applied));

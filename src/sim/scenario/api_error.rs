@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::checks::compact;
 use super::malformed::type_name;
 use crate::outcome::WriteOutcome;
+use crate::wire::tree;
 
 /// Why a JSON value is not an API error ([`api_error_from_value`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,20 +58,44 @@ struct ApiErrorFile {
 /// assert_eq!(e.to_string(), "code: must be an HTTP error code, 400 to 599 (found 200)");
 /// ```
 pub fn api_error_from_value(value: &Value) -> Result<WriteOutcome, OutcomeError> {
+    if !value.is_object() {
+        return Err(not_an_object(type_name(value)));
+    }
+    from_file(ApiErrorFile::deserialize(value))
+}
+
+/// [`api_error_from_value`] of a compact tree (a scenario step's `failWrites.error`), read
+/// straight from it: a `Status`'s `details` (a list of causes may be long) is only checked
+/// to be JSON, never copied.
+pub(crate) fn api_error_from_tree(value: &tree::Value) -> Result<WriteOutcome, OutcomeError> {
+    let found = match value {
+        tree::Value::Object(_) => {
+            return from_file(ApiErrorFile::deserialize(tree::de::Reader(value)));
+        }
+        tree::Value::Null => "null",
+        tree::Value::Bool(_) => "a boolean",
+        tree::Value::Number(_) => "a number",
+        tree::Value::String(_) => "a string",
+        tree::Value::Array(_) => "a list",
+    };
+    Err(not_an_object(found))
+}
+
+/// The error for a value that is not an object (`found`: its type, as messages name it).
+fn not_an_object(found: &str) -> OutcomeError {
+    OutcomeError {
+        key: None,
+        why: format!("must be an object {{code, reason, message}} (found {found})"),
+    }
+}
+
+/// The outcome serde's read of an object gives (`read`), checked.
+fn from_file(read: Result<ApiErrorFile, serde_json::Error>) -> Result<WriteOutcome, OutcomeError> {
     let fail = |key: Option<&str>, why: String| OutcomeError {
         key: key.map(str::to_owned),
         why,
     };
-    if !value.is_object() {
-        return Err(fail(
-            None,
-            format!(
-                "must be an object {{code, reason, message}} (found {})",
-                type_name(value)
-            ),
-        ));
-    }
-    let file = ApiErrorFile::deserialize(value).map_err(|e| {
+    let file = read.map_err(|e| {
         let e = e.to_string();
         match e
             .strip_prefix("unknown field `")

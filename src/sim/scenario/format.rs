@@ -31,9 +31,10 @@ use serde_json::{Map, Value};
 use identity::{check_patches, gateway_identity, metadata_kept, over_bounds_json, shape};
 use namespaces::check_namespaces;
 
+use super::api_error::api_error_from_tree;
 use super::checks::{ConditionExpect, EventExpect, Expect, ListenerExpect};
 use super::malformed::{ScenarioError, from_serde, from_step_serde};
-use super::{Scenario, Step, TimeError, Verb, api_error_from_value, parse_time};
+use super::{Scenario, Step, TimeError, Verb, parse_time};
 use crate::events::EventType;
 use crate::settings::{Settings, parse_duration};
 use crate::sim::cluster::store::check;
@@ -244,9 +245,10 @@ struct ConditionFile {
 #[serde(deny_unknown_fields)]
 struct FailWritesFile {
     count: Count,
-    /// Required; `null` is missing too (checked after reading).
+    /// Required; `null` is missing too (checked after reading). A compact tree: a
+    /// `Status`'s `details` may be long, and is only checked to be JSON.
     #[serde(default)]
-    error: Option<Value>,
+    error: Option<tree::Value>,
 }
 
 /// A [`Deserialize`](serde::Deserialize) type read only from a JSON object: serde's derive
@@ -658,7 +660,7 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
                 context: "failWrites".into(),
             });
         };
-        let outcome = api_error_from_value(&error).map_err(|e| match e.key {
+        let outcome = api_error_from_tree(&error).map_err(|e| match e.key {
             Some(key) => invalid(&format!("failWrites.error.{key}"), e.why),
             None => invalid("failWrites.error", e.why),
         })?;
