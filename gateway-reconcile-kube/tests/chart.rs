@@ -689,19 +689,10 @@ fn token_kubeconfig(scratch: &Scratch, token: &str) -> PathBuf {
 /// which answers 200 once every watch cache has its initial list, and by the Gateway
 /// becoming healthy.)
 ///
-/// What stays unproven without a container runtime: the image (that it builds, holds the
-/// binary and its libraries, and its entrypoint and USER 65532 start it under the chart's
-/// securityContext: non-root, read-only root filesystem, no capabilities); the binary
-/// finding the API server by in-cluster discovery (KUBERNETES_SERVICE_HOST and the token,
-/// CA and namespace files of the projected ServiceAccount volume; the test only checks that
-/// the Pods get that volume), and the token's rotation by a kubelet; the ConfigMap mounted
-/// as files (the test writes the same files); POD_NAME and POD_NAMESPACE from the downward
-/// API; a kubelet calling the probes on the Pod's IP (the test calls `/healthz` and
-/// `/readyz` on loopback): the chart's Pods are Ready because kwok says so, not because the
-/// probe answered; the resource limits; two replicas contending for the Lease (one process
-/// runs); the metrics Service reaching a Pod (no Endpoints controller, no Pod network).
-/// The token is one the TokenRequest API issues for the account, the kind a kubelet
-/// projects into the Pod, but the binary is given it through `--kubeconfig`.
+/// What stays unproven without a container runtime (the image, in-cluster configuration
+/// from the projected token, the ConfigMap and downward API as a kubelet provides them, the
+/// probes, the limits, two replicas contending for the Lease) is proven on a real node by
+/// `real_node.rs`.
 #[tokio::test]
 #[ignore = "needs the full control plane and helm: E2E_FULL=1 e2e/controlplane.sh run (e2e/run.sh)"]
 async fn the_chart_installed_on_the_full_control_plane_runs_the_controller_as_its_service_account()
