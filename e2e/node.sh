@@ -285,12 +285,13 @@ node_stop() {
 }
 
 # node_leftovers DIR: what the node of the control plane in DIR left behind (a cgroup, the
-# network namespace, the host's end of its veth pair, a mount under DIR), one a line.
+# network namespace, the host's end of its veth pair, a mount under DIR), one a line; it
+# succeeds whether it finds any or not (run.sh reads what it prints).
 node_leftovers() {
   local ns c
   ns="$(node_netns "$1")"
   for c in /sys/fs/cgroup/*/"$ns"; do [[ ! -e "$c" ]] || echo "cgroup $c"; done
   ! ip netns list 2>/dev/null | grep -qw "$ns" || echo "network namespace $ns"
   ! ip link show "e2en${ns#e2e-node-}" >/dev/null 2>&1 || echo "veth e2en${ns#e2e-node-}"
-  grep -F " $1/" /proc/self/mountinfo | awk '{ print "mount " $5 }'
+  grep -F " $1/" /proc/self/mountinfo | awk '{ print "mount " $5 }' || true
 }
