@@ -147,6 +147,9 @@ pub(crate) struct Lifted {
     /// the first of the bounds' order, and the first in the text of that bound). The value
     /// holds no item past the bound: the file is refused for it.
     pub gateway_over: Option<Over>,
+    /// The first list over its bound in `objects.gatewayClass` ([`CLASS_BOUNDS`]), as
+    /// `gateway_over`.
+    pub class_over: Option<Over>,
 }
 
 /// [`parse`] for a scenario file, with `objects.routes` read straight into L34Routes, and
@@ -332,13 +335,17 @@ impl<'de> Visitor<'de> for Objects<'_> {
                 }
                 "template" => &mut self.lifted.template,
                 "deployment" => &mut self.lifted.deployment,
-                "gateway" => {
+                "gateway" | "gatewayClass" => {
+                    let (bounds, over): (&'static [_], _) = match key.as_str() {
+                        "gateway" => (&GATEWAY_BOUNDS, &mut self.lifted.gateway_over),
+                        _ => (&CLASS_BOUNDS, &mut self.lifted.class_over),
+                    };
                     let read = map.next_value_seed(Bounded {
                         trail: &mut *self.trail,
                         at: Vec::new(),
                         path: String::new(),
-                        bounds: &GATEWAY_BOUNDS,
-                        over: &mut self.lifted.gateway_over,
+                        bounds,
+                        over,
                     });
                     match read {
                         Ok(value) => object.insert(key, value),
@@ -462,6 +469,13 @@ pub(crate) const GATEWAY_BOUNDS: [(&[&str], usize); 2] = [
         crate::stages::validate::MAX_ROUTE_KINDS,
     ),
 ];
+
+/// The GatewayClass's lists that its CRD bounds: at most 8 `status.conditions` (the
+/// Gateway API's `maxItems`, [`MAX_CONDITIONS`](crate::conditions::MAX_CONDITIONS)). The
+/// API server refuses a class over it, so a scenario file with one is malformed; the reader
+/// keeps no condition past the 8th.
+pub(crate) const CLASS_BOUNDS: [(&[&str], usize); 1] =
+    [(&["status", "conditions"], crate::conditions::MAX_CONDITIONS)];
 
 /// A list over its bound: which of the bounds (its index in them), the list's key path, its
 /// length and the bound.

@@ -791,19 +791,26 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
         // Obj<ObjectsFile> read it as an object.
         _ => Map::new(),
     };
-    // A list over the Gateway CRD's bounds: found while reading (no item past the bound
-    // was kept), or, from a value, here.
-    let gateway_over = match (lifted.gateway_over, map.get(Kind::Gateway.key())) {
-        (Some((_, path, has, bound)), _) => Some((path, identity::over_bound(bound, has))),
-        (None, Some(gateway)) => over_bounds_json(gateway).err(),
-        (None, None) => None,
-    };
-    if let Some((path, why)) = gateway_over {
-        return Err(ScenarioError::InvalidValue {
-            step: None,
-            key: format!("objects.gateway.{path}"),
-            why,
-        });
+    // A list over the Gateway's or the class's CRD bounds: found while reading (no item
+    // past the bound was kept), or, from a value, here.
+    for (kind, over) in [
+        (Kind::Gateway, lifted.gateway_over),
+        (Kind::GatewayClass, lifted.class_over),
+    ] {
+        let found = match (over, map.get(kind.key())) {
+            (Some((_, path, has, bound)), _) => {
+                Some((path, identity::over_bound(kind, bound, has)))
+            }
+            (None, Some(object)) => over_bounds_json(kind, object).err(),
+            (None, None) => None,
+        };
+        if let Some((path, why)) = found {
+            return Err(ScenarioError::InvalidValue {
+                step: None,
+                key: format!("objects.{kind}.{path}"),
+                why,
+            });
+        }
     }
     let mut take = |kind: Kind| map.remove(kind.key()).filter(|v| !v.is_null());
     // A Deployment-shaped object: any JSON object, held as a tree.

@@ -44,7 +44,9 @@
 //!   more than 8 `allowedRoutes.kinds` on a listener), given or left by a patch, makes the
 //!   file malformed, naming the list and its length: the API server refuses such a Gateway.
 //!   The reader keeps no listener past the bound (the rest of the list is only checked to
-//!   be JSON).
+//!   be JSON). So does a GatewayClass with more than 8 `status.conditions` (its CRD's
+//!   `maxItems`); a Gateway's own status conditions are not bounded here: the crate brings
+//!   a hand-written list of more than 8 back within them (SPEC section 6).
 //! - Each step is held as a compact tree while the file is read, and each `patch` and
 //!   `unreadable` patch after ([`Verb::Patch`], [`Verb::Unreadable`]): a small JSON object
 //!   held as a `serde_json::Value` costs dozens of times its text.

@@ -13,7 +13,7 @@ use crate::sim::cluster::store::typed_at;
 use crate::sim::cluster::{Kind, Objects};
 use crate::sim::scenario::malformed::ScenarioError;
 use crate::sim::scenario::{Step, Verb};
-use crate::sim::strict_json::GATEWAY_BOUNDS;
+use crate::sim::strict_json::{CLASS_BOUNDS, GATEWAY_BOUNDS};
 use crate::wire::tree;
 use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
@@ -34,29 +34,43 @@ pub(super) fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> 
     Ok(())
 }
 
-/// The first of the Gateway's lists over the bound its CRD sets ([`GATEWAY_BOUNDS`]: the
-/// API server refuses such a Gateway), in a Gateway or in a merge patch of one (a list in a
-/// merge patch replaces the Gateway's): its key path and why.
-pub(super) fn over_bounds(patch: &tree::Value) -> Result<(), (String, String)> {
-    over(patch, tree::Value::get, |v| v.as_array())
+/// The lists its CRD bounds, for a Gateway ([`GATEWAY_BOUNDS`]) or a GatewayClass
+/// ([`CLASS_BOUNDS`]); none for another kind.
+fn bounds_of(kind: Kind) -> &'static [(&'static [&'static str], usize)] {
+    match kind {
+        Kind::Gateway => &GATEWAY_BOUNDS,
+        Kind::GatewayClass => &CLASS_BOUNDS,
+        _ => &[],
+    }
 }
 
-/// [`over_bounds`] of a Gateway given as a `serde_json::Value`.
-pub(super) fn over_bounds_json(gateway: &Value) -> Result<(), (String, String)> {
+/// The first of an object's lists over the bound its CRD sets ([`GATEWAY_BOUNDS`],
+/// [`CLASS_BOUNDS`]: the API server refuses such an object), in the object or in a merge
+/// patch of it (a list in a merge patch replaces the object's): its key path and why.
+pub(super) fn over_bounds(kind: Kind, patch: &tree::Value) -> Result<(), (String, String)> {
+    over(kind, patch, tree::Value::get, |v| v.as_array())
+}
+
+/// [`over_bounds`] of an object given as a `serde_json::Value`.
+pub(super) fn over_bounds_json(kind: Kind, object: &Value) -> Result<(), (String, String)> {
     over(
-        gateway,
+        kind,
+        object,
         |v, key| v.get(key),
         |v| v.as_array().map(Vec::as_slice),
     )
 }
 
 fn over<'v, V>(
+    kind: Kind,
     value: &'v V,
     get: impl Fn(&'v V, &str) -> Option<&'v V> + Copy,
     items: impl Fn(&'v V) -> Option<&'v [V]> + Copy,
 ) -> Result<(), (String, String)> {
     /// The lists at `pattern` under `value` (at key path `path`) over `bound`.
+    #[allow(clippy::too_many_arguments)]
     fn walk<'v, V>(
+        kind: Kind,
         value: &'v V,
         path: String,
         pattern: &[&str],
@@ -66,7 +80,9 @@ fn over<'v, V>(
     ) -> Result<(), (String, String)> {
         match pattern.split_first() {
             None => match items(value) {
-                Some(list) if list.len() > bound => Err((path, over_bound(bound, list.len()))),
+                Some(list) if list.len() > bound => {
+                    Err((path, over_bound(kind, bound, list.len())))
+                }
                 _ => Ok(()),
             },
             Some((&"[]", rest)) => items(value)
@@ -74,7 +90,7 @@ fn over<'v, V>(
                 .iter()
                 .enumerate()
                 .try_for_each(|(i, item)| {
-                    walk(item, format!("{path}[{i}]"), rest, bound, get, items)
+                    walk(kind, item, format!("{path}[{i}]"), rest, bound, get, items)
                 }),
             Some((key, rest)) => match get(value, key) {
                 Some(inner) => {
@@ -82,22 +98,26 @@ fn over<'v, V>(
                         true => (*key).to_owned(),
                         false => format!("{path}.{key}"),
                     };
-                    walk(inner, path, rest, bound, get, items)
+                    walk(kind, inner, path, rest, bound, get, items)
                 }
                 None => Ok(()),
             },
         }
     }
-    GATEWAY_BOUNDS
-        .iter()
-        .try_for_each(|(pattern, bound)| walk(value, String::new(), pattern, *bound, get, items))
+    bounds_of(kind).iter().try_for_each(|(pattern, bound)| {
+        walk(kind, value, String::new(), pattern, *bound, get, items)
+    })
 }
 
-/// Why a list is over its bound (`has` items): as the core's validation words a Gateway
-/// over the same bound, and why a file cannot have it.
-pub(super) fn over_bound(bound: usize, has: usize) -> String {
+/// Why a list of an object of `kind` is over its bound (`has` items): as the core's
+/// validation words a Gateway over the same bound, and why a file cannot have it.
+pub(super) fn over_bound(kind: Kind, bound: usize, has: usize) -> String {
+    let crd = match kind {
+        Kind::GatewayClass => "GatewayClass",
+        _ => "Gateway",
+    };
     format!(
-        "must have at most {bound} items (has {has}): the Gateway CRD's bound, which the API \
+        "must have at most {bound} items (has {has}): the {crd} CRD's bound, which the API \
          server enforces"
     )
 }
@@ -256,12 +276,10 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
             }
             Verb::Patch(patches) => {
                 for (kind, patch) in patches {
-                    if *kind == Kind::Gateway {
-                        // Before the patch is copied: a list it sets replaces the Gateway's.
-                        over_bounds(patch).map_err(|(path, why)| {
-                            invalid(&format!("patch.gateway.{path}"), &why)
-                        })?;
-                    }
+                    // Before the patch is copied: a list it sets replaces the object's.
+                    over_bounds(*kind, patch).map_err(|(path, why)| {
+                        invalid(&format!("patch.{}.{path}", kind.key()), &why)
+                    })?;
                     // As JSON, at the patch's own size.
                     let patch = &Value::from(patch);
                     let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));

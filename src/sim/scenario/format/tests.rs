@@ -758,3 +758,63 @@ fn a_gateway_over_its_crd_bounds_is_malformed() {
     );
     assert!(from_text.ends_with(&from_value), "{from_text}");
 }
+
+/// The GatewayClass CRD bounds its `status.conditions` at 8: a file whose class has more,
+/// given or left by a patch, is malformed, read from text or from a value; at 8 it is read.
+/// The reader keeps no condition past the 8th.
+#[test]
+fn a_class_over_its_crd_bound_is_malformed() {
+    let condition = |i: usize| {
+        json!({"type": format!("Foreign{i}"), "status": "True", "reason": "Other",
+            "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    };
+    let class = |conditions: usize| {
+        json!({"metadata": {"name": "meridio"},
+            "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"},
+            "status": {"conditions": (0..conditions).map(condition).collect::<Vec<_>>()}})
+    };
+    let file = |class: Value, steps: Value| {
+        json!({"objects": {"gatewayClass": class,
+            "gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u"}}},
+            "steps": steps})
+    };
+    let both = |doc: Value| {
+        let from_value = error(doc.clone());
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        let from_text = Scenario::from_json(&text).unwrap_err().to_string();
+        (from_value, from_text)
+    };
+    // At the bound: read, alike from the text and from a value.
+    let s = Scenario::from_value(&file(class(8), json!([]))).unwrap();
+    let conditions = &s.objects.gateway_class.as_ref().unwrap()["status"]["conditions"];
+    assert_eq!(conditions.as_array().unwrap().len(), 8);
+    let text = file(class(8), json!([])).to_string();
+    assert_eq!(Scenario::from_json(&text).unwrap().objects, s.objects);
+    // One over, and far over.
+    let why = |has: usize| {
+        format!(
+            "must have at most 8 items (has {has}): the GatewayClass CRD's bound, which the \
+             API server enforces"
+        )
+    };
+    for has in [9, 5000] {
+        let (from_value, from_text) = both(file(class(has), json!([])));
+        let want = format!(r#""objects.gatewayClass.status.conditions": {}"#, why(has));
+        assert_eq!(from_value, want);
+        assert!(from_text.ends_with(&want), "{from_text}");
+        assert!(from_text.starts_with("line "), "{from_text}");
+    }
+    // A patch that leaves the class over it (a list in a merge patch replaces the class's).
+    let over: Vec<Value> = (0..9).map(condition).collect();
+    let steps = json!([{"advance": "1s"},
+        {"patch": {"gatewayClass": {"status": {"conditions": over}}}}]);
+    let (from_value, from_text) = both(file(class(1), steps));
+    assert_eq!(
+        from_value,
+        format!(
+            r#"step 2: "patch.gatewayClass.status.conditions": {}"#,
+            why(9)
+        )
+    );
+    assert!(from_text.ends_with(&from_value), "{from_text}");
+}
