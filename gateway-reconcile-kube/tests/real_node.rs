@@ -783,26 +783,28 @@ async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str
     let fixed = Instant::now();
     upgrade(None);
     until(Duration::from_secs(180), "Degraded cleared", || {
-        let (admin, degraded) = (admin.clone(), degraded.clone());
-        let ns = ns.to_owned();
-        async move {
-            let gw = get(&admin, "gateway.networking.k8s.io/v1", "Gateway", &ns, "gw").await;
-            let programmed = condition(&gw, "Programmed")
-                .and_then(|c| c["message"].as_str())
-                .unwrap_or_default()
-                .to_owned();
-            if condition(&gw, &degraded).is_none() && healthy(&gw) && !programmed.ends_with(NOTE) {
-                Ok(())
-            } else {
-                Err(format!("{:#}", gw["status"]["conditions"]))
-            }
-        }
+        settled(admin, ns)
     })
     .await;
     eprintln!(
         "template fixed -> Degraded cleared, rollout complete after {:.1?}",
         fixed.elapsed()
     );
+}
+
+/// Whether the Gateway `gw` in `ns` has settled: healthy, its rollout complete (no
+/// initializing note), not `Degraded`; else its conditions.
+async fn settled(admin: &Client, ns: &str) -> Result<(), String> {
+    let gw = get(admin, "gateway.networking.k8s.io/v1", "Gateway", ns, "gw").await;
+    let programmed = condition(&gw, "Programmed")
+        .and_then(|c| c["message"].as_str())
+        .unwrap_or_default();
+    let degraded = condition(&gw, &format!("{DOMAIN}/Degraded")).is_some();
+    if healthy(&gw) && !programmed.ends_with(NOTE) && !degraded {
+        Ok(())
+    } else {
+        Err(format!("{:#}", gw["status"]["conditions"]))
+    }
 }
 
 /// A Deployment's template images, progress deadline, status and Pods, for a failure message.
@@ -887,19 +889,7 @@ async fn drain_and_return(admin: &Client, node: &Value, controller: &str, ns: &s
     rolled_out(admin, RELEASE_NS, controller, 2, &node_logs).await;
     rolled_out(admin, ns, lb, 1, &node_logs).await;
     until(WAIT, "the Gateway healthy again, without the note", || {
-        let (admin, ns) = (admin.clone(), ns.to_owned());
-        async move {
-            let gw = get(&admin, "gateway.networking.k8s.io/v1", "Gateway", &ns, "gw").await;
-            let programmed = condition(&gw, "Programmed")
-                .and_then(|c| c["message"].as_str())
-                .unwrap_or_default()
-                .to_owned();
-            if healthy(&gw) && !programmed.ends_with(NOTE) {
-                Ok(())
-            } else {
-                Err(format!("{:#}", gw["status"]["conditions"]))
-            }
-        }
+        settled(admin, ns)
     })
     .await;
     eprintln!(
