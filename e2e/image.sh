@@ -62,7 +62,7 @@ build_builder() {
   echo "image.sh: building the builder image ($stamp on Debian 12)" >&2
   local work
   work="$(mktemp -d)"
-  trap 'rm -rf "$work"' RETURN
+  trap 'rm -rf "$work"; trap - RETURN' RETURN
   debootstrap --variant=minbase --include=gcc,libc6-dev,ca-certificates bookworm "$work/root" "$mirror" \
     >"$work/debootstrap.log" 2>&1 || { tail -n 20 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
   rm -rf "$work/root/var/cache/apt/archives"/*.deb "$work/root/var/lib/apt/lists"/*
@@ -85,7 +85,7 @@ build_runtime() {
   echo "image.sh: building the runtime base image (Debian 12's libc6, libgcc-s1)" >&2
   local work deb
   work="$(mktemp -d)"
-  trap 'rm -rf "$work"' RETURN
+  trap 'rm -rf "$work"; trap - RETURN' RETURN
   mkdir -p "$work/debs" "$work/root/etc/ssl/certs" "$work/root/tmp" "$work/root/home/nonroot"
   (cd "$work/debs" && apt-get -q -o APT::Sandbox::User=root download libc6 libgcc-s1 >/dev/null) || die "cannot download libc6, libgcc-s1"
   for deb in "$work"/debs/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
