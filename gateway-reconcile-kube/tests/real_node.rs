@@ -16,16 +16,17 @@
 //!    reaches the LB Deployment with one write;
 //! 4. `kubectl rollout restart` of the controller: new Pods, a leader again within the
 //!    lease bound, the next edit applied;
-//! 5. 100 Gateways (the node cordoned: their LB Pods stay Pending): the leader's memory
-//!    (its container's cgroup) against the chart's limit;
-//! 6. an LB that crashes (the template's image told to exit, `helm upgrade`): the real
-//!    Deployment controller stalls the rollout (`ProgressDeadlineExceeded`), the Gateway
-//!    shows `Degraded` with `RolloutStalled` while `Programmed` stays True, and it clears
-//!    once the template is fixed (`helm upgrade` back);
-//! 7. the node drained (cordoned, every Pod evicted): what the Gateway's status says while
+//! 5. 100 Gateways (the node cordoned: their LB Pods stay Pending): the leader's peak
+//!    resident set and its container cgroup's peak memory against the chart's limit;
+//! 6. an LB whose router crashes (`helm upgrade` of the template; the LB Deployment given a
+//!    short progress deadline and `Recreate`): the real Deployment controller stalls the
+//!    rollout (`ProgressDeadlineExceeded`), the Gateway shows `Degraded` with
+//!    `RolloutStalled` while `Programmed` stays True, and it clears once the template is
+//!    fixed (`helm upgrade --reset-values`);
+//! 7. the ServiceAccount token replaced in the leader's projected volume (as the kubelet
+//!    rotates it): the process authenticates with the new one within the minute;
+//! 8. the node drained (cordoned, every Pod evicted): what the Gateway's status says while
 //!    nothing runs, and that all comes back once it is uncordoned.
-//! 8. the ServiceAccount token replaced in the leader's projected volume (as the kubelet
-//!    rotates it): the process authenticates with the new one within the minute.
 
 mod helm;
 
@@ -55,7 +56,8 @@ fn real_node() -> bool {
     false
 }
 
-/// Polls `probe` every 250 ms until it gives `Some`, or panics after `limit` with `what`.
+/// Polls `probe` every 250 ms until it gives `Ok`, or panics after `limit` with `what` and
+/// its last `Err`.
 async fn until<T, F, Fut>(limit: Duration, what: &str, mut probe: F) -> T
 where
     F: FnMut() -> Fut,
@@ -614,10 +616,10 @@ async fn the_chart_on_a_real_node() {
     // (6) An LB that crashes.
     crash_and_recover(&admin, &scratch, &gw_ns, lb_name).await;
 
-    // (8, before the drain takes the leader away) The token replaced.
+    // (7) The token replaced (before the drain takes the leader away).
     token_reread(&admin, &deployment_name).await;
 
-    // (7) The node drained.
+    // (8) The node drained.
     drain_and_return(&admin, &node, &deployment_name, &gw_ns, lb_name).await;
 }
 
