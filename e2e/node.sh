@@ -15,9 +15,14 @@
 # kubelet's root, the Pods' logs and the CNI configuration and address leases live under
 # $tmp/node; the node's processes share one mount namespace, in which /run/netns,
 # /run/containerd and /var/log/containers are private tmpfs mounts, so nothing of it
-# reaches the host's filesystem, and its mounts end with it. Its processes and the Pods'
-# run in the cgroups /$node_cgroup (every hierarchy); node_stop kills what is left in
-# them and removes them, then checks that nothing is left (node_leftovers).
+# reaches the host's filesystem, and its mounts end with it. Its processes live in a PID
+# namespace of their own, and they and the Pods in the cgroups /$node_cgroup (every
+# hierarchy; the Pods under the kubelet's kubepods there). node_stop kills the PID
+# namespace's first process (the kernel then kills and reaps the rest), kills what is
+# still in the cgroups, removes them and the network namespace; node_leftovers says what
+# a node left behind (run.sh checks it).
+#
+# A Node's fixed addresses: one real node runs on a machine at a time.
 
 node_name="e2e-node-0"
 node_host_ip="10.203.0.1"
@@ -213,10 +218,11 @@ EOF
       cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$node_cgroup/cpuset.mems" ||
       die "cannot set up the cpuset cgroup $node_cgroup"
   fi
-  # One shell holds the node: it joins the node's cgroups and network namespace (nsenter,
-  # not `ip netns exec`, which mounts a sysfs of its own over /sys and so hides the cgroup
-  # hierarchies from the kubelet), makes its private mounts in a mount namespace of its
-  # own, then runs containerd (the images imported first) and the kubelet.
+  # One shell holds the node: it joins the node's network namespace (nsenter, not `ip netns
+  # exec`, which mounts a sysfs of its own over /sys and so hides the cgroup hierarchies
+  # from the kubelet), new mount and PID namespaces (the first process, this shell, dies
+  # with the process started here: --kill-child), and the node's cgroups; makes its
+  # private mounts; then runs containerd (the images imported first) and the kubelet.
   nsenter --net="/run/netns/$node_ns" unshare --mount --propagation slave --pid --fork --mount-proc --kill-child bash -c '
     set -e
     for c in /sys/fs/cgroup/*/; do
