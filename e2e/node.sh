@@ -119,7 +119,7 @@ node_start() {
   node_veth="e2en${node_ns#e2e-node-}"
   mkdir -p "$nd"/{containerd,state,kubelet,pod-logs,cni,cni-ipam}
 
-  ! ip -4 addr show | grep -qF " $node_host_ip/" ||
+  ! ip -4 addr show | grep -F " $node_host_ip/" >/dev/null ||
     die "a real node already runs on this machine ($node_host_ip is taken): one at a time"
   ip netns add "$node_ns" || die "cannot create the network namespace $node_ns"
   ip link add "$node_veth" type veth peer name eth0 netns "$node_ns" ||
