@@ -33,8 +33,7 @@ use std::time::{Duration, Instant};
 
 use helm::*;
 
-use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
 use kube::discovery;
 use kube::{Client, ResourceExt};
@@ -830,21 +829,7 @@ async fn the_chart_installed_on_the_full_control_plane_runs_the_controller_as_it
     );
 
     // (2) The controller as the ServiceAccount: a token from the TokenRequest API.
-    let request = TokenRequest {
-        spec: Some(TokenRequestSpec {
-            expiration_seconds: Some(3600),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let token = Api::<ServiceAccount>::namespaced(admin.clone(), &release_ns)
-        .create_token_request(&sa_name, &PostParams::default(), &request)
-        .await
-        .expect("TokenRequest")
-        .status
-        .expect("TokenRequest status")
-        .token
-        .expect("a token");
+    let token = service_account_token(&admin, &release_ns, &sa_name, None).await;
     let kubeconfig = token_kubeconfig(&scratch, &token);
     let config = kube::Config::from_custom_kubeconfig(
         kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig"),

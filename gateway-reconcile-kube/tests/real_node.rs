@@ -392,14 +392,7 @@ async fn the_chart_on_a_real_node() {
     let programmed_at = loop {
         // The Gateway first, then the Pods: a complete `Programmed` read before Pods that
         // are Ready proves they were Ready when it was written (they only become so once).
-        let gw = get(
-            &admin,
-            "gateway.networking.k8s.io/v1",
-            "Gateway",
-            &gw_ns,
-            "gw",
-        )
-        .await;
+        let gw = gateway_of(&admin, &gw_ns).await;
         let message = condition(&gw, "Programmed")
             .filter(|c| c["status"] == "True")
             .and_then(|c| c["message"].as_str())
@@ -455,14 +448,7 @@ async fn the_chart_on_a_real_node() {
         let (admin, gw_ns, turned_false) = (admin.clone(), gw_ns.clone(), turned_false.clone());
         tokio::spawn(async move {
             loop {
-                let gw = get(
-                    &admin,
-                    "gateway.networking.k8s.io/v1",
-                    "Gateway",
-                    &gw_ns,
-                    "gw",
-                )
-                .await;
+                let gw = gateway_of(&admin, &gw_ns).await;
                 for c in gw["status"]["conditions"].as_array().into_iter().flatten() {
                     let mut seen = turned_false.lock().expect("lock");
                     if c["status"] == "False" && !seen.contains(c) {
@@ -644,7 +630,7 @@ async fn edit_and_count_writes(
         let ns = ns_owned.clone();
         let applied = applied.clone();
         async move {
-            let gw = get(&admin, "gateway.networking.k8s.io/v1", "Gateway", &ns, "gw").await;
+            let gw = gateway_of(&admin, &ns).await;
             let programmed = condition(&gw, "Programmed").cloned().unwrap_or_default();
             let carried = format!(
                 "LB Deployment reconciled with GatewayConfiguration generation {generation}"
@@ -735,7 +721,7 @@ async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str
         let (admin, degraded) = (admin.clone(), degraded.clone());
         let (ns, lb) = (ns.to_owned(), lb.to_owned());
         async move {
-            let gw = get(&admin, "gateway.networking.k8s.io/v1", "Gateway", &ns, "gw").await;
+            let gw = gateway_of(&admin, &ns).await;
             match condition(&gw, &degraded) {
                 Some(c) if c["status"] == "True" && c["reason"] == "RolloutStalled" => Ok(gw),
                 _ => Err(format!(
@@ -797,7 +783,7 @@ async fn crash_and_recover(admin: &Client, scratch: &Scratch, ns: &str, lb: &str
 /// Whether the Gateway `gw` in `ns` has settled: healthy, its rollout complete (no
 /// initializing note), not `Degraded`; else its conditions.
 async fn settled(admin: &Client, ns: &str) -> Result<(), String> {
-    let gw = get(admin, "gateway.networking.k8s.io/v1", "Gateway", ns, "gw").await;
+    let gw = gateway_of(admin, ns).await;
     let programmed = condition(&gw, "Programmed")
         .and_then(|c| c["message"].as_str())
         .unwrap_or_default();
@@ -807,6 +793,11 @@ async fn settled(admin: &Client, ns: &str) -> Result<(), String> {
     } else {
         Err(format!("{:#}", gw["status"]["conditions"]))
     }
+}
+
+/// The story's Gateway, `gw` in `ns`.
+async fn gateway_of(admin: &Client, ns: &str) -> Value {
+    get(admin, "gateway.networking.k8s.io/v1", "Gateway", ns, "gw").await
 }
 
 /// A Deployment's template images, progress deadline, status and Pods, for a failure message.
@@ -875,7 +866,7 @@ async fn drain_and_return(admin: &Client, node: &Value, controller: &str, ns: &s
         }
     })
     .await;
-    let gw = get(admin, "gateway.networking.k8s.io/v1", "Gateway", ns, "gw").await;
+    let gw = gateway_of(admin, ns).await;
     let said: Vec<String> = gw["status"]["conditions"]
         .as_array()
         .into_iter()
@@ -942,10 +933,7 @@ fn process_token(pid: u32) -> String {
 /// the node's mount namespace), and waits until the audit log shows the leader's writes
 /// authenticated by that token (its `jti`, the credential id the API server records).
 async fn token_reread(admin: &Client, deployment_name: &str) {
-    use k8s_openapi::api::authentication::v1::{
-        BoundObjectReference, TokenRequest, TokenRequestSpec,
-    };
-    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::authentication::v1::BoundObjectReference;
     let controller = get(admin, "apps/v1", "Deployment", RELEASE_NS, deployment_name).await;
     let pods = controller_pods(admin, &controller).await;
     let names: Vec<String> = pods.iter().map(|p| name(p).to_owned()).collect();
@@ -960,27 +948,13 @@ async fn token_reread(admin: &Client, deployment_name: &str) {
     let account = pod["spec"]["serviceAccountName"]
         .as_str()
         .unwrap_or_default();
-    let request = TokenRequest {
-        spec: Some(TokenRequestSpec {
-            expiration_seconds: Some(3600),
-            bound_object_ref: Some(BoundObjectReference {
-                kind: Some("Pod".into()),
-                api_version: Some("v1".into()),
-                name: Some(name(pod).to_owned()),
-                uid: pod["metadata"]["uid"].as_str().map(str::to_owned),
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
+    let bound = BoundObjectReference {
+        kind: Some("Pod".into()),
+        api_version: Some("v1".into()),
+        name: Some(name(pod).to_owned()),
+        uid: pod["metadata"]["uid"].as_str().map(str::to_owned),
     };
-    let token = Api::<ServiceAccount>::namespaced(admin.clone(), RELEASE_NS)
-        .create_token_request(account, &PostParams::default(), &request)
-        .await
-        .expect("TokenRequest")
-        .status
-        .expect("TokenRequest status")
-        .token
-        .expect("a token");
+    let token = service_account_token(admin, RELEASE_NS, account, Some(bound)).await;
     let jti = jwt_claims(&token)["jti"]
         .as_str()
         .expect("a jti claim")

@@ -348,3 +348,31 @@ pub fn healthy(gateway: &Value) -> bool {
         && has("Programmed", "Programmed")
         && has(&format!("{DOMAIN}/ConfigurationApplied"), "Applied")
 }
+
+/// A token of ServiceAccount `ns/account` from the TokenRequest API, valid an hour, bound
+/// to `bound` when given (a Pod, as the kubelet binds the tokens it projects).
+pub async fn service_account_token(
+    client: &Client,
+    ns: &str,
+    account: &str,
+    bound: Option<k8s_openapi::api::authentication::v1::BoundObjectReference>,
+) -> String {
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let request = TokenRequest {
+        spec: Some(TokenRequestSpec {
+            expiration_seconds: Some(3600),
+            bound_object_ref: bound,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    Api::<ServiceAccount>::namespaced(client.clone(), ns)
+        .create_token_request(account, &PostParams::default(), &request)
+        .await
+        .expect("TokenRequest")
+        .status
+        .expect("TokenRequest status")
+        .token
+        .expect("a token")
+}
