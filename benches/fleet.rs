@@ -14,14 +14,14 @@ fn objects(i: usize) -> Objects {
     let name = format!("gw-{i}");
     Objects {
         gateway_class: Some(json!({"metadata": {"name": "meridio"},
-                                   "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+                                   "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}}).into()),
         gateway: json!({
             "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{i}"), "generation": 1},
             "spec": {"gatewayClassName": "meridio",
                 "listeners": [{"name": "all", "port": 4000, "protocol": "TCP"}],
                 "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
-        }),
+        }).into(),
         configuration: Some(json!({
             "metadata": {"name": "conf", "namespace": "ns", "generation": 3},
             "spec": {
@@ -31,7 +31,7 @@ fn objects(i: usize) -> Objects {
                                     {"attachmentType": "NAD", "cidr": "fd00:100::/64"}],
                 "horizontalScaling": {"replicas": 2, "enforceReplicas": true}
             }
-        })),
+        }).into()),
         deployment: None,
         template: None,
         routes: (0..5)

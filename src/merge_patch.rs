@@ -37,6 +37,11 @@ pub fn apply(target: &mut Value, patch: &Value) {
     }
 }
 
+/// The most keys of a patch object [`apply_to_object`] applies one at a time whatever the
+/// object's size.
+#[cfg(feature = "sim")]
+const FEW_KEYS: usize = 8;
+
 /// [`apply`] to an object held as a [`tree::Map`] (a Deployment's), with an object patch.
 /// A patch that is not an object would replace the object whole: it changes nothing here,
 /// and the caller refuses it.
@@ -45,6 +50,22 @@ pub fn apply_to_object(target: &mut tree::Map, patch: &Value) {
     let Value::Object(patch) = patch else {
         return;
     };
+    // A patch of a few keys, or of few beside a large object, is applied key by key: a
+    // merge copies the whole object, so an object grown one key per patch (an annotation
+    // each) would cost the square of its size. A key costs the logarithm of a large
+    // object's size (a B-tree, `tree::Map`), or a copy of a small one (at most 128 keys).
+    if patch.len() <= FEW_KEYS || patch.len().saturating_mul(8) < target.len() {
+        for (key, value) in patch {
+            match value.is_null() {
+                true => drop(target.remove(key)),
+                false => apply_to_tree(
+                    target.entry(key.as_str()).or_insert(tree::Value::Null),
+                    value,
+                ),
+            }
+        }
+        return;
+    }
     // One merge of two sorted lists, not an insert per key: an insert moves the entries
     // after it, and a patch of many keys onto a large object would be quadratic.
     let mut changes: Vec<(&str, &Value)> = patch.iter().map(|(k, v)| (k.as_str(), v)).collect();
@@ -69,8 +90,9 @@ pub fn apply_to_object(target: &mut tree::Map, patch: &Value) {
     *target = merged.into_iter().collect();
 }
 
+/// [`apply`] to a value held as a [`tree::Value`] (an object the simulated cluster holds).
 #[cfg(feature = "sim")]
-fn apply_to_tree(target: &mut tree::Value, patch: &Value) {
+pub(crate) fn apply_to_tree(target: &mut tree::Value, patch: &Value) {
     if !patch.is_object() {
         *target = tree::Value::from(patch);
         return;

@@ -5,13 +5,52 @@
 
 use serde_json::Value;
 
+/// A JSON value the simulator reads into wire types: a `serde_json::Value` (a patch, an
+/// object an embedder hands in) or a compact tree (an object the simulated cluster holds).
+#[cfg(feature = "sim")]
+pub(crate) trait Readable {
+    /// Reads `T` from the value in place, tracking the key path of what is wrong.
+    fn read_tracked<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<T, serde_path_to_error::Error<serde_json::Error>>;
+
+    /// Whether the value is a JSON object.
+    fn is_json_object(&self) -> bool;
+}
+
+#[cfg(feature = "sim")]
+impl Readable for Value {
+    fn read_tracked<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+        serde_path_to_error::deserialize(self)
+    }
+
+    fn is_json_object(&self) -> bool {
+        self.is_object()
+    }
+}
+
+#[cfg(feature = "sim")]
+impl Readable for crate::wire::tree::Value {
+    fn read_tracked<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+        serde_path_to_error::deserialize(crate::wire::tree::de::Reader(self))
+    }
+
+    fn is_json_object(&self) -> bool {
+        self.is_object()
+    }
+}
+
 /// Reads `value` in place (no copy of a large object); on error, the key path of the wrong
 /// value (`spec.internalSubnets[0].cidr`) and what is wrong with it.
 #[cfg(feature = "sim")]
 pub(crate) fn typed_at<T: serde::de::DeserializeOwned>(
-    value: &Value,
+    value: &impl Readable,
 ) -> Result<T, (Option<String>, String)> {
-    serde_path_to_error::deserialize(value).map_err(split)
+    value.read_tracked().map_err(split)
 }
 
 /// [`typed_at`] on a value taken by value: its strings move into the result.

@@ -10,12 +10,12 @@ use serde_json::json;
 fn cluster() -> Cluster {
     let objects = Objects {
         gateway_class: Some(json!({"metadata": {"name": "meridio"},
-                                   "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+                                   "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}}).into()),
         gateway: json!({
             "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1},
             "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}
-        }),
+        }).into(),
         configuration: Some(json!({
             "metadata": {"name": "conf", "namespace": "ns", "generation": 7},
             "spec": {
@@ -26,7 +26,7 @@ fn cluster() -> Cluster {
                 "verticalScaling": {"containers": [{"name": "router", "enforceResources": true,
                     "resources": {"requests": {"cpu": "0.5", "memory": "1024Mi"}}}]}
             }
-        })),
+        }).into()),
         deployment: None,
         template: None,
         routes: vec![

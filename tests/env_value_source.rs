@@ -25,13 +25,13 @@ fn created() -> Cluster {
     );
     let objects = Objects {
         gateway_class: Some(json!({"metadata": {"name": "meridio"},
-            "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+            "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}}).into()),
         gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
             "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
-                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}).into(),
         configuration: Some(
             json!({"metadata": {"name": "conf", "namespace": "red", "generation": 1},
-            "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}}),
+            "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}}).into(),
         ),
         template: Some(serde_json::from_value(template).unwrap()),
         ..Objects::default()

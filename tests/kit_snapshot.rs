@@ -55,11 +55,11 @@ fn a_settlement_renders_with_its_action_and_drift() {
     ] {
         schedule::apply(&mut cluster, &mut check, &op).unwrap();
     }
-    let gateway: Gateway = serde_json::from_value(cluster.gateway().clone()).unwrap();
+    let gateway: Gateway = serde_json::from_value(cluster.gateway().into()).unwrap();
     let class: GatewayClass =
-        serde_json::from_value(cluster.gateway_class().unwrap().clone()).unwrap();
+        serde_json::from_value(cluster.gateway_class().unwrap().into()).unwrap();
     let configuration: GatewayConfiguration =
-        serde_json::from_value(cluster.configuration().unwrap().clone()).unwrap();
+        serde_json::from_value(cluster.configuration().unwrap().into()).unwrap();
     let deployment: &Deployment = cluster.deployment().unwrap();
     let template: &Deployment = cluster.template();
     let snapshot = Snapshot::new(&gateway, template)

@@ -12,11 +12,11 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use serde_json::Value;
 
-fn condition<'a>(cluster: &'a Cluster, type_: &str) -> &'a Value {
+fn condition<'a>(cluster: &'a Cluster, type_: &str) -> &'a gateway_reconcile::wire::tree::Value {
     cluster.gateway()["status"]["conditions"]
         .as_array()
         .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
-        .unwrap_or(&Value::Null)
+        .unwrap_or(&gateway_reconcile::wire::tree::Value::Null)
 }
 
 proptest! {
@@ -25,7 +25,7 @@ proptest! {
     #[test]
     fn valid_configurations_are_accepted(configuration in strategies::valid_configuration()) {
         let mut objects = strategies::objects();
-        objects.configuration = Some(configuration);
+        objects.configuration = Some(configuration.into());
         let mut cluster = Cluster::new(strategies::settings(), strategies::start(), objects)?;
         let mut check = Invariants::new(&cluster)?;
         let record = cluster.reconcile()?;
@@ -36,7 +36,7 @@ proptest! {
     #[test]
     fn invalid_configurations_say_why((configuration, message) in strategies::invalid_configuration()) {
         let mut objects = strategies::objects();
-        objects.configuration = Some(configuration);
+        objects.configuration = Some(configuration.into());
         let mut cluster = Cluster::new(strategies::settings(), strategies::start(), objects)?;
         cluster.reconcile()?;
         let accepted = condition(&cluster, "Accepted");
@@ -50,16 +50,16 @@ proptest! {
     fn foreign_conditions_survive(gateway in strategies::gateway_with_foreign_conditions()) {
         let foreign = gateway["status"]["conditions"].clone();
         let mut objects = strategies::objects();
-        objects.gateway = gateway;
+        objects.gateway = gateway.into();
         let mut cluster = Cluster::new(strategies::settings(), strategies::start(), objects)?;
         let mut check = Invariants::new(&cluster)?;
         let record = cluster.reconcile()?;
         check.check(&cluster, &record)?;
-        let after: Vec<&Value> = cluster.gateway()["status"]["conditions"]
+        let after: Vec<Value> = cluster.gateway()["status"]["conditions"]
             .as_array()
-            .map(|cs| cs.iter().filter(|c| c["type"].as_str().is_some_and(|t| t.starts_with("example.com/"))).collect())
+            .map(|cs| cs.iter().filter(|c| c["type"].as_str().is_some_and(|t| t.starts_with("example.com/"))).map(Value::from).collect())
             .unwrap_or_default();
-        let before: Vec<&Value> = foreign.as_array().map(|cs| cs.iter().collect()).unwrap_or_default();
+        let before: Vec<Value> = foreign.as_array().map(|cs| cs.to_vec()).unwrap_or_default();
         prop_assert_eq!(after, before);
     }
 

@@ -57,7 +57,7 @@ fn a_flapping_status_is_a_violation() {
     }
     let record = cluster.reconcile().unwrap();
     // Another writer (a buggy wrapper) turns Programmed False after the failed update.
-    let mut conditions = cluster.gateway()["status"]["conditions"].clone();
+    let mut conditions = serde_json::Value::from(&cluster.gateway()["status"]["conditions"]);
     for c in conditions.as_array_mut().unwrap() {
         if c["type"] == "Programmed" {
             c["status"] = json!("False");
@@ -84,7 +84,7 @@ fn a_touched_foreign_condition_is_a_violation() {
     let mut cluster = strategies::cluster().unwrap();
     let mut check = invariants::Invariants::new(&cluster).unwrap();
     let record = cluster.reconcile().unwrap();
-    let mut conditions = cluster.gateway()["status"]["conditions"].clone();
+    let mut conditions = serde_json::Value::from(&cluster.gateway()["status"]["conditions"]);
     conditions[0]["message"] = json!("rewritten");
     cluster
         .patch(
@@ -124,7 +124,7 @@ fn a_missing_degraded_is_a_violation() {
         .unwrap()
         .iter()
         .filter(|c| c["type"] != "meridio-2.nordix.org/Degraded")
-        .cloned()
+        .map(Value::from)
         .collect();
     assert_eq!(kept.len(), 4, "Degraded was there to drop");
     cluster

@@ -127,3 +127,37 @@ fn a_patch_of_many_keys_onto_a_large_object_is_one_merge() {
     }
     assert_eq!(tree, patched(target, patch));
 }
+
+#[test]
+fn a_patch_is_the_same_applied_key_by_key_or_merged() {
+    // Each size pair takes one of the two paths (key by key: few keys, or few beside a
+    // large object; a merge otherwise), on both forms of a tree object (more than 128 keys:
+    // a B-tree). Every third key of the patch removes, every third nests.
+    for target_keys in [0, 5, 50, 97, 200, 1000] {
+        for patch_keys in [1, 9, 30, 200] {
+            let target: serde_json::Map<String, Value> = (0..target_keys)
+                .map(|i| (format!("k{:04}", i * 3), json!({"n": i, "m": "x"})))
+                .collect();
+            let patch: serde_json::Map<String, Value> = (0..patch_keys)
+                .map(|i| {
+                    let value = match i % 3 {
+                        0 => Value::Null,
+                        1 => json!({"n": null, "o": i}),
+                        _ => json!(i),
+                    };
+                    (format!("k{:04}", i * 2), value)
+                })
+                .collect();
+            let (target, patch) = (Value::Object(target), Value::Object(patch));
+            let mut tree = tree::Value::from(&target);
+            if let tree::Value::Object(map) = &mut tree {
+                apply_to_object(map, &patch);
+            }
+            assert_eq!(
+                tree,
+                patched(target, patch),
+                "{patch_keys} keys onto {target_keys}"
+            );
+        }
+    }
+}

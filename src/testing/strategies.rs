@@ -92,7 +92,7 @@ pub fn start() -> Timestamp {
 pub fn objects() -> Objects {
     Objects {
         gateway_class: Some(
-            json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": OURS}}),
+            json!({"metadata": {"name": "meridio"}, "spec": {"controllerName": OURS}}).into(),
         ),
         gateway: json!({
             "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
@@ -103,11 +103,13 @@ pub fn objects() -> Objects {
                 "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}},
             "status": {"conditions": [{"type": FOREIGN, "status": "True", "observedGeneration": 1,
                 "lastTransitionTime": "2025-01-01T00:00:00Z", "reason": "Foreign", "message": "not ours"}]}
-        }),
+        })
+        .into(),
         configuration: Some(configuration_object(&json!({
             "internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}],
             "horizontalScaling": {"replicas": 2, "enforceReplicas": false}
-        }))),
+        }))
+        .into()),
         deployment: None,
         template: None,
         routes: serde_json::from_value::<L34Route>(json!({
@@ -133,8 +135,8 @@ pub fn objects() -> Objects {
 /// ```
 pub fn objects_of(name: &str) -> Objects {
     let mut objects = objects();
-    objects.gateway["metadata"]["name"] = json!(name);
-    objects.gateway["metadata"]["uid"] = json!(format!("{name}-uid"));
+    objects.gateway["metadata"]["name"] = name.into();
+    objects.gateway["metadata"]["uid"] = format!("{name}-uid").into();
     objects.routes.clear();
     objects
 }
@@ -250,7 +252,7 @@ pub fn observed_deployment() -> impl Strategy<Value = Value> {
         "the cluster created a Deployment",
         |(configuration, rollout)| {
             let mut objects = objects();
-            objects.configuration = Some(configuration);
+            objects.configuration = Some(configuration.into());
             let mut cluster = Cluster::new(settings(), start(), objects).ok()?;
             cluster.reconcile().ok()?;
             cluster.rollout(rollout).ok()?;

@@ -6,14 +6,17 @@
 //! entries, so a two-key object costs about 650 bytes; read whole, a Deployment costs more
 //! than twelve times its JSON text. Here an object is its entries in one vector sorted by
 //! key, with no spare room after reading: the same object costs about 110 bytes, and the
-//! whole tree about three times its text.
+//! whole tree about three times its text. An object of more than 128 keys is a B-tree built
+//! full from its sorted entries, about as small, where an insert or a remove costs the
+//! logarithm of its size ([`Map`]).
 //!
 //! The API mirrors `serde_json`'s ([`Value`] and [`Map`] with the same method names), keys
 //! iterate and serialize in sorted order as `serde_json::Map` does by default, and a tree
 //! converts to and from a `serde_json::Value` without loss. A lookup scans an object of up
-//! to 16 keys and binary-searches a larger one; an insert makes a new allocation of the new
-//! length, which is cheap for the small objects of a Kubernetes manifest, and the crate builds
-//! objects in one go (reading, `collect`, `extend` and merge patches sort or merge once).
+//! to 16 keys and binary-searches a larger one; an insert into an object of up to 128 keys
+//! makes a new allocation of the new length, which is cheap for the small objects of a
+//! Kubernetes manifest, and the crate builds objects in one go (reading, `collect`, `extend`
+//! and merge patches sort or merge once).
 //!
 //! ```
 //! use gateway_reconcile::wire::tree::Value;
@@ -30,6 +33,11 @@ use compact_str::CompactString;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 pub use serde_json::Number;
+
+mod map;
+
+use map::inserted;
+pub use map::{Entry, IntoIter, Iter, IterMut, Map};
 
 /// `serde_json::json!`, as a tree [`Value`].
 macro_rules! tree_json {
@@ -419,165 +427,6 @@ impl Visitor<'_> for StrVisitor {
     }
 }
 
-/// Objects with at most this many entries are scanned, not searched.
-const SCAN: usize = 16;
-
-/// A JSON object: its entries sorted by key, each key once.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Map {
-    entries: Box<[(Str, Value)]>,
-}
-
-impl Map {
-    /// An empty object.
-    pub fn new() -> Map {
-        Map::default()
-    }
-
-    /// Where `key` is, or where it would go.
-    fn find(&self, key: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key))
-    }
-
-    /// Where `key` is. A small object (most of a manifest's) is scanned for an equal key,
-    /// which compares lengths first: cheaper than the ordered comparisons of a binary search.
-    fn position(&self, key: &str) -> Option<usize> {
-        if self.entries.len() <= SCAN {
-            self.entries.iter().position(|(k, _)| k.as_str() == key)
-        } else {
-            self.find(key).ok()
-        }
-    }
-
-    /// The value of `key`.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        let i = self.position(key)?;
-        self.entries.get(i).map(|(_, v)| v)
-    }
-
-    /// The value of `key`, mutably.
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        let i = self.position(key)?;
-        self.entries.get_mut(i).map(|(_, v)| v)
-    }
-
-    /// Whether the object has `key`.
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.position(key).is_some()
-    }
-
-    /// Sets `key` to `value`; the value it had, if any.
-    pub fn insert(&mut self, key: impl Into<Str>, value: Value) -> Option<Value> {
-        let key = key.into();
-        match self.find(&key) {
-            Ok(i) => self
-                .entries
-                .get_mut(i)
-                .map(|(_, v)| std::mem::replace(v, value)),
-            Err(i) => {
-                self.entries = inserted(std::mem::take(&mut self.entries), i, (key, value));
-                None
-            }
-        }
-    }
-
-    /// Removes `key`; the value it had, if any.
-    pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let i = self.position(key)?;
-        let (entries, (_, value)) = removed(std::mem::take(&mut self.entries), i)?;
-        self.entries = entries;
-        Some(value)
-    }
-
-    /// The entry of `key`, to read or fill in place.
-    pub fn entry(&mut self, key: impl Into<Str>) -> Entry<'_> {
-        Entry {
-            map: self,
-            key: key.into(),
-        }
-    }
-
-    /// Keeps the entries for which `keep` is true.
-    pub fn retain(&mut self, mut keep: impl FnMut(&str, &mut Value) -> bool) {
-        let mut entries = std::mem::take(&mut self.entries).into_vec();
-        entries.retain_mut(|(k, v)| keep(k, v));
-        self.entries = exact(entries).into_boxed_slice();
-    }
-
-    /// Removes every entry.
-    pub fn clear(&mut self) {
-        self.entries = Box::default();
-    }
-
-    /// The number of entries.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The entries, in key order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &Value)> + ExactSizeIterator {
-        self.entries.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
-    /// The entries, in key order, with the values mutable.
-    pub fn iter_mut(
-        &mut self,
-    ) -> impl DoubleEndedIterator<Item = (&str, &mut Value)> + ExactSizeIterator {
-        self.entries.iter_mut().map(|(k, v)| (k.as_str(), v))
-    }
-
-    /// The keys, in order.
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &str> + ExactSizeIterator {
-        self.entries.iter().map(|(k, _)| k.as_str())
-    }
-
-    /// The values, in key order.
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
-        self.entries.iter().map(|(_, v)| v)
-    }
-
-    /// The values, in key order, mutable.
-    pub fn values_mut(
-        &mut self,
-    ) -> impl DoubleEndedIterator<Item = &mut Value> + ExactSizeIterator {
-        self.entries.iter_mut().map(|(_, v)| v)
-    }
-
-    /// Frees the spare room of the object and of everything in it.
-    pub fn shrink_to_fit(&mut self) {
-        for (k, v) in &mut self.entries {
-            k.0.shrink_to_fit();
-            v.shrink_to_fit();
-        }
-    }
-
-    /// Builds an object from entries in any order; of a key given twice the last one wins
-    /// (as `serde_json::Map`).
-    fn from_unsorted(mut entries: Vec<(Str, Value)>) -> Map {
-        // Stable: of equal keys the later stays after the earlier.
-        if !entries.is_sorted_by(|(a, _), (b, _)| a < b) {
-            entries.sort_by(|(a, _), (b, _)| a.cmp(b));
-            // `dedup_by` drops `later` and keeps `earlier`: swap them first, so that the
-            // later value is the one kept.
-            entries.dedup_by(|later, earlier| {
-                let same = later.0 == earlier.0;
-                if same {
-                    std::mem::swap(later, earlier);
-                }
-                same
-            });
-        }
-        Map {
-            entries: exact(entries).into_boxed_slice(),
-        }
-    }
-}
-
 /// `list` in an allocation of its length. A new one, not the old one shrunk in place: a
 /// shrink leaves a small hole behind every object read, which the next (larger) growing
 /// buffer cannot use, while a whole freed buffer is the next one's.
@@ -588,108 +437,6 @@ pub(crate) fn exact<T>(list: Vec<T>) -> Vec<T> {
     let mut exact = Vec::with_capacity(list.len());
     exact.extend(list);
     exact
-}
-
-/// `entries` with `entry` put at `at`, in a new allocation of the new length.
-fn inserted<T>(entries: Box<[T]>, at: usize, entry: T) -> Box<[T]> {
-    let mut old = entries.into_vec().into_iter();
-    let mut new = Vec::with_capacity(old.len() + 1);
-    new.extend(old.by_ref().take(at));
-    new.push(entry);
-    new.extend(old);
-    new.into_boxed_slice()
-}
-
-/// `entries` without the one at `at` (which is returned), in a new allocation of the new
-/// length; `None` when `at` is out of bounds.
-fn removed<T>(entries: Box<[T]>, at: usize) -> Option<(Box<[T]>, T)> {
-    if at >= entries.len() {
-        return None;
-    }
-    let mut old = entries.into_vec().into_iter();
-    let mut new = Vec::with_capacity(old.len() - 1);
-    new.extend(old.by_ref().take(at));
-    let entry = old.next()?;
-    new.extend(old);
-    Some((new.into_boxed_slice(), entry))
-}
-
-/// One key of a [`Map`], present or not ([`Map::entry`]).
-pub struct Entry<'a> {
-    map: &'a mut Map,
-    key: Str,
-}
-
-impl<'a> Entry<'a> {
-    /// The value of the key, set to `default` first when absent.
-    pub fn or_insert(self, default: Value) -> &'a mut Value {
-        self.or_insert_with(|| default)
-    }
-
-    /// The value of the key, set to `default()` first when absent.
-    pub fn or_insert_with(self, default: impl FnOnce() -> Value) -> &'a mut Value {
-        let i = match self.map.find(&self.key) {
-            Ok(i) => i,
-            Err(i) => {
-                let entries = std::mem::take(&mut self.map.entries);
-                self.map.entries = inserted(entries, i, (self.key, default()));
-                i
-            }
-        };
-        // In bounds: `i` was found or just inserted.
-        &mut self.map.entries[i].1
-    }
-}
-
-impl<'a> IntoIterator for &'a Map {
-    type Item = (&'a str, &'a Value);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (Str, Value)>,
-        fn(&'a (Str, Value)) -> (&'a str, &'a Value),
-    >;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter().map(|(k, v)| (k.as_str(), v))
-    }
-}
-
-impl IntoIterator for Map {
-    type Item = (Str, Value);
-    type IntoIter = std::vec::IntoIter<(Str, Value)>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_vec().into_iter()
-    }
-}
-
-impl<K: Into<Str>> Extend<(K, Value)> for Map {
-    /// Sets every key given (of a key given twice, the last value), in one merge: an
-    /// [`insert`](Map::insert) per key would move the entries after it each time.
-    fn extend<I: IntoIterator<Item = (K, Value)>>(&mut self, iter: I) {
-        let new = Map::from_iter(iter);
-        if new.is_empty() {
-            return;
-        }
-        let mut old = std::mem::take(self).into_iter().peekable();
-        let mut merged = Vec::with_capacity(old.len() + new.len());
-        for (key, value) in new {
-            while let Some(entry) = old.next_if(|(k, _)| *k < key) {
-                merged.push(entry);
-            }
-            old.next_if(|(k, _)| *k == key);
-            merged.push((key, value));
-        }
-        merged.extend(old);
-        *self = Map {
-            entries: exact(merged).into_boxed_slice(),
-        };
-    }
-}
-
-impl<K: Into<Str>> FromIterator<(K, Value)> for Map {
-    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Map {
-        Map::from_unsorted(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
-    }
 }
 
 impl FromIterator<Value> for Value {

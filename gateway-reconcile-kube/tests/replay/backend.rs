@@ -388,7 +388,12 @@ impl Real {
             .template
             .unwrap_or_else(gateway_reconcile::template::default_template)
             .into_json();
-        let gateway = objects.gateway;
+        // As JSON: the real API server is written JSON.
+        let gateway = Value::from(objects.gateway);
+        let (gateway_class, configuration) = (
+            objects.gateway_class.map(Value::from),
+            objects.configuration.map(Value::from),
+        );
         self.gateway_namespace = str_at(&gateway, "/metadata/namespace")
             .unwrap_or_default()
             .into();
@@ -399,8 +404,7 @@ impl Real {
         self.class_name = str_at(&gateway, "/spec/gatewayClassName")
             .unwrap_or_default()
             .into();
-        self.configuration_name = objects
-            .configuration
+        self.configuration_name = configuration
             .as_ref()
             .and_then(|c| str_at(c, "/metadata/name"))
             .or_else(|| str_at(&gateway, "/spec/infrastructure/parametersRef/name"))
@@ -424,7 +428,7 @@ impl Real {
             .await
             .or_else(|e| failed(format!("namespace labels: {}", api_text(&e))))?;
         }
-        if let Some(class) = objects.gateway_class.filter(|v| !v.is_null()) {
+        if let Some(class) = gateway_class.filter(|v| !v.is_null()) {
             if str_at(&class, "/metadata/name") != Some(self.class_name.as_str()) {
                 return Err(StepError::Skip(
                     "the GatewayClass is not the Gateway's: the backend names only the Gateway's class".into(),
@@ -432,7 +436,7 @@ impl Real {
             }
             self.create_object(Kind::GatewayClass, class).await?;
         }
-        if let Some(conf) = objects.configuration.filter(|v| !v.is_null()) {
+        if let Some(conf) = configuration.filter(|v| !v.is_null()) {
             self.create_object(Kind::Configuration, conf).await?;
         }
         self.create_object(Kind::Gateway, gateway).await?;
@@ -599,7 +603,7 @@ impl Real {
             self.settings.clone(),
             now,
             Objects {
-                gateway,
+                gateway: gateway.into(),
                 deployment: Some(serde_json::from_value(deployment).or_else(failed)?),
                 ..Objects::default()
             },

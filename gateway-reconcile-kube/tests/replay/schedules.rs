@@ -32,6 +32,7 @@ use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileReport, R
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
 use gateway_reconcile::testing::strategies::{self, Op};
 use gateway_reconcile::testing::{ControllerLoop, Run};
+use gateway_reconcile::wire::tree;
 use gateway_reconcile::{Settings, WriteOutcome, WriteRecord};
 use jiff::Timestamp;
 use proptest::strategy::{Strategy, ValueTree};
@@ -50,10 +51,11 @@ pub fn objects_json() -> Value {
         ..
     } = strategies::objects();
     let mut gateway = gateway;
-    gateway["spec"]["listeners"] = json!([{"name": "all", "port": 4000, "protocol": "TCP"}]);
+    gateway["spec"]["listeners"] = json!([{"name": "all", "port": 4000, "protocol": "TCP"}]).into();
     if let Some(spec) = configuration.as_mut().and_then(|c| c.get_mut("spec")) {
         spec["networkAttachments"] = json!([{"type": "NAD",
-            "nad": {"name": "vlan-100", "namespace": "red", "interface": "ext-vlan0"}}]);
+            "nad": {"name": "vlan-100", "namespace": "red", "interface": "ext-vlan0"}}])
+        .into();
     }
     json!({
         "gatewayClass": gateway_class,
@@ -358,10 +360,10 @@ where
 /// The kit's objects, completed for the real server's CRDs ([`objects_json`]).
 pub fn objects() -> Result<Objects, String> {
     let file = objects_json();
-    let take = |key: &str| Some(file[key].clone()).filter(|v| !v.is_null());
+    let take = |key: &str| Some(file[key].clone().into()).filter(|v: &tree::Value| !v.is_null());
     Ok(Objects {
         gateway_class: take("gatewayClass"),
-        gateway: file["gateway"].clone(),
+        gateway: file["gateway"].clone().into(),
         configuration: take("configuration"),
         deployment: None,
         template: None,

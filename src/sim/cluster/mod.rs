@@ -12,7 +12,8 @@
 //! ([`Cluster::reconcile`], [`ReconcileReport`]).
 //!
 //! [`Cluster`] holds the GatewayClass, the Gateway, the GatewayConfiguration, the LB
-//! Deployment, the template and the L34Routes as JSON, and drives the crate exactly as a
+//! Deployment, the template and the L34Routes (the first three as compact JSON trees,
+//! [`tree::Value`](crate::wire::tree::Value)), and drives the crate exactly as a
 //! controller would: [`Cluster::reconcile`] builds a [`Snapshot`](crate::Snapshot) from the stored objects,
 //! calls [`plan`](crate::plan) at the cluster clock, performs the Deployment write the plan
 //! asks for, settles with the outcome and writes the status. Embedders can use it to test
@@ -64,13 +65,12 @@
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use serde_json::Value;
 
 use crate::error::InputError;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{Driver, WriteRecord};
 use crate::settings::Settings;
-use crate::wire::{Deployment, L34Route};
+use crate::wire::{Deployment, L34Route, tree};
 
 mod namespaces;
 mod port;
@@ -143,7 +143,7 @@ pub enum ClusterError {
 /// use serde_json::json;
 ///
 /// let objects = Objects {
-///     gateway: json!({"metadata": {"name": "gw", "namespace": "red"}, "spec": {}}),
+///     gateway: json!({"metadata": {"name": "gw", "namespace": "red"}, "spec": {}}).into(),
 ///     template: Some(serde_json::from_value(
 ///         json!({"spec": {"template": {"spec": {"containers": []}}}}),
 ///     ).unwrap()),
@@ -163,9 +163,9 @@ pub struct Cluster {
     settings: Settings,
     /// The API server apart from the objects: clock, counters, injected faults.
     server: Server,
-    gateway_class: Option<Value>,
-    gateway: Value,
-    configuration: Option<Value>,
+    gateway_class: Option<tree::Value>,
+    gateway: tree::Value,
+    configuration: Option<tree::Value>,
     deployment: Option<Deployment>,
     /// Shared with each reconcile's snapshot (no copy per reconcile); copied only when a
     /// patch changes it while a snapshot still holds it.
@@ -201,7 +201,7 @@ impl Cluster {
             settings,
             server: Server::new(now),
             gateway_class: None,
-            gateway: Value::Null,
+            gateway: tree::Value::Null,
             configuration: None,
             deployment: None,
             template,
@@ -276,18 +276,18 @@ impl Cluster {
         Ok(())
     }
 
-    /// The stored Gateway.
-    pub fn gateway(&self) -> &Value {
+    /// The stored Gateway (`serde_json::Value::from` makes a `serde_json::Value` of it).
+    pub fn gateway(&self) -> &tree::Value {
         &self.gateway
     }
 
     /// The stored GatewayClass, if any.
-    pub fn gateway_class(&self) -> Option<&Value> {
+    pub fn gateway_class(&self) -> Option<&tree::Value> {
         self.gateway_class.as_ref()
     }
 
     /// The stored GatewayConfiguration, if any.
-    pub fn configuration(&self) -> Option<&Value> {
+    pub fn configuration(&self) -> Option<&tree::Value> {
         self.configuration.as_ref()
     }
 
@@ -333,7 +333,7 @@ impl Cluster {
         let text = |key| {
             gateway
                 .and_then(|m| m.get(key))
-                .and_then(Value::as_str)
+                .and_then(tree::Value::as_str)
                 .unwrap_or("")
         };
         self.driver.write_record(text("namespace"), text("name"))
@@ -363,7 +363,7 @@ impl Default for Cluster {
             settings: Settings::default(),
             server: Server::new(Timestamp::UNIX_EPOCH),
             gateway_class: None,
-            gateway: Value::Null,
+            gateway: tree::Value::Null,
             configuration: None,
             deployment: None,
             template: crate::template::default_template().into(),

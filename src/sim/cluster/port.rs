@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::store::{has_key, typed};
 use super::{Cluster, ClusterError, Kind};
 use crate::events::Event;
@@ -29,12 +27,12 @@ use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Ro
 ///
 /// let objects = Objects {
 ///     gateway_class: Some(json!({"metadata": {"name": "meridio"},
-///         "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+///         "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}}).into()),
 ///     gateway: json!({"metadata": {"name": "gw", "namespace": "ns"},
 ///         "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
-///             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
+///             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}).into(),
 ///     configuration: Some(json!({"metadata": {"name": "conf", "namespace": "ns"},
-///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}})),
+///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}}).into()),
 ///     ..Objects::default()
 /// };
 /// let now = "2026-01-01T00:00:00Z".parse().unwrap();
@@ -148,14 +146,14 @@ impl crate::reconcile::Port for ClusterPort<'_> {
             .cluster
             .gateway
             .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str);
+            .and_then(crate::wire::tree::Value::as_str);
         if patch.resource_version() != stored {
             self.cluster.status_patch_problem = Some(format!(
                 "status_patch() has the precondition {:?}, the Gateway has resourceVersion {stored:?}",
                 patch.resource_version()
             ));
         }
-        patch.apply_to(&mut self.cluster.gateway);
+        super::store::apply_status(&patch, &mut self.cluster.gateway);
         let rv = self.cluster.next_revision();
         let cluster = &mut *self.cluster;
         cluster.server.status_written(&mut cluster.gateway, rv);

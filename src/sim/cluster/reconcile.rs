@@ -4,7 +4,6 @@
 //! ([`ReconcileReport`]).
 
 use jiff::Timestamp;
-use serde_json::Value;
 
 use super::port::ClusterPort;
 use super::server::Server;
@@ -74,12 +73,12 @@ impl ReconcileReport {
     ///
     /// let objects = Objects {
     ///     gateway_class: Some(json!({"metadata": {"name": "meridio"},
-    ///         "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+    ///         "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}}).into()),
     ///     gateway: json!({"metadata": {"name": "gw", "namespace": "ns"},
     ///         "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
-    ///             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
+    ///             "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}).into(),
     ///     configuration: Some(json!({"metadata": {"name": "conf", "namespace": "ns"},
-    ///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}})),
+    ///         "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}]}}).into()),
     ///     ..Objects::default()
     /// };
     /// let now = "2026-01-01T00:00:00Z".parse().unwrap();
@@ -217,7 +216,7 @@ impl Cluster {
 pub(crate) fn settle_class_status(
     settings: &crate::settings::Settings,
     server: &mut Server,
-    stored: &mut Value,
+    stored: &mut crate::wire::tree::Value,
     class: &GatewayClass,
     presence: crate::gateway_class::ConfigurationPresence,
 ) -> Result<(Vec<Condition>, bool), ClusterError> {
@@ -226,7 +225,7 @@ pub(crate) fn settle_class_status(
         return Ok((class.status.conditions.clone(), false));
     };
     let rv = server.next_revision();
-    patch.apply_to(stored);
+    super::store::apply_status(&patch, stored);
     server.status_written(stored, rv);
     // A patch of the features alone leaves the conditions as they were.
     let conditions = settled
@@ -241,7 +240,7 @@ pub(crate) fn settle_class_status(
 pub(crate) fn recorded(
     now: Timestamp,
     result: Result<Result<Reconciled, ReconcileError<ClusterError>>, NotReady>,
-    gateway: &Value,
+    gateway: &crate::wire::tree::Value,
     problem: Option<String>,
     (class_conditions, class_status_written): (Vec<Condition>, bool),
 ) -> Result<(ReconcileReport, Requeue), ClusterError> {

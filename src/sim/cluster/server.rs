@@ -14,7 +14,7 @@
 use std::fmt;
 
 use jiff::Timestamp;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::store::{
     check, default_status, deployment_metadata, merge_changes, metadata, without_nulls,
@@ -373,12 +373,14 @@ impl Server {
     pub(crate) fn patched(
         &mut self,
         kind: Kind,
-        before: Option<&Value>,
+        before: Option<&tree::Value>,
         patch: &Value,
         checked: bool,
-    ) -> Result<Value, ClusterError> {
-        let mut after = before.cloned().unwrap_or_else(|| json!({}));
-        merge_patch::apply(&mut after, patch);
+    ) -> Result<tree::Value, ClusterError> {
+        let mut after = before
+            .cloned()
+            .unwrap_or_else(|| tree::Value::Object(tree::Map::new()));
+        crate::merge_patch::apply_to_tree(&mut after, patch);
         if checked {
             check(kind, Some(&after))?;
         } else if !after.is_object() {
@@ -393,7 +395,7 @@ impl Server {
                 default_status(kind, &mut after);
             }
             Some(before) => {
-                let empty = Map::new();
+                let empty = tree::Map::new();
                 let before = before.as_object().unwrap_or(&empty);
                 self.update_bookkeeping(before, &mut after);
             }
@@ -409,7 +411,7 @@ impl Server {
     pub(crate) fn patch_in_place(
         &mut self,
         kind: Kind,
-        object: &mut Value,
+        object: &mut tree::Value,
         patch: &Value,
         checked: bool,
         readable: bool,
@@ -424,25 +426,25 @@ impl Server {
         let meta = object.get("metadata");
         let generation = meta
             .and_then(|m| m.get("generation"))
-            .and_then(Value::as_i64)
+            .and_then(tree::Value::as_i64)
             .unwrap_or(1);
-        let kept: Vec<(&str, Value)> = ["uid", "creationTimestamp"]
+        let kept: Vec<(&str, tree::Value)> = ["uid", "creationTimestamp"]
             .into_iter()
             .filter_map(|key| Some((key, meta?.get(key)?.clone())))
             .collect();
         let changed = patch
             .get("spec")
             .is_some_and(|spec| merge_changes(object.get("spec"), spec));
-        merge_patch::apply(object, patch);
+        crate::merge_patch::apply_to_tree(object, patch);
         let rv = self.next_revision();
         if let Some(meta) = metadata(object) {
             meta.insert(
-                "generation".into(),
-                json!(generation.saturating_add(i64::from(changed))),
+                "generation",
+                tree::Value::from(generation.saturating_add(i64::from(changed))),
             );
-            meta.insert("resourceVersion".into(), Value::String(rv));
+            meta.insert("resourceVersion", tree::Value::from(rv));
             for (key, value) in kept {
-                meta.insert(key.into(), value);
+                meta.insert(key, value);
             }
         }
         Ok(())
@@ -466,21 +468,24 @@ impl Server {
     }
 
     /// Marks a Gateway for deletion (`deletionTimestamp`, kept when set), a write.
-    pub(crate) fn mark_deleted(&mut self, gateway: &mut Value) {
+    pub(crate) fn mark_deleted(&mut self, gateway: &mut tree::Value) {
         let stamp = format_time(self.now);
         let rv = self.next_revision();
         if let Some(meta) = metadata(gateway) {
             meta.entry("deletionTimestamp")
-                .or_insert_with(|| Value::String(stamp));
-            meta.insert("resourceVersion".into(), Value::String(rv));
+                .or_insert_with(|| tree::Value::from(stamp));
+            meta.insert("resourceVersion", tree::Value::from(rv));
         }
     }
 
     /// A status write already applied to `object` (by the caller's patch): a new
     /// `resourceVersion`, never a new generation.
-    pub(crate) fn status_written(&mut self, object: &mut Value, rv: String) {
-        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.insert("resourceVersion".into(), Value::String(rv));
+    pub(crate) fn status_written(&mut self, object: &mut tree::Value, rv: String) {
+        if let Some(meta) = object
+            .get_mut("metadata")
+            .and_then(tree::Value::as_object_mut)
+        {
+            meta.insert("resourceVersion", tree::Value::from(rv));
         }
     }
 
@@ -510,13 +515,13 @@ impl Server {
     }
 
     /// Creation bookkeeping: fills what a created object always has.
-    pub(crate) fn fill_bookkeeping(&mut self, object: &mut Value) {
+    pub(crate) fn fill_bookkeeping(&mut self, object: &mut tree::Value) {
         let stamps = self.creation_stamps();
         if let Some(meta) = metadata(object) {
             for (key, value) in stamps {
-                meta.entry(key).or_insert(Value::String(value));
+                meta.entry(key).or_insert(tree::Value::from(value));
             }
-            meta.entry("generation").or_insert(json!(1));
+            meta.entry("generation").or_insert(tree::Value::from(1));
         }
     }
 
@@ -532,23 +537,23 @@ impl Server {
 
     /// Update bookkeeping: new resourceVersion; generation bumped when spec changed;
     /// identity fields the client cannot change.
-    fn update_bookkeeping(&mut self, before: &Map<String, Value>, after: &mut Value) {
+    fn update_bookkeeping(&mut self, before: &tree::Map, after: &mut tree::Value) {
         let generation = before
             .get("metadata")
             .and_then(|m| m.get("generation"))
-            .and_then(Value::as_i64)
+            .and_then(tree::Value::as_i64)
             .unwrap_or(1);
         let changed = before.get("spec") != after.get("spec");
         let rv = self.next_revision();
         if let Some(meta) = metadata(after) {
             meta.insert(
-                "generation".into(),
-                json!(generation.saturating_add(i64::from(changed))),
+                "generation",
+                tree::Value::from(generation.saturating_add(i64::from(changed))),
             );
-            meta.insert("resourceVersion".into(), Value::String(rv));
+            meta.insert("resourceVersion", tree::Value::from(rv));
             for key in ["uid", "creationTimestamp"] {
                 if let Some(v) = before.get("metadata").and_then(|m| m.get(key)) {
-                    meta.insert(key.into(), v.clone());
+                    meta.insert(key, v.clone());
                 }
             }
         }

@@ -23,11 +23,11 @@ pub(super) fn marker_defaults(d: &mut Deployment) {
 }
 pub(super) fn cluster(deployment: Option<Value>) -> Cluster {
     let objects = Objects {
-        gateway_class: Some(json!({"metadata": {"name": "c"}, "spec": {"controllerName": "x"}})),
+        gateway_class: Some(json!({"metadata": {"name": "c"}, "spec": {"controllerName": "x"}}).into()),
         gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
-                        "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}}),
+                        "spec": {"gatewayClassName": "c", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}]}}).into(),
         configuration: Some(json!({"metadata": {"name": "conf", "namespace": "red",
-                                                "generation": 7}, "spec": {}})),
+                                                "generation": 7}, "spec": {}}).into()),
         deployment: deployment.map(|d| serde_json::from_value(d).unwrap()),
         template: Some(template()),
         routes: vec![],
@@ -50,6 +50,11 @@ pub(super) trait Meta {
 impl Meta for Value {
     fn meta(&self, key: &str) -> Value {
         self["metadata"][key].clone()
+    }
+}
+impl Meta for crate::wire::tree::Value {
+    fn meta(&self, key: &str) -> Value {
+        Value::from(&self["metadata"][key])
     }
 }
 impl Meta for Deployment {
@@ -76,14 +81,14 @@ pub(super) fn desired(name: &str) -> Deployment {
 pub(super) fn meridio() -> Cluster {
     let objects = Objects {
         gateway_class: Some(json!({"metadata": {"name": "meridio"},
-            "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}})),
+            "spec": {"controllerName": "meridio-2.nordix.org/gateway-controller"}}).into()),
         gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
             "spec": {"gatewayClassName": "meridio", "listeners": [{"name": "tcp", "port": 4000, "protocol": "TCP"}], "infrastructure": {"parametersRef": {
-                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}),
+                "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration", "name": "conf"}}}}).into(),
         configuration: Some(
             json!({"metadata": {"name": "conf", "namespace": "red", "generation": 7},
             "spec": {"internalSubnets": [{"attachmentType": "NAD", "cidr": "169.254.100.0/24"}],
-                     "horizontalScaling": {"replicas": 2, "enforceReplicas": true}}}),
+                     "horizontalScaling": {"replicas": 2, "enforceReplicas": true}}}).into(),
         ),
         ..Objects::default()
     };
@@ -113,7 +118,7 @@ fn initial_objects_get_missing_bookkeeping_and_keep_the_rest() {
 #[test]
 fn malformed_initial_objects_are_errors_naming_the_object() {
     let objects = Objects {
-        gateway: json!({"metadata": {"name": 5}}),
+        gateway: json!({"metadata": {"name": 5}}).into(),
         template: Some(template()),
         ..Objects::default()
     };
@@ -180,7 +185,8 @@ fn a_gateway_or_class_without_status_gets_the_crds_default_status() {
     // An object given with a status keeps it as written.
     let objects = Objects {
         gateway: json!({"metadata": {"name": "gw", "namespace": "red", "uid": "u-1"},
-                        "status": {"conditions": []}}),
+                        "status": {"conditions": []}})
+        .into(),
         template: Some(template()),
         ..Objects::default()
     };

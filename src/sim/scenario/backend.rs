@@ -229,7 +229,7 @@ impl Cluster {
             // Held as a tree: read out as JSON (a copy, made only when a check asks).
             Kind::Deployment => self.deployment().map(Deployment::to_json),
             Kind::Template => Some(self.template().to_json()),
-            _ => self.stored(kind).cloned(),
+            _ => self.stored(kind).map(Value::from),
         })
     }
 

@@ -28,7 +28,7 @@ use serde::de::IgnoredAny;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use identity::{check_patches, gateway_identity, metadata_kept, over_bounds_json, shape};
+use identity::{check_patches, gateway_identity, metadata_kept, shape};
 use namespaces::check_namespaces;
 
 use super::api_error::api_error_from_tree;
@@ -791,17 +791,26 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
         // Obj<ObjectsFile> read it as an object.
         _ => Map::new(),
     };
+    // The class, the Gateway and the configuration as compact trees: read so by the strict
+    // reader; from a value, converted.
+    let mut object = |kind: Kind, read: Option<tree::Value>| {
+        read.or_else(|| map.remove(kind.key()).map(tree::Value::from))
+            .filter(|v| !v.is_null())
+    };
+    let gateway_class = object(Kind::GatewayClass, lifted.gateway_class);
+    let gateway = object(Kind::Gateway, lifted.gateway);
+    let configuration = object(Kind::Configuration, lifted.configuration);
     // A list over the Gateway's or the class's CRD bounds: found while reading (no item
     // past the bound was kept), or, from a value, here.
-    for (kind, over) in [
-        (Kind::Gateway, lifted.gateway_over),
-        (Kind::GatewayClass, lifted.class_over),
+    for (kind, over, read) in [
+        (Kind::Gateway, lifted.gateway_over, &gateway),
+        (Kind::GatewayClass, lifted.class_over, &gateway_class),
     ] {
-        let found = match (over, map.get(kind.key())) {
+        let found = match (over, read) {
             (Some((_, path, has, bound)), _) => {
                 Some((path, identity::over_bound(kind, bound, has)))
             }
-            (None, Some(object)) => over_bounds_json(kind, object).err(),
+            (None, Some(read)) => identity::over_bounds(kind, read).err(),
             (None, None) => None,
         };
         if let Some((path, why)) = found {
@@ -831,48 +840,48 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
             }),
         }
     };
-    let optional = |kind: Kind, value: Option<Value>| -> Result<Option<Value>, ScenarioError> {
-        let key = format!("objects.{kind}");
-        let invalid = |key: String, why: String| ScenarioError::InvalidValue {
-            step: None,
-            key,
-            why,
-        };
-        match value {
-            None => Ok(None),
-            Some(v) if !v.is_object() => Err(ScenarioError::WrongType {
+    let optional =
+        |kind: Kind, value: Option<tree::Value>| -> Result<Option<tree::Value>, ScenarioError> {
+            let key = format!("objects.{kind}");
+            let invalid = |key: String, why: String| ScenarioError::InvalidValue {
                 step: None,
                 key,
-                expected: "an object",
-                found: super::malformed::type_name(&v),
-            }),
-            Some(v) => {
-                shape(kind, &v).map_err(|(path, why)| invalid(format!("{key}.{path}"), why))?;
-                check(kind, Some(&v)).map_err(|e| match e {
-                    ClusterError::Malformed { why, .. } => invalid(key.clone(), why),
-                    other => invalid(key.clone(), other.to_string()),
-                })?;
-                metadata_kept(&[], &v)
-                    .map_err(|(path, why)| invalid(format!("{key}.{path}"), why))?;
-                Ok(Some(v))
+                why,
+            };
+            match value {
+                None => Ok(None),
+                Some(v) if !v.is_object() => Err(ScenarioError::WrongType {
+                    step: None,
+                    key,
+                    expected: "an object",
+                    found: super::malformed::tree_type_name(&v),
+                }),
+                Some(v) => {
+                    shape(kind, &v).map_err(|(path, why)| invalid(format!("{key}.{path}"), why))?;
+                    check(kind, Some(&v)).map_err(|e| match e {
+                        ClusterError::Malformed { why, .. } => invalid(key.clone(), why),
+                        other => invalid(key.clone(), other.to_string()),
+                    })?;
+                    metadata_kept(&[], &v)
+                        .map_err(|(path, why)| invalid(format!("{key}.{path}"), why))?;
+                    Ok(Some(v))
+                }
             }
-        }
-    };
-    let gateway =
-        optional(Kind::Gateway, take(Kind::Gateway))?.ok_or_else(|| ScenarioError::MissingKey {
-            step: None,
-            key: "gateway".into(),
-            context: "objects".into(),
-        })?;
+        };
+    let gateway = optional(Kind::Gateway, gateway)?.ok_or_else(|| ScenarioError::MissingKey {
+        step: None,
+        key: "gateway".into(),
+        context: "objects".into(),
+    })?;
     gateway_identity(&gateway).map_err(|(path, why)| ScenarioError::InvalidValue {
         step: None,
         key: format!("objects.gateway.{path}"),
         why,
     })?;
     Ok(Objects {
-        gateway_class: optional(Kind::GatewayClass, take(Kind::GatewayClass))?,
+        gateway_class: optional(Kind::GatewayClass, gateway_class)?,
         gateway,
-        configuration: optional(Kind::Configuration, take(Kind::Configuration))?,
+        configuration: optional(Kind::Configuration, configuration)?,
         deployment: deployment(Kind::Deployment, lifted.deployment, take(Kind::Deployment))?,
         template: deployment(Kind::Template, lifted.template, take(Kind::Template))?,
         routes: lifted.routes.or(routes).unwrap_or_default(),

@@ -13,16 +13,6 @@ fn cut(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// A value as a message quotes it: a string quoted and cut ([`quote`]), a number or a
-/// boolean as written, a list or an object by its type.
-pub(crate) fn quoted_value(v: &Value) -> String {
-    match v {
-        Value::String(s) => quote(s),
-        Value::Array(_) | Value::Object(_) => type_name(v).to_owned(),
-        other => other.to_string(),
-    }
-}
-
 /// Why a scenario file is malformed. Every message names the step (1-based) and the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -194,6 +184,30 @@ pub(super) fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
         Value::Object(_) => "an object",
+    }
+}
+
+/// [`type_name`] of a compact tree.
+pub(crate) fn tree_type_name(v: &crate::wire::tree::Value) -> &'static str {
+    use crate::wire::tree::Value as Tree;
+    match v {
+        Tree::Null => "null",
+        Tree::Bool(_) => "a boolean",
+        Tree::Number(_) => "a number",
+        Tree::String(_) => "a string",
+        Tree::Array(_) => "a list",
+        Tree::Object(_) => "an object",
+    }
+}
+
+/// A value as a message quotes it: a string quoted and cut ([`quote`]), a list or an object
+/// by its type, anything else as JSON.
+pub(crate) fn quoted_tree_value(v: &crate::wire::tree::Value) -> String {
+    use crate::wire::tree::Value as Tree;
+    match v {
+        Tree::String(s) => quote(s),
+        Tree::Array(_) | Tree::Object(_) => tree_type_name(v).to_owned(),
+        other => other.to_string(),
     }
 }
 

@@ -4,10 +4,10 @@
 
 use std::fmt;
 
+use crate::wire::tree::{self, Value};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
 
-use super::{Strict, Trail};
+use super::{Keys, StrictTree, Trail};
 
 /// The Gateway's lists that its CRD bounds (`maxItems`), as key paths from the Gateway
 /// (`[]`: each item of a list), each with its bound: at most 64 listeners, at most 8 route
@@ -32,7 +32,7 @@ pub(crate) const CLASS_BOUNDS: [(&[&str], usize); 1] =
 /// length and the bound.
 pub(crate) type Over = (usize, String, usize, usize);
 
-/// [`Strict`] with bounds on lists at some key paths ([`GATEWAY_BOUNDS`]): a list at such a
+/// [`StrictTree`] with bounds on lists at some key paths ([`GATEWAY_BOUNDS`]): a list at such a
 /// path keeps its first items up to the bound and only checks the rest to be JSON,
 /// recording a list over its bound in `over` (the first of the bounds' order, so that a
 /// Gateway over several is told as the checks of a value tell it).
@@ -93,7 +93,7 @@ impl<'de> Visitor<'de> for Bounded<'_, '_> {
         f.write_str("any JSON value")
     }
 
-    value_scalars!();
+    tree_scalars!();
 
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
         let (which, bound) = self.bound().unwrap_or((usize::MAX, usize::MAX));
@@ -106,11 +106,11 @@ impl<'de> Visitor<'de> for Bounded<'_, '_> {
                     let path = format!("{}[{index}]", self.path);
                     seq.next_element_seed(self.deeper("[]", path))
                 }
-                false => seq.next_element_seed(Strict(&mut *self.trail)),
+                false => seq.next_element_seed(StrictTree(&mut *self.trail)),
             };
             match read {
                 Ok(Some(item)) => list.push(item),
-                Ok(None) => return Ok(Value::Array(list)),
+                Ok(None) => return Ok(Value::from(list)),
                 Err(e) => return Err(self.trail.up(|| format!("[{index}]"), e)),
             }
         }
@@ -122,13 +122,14 @@ impl<'de> Visitor<'de> for Bounded<'_, '_> {
         if count > bound && self.over.as_ref().is_none_or(|(first, ..)| which < *first) {
             *self.over = Some((which, self.path, count, bound));
         }
-        Ok(Value::Array(list))
+        Ok(Value::from(list))
     }
 
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
-        let mut object = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if object.contains_key(&key) {
+        let mut entries: Vec<(String, Value)> = Vec::new();
+        let mut keys = Keys::default();
+        while let Some(mut key) = map.next_key::<String>()? {
+            if keys.repeated(&entries, &key) {
                 return Err(self.trail.duplicate(&key));
             }
             let read = match self.step(|segment| segment == key) {
@@ -139,13 +140,16 @@ impl<'de> Visitor<'de> for Bounded<'_, '_> {
                     };
                     map.next_value_seed(self.deeper(segment, path))
                 }
-                None => map.next_value_seed(Strict(&mut *self.trail)),
+                None => map.next_value_seed(StrictTree(&mut *self.trail)),
             };
             match read {
-                Ok(value) => object.insert(key, value),
+                Ok(value) => {
+                    key.shrink_to_fit();
+                    entries.push((key, value));
+                }
                 Err(e) => return Err(self.trail.up(|| key, e)),
             };
         }
-        Ok(Value::Object(object))
+        Ok(Value::Object(entries.into_iter().collect::<tree::Map>()))
     }
 }

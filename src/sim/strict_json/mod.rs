@@ -54,6 +54,43 @@ macro_rules! value_scalars {
     };
 }
 
+/// [`value_scalars`]'s visits as compact [`tree::Value`]s, for the readers that build trees.
+macro_rules! tree_scalars {
+    () => {
+        fn visit_bool<E>(self, v: bool) -> Result<tree::Value, E> {
+            Ok(tree::Value::Bool(v))
+        }
+
+        fn visit_i64<E>(self, v: i64) -> Result<tree::Value, E> {
+            Ok(tree::Value::from(v))
+        }
+
+        fn visit_u64<E>(self, v: u64) -> Result<tree::Value, E> {
+            Ok(tree::Value::from(v))
+        }
+
+        fn visit_f64<E>(self, v: f64) -> Result<tree::Value, E> {
+            Ok(tree::Value::from(v))
+        }
+
+        fn visit_str<E>(self, v: &str) -> Result<tree::Value, E> {
+            Ok(tree::Value::from(v))
+        }
+
+        fn visit_string<E>(self, v: String) -> Result<tree::Value, E> {
+            Ok(tree::Value::from(v))
+        }
+
+        fn visit_unit<E>(self) -> Result<tree::Value, E> {
+            Ok(tree::Value::Null)
+        }
+
+        fn visit_none<E>(self) -> Result<tree::Value, E> {
+            Ok(tree::Value::Null)
+        }
+    };
+}
+
 mod bounds;
 mod lines;
 
@@ -182,6 +219,12 @@ pub(crate) struct Lifted {
     pub template: Option<tree::Value>,
     /// `objects.deployment`, when given (`null` included).
     pub deployment: Option<tree::Value>,
+    /// `objects.gatewayClass`, when given (`null` included).
+    pub gateway_class: Option<tree::Value>,
+    /// `objects.gateway`, when given (`null` included).
+    pub gateway: Option<tree::Value>,
+    /// `objects.configuration`, when given (`null` included).
+    pub configuration: Option<tree::Value>,
     /// `objects.namespaces`, when given and not `null`.
     pub namespaces: Option<Namespaces>,
     /// `steps`, when a list: each step a compact tree (a step held as a `serde_json::Value`
@@ -362,7 +405,13 @@ impl<'de> Visitor<'de> for Objects<'_> {
         while let Some(key) = map.next_key::<String>()? {
             let lifted = matches!(
                 key.as_str(),
-                "routes" | "template" | "deployment" | "namespaces"
+                "routes"
+                    | "template"
+                    | "deployment"
+                    | "namespaces"
+                    | "gateway"
+                    | "gatewayClass"
+                    | "configuration"
             );
             if object.contains_key(&key) || (lifted && !lifted_seen.insert(key.clone())) {
                 return Err(self.trail.duplicate(&key));
@@ -381,10 +430,19 @@ impl<'de> Visitor<'de> for Objects<'_> {
                 }
                 "template" => &mut self.lifted.template,
                 "deployment" => &mut self.lifted.deployment,
+                "configuration" => &mut self.lifted.configuration,
                 "gateway" | "gatewayClass" => {
-                    let (bounds, over): (&'static [_], _) = match key.as_str() {
-                        "gateway" => (&GATEWAY_BOUNDS, &mut self.lifted.gateway_over),
-                        _ => (&CLASS_BOUNDS, &mut self.lifted.class_over),
+                    let (bounds, over, slot): (&'static [_], _, _) = match key.as_str() {
+                        "gateway" => (
+                            &GATEWAY_BOUNDS[..],
+                            &mut self.lifted.gateway_over,
+                            &mut self.lifted.gateway,
+                        ),
+                        _ => (
+                            &CLASS_BOUNDS[..],
+                            &mut self.lifted.class_over,
+                            &mut self.lifted.gateway_class,
+                        ),
                     };
                     let read = map.next_value_seed(Bounded {
                         trail: &mut *self.trail,
@@ -394,7 +452,7 @@ impl<'de> Visitor<'de> for Objects<'_> {
                         over,
                     });
                     match read {
-                        Ok(value) => object.insert(key, value),
+                        Ok(value) => *slot = Some(value),
                         Err(e) => return Err(self.trail.up(|| key, e)),
                     };
                     continue;
@@ -891,6 +949,31 @@ struct StrictTree<'t>(&'t mut Trail);
 /// Objects with more keys than this find a duplicate through a set, not by scanning.
 const SCAN_KEYS: usize = 16;
 
+/// The keys of an object being read into a tree, to find one given twice: the entries read
+/// so far are scanned while few, then a set takes over (an ordered one: a hashed one would
+/// seed itself from the operating system).
+#[derive(Default)]
+struct Keys(Option<BTreeSet<String>>);
+
+impl Keys {
+    /// Whether `key` is among the keys of `entries` (those read before it), noting it.
+    fn repeated<V>(&mut self, entries: &[(String, V)], key: &str) -> bool {
+        match &mut self.0 {
+            Some(seen) => !seen.insert(key.to_owned()),
+            None if entries.iter().any(|(k, _)| k == key) => true,
+            None => {
+                if entries.len() >= SCAN_KEYS {
+                    let mut seen: BTreeSet<String> =
+                        entries.iter().map(|(k, _)| k.clone()).collect();
+                    seen.insert(key.to_owned());
+                    self.0 = Some(seen);
+                }
+                false
+            }
+        }
+    }
+}
+
 impl<'de> DeserializeSeed<'de> for StrictTree<'_> {
     type Value = tree::Value;
 
@@ -909,37 +992,7 @@ impl<'de> Visitor<'de> for StrictTree<'_> {
         f.write_str("any JSON value")
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<tree::Value, E> {
-        Ok(tree::Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<tree::Value, E> {
-        Ok(tree::Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<tree::Value, E> {
-        Ok(tree::Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<tree::Value, E> {
-        Ok(tree::Value::from(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<tree::Value, E> {
-        Ok(tree::Value::from(v))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<tree::Value, E> {
-        Ok(tree::Value::from(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<tree::Value, E> {
-        Ok(tree::Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<tree::Value, E> {
-        Ok(tree::Value::Null)
-    }
+    tree_scalars!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<tree::Value, A::Error> {
         let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
@@ -958,25 +1011,10 @@ impl<'de> Visitor<'de> for StrictTree<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<tree::Value, A::Error> {
         let mut entries: Vec<(String, tree::Value)> = Vec::new();
-        // Keys seen, once the object is too large to scan (an ordered set: a hashed one
-        // would seed itself from the operating system).
-        let mut seen: Option<BTreeSet<String>> = None;
+        let mut keys = Keys::default();
         while let Some(mut key) = map.next_key::<String>()? {
-            let duplicate = match &mut seen {
-                Some(seen) => !seen.insert(key.clone()),
-                None => entries.iter().any(|(k, _)| *k == key),
-            };
-            if duplicate {
+            if keys.repeated(&entries, &key) {
                 return Err(self.0.duplicate(&key));
-            }
-            if seen.is_none() && entries.len() >= SCAN_KEYS {
-                seen = Some(
-                    entries
-                        .iter()
-                        .map(|(k, _)| k.clone())
-                        .chain([key.clone()])
-                        .collect(),
-                );
             }
             match map.next_value_seed(StrictTree(&mut *self.0)) {
                 Ok(value) => {

@@ -55,7 +55,7 @@ use crate::sim::cluster::{ClusterError, Kind, Objects, RolloutState, Server};
 use crate::sim::merge_patch;
 use crate::sim::scenario::WriteCounts;
 use crate::snapshot::NamespaceLabels;
-use crate::wire::{Deployment, Gateway, GatewayClass, L34Route};
+use crate::wire::{Deployment, Gateway, GatewayClass, L34Route, tree};
 pub use port::StorePort;
 pub use store_loop::{Reconciler, StoreLoop};
 
@@ -115,11 +115,11 @@ pub use store_loop::{Reconciler, StoreLoop};
 pub struct Store {
     settings: Settings,
     server: Server,
-    gateways: BTreeMap<ObjectKey, Value>,
+    gateways: BTreeMap<ObjectKey, tree::Value>,
     /// The Gateways in the order they were added.
     order: Vec<ObjectKey>,
-    classes: BTreeMap<String, Value>,
-    configurations: BTreeMap<ObjectKey, Value>,
+    classes: BTreeMap<String, tree::Value>,
+    configurations: BTreeMap<ObjectKey, tree::Value>,
     deployments: BTreeMap<ObjectKey, Deployment>,
     routes: BTreeMap<ObjectKey, L34Route>,
     namespaces: NamespaceLabels,
@@ -137,11 +137,11 @@ fn key(namespace: &str, name: &str) -> ObjectKey {
 }
 
 /// An object's `metadata` text field (`""` when it has none).
-fn meta<'v>(object: &'v Value, field: &str) -> &'v str {
+fn meta<'v>(object: &'v tree::Value, field: &str) -> &'v str {
     object
         .get("metadata")
         .and_then(|m| m.get(field))
-        .and_then(Value::as_str)
+        .and_then(tree::Value::as_str)
         .unwrap_or("")
 }
 
@@ -322,7 +322,7 @@ impl Store {
         Some(
             gateway
                 .pointer("/spec/gatewayClassName")
-                .and_then(Value::as_str)
+                .and_then(tree::Value::as_str)
                 .unwrap_or("")
                 .to_owned(),
         )
@@ -365,13 +365,13 @@ impl Store {
             return Ok(None);
         }
         Ok(match kind {
-            Kind::Gateway => self.gateways.get(&key(namespace, name)).cloned(),
+            Kind::Gateway => self.gateways.get(&key(namespace, name)).map(Value::from),
             Kind::GatewayClass => self
                 .class_name(namespace, name)
-                .and_then(|class| self.classes.get(&class).cloned()),
+                .and_then(|class| self.classes.get(&class).map(Value::from)),
             Kind::Configuration => self
                 .configuration_key(namespace, name)
-                .and_then(|at| self.configurations.get(&at).cloned()),
+                .and_then(|at| self.configurations.get(&at).map(Value::from)),
             Kind::Deployment => self
                 .deployments
                 .get(&self.deployment_key(namespace, name))

@@ -9,8 +9,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::{Store, key};
 use crate::events::Event;
 use crate::outcome::{FailureClass, WriteOutcome};
@@ -202,14 +200,14 @@ impl crate::reconcile::Port for StorePort<'_> {
         // The precondition must be the stored Gateway's resourceVersion (no write between).
         let held = gateway
             .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str);
+            .and_then(crate::wire::tree::Value::as_str);
         if patch.resource_version() != held {
             store.status_patch_problem = Some(format!(
                 "status_patch() has the precondition {:?}, the Gateway has resourceVersion {held:?}",
                 patch.resource_version()
             ));
         }
-        patch.apply_to(gateway);
+        crate::sim::cluster::store::apply_status(&patch, gateway);
         let rv = store.server.next_revision();
         store.server.status_written(gateway, rv);
         if let Some(counts) = store.counts.get_mut(&self.gateway) {

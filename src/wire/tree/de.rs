@@ -55,7 +55,7 @@ fn visit_list<'de, V: Visitor<'de>>(list: &'de [Value], visitor: V) -> Result<V:
 /// An object's entries to a visitor; all of them must be read.
 fn visit_object<'de, V: Visitor<'de>>(map: &'de Map, visitor: V) -> Result<V::Value, Error> {
     let mut entries = Entries {
-        entries: map.entries.iter(),
+        entries: map.iter(),
         value: None,
     };
     let read = visitor.visit_map(&mut entries)?;
@@ -108,8 +108,8 @@ impl<'de> de::Deserializer<'de> for Reader<'de> {
                 name: variant,
                 value: None,
             }),
-            Value::Object(map) => match &*map.entries {
-                [(name, value)] => visitor.visit_enum(Variant {
+            Value::Object(map) => match (map.len(), map.iter().next()) {
+                (1, Some((name, value))) => visitor.visit_enum(Variant {
                     name,
                     value: Some(value),
                 }),
@@ -158,7 +158,7 @@ impl<'de> SeqAccess<'de> for Items<'de> {
 
 /// An object's entries, in key order.
 struct Entries<'de> {
-    entries: std::slice::Iter<'de, (super::Str, Value)>,
+    entries: super::Iter<'de>,
     value: Option<&'de Value>,
 }
 
@@ -173,7 +173,7 @@ impl<'de> MapAccess<'de> for Entries<'de> {
             return Ok(None);
         };
         self.value = Some(value);
-        seed.deserialize(BorrowedStrDeserializer::new(key.as_str()))
+        seed.deserialize(BorrowedStrDeserializer::new(key))
             .map(Some)
     }
 

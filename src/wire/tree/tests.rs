@@ -49,11 +49,18 @@ proptest! {
         prop_assert_eq!(tree.to_string(), text);
     }
 
-    /// Map operations agree with a BTreeMap's.
+    /// Map operations agree with a BTreeMap's, on a small object and on one whose inserts
+    /// and removes take it past [`MANY`](super::map::MANY) entries and back (each form).
     #[test]
-    fn a_map_behaves_as_a_sorted_map(ops in prop::collection::vec((0..4u8, "[a-f]", any::<i64>()), 0..64)) {
-        let mut map = Map::new();
-        let mut model: BTreeMap<String, i64> = BTreeMap::new();
+    fn a_map_behaves_as_a_sorted_map(
+        base in prop_oneof![Just(0), Just(super::map::MANY - 3)],
+        ops in prop::collection::vec((0..4u8, "[a-f]", any::<i64>()), 0..64),
+    ) {
+        // The base keys sort among the ops' ("b0", "c1"...), not all before or after them.
+        let base: Vec<(String, i64)> =
+            (0..base).map(|i| (format!("{}{i}", key_of(i as i64)), i as i64)).collect();
+        let mut map: Map = base.iter().map(|(k, n)| (k.as_str(), Value::from(*n))).collect();
+        let mut model: BTreeMap<String, i64> = base.into_iter().collect();
         for (op, key, n) in ops {
             match op {
                 0 => prop_assert_eq!(
@@ -85,6 +92,12 @@ proptest! {
             );
             let keys: Vec<&str> = map.keys().collect();
             prop_assert_eq!(keys, model.keys().collect::<Vec<_>>());
+            prop_assert_eq!(map.keys().next_back(), model.keys().next_back().map(String::as_str));
+            prop_assert_eq!(&map, &model.iter().map(|(k, n)| (k.as_str(), Value::from(*n))).collect::<Map>());
+            prop_assert_eq!(
+                map.clone().into_iter().map(|(k, v)| (k.to_string(), v.as_i64())).collect::<Vec<_>>(),
+                model.iter().map(|(k, v)| (k.clone(), Some(*v))).collect::<Vec<_>>()
+            );
             for (k, n) in &model {
                 prop_assert_eq!(map.get(k).and_then(Value::as_i64), Some(*n));
                 prop_assert!(map.contains_key(k));

@@ -104,7 +104,7 @@ pub(crate) fn record() -> ReconcileReport {
 
 fn test_cluster() -> Cluster {
     let objects = Objects {
-        gateway: json!({"metadata": {"name": "gw"}}),
+        gateway: json!({"metadata": {"name": "gw"}}).into(),
         deployment: Some(
             serde_json::from_value(
                 json!({"metadata": {"name": "sllbr-gw"}, "spec": {"replicas": 2}}),

@@ -9,20 +9,21 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::read_at::Readable;
 use crate::sim::cluster::store::typed_at;
 use crate::sim::cluster::{Kind, Objects};
 use crate::sim::scenario::malformed::ScenarioError;
 use crate::sim::scenario::{Step, Verb};
 use crate::sim::strict_json::{CLASS_BOUNDS, GATEWAY_BOUNDS};
 use crate::wire::tree;
-use crate::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use crate::wire::{Gateway, GatewayClass, GatewayConfiguration, L34Route};
 
 /// The Gateway fields a scenario cannot do without (name, namespace, uid, generation): the crate cannot work on a
 /// Gateway without them. Returns the missing field.
-pub(super) fn gateway_identity(gateway: &Value) -> Result<(), (String, String)> {
+pub(super) fn gateway_identity(gateway: &tree::Value) -> Result<(), (String, String)> {
     for field in ["name", "namespace", "uid"] {
-        match gateway.pointer(&format!("/metadata/{field}")) {
-            Some(Value::String(s)) if !s.is_empty() => {}
+        match gateway.get("metadata").and_then(|m| m.get(field)) {
+            Some(tree::Value::String(s)) if !s.is_empty() => {}
             _ => {
                 return Err((
                     format!("metadata.{field}"),
@@ -49,16 +50,6 @@ fn bounds_of(kind: Kind) -> &'static [(&'static [&'static str], usize)] {
 /// patch of it (a list in a merge patch replaces the object's): its key path and why.
 pub(super) fn over_bounds(kind: Kind, patch: &tree::Value) -> Result<(), (String, String)> {
     over(kind, patch, tree::Value::get, |v| v.as_array())
-}
-
-/// [`over_bounds`] of an object given as a `serde_json::Value`.
-pub(super) fn over_bounds_json(kind: Kind, object: &Value) -> Result<(), (String, String)> {
-    over(
-        kind,
-        object,
-        |v, key| v.get(key),
-        |v| v.as_array().map(Vec::as_slice),
-    )
 }
 
 fn over<'v, V>(
@@ -128,22 +119,22 @@ pub(super) fn over_bound(kind: Kind, bound: usize, has: usize) -> String {
 const IDENTITY: [&str; 4] = ["name", "namespace", "uid", "generation"];
 
 /// The identity fields `value` has (not null).
-fn identity_fields(value: Option<&Value>) -> Vec<&'static str> {
+fn identity_fields(value: Option<&tree::Value>) -> Vec<&'static str> {
     let meta = value.and_then(|v| v.get("metadata"));
     IDENTITY
         .into_iter()
-        .filter(|f| meta.and_then(|m| m.get(*f)).is_some_and(|v| !v.is_null()))
+        .filter(|f| meta.and_then(|m| m.get(f)).is_some_and(|v| !v.is_null()))
         .collect()
 }
 
 /// The object's identity as the API server keeps it: `metadata` an object, `name`,
 /// `namespace` and `uid` strings, `generation` an integer not below zero, and none of
 /// `had` (the fields it had before a patch) removed. The key path (from the object) and why.
-pub(super) fn metadata_kept(had: &[&str], value: &Value) -> Result<(), (String, String)> {
-    use crate::sim::scenario::malformed::type_name;
+pub(super) fn metadata_kept(had: &[&str], value: &tree::Value) -> Result<(), (String, String)> {
+    use crate::sim::scenario::malformed::{quoted_tree_value, tree_type_name as type_name};
     let meta = match value.get("metadata") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(meta)) => Some(meta),
+        None | Some(tree::Value::Null) => None,
+        Some(tree::Value::Object(meta)) => Some(meta),
         Some(other) => {
             return Err((
                 "metadata".to_owned(),
@@ -158,14 +149,14 @@ pub(super) fn metadata_kept(had: &[&str], value: &Value) -> Result<(), (String, 
     for field in IDENTITY {
         let path = format!("metadata.{field}");
         match meta.and_then(|m| m.get(field)) {
-            None | Some(Value::Null) if had.contains(&field) => {
+            None | Some(tree::Value::Null) if had.contains(&field) => {
                 return Err((
                     path,
                     "cannot be removed (the API server keeps it)".to_owned(),
                 ));
             }
-            None | Some(Value::Null) => {}
-            Some(Value::String(_)) if field != "generation" => {}
+            None | Some(tree::Value::Null) => {}
+            Some(tree::Value::String(_)) if field != "generation" => {}
             Some(other) if field != "generation" => {
                 return Err((
                     path,
@@ -183,7 +174,7 @@ pub(super) fn metadata_kept(had: &[&str], value: &Value) -> Result<(), (String, 
                         format!(
                             "must be an integer from 0 to {} (found {})",
                             i64::MAX,
-                            crate::sim::scenario::malformed::quoted_value(generation)
+                            quoted_tree_value(generation)
                         ),
                     ));
                 }
@@ -195,9 +186,9 @@ pub(super) fn metadata_kept(had: &[&str], value: &Value) -> Result<(), (String, 
 
 /// A patch must not rename the Gateway or move it to another namespace: the API server
 /// refuses a change of either (it would be another object).
-fn gateway_kept(before: Option<&Value>, after: &Value) -> Result<(), (String, String)> {
+fn gateway_kept(before: Option<&tree::Value>, after: &tree::Value) -> Result<(), (String, String)> {
     for field in ["name", "namespace"] {
-        let at = |v: &Value| v.pointer(&format!("/metadata/{field}")).cloned();
+        let at = |v: &tree::Value| v.get("metadata").and_then(|m| m.get(field)).cloned();
         if let Some(was) = before.and_then(at)
             && at(after).is_some_and(|now| now != was)
         {
@@ -207,7 +198,7 @@ fn gateway_kept(before: Option<&Value>, after: &Value) -> Result<(), (String, St
                     "cannot be changed (the API server refuses to {} an object; \
                      the Gateway is {})",
                     if field == "name" { "rename" } else { "move" },
-                    crate::sim::scenario::malformed::quoted_value(&was)
+                    crate::sim::scenario::malformed::quoted_tree_value(&was)
                 ),
             ));
         }
@@ -220,23 +211,26 @@ fn gateway_kept(before: Option<&Value>, after: &Value) -> Result<(), (String, St
 /// namespace or uid) makes the file malformed, named by step and key, before anything runs.
 pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), ScenarioError> {
     // Copied on the first patch of each kind only: most files patch one or two objects.
-    let mut shadow: BTreeMap<&'static str, Option<Value>> = BTreeMap::new();
+    let mut shadow: BTreeMap<&'static str, Option<tree::Value>> = BTreeMap::new();
     // The kinds whose copy may hold a value of the wrong type (left by an `unreadable`
     // step): a patch on them is checked whole until one leaves them readable. Any other
     // is readable, so a patch on it is checked by what it sets alone (its own size, not
     // the object's), and whole only when that finds something to say.
     let mut unchecked: BTreeSet<&'static str> = BTreeSet::new();
-    let initial = |kind: Kind| -> Option<Value> {
+    let initial = |kind: Kind| -> Option<tree::Value> {
         match kind {
             Kind::GatewayClass => objects.gateway_class.clone(),
             Kind::Gateway => Some(objects.gateway.clone()),
             Kind::Configuration => objects.configuration.clone(),
-            // Copied as JSON only when a step patches it.
-            Kind::Deployment => objects.deployment.as_ref().map(Deployment::to_json),
-            Kind::Template => Some(match &objects.template {
-                Some(template) => template.to_json(),
-                None => crate::template::default_template().into_json(),
-            }),
+            // Copied only when a step patches it.
+            Kind::Deployment => objects
+                .deployment
+                .as_ref()
+                .map(|d| tree::Value::Object(d.object.clone())),
+            Kind::Template => Some(tree::Value::Object(match &objects.template {
+                Some(template) => template.object.clone(),
+                None => crate::template::default_template().object,
+            })),
             // A patch on the routes replaces them: what they were does not matter.
             Kind::Routes => None,
         }
@@ -250,7 +244,7 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
         match &step.verb {
             Verb::Delete(kind) if !matches!(kind, Kind::Gateway) => {
                 let gone = match kind {
-                    Kind::Routes => Some(Value::Array(Vec::new())),
+                    Kind::Routes => Some(tree::Value::from(Vec::new())),
                     _ => None,
                 };
                 shadow.insert(kind.key(), gone);
@@ -258,14 +252,13 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
             }
             // Stored without the type check: the only place a wrong type is allowed.
             Verb::Unreadable(kind, patch) => {
-                // As JSON, at the patch's own size.
-                let patch = &Value::from(patch);
                 let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
                 unchecked.insert(kind.key());
                 let had = identity_fields(slot.as_ref());
                 match slot.as_mut() {
                     None => *slot = Some(patch.clone()),
-                    Some(target) => crate::sim::merge_patch::apply(target, patch),
+                    // As JSON, at the patch's own size.
+                    Some(target) => crate::merge_patch::apply_to_tree(target, &Value::from(patch)),
                 }
                 // Any value may be stored, but not in the identity the server keeps.
                 if let Some(value) = slot.as_ref() {
@@ -280,6 +273,7 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
                     over_bounds(*kind, patch).map_err(|(path, why)| {
                         invalid(&format!("patch.{}.{path}", kind.key()), &why)
                     })?;
+                    let tree_patch = patch;
                     // As JSON, at the patch's own size.
                     let patch = &Value::from(patch);
                     let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
@@ -293,14 +287,22 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
                         slot.is_none() || *kind == Kind::Routes || unchecked.remove(kind.key());
                     let before_gateway = match kind {
                         Kind::Gateway => slot.as_ref().and_then(|g| g.get("metadata")).map(|m| {
-                            serde_json::json!({"metadata": {
-                                "name": m.get("name"), "namespace": m.get("namespace")}})
+                            let field = |f: &str| m.get(f).cloned().unwrap_or_default();
+                            let meta: tree::Map =
+                                [("name", field("name")), ("namespace", field("namespace"))]
+                                    .into_iter()
+                                    .collect();
+                            tree::Value::Object(
+                                [("metadata", tree::Value::Object(meta))]
+                                    .into_iter()
+                                    .collect(),
+                            )
                         }),
                         _ => None,
                     };
                     match (kind, slot.as_mut()) {
-                        (Kind::Routes, _) | (_, None) => *slot = Some(patch.clone()),
-                        (_, Some(target)) => crate::sim::merge_patch::apply(target, patch),
+                        (Kind::Routes, _) | (_, None) => *slot = Some(tree_patch.clone()),
+                        (_, Some(target)) => crate::merge_patch::apply_to_tree(target, patch),
                     }
                     let Some(value) = slot.as_ref() else { continue };
                     let key = format!("patch.{}", kind.key());
@@ -357,7 +359,7 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
 }
 
 /// A value of the wrong type inside an object: its key path (from the object) and why.
-pub(super) fn shape(kind: Kind, value: &Value) -> Result<(), (String, String)> {
+pub(super) fn shape(kind: Kind, value: &impl Readable) -> Result<(), (String, String)> {
     let found = match kind {
         Kind::GatewayClass => typed_at::<GatewayClass>(value).map(drop),
         Kind::Gateway => typed_at::<Gateway>(value).map(drop),
