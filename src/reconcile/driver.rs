@@ -272,6 +272,17 @@ impl Driver {
         self.records().len()
     }
 
+    /// Feeds every write record, in key order, to `state` (the test kit's state
+    /// fingerprint).
+    #[cfg(feature = "testing")]
+    pub(crate) fn hash_records(&self, state: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        let records = self.records();
+        let mut sorted: Vec<_> = records.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        sorted.hash(state);
+    }
+
     // A record map is always whole (no update spans a panic), so a poisoned lock is
     // still good to read.
     fn records(&self) -> std::sync::MutexGuard<'_, HashMap<GatewayKey, WriteRecord>> {

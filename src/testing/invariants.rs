@@ -177,6 +177,18 @@ pub(super) fn is_true(c: Option<&Condition>) -> bool {
 }
 
 impl Invariants {
+    /// Feeds what the checks remember and compare the next reconcile with to `state` (the
+    /// explorer's fingerprint of a state): each Gateway's status as last seen and whether
+    /// mutating admission is on; not the count of reconciles checked.
+    pub(crate) fn hash_memory(&self, state: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        self.mutating.hash(state);
+        for (key, seen) in &self.seen {
+            key.hash(state);
+            format!("{:?} {:?}", seen.conditions, seen.addresses).hash(state);
+        }
+    }
+
     /// Starts checking a run on `controller` as it is now (its settings and clock).
     pub fn new<L: ControllerLoop + ?Sized>(controller: &L) -> Result<Self, Violation> {
         let gateway: Gateway =
@@ -284,7 +296,7 @@ impl Invariants {
         })
     }
 
-    fn violation(&self, property: &'static str, message: String) -> Violation {
+    pub(super) fn violation(&self, property: &'static str, message: String) -> Violation {
         Violation {
             step: self.step,
             property,

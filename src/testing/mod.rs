@@ -31,6 +31,11 @@
 //!   [`converge`](schedule::converge) at its end, failing with a
 //!   [`invariants::Violation`] that names the property and the step. One checker serves
 //!   every Gateway of a store ([`Invariants::observe`]), on the run's one clock.
+//! - [`explore`]: every sequence of up to K operations from an alphabet (the one-Gateway
+//!   and two-Gateway models' alphabets are given), breadth first, states told apart by a
+//!   fingerprint, the invariants checked at every reconcile and eventually stable
+//!   reconciliation from every state reached; the shortest sequence that breaks a
+//!   property when one does.
 //! - [`text`]: a stable, human-readable text of a settlement and of a run (the timeline
 //!   `simulate` prints), deterministic across runs and platforms, for snapshot tests.
 //! - [`Run`]: a schedule applied to a [`ControllerLoop`], checked as it goes, recorded for
@@ -143,6 +148,7 @@
 
 mod changes;
 mod controller_loop;
+pub mod explore;
 pub mod invariants;
 pub mod schedule;
 mod store;

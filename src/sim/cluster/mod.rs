@@ -72,6 +72,8 @@ use crate::reconcile::{Driver, WriteRecord};
 use crate::settings::Settings;
 use crate::wire::{Deployment, L34Route, tree};
 
+#[cfg(feature = "testing")]
+pub(crate) mod fingerprint;
 mod namespaces;
 mod port;
 pub(crate) mod reconcile;

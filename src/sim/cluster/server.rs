@@ -144,6 +144,20 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// Feeds what decides the server's next answers to `state`, for a state's fingerprint
+    /// ([`fingerprint`](super::fingerprint)): its clock and the faults and mutation still
+    /// pending; not the counters that name new revisions and uids.
+    #[cfg(feature = "testing")]
+    pub(crate) fn hash_state(&self, state: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        self.now.hash(state);
+        format!(
+            "{} {:?} {:?} {:?} {:?}",
+            self.failures, self.failure, self.scope, self.faults, self.mutation
+        )
+        .hash(state);
+    }
+
     /// A server with nothing written yet, its clock at `now`.
     pub(crate) fn new(now: Timestamp) -> Self {
         Server {

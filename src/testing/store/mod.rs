@@ -132,6 +132,33 @@ pub struct Store {
     status_patch_problem: Option<String>,
 }
 
+impl Store {
+    /// Feeds the store's state to `state`, as the simulated cluster's
+    /// [`fingerprint`](crate::sim::cluster::fingerprint) does: every object without its
+    /// `resourceVersion`s, the server's clock and pending faults; not the write counters or
+    /// the Events recorded.
+    pub(crate) fn fingerprint(&self, state: &mut impl std::hash::Hasher) {
+        use crate::sim::cluster::fingerprint::{hash_map, hash_tree};
+        use std::hash::Hash;
+        let objects = self.gateways.iter().chain(&self.configurations);
+        for ((namespace, name), object) in objects {
+            (namespace, name).hash(state);
+            hash_tree(object, state);
+        }
+        for (name, class) in &self.classes {
+            name.hash(state);
+            hash_tree(class, state);
+        }
+        for (key, deployment) in &self.deployments {
+            key.hash(state);
+            hash_map(&deployment.object, state);
+        }
+        hash_map(&self.template.object, state);
+        format!("{:?}{:?}", self.routes, self.namespaces).hash(state);
+        self.server.hash_state(state);
+    }
+}
+
 fn key(namespace: &str, name: &str) -> ObjectKey {
     (namespace.to_owned(), name.to_owned())
 }

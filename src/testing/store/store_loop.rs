@@ -108,7 +108,7 @@ impl Reconciler for () {}
 /// assert!(run.steps().iter().any(|step| step.due));
 /// run.converge().unwrap();
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StoreLoop<R> {
     store: Store,
     reconciler: R,
@@ -116,6 +116,18 @@ pub struct StoreLoop<R> {
     due: BTreeMap<ObjectKey, Timestamp>,
     /// The Gateway the scenario operations act on.
     target: ObjectKey,
+}
+
+impl<R> StoreLoop<R> {
+    /// Feeds the loop's state to `state`: the store's, the write records, the schedule and
+    /// the target (the explorer's fingerprint).
+    pub(crate) fn fingerprint(&self, state: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        self.store.fingerprint(state);
+        self.driver.hash_records(state);
+        self.due.hash(state);
+        self.target.hash(state);
+    }
 }
 
 impl<R: Reconciler> StoreLoop<R> {
