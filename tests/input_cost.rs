@@ -76,6 +76,31 @@ fn scenario_cost(text: &str) -> (u64, u64) {
     cost
 }
 
+/// The bytes each step past the first `steps` allocates, `scenario(n)` being the scenario
+/// of `n` steps: the cost of `2 * steps` less that of `steps`, a step.
+fn per_step(scenario: impl Fn(usize) -> String, steps: usize) -> u64 {
+    let (some, _) = scenario_cost(&scenario(steps));
+    let (more, _) = scenario_cost(&scenario(2 * steps));
+    more.saturating_sub(some) / steps as u64
+}
+
+/// Fails unless a step over the larger input (`what` at `sizes.1`) costs less than `bound`
+/// times one over the smaller (`sizes.0`).
+fn grows_less_than(bound: f64, what: &str, sizes: (&str, &str), (small, large): (u64, u64)) {
+    println!(
+        "{what} allocates {large} bytes over {}, {small} over {} ({:.2} times)",
+        sizes.1,
+        sizes.0,
+        large as f64 / small as f64
+    );
+    assert!(
+        (large as f64) < bound * small as f64,
+        "{what} costs {large} bytes over {}, {small} over {}",
+        sizes.1,
+        sizes.0
+    );
+}
+
 /// [`scenario_cost`]'s peak for a scenario whose expectations may fail (its size is what
 /// counts), or that the reader refuses (the peak of reading it, and the error).
 fn scenario_peak(text: &str) -> (u64, Option<String>) {
@@ -166,18 +191,13 @@ fn h2_a_patch_step_costs_its_own_size() {
                     .collect();
                 file.to_string()
             };
-            let (some, _) = scenario_cost(&scenario(300));
-            let (more, _) = scenario_cost(&scenario(600));
-            more.saturating_sub(some) / 300
+            per_step(scenario, 300)
         };
-        let (small, large) = (per_patch(2000), per_patch(8000));
-        println!(
-            "a patch step allocates {large} bytes on a Gateway of 8,000 {map}, {small} on 2,000 ({:.2} times)",
-            large as f64 / small as f64
-        );
-        assert!(
-            (large as f64) < 1.5 * small as f64,
-            "a patch costs {large} bytes on 8,000 {map}, {small} on 2,000"
+        grows_less_than(
+            1.5,
+            "a patch step",
+            (&format!("2,000 {map}"), &format!("8,000 {map}")),
+            (per_patch(2000), per_patch(8000)),
         );
     }
 }
@@ -190,19 +210,13 @@ fn h3_a_reconcile_step_reads_what_its_snapshot_needs() {
     let reconciles: Vec<_> = (0..100)
         .map(|_| serde_json::json!({"reconcile": {}}))
         .collect();
-    let per_reconcile = |namespaces: usize| {
-        let (some, _) = scenario_cost(&costed(1, namespaces, &reconciles[..50]));
-        let (more, _) = scenario_cost(&costed(1, namespaces, &reconciles));
-        more.saturating_sub(some) / 50
-    };
-    let (small, large) = (per_reconcile(2000), per_reconcile(8000));
-    println!(
-        "a reconcile step allocates {large} bytes over 8,000 namespaces, {small} over 2,000 ({:.2} times)",
-        large as f64 / small as f64
-    );
-    assert!(
-        (large as f64) < 1.3 * small as f64,
-        "a reconcile costs {large} bytes over 8,000 namespaces, {small} over 2,000"
+    let per_reconcile =
+        |namespaces: usize| per_step(|n| costed(1, namespaces, &reconciles[..n]), 50);
+    grows_less_than(
+        1.3,
+        "a reconcile step",
+        ("2,000 namespaces", "8,000 namespaces"),
+        (per_reconcile(2000), per_reconcile(8000)),
     );
 }
 
@@ -433,17 +447,15 @@ fn h3_a_reconcile_step_does_not_copy_the_template() {
             file["objects"]["template"] = template;
             file.to_string()
         };
-        let (some, _) = scenario_cost(&scenario(20));
-        let (more, _) = scenario_cost(&scenario(40));
-        more.saturating_sub(some) / 20
+        per_step(scenario, 20)
     };
-    let (small, large) = (per_reconcile(1000), per_reconcile(4000));
-    println!(
-        "a reconcile step allocates {large} bytes with a template of 4,000 status entries, {small} with 1,000 ({:.2} times)",
-        large as f64 / small as f64
-    );
-    assert!(
-        (large as f64) < 1.1 * small as f64,
-        "a reconcile costs {large} bytes with the larger template, {small} with the smaller"
+    grows_less_than(
+        1.1,
+        "a reconcile step",
+        (
+            "a template of 1,000 status entries",
+            "a template of 4,000 status entries",
+        ),
+        (per_reconcile(1000), per_reconcile(4000)),
     );
 }

@@ -335,14 +335,8 @@ fn settles<L: Explorable>(
         }
         rounds += 1;
         let before = controller.write_counts();
-        for (namespace, name) in &gateways {
-            if gateways.len() > 1 {
-                schedule::apply(
-                    &mut controller,
-                    &mut invariants,
-                    &Op::target(namespace, name),
-                )?;
-            }
+        for gateway in &gateways {
+            aim(&mut controller, &mut invariants, &gateways, gateway)?;
             schedule::apply(&mut controller, &mut invariants, &Op::Reconcile)?;
             exploration.reconciles += 1;
         }
@@ -358,14 +352,8 @@ fn settles<L: Explorable>(
     let applied_type = format!("{domain}/{CONFIGURATION_APPLIED_NAME}");
     let ours = read_typed::<L, GatewayClass>(&controller, Kind::GatewayClass, invariants.steps())?
         .is_some_and(|c| c.spec.controller_name == invariants.settings().controller_name);
-    for (namespace, name) in &gateways {
-        if gateways.len() > 1 {
-            schedule::apply(
-                &mut controller,
-                &mut invariants,
-                &Op::target(namespace, name),
-            )?;
-        }
+    for key @ (namespace, name) in &gateways {
+        aim(&mut controller, &mut invariants, &gateways, key)?;
         let gateway: Gateway =
             read_typed(&controller, Kind::Gateway, invariants.steps())?.unwrap_or_default();
         let conditions = &gateway.status.conditions;
@@ -379,6 +367,19 @@ fn settles<L: Explorable>(
                 || format!("{namespace}/{name} settled with ConfigurationApplied {applied:?}"),
             )?;
         }
+    }
+    Ok(())
+}
+
+/// Makes `gateway` the loop's target, when it has more than one of `gateways`.
+fn aim<L: Explorable>(
+    controller: &mut L,
+    invariants: &mut Invariants,
+    gateways: &[ObjectKey],
+    (namespace, name): &ObjectKey,
+) -> Result<(), Violation> {
+    if gateways.len() > 1 {
+        schedule::apply(controller, invariants, &Op::target(namespace, name))?;
     }
     Ok(())
 }

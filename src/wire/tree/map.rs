@@ -309,6 +309,43 @@ impl<'a> Entry<'a> {
     }
 }
 
+/// The iterator traits of an iterator over either form of a [`Map`]'s entries: each call
+/// goes to the form's own iterator, and `|k, v| item` makes the item of an entry.
+macro_rules! either_form {
+    ($name:ident $(<$lt:lifetime>)?, $form:ident, $item:ty, |$k:ident, $v:ident| $make:expr) => {
+        impl$(<$lt>)? Iterator for $name$(<$lt>)? {
+            type Item = $item;
+
+            fn next(&mut self) -> Option<$item> {
+                match &mut self.0 {
+                    $form::Few(it) => it.next().map(|($k, $v)| $make),
+                    $form::Many(it) => it.next().map(|($k, $v)| $make),
+                }
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                match &self.0 {
+                    $form::Few(it) => it.size_hint(),
+                    $form::Many(it) => it.size_hint(),
+                }
+            }
+        }
+
+        impl$(<$lt>)? DoubleEndedIterator for $name$(<$lt>)? {
+            fn next_back(&mut self) -> Option<$item> {
+                match &mut self.0 {
+                    $form::Few(it) => it.next_back().map(|($k, $v)| $make),
+                    $form::Many(it) => it.next_back().map(|($k, $v)| $make),
+                }
+            }
+        }
+
+        impl$(<$lt>)? ExactSizeIterator for $name$(<$lt>)? {}
+
+        impl$(<$lt>)? std::iter::FusedIterator for $name$(<$lt>)? {}
+    };
+}
+
 /// The entries of a [`Map`], in key order ([`Map::iter`]).
 #[derive(Clone)]
 pub struct Iter<'a>(IterForm<'a>);
@@ -319,36 +356,10 @@ enum IterForm<'a> {
     Many(btree_map::Iter<'a, Str, Value>),
 }
 
-impl<'a> Iterator for Iter<'a> {
-    type Item = (&'a str, &'a Value);
-
-    fn next(&mut self) -> Option<(&'a str, &'a Value)> {
-        match &mut self.0 {
-            IterForm::Few(it) => it.next().map(|(k, v)| (k.as_str(), v)),
-            IterForm::Many(it) => it.next().map(|(k, v)| (k.as_str(), v)),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            IterForm::Few(it) => it.size_hint(),
-            IterForm::Many(it) => it.size_hint(),
-        }
-    }
-}
-
-impl DoubleEndedIterator for Iter<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            IterForm::Few(it) => it.next_back().map(|(k, v)| (k.as_str(), v)),
-            IterForm::Many(it) => it.next_back().map(|(k, v)| (k.as_str(), v)),
-        }
-    }
-}
-
-impl ExactSizeIterator for Iter<'_> {}
-
-impl std::iter::FusedIterator for Iter<'_> {}
+either_form!(Iter<'a>, IterForm, (&'a str, &'a Value), |k, v| (
+    k.as_str(),
+    v
+));
 
 /// The entries of a [`Map`], in key order, with the values mutable ([`Map::iter_mut`]).
 pub struct IterMut<'a>(IterMutForm<'a>);
@@ -358,36 +369,12 @@ enum IterMutForm<'a> {
     Many(btree_map::IterMut<'a, Str, Value>),
 }
 
-impl<'a> Iterator for IterMut<'a> {
-    type Item = (&'a str, &'a mut Value);
-
-    fn next(&mut self) -> Option<(&'a str, &'a mut Value)> {
-        match &mut self.0 {
-            IterMutForm::Few(it) => it.next().map(|(k, v)| (k.as_str(), v)),
-            IterMutForm::Many(it) => it.next().map(|(k, v)| (k.as_str(), v)),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            IterMutForm::Few(it) => it.size_hint(),
-            IterMutForm::Many(it) => it.size_hint(),
-        }
-    }
-}
-
-impl DoubleEndedIterator for IterMut<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            IterMutForm::Few(it) => it.next_back().map(|(k, v)| (k.as_str(), v)),
-            IterMutForm::Many(it) => it.next_back().map(|(k, v)| (k.as_str(), v)),
-        }
-    }
-}
-
-impl ExactSizeIterator for IterMut<'_> {}
-
-impl std::iter::FusedIterator for IterMut<'_> {}
+either_form!(
+    IterMut<'a>,
+    IterMutForm,
+    (&'a str, &'a mut Value),
+    |k, v| (k.as_str(), v)
+);
 
 /// The entries of a [`Map`] taken by value, in key order ([`Map::into_iter`]).
 pub struct IntoIter(IntoIterForm);
@@ -397,36 +384,7 @@ enum IntoIterForm {
     Many(btree_map::IntoIter<Str, Value>),
 }
 
-impl Iterator for IntoIter {
-    type Item = (Str, Value);
-
-    fn next(&mut self) -> Option<(Str, Value)> {
-        match &mut self.0 {
-            IntoIterForm::Few(it) => it.next(),
-            IntoIterForm::Many(it) => it.next(),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            IntoIterForm::Few(it) => it.size_hint(),
-            IntoIterForm::Many(it) => it.size_hint(),
-        }
-    }
-}
-
-impl DoubleEndedIterator for IntoIter {
-    fn next_back(&mut self) -> Option<(Str, Value)> {
-        match &mut self.0 {
-            IntoIterForm::Few(it) => it.next_back(),
-            IntoIterForm::Many(it) => it.next_back(),
-        }
-    }
-}
-
-impl ExactSizeIterator for IntoIter {}
-
-impl std::iter::FusedIterator for IntoIter {}
+either_form!(IntoIter, IntoIterForm, (Str, Value), |k, v| (k, v));
 
 impl<'a> IntoIterator for &'a Map {
     type Item = (&'a str, &'a Value);
