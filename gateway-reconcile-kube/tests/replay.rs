@@ -9,6 +9,7 @@ mod common;
 mod replay {
     pub mod backend;
     pub mod schedules;
+    mod sequences;
 }
 
 use std::sync::atomic::Ordering;
@@ -760,13 +761,14 @@ use replay::schedules::{self, Tally, Verdict};
 /// How long one fault schedule may take on the real server (its convergence included).
 const SCHEDULE_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// Runs the kit's schedule `ops` on a fresh `Real` backend in a thread of its own, for at
-/// most [`SCHEDULE_TIMEOUT`]: the verdict, what it did, and its calls as a scenario file.
-fn run_real(
+/// Runs `work` on a fresh `Real` backend (the kit's routes handed to it) in a thread of its
+/// own, for at most [`SCHEDULE_TIMEOUT`]: its answer, or `timed_out` (the admission objects
+/// it may have left removed).
+fn on_real<T: Send + 'static>(
     world: &World,
-    ops: &[gateway_reconcile::testing::strategies::Op],
-    description: &str,
-) -> (Verdict, Tally, Value) {
+    work: impl FnOnce(Real) -> T + Send + 'static,
+    timed_out: T,
+) -> T {
     let routes = schedules::objects_json()["routes"]
         .as_array()
         .cloned()
@@ -779,13 +781,8 @@ fn run_real(
     .with_routes(routes);
     let cancel = backend.cancel_flag();
     let (send, receive) = std::sync::mpsc::channel();
-    let ops = ops.to_vec();
-    let description = description.to_owned();
     std::thread::spawn(move || {
-        let (verdict, mut looped) = schedules::run_schedule(backend, &ops);
-        looped.inner.clean_up();
-        let file = looped.scenario(&description);
-        let _ = send.send((verdict, looped.tally, file));
+        let _ = send.send(work(backend));
     });
     match receive.recv_timeout(SCHEDULE_TIMEOUT) {
         Ok(done) => done,
@@ -795,13 +792,34 @@ fn run_real(
                 &world.admin,
                 "replay-",
             ));
-            (
-                Verdict::Failed(format!("no end within {} s", SCHEDULE_TIMEOUT.as_secs())),
-                Tally::default(),
-                Value::Null,
-            )
+            timed_out
         }
     }
+}
+
+/// Runs the kit's schedule `ops` on a fresh `Real` backend ([`on_real`]): the verdict, what
+/// it did, and its calls as a scenario file.
+fn run_real(
+    world: &World,
+    ops: &[gateway_reconcile::testing::strategies::Op],
+    description: &str,
+) -> (Verdict, Tally, Value) {
+    let ops = ops.to_vec();
+    let description = description.to_owned();
+    on_real(
+        world,
+        move |backend| {
+            let (verdict, mut looped) = schedules::run_schedule(backend, &ops);
+            looped.inner.clean_up();
+            let file = looped.scenario(&description);
+            (verdict, looped.tally, file)
+        },
+        (
+            Verdict::Failed(format!("no end within {} s", SCHEDULE_TIMEOUT.as_secs())),
+            Tally::default(),
+            Value::Null,
+        ),
+    )
 }
 
 fn env_number(name: &str, default: u64) -> u64 {

@@ -16,7 +16,9 @@ use crate::settings::Settings;
 use crate::sim::cluster::{Kind, ReconcileReport};
 use crate::sim::scenario::{Backend, StepError};
 use crate::snapshot::Snapshot;
-use crate::wire::{Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
+use crate::wire::{
+    Condition, Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route, ListenerStatus,
+};
 
 use super::ControllerLoop;
 
@@ -67,7 +69,8 @@ impl std::error::Error for Violation {}
 ///   GatewayConfiguration's uid;
 /// - `programmed-names-generation`: a True `Programmed` names the generation the Deployment
 ///   carries, and is never True without a Deployment;
-/// - `no-idle-write`: the status is written only when a condition or an address changed;
+/// - `no-idle-write`: the status is written only when a condition, an address or a listener's
+///   status changed;
 /// - `status-patch`: the settlement's status patch, applied as the API server would, gives
 ///   the settled status;
 /// - `deterministic`: planning the same snapshot twice gives the same write and settlement;
@@ -94,11 +97,12 @@ pub struct Invariants {
     step: usize,
 }
 
-/// A Gateway's conditions and addresses as last seen.
+/// A Gateway's conditions, addresses and listener status as last seen.
 #[derive(Debug, Clone)]
 struct Seen {
     conditions: Vec<Condition>,
     addresses: Vec<String>,
+    listeners: Vec<ListenerStatus>,
 }
 
 /// A Gateway's namespace and name.
@@ -111,13 +115,13 @@ fn key_of(gateway: &Gateway) -> ObjectKey {
 }
 
 /// The objects a check reads back from the loop, typed.
-struct Objects {
-    gateway: Gateway,
-    class: Option<GatewayClass>,
-    configuration: Option<GatewayConfiguration>,
-    deployment: Option<Deployment>,
-    template: Deployment,
-    routes: Vec<L34Route>,
+pub(super) struct Objects {
+    pub(super) gateway: Gateway,
+    pub(super) class: Option<GatewayClass>,
+    pub(super) configuration: Option<GatewayConfiguration>,
+    pub(super) deployment: Option<Deployment>,
+    pub(super) template: Deployment,
+    pub(super) routes: Vec<L34Route>,
 }
 
 /// A backend's failure as a violation of `property` at `step`.
@@ -185,7 +189,11 @@ impl Invariants {
         self.mutating.hash(state);
         for (key, seen) in &self.seen {
             key.hash(state);
-            format!("{:?} {:?}", seen.conditions, seen.addresses).hash(state);
+            format!(
+                "{:?} {:?} {:?}",
+                seen.conditions, seen.addresses, seen.listeners
+            )
+            .hash(state);
         }
     }
 
@@ -236,6 +244,7 @@ impl Invariants {
             key,
             Seen {
                 addresses: addresses(&gateway),
+                listeners: gateway.status.listeners,
                 conditions: gateway.status.conditions,
             },
         );
@@ -277,7 +286,10 @@ impl Invariants {
         &self.settings
     }
 
-    fn objects<L: ControllerLoop + ?Sized>(&self, controller: &L) -> Result<Objects, Violation> {
+    pub(super) fn objects<L: ControllerLoop + ?Sized>(
+        &self,
+        controller: &L,
+    ) -> Result<Objects, Violation> {
         let step = self.step;
         let missing = |what: &str| Violation {
             step,
@@ -369,10 +381,13 @@ impl Invariants {
             })?;
         }
 
-        // No status write when nothing changed, and the patch gives the settled status.
-        let changed = *after != *before || addresses(gateway) != seen.addresses;
+        // No status write when nothing changed (a condition, an address, a listener's
+        // status: SPEC revision 5), and the patch gives the settled status.
+        let changed = *after != *before
+            || addresses(gateway) != seen.addresses
+            || gateway.status.listeners != seen.listeners;
         self.ensure(!record.status_written || changed, "no-idle-write", || {
-            "the status was written, and neither a condition nor an address changed".into()
+            "the status was written, and neither a condition, an address nor a listener's status changed".into()
         })?;
         if let Some(problem) = &record.status_patch_problem {
             return Err(self.violation("status-patch", problem.clone()));
@@ -592,6 +607,7 @@ impl Invariants {
             Seen {
                 conditions: after.clone(),
                 addresses: addresses(gateway),
+                listeners: gateway.status.listeners.clone(),
             },
         );
         Ok(())

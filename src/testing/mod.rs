@@ -36,6 +36,9 @@
 //!   fingerprint, the invariants checked at every reconcile and eventually stable
 //!   reconciliation from every state reached; the shortest sequence that breaks a
 //!   property when one does.
+//! - [`sequences`]: desired-state sequences (Acto's method): valid edits of the declared
+//!   state, each followed by convergence and the crate's own plan on the final objects
+//!   as the oracle (it must ask for nothing).
 //! - [`text`]: a stable, human-readable text of a settlement and of a run (the timeline
 //!   `simulate` prints), deterministic across runs and platforms, for snapshot tests.
 //! - [`Run`]: a schedule applied to a [`ControllerLoop`], checked as it goes, recorded for
@@ -151,6 +154,7 @@ mod controller_loop;
 pub mod explore;
 pub mod invariants;
 pub mod schedule;
+pub mod sequences;
 mod store;
 pub mod strategies;
 pub mod text;

@@ -30,6 +30,8 @@ use std::fmt::Display;
 
 use gateway_reconcile::sim::cluster::{Cluster, Kind, Objects, ReconcileReport, RolloutState};
 use gateway_reconcile::sim::scenario::{Backend, StepError, WriteCounts};
+use gateway_reconcile::testing::invariants::Invariants;
+use gateway_reconcile::testing::sequences::{self, Edit, SequenceReport};
 use gateway_reconcile::testing::strategies::{self, Op};
 use gateway_reconcile::testing::{ControllerLoop, Run};
 use gateway_reconcile::wire::tree;
@@ -418,14 +420,58 @@ where
         .map_err(|v| v.to_string())
 }
 
+/// Runs the desired-state sequence `edits` with the kit (`testing::sequences`: each edit,
+/// then convergence and the crate's plan on the final objects as the oracle) on `backend`
+/// (fresh: the kit's objects are created): the verdict, the loop, and what the sequence did
+/// when it passed.
+pub fn run_sequence<B: Server>(
+    backend: B,
+    edits: &[Edit],
+) -> (Verdict, Looped<B>, Option<SequenceReport>)
+where
+    B::Error: Display,
+{
+    let mut looped = Looped::new(backend);
+    let ran = objects().and_then(|objects| {
+        looped
+            .create(&strategies::settings(), objects, strategies::start())
+            .map_err(|e| format!("create: {e}"))?;
+        let mut invariants = Invariants::new(&looped).map_err(|v| v.to_string())?;
+        sequences::run_sequence(&mut looped, &mut invariants, edits).map_err(|v| v.to_string())
+    });
+    let verdict = match (&ran, &looped.skipped) {
+        (Ok(_), _) => Verdict::Passed,
+        (Err(_), Some(skip)) => Verdict::Skipped(skip.clone()),
+        (Err(why), None) => Verdict::Failed(why.clone()),
+    };
+    looped.tally.writes = looped.inner.write_counts();
+    (verdict, looped, ran.ok())
+}
+
+/// The desired-state sequence of `seed`: `len` edits drawn from the kit's
+/// `sequences::sequence` strategy with a ChaCha generator seeded from it.
+pub fn sequence_of(seed: u64, len: usize) -> Vec<Edit> {
+    let mut runner = seeded_runner(seed);
+    match sequences::sequence(len).new_tree(&mut runner) {
+        Ok(tree) => tree.current(),
+        Err(e) => panic!("the kit's sequence strategy refused seed {seed}: {e}"),
+    }
+}
+
+/// A proptest runner whose generator is ChaCha seeded from `seed`: the same draws on every
+/// machine.
+fn seeded_runner(seed: u64) -> TestRunner {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+    TestRunner::new_with_rng(Config::default(), rng)
+}
+
 /// The schedule of `seed`: the kit's `schedule(max_len)` strategy drawn with a ChaCha
 /// generator seeded from it (the same seed gives the same schedule on every machine), as
 /// a tree proptest can shrink.
 pub fn schedule_tree(seed: u64, max_len: usize) -> impl ValueTree<Value = Vec<Op>> {
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
-    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let mut runner = seeded_runner(seed);
     match strategies::schedule(max_len).new_tree(&mut runner) {
         Ok(tree) => tree,
         Err(e) => panic!("the kit's schedule strategy refused seed {seed}: {e}"),

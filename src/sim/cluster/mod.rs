@@ -13,7 +13,7 @@
 //!
 //! [`Cluster`] holds the GatewayClass, the Gateway, the GatewayConfiguration, the LB
 //! Deployment, the template and the L34Routes (the first three as compact JSON trees,
-//! [`tree::Value`](crate::wire::tree::Value)), and drives the crate exactly as a
+//! [`tree::Value`]), and drives the crate exactly as a
 //! controller would: [`Cluster::reconcile`] builds a [`Snapshot`](crate::Snapshot) from the stored objects,
 //! calls [`plan`](crate::plan) at the cluster clock, performs the Deployment write the plan
 //! asks for, settles with the outcome and writes the status. Embedders can use it to test
