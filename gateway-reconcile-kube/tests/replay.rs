@@ -398,6 +398,34 @@ impl<B: Backend> Backend for Tracked<B> {
         self.inner.unreadable(kind, patch, now)
     }
 
+    fn snapshot(&mut self, name: &str, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        self.enter("snapshot");
+        self.inner.snapshot(name, now)
+    }
+
+    fn stale_reads(
+        &mut self,
+        from: Option<&str>,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter(if from.is_some() {
+            "staleReads"
+        } else {
+            "catchUp"
+        });
+        self.inner.stale_reads(from, now)
+    }
+
+    fn recreate(
+        &mut self,
+        kind: Kind,
+        object: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter("recreate");
+        self.inner.recreate(kind, object, now)
+    }
+
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {
         self.inner.read(kind)
     }

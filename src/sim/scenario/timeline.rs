@@ -42,6 +42,14 @@ pub enum Effect {
     /// An object was patched without the type check: the controller reads it as
     /// unreadable.
     MadeUnreadable(Kind),
+    /// The objects the API server serves were remembered under this name.
+    Snapshotted(String),
+    /// The controller's reads lag: answered from this snapshot.
+    ReadsLag(String),
+    /// The lagging view caught up.
+    ReadsCaughtUp,
+    /// An object was deleted for good and created again.
+    Recreated(Kind),
     /// The step could not run (the failure is in [`Report::failures`]).
     Error(String),
 }
@@ -158,6 +166,14 @@ impl fmt::Display for Entry {
                     Effect::MadeUnreadable(k) => {
                         format!("unreadable {k}: patched without the type check")
                     }
+                    Effect::Snapshotted(name) => {
+                        format!("snapshot {name:?}: the served objects remembered")
+                    }
+                    Effect::ReadsLag(name) => {
+                        format!("staleReads: reads answered from snapshot {name:?}")
+                    }
+                    Effect::ReadsCaughtUp => "catchUp: reads see the current objects".to_owned(),
+                    Effect::Recreated(k) => format!("recreate {k}: deleted and created again"),
                     Effect::Error(e) => format!("error: {e}"),
                     Effect::Reconciled(_) => String::new(),
                 };

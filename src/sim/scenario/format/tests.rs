@@ -33,7 +33,7 @@ fn errors_name_the_step_and_the_key() {
     assert_eq!(
         step_error(json!({"reconcil": {}})),
         "step 3: unknown step \"reconcil\" (expected one of reconcile, advance, patch, \
-         delete, failWrites, rollout, mutateWrites, restart, unreadable)"
+         delete, failWrites, rollout, mutateWrites, restart, unreadable, snapshot, staleReads, catchUp, recreate)"
     );
     assert_eq!(
         step_error(json!({"advance": "1s", "expect": {}})),
