@@ -162,6 +162,30 @@ impl Backend for Recorded {
         Backend::unreadable(&mut self.cluster, kind, patch, now)
     }
 
+    fn snapshot(&mut self, name: &str, now: Timestamp) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("snapshot", now));
+        Backend::snapshot(&mut self.cluster, name, now)
+    }
+
+    fn stale_reads(
+        &mut self,
+        from: Option<&str>,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("staleReads", now));
+        Backend::stale_reads(&mut self.cluster, from, now)
+    }
+
+    fn recreate(
+        &mut self,
+        kind: Kind,
+        object: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("recreate", now));
+        Backend::recreate(&mut self.cluster, kind, object, now)
+    }
+
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {
         self.cluster.read(kind)
     }
