@@ -9,7 +9,9 @@ use std::process::Command;
 use gateway_reconcile::sim::cluster::{
     Cluster, ClusterError, Kind, Objects, ReconcileReport, RolloutState,
 };
-use gateway_reconcile::sim::scenario::{Backend, DEMO, Effect, Scenario, StepError, WriteCounts};
+use gateway_reconcile::sim::scenario::{
+    Backend, DEMO, Effect, Scenario, StaleReads, StepError, WriteCounts,
+};
 use gateway_reconcile::{Settings, WriteOutcome};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -169,11 +171,11 @@ impl Backend for Recorded {
 
     fn stale_reads(
         &mut self,
-        from: Option<&str>,
+        reads: Option<&StaleReads>,
         now: Timestamp,
     ) -> Result<(), StepError<ClusterError>> {
         self.calls.push(("staleReads", now));
-        Backend::stale_reads(&mut self.cluster, from, now)
+        Backend::stale_reads(&mut self.cluster, reads, now)
     }
 
     fn recreate(

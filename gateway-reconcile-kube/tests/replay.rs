@@ -18,7 +18,9 @@ use std::time::Duration;
 use gateway_reconcile::Settings;
 use gateway_reconcile::WriteOutcome;
 use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileReport, RolloutState};
-use gateway_reconcile::sim::scenario::{Backend, Report, Scenario, StepError, Verb, WriteCounts};
+use gateway_reconcile::sim::scenario::{
+    Backend, Report, Scenario, StaleReads, StepError, Verb, WriteCounts,
+};
 use jiff::Timestamp;
 use kube::Client;
 use replay::backend::Real;
@@ -405,15 +407,15 @@ impl<B: Backend> Backend for Tracked<B> {
 
     fn stale_reads(
         &mut self,
-        from: Option<&str>,
+        reads: Option<&StaleReads>,
         now: Timestamp,
     ) -> Result<(), StepError<B::Error>> {
-        self.enter(if from.is_some() {
+        self.enter(if reads.is_some() {
             "staleReads"
         } else {
             "catchUp"
         });
-        self.inner.stale_reads(from, now)
+        self.inner.stale_reads(reads, now)
     }
 
     fn recreate(

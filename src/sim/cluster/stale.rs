@@ -6,8 +6,9 @@
 //! kept under a name), lets the cluster move on, then makes the reads lag
 //! ([`Cluster::stale_reads`]: every read of a reconcile, the Gateway, its class, the
 //! GatewayConfiguration, the Deployment, the routes and the namespaces' labels, is
-//! answered from that copy) until the view catches up ([`Cluster::catch_up_reads`]). The
-//! template is the controller's own file, not an API object: it is always current.
+//! answered from that copy; or the reads of some kinds only, as per-kind caches lag apart)
+//! until the view catches up ([`Cluster::catch_up_reads`]). The template is the
+//! controller's own file, not an API object: it is always current.
 //!
 //! Nothing here bypasses the server's checks: a Deployment update carries the
 //! `resourceVersion` it read and is refused 409 `Conflict` when the stored object is newer,
@@ -18,7 +19,7 @@
 //! History is kept only while needed: a copy per named snapshot, from the step that takes
 //! it until the stale reads that use it end; none otherwise.
 
-use super::{Cluster, ClusterError, Namespaces};
+use super::{Cluster, ClusterError, Kind, Namespaces};
 use crate::wire::{Deployment, L34Route, tree};
 
 /// The objects the API server serves reads from, as of one revision.
@@ -37,8 +38,9 @@ struct Revision {
 pub(crate) struct Lag {
     /// Revisions remembered by name, until stale reads start from them.
     snapshots: Vec<(String, Revision)>,
-    /// The revision reads are answered from, while the view lags.
-    reads: Option<Revision>,
+    /// The revision reads are answered from, while the view lags, and the kinds that lag
+    /// (`None`: all of them).
+    reads: Option<(Revision, Option<Vec<Kind>>)>,
 }
 
 /// What the controller's reads see: the current objects, or those of the revision the
@@ -56,22 +58,43 @@ pub(crate) struct Reads<'a> {
 impl Cluster {
     /// What the controller's reads are answered from.
     pub(crate) fn reads(&self) -> Reads<'_> {
-        match &self.lag.reads {
-            Some(r) => Reads {
-                gateway_class: r.gateway_class.as_ref(),
-                gateway: &r.gateway,
-                configuration: r.configuration.as_ref(),
-                deployment: r.deployment.as_ref(),
-                routes: &r.routes,
-                namespaces: &r.namespaces,
+        let current = Reads {
+            gateway_class: self.gateway_class.as_ref(),
+            gateway: &self.gateway,
+            configuration: self.configuration.as_ref(),
+            deployment: self.deployment.as_ref(),
+            routes: &self.routes,
+            namespaces: &self.namespaces,
+        };
+        let Some((r, kinds)) = &self.lag.reads else {
+            return current;
+        };
+        let lags = |kind: Kind| kinds.as_ref().is_none_or(|kinds| kinds.contains(&kind));
+        Reads {
+            gateway_class: match lags(Kind::GatewayClass) {
+                true => r.gateway_class.as_ref(),
+                false => current.gateway_class,
             },
-            None => Reads {
-                gateway_class: self.gateway_class.as_ref(),
-                gateway: &self.gateway,
-                configuration: self.configuration.as_ref(),
-                deployment: self.deployment.as_ref(),
-                routes: &self.routes,
-                namespaces: &self.namespaces,
+            gateway: match lags(Kind::Gateway) {
+                true => &r.gateway,
+                false => current.gateway,
+            },
+            configuration: match lags(Kind::Configuration) {
+                true => r.configuration.as_ref(),
+                false => current.configuration,
+            },
+            deployment: match lags(Kind::Deployment) {
+                true => r.deployment.as_ref(),
+                false => current.deployment,
+            },
+            // The namespaces' labels are read for the routes: they lag with them.
+            routes: match lags(Kind::Routes) {
+                true => &r.routes,
+                false => current.routes,
+            },
+            namespaces: match lags(Kind::Routes) {
+                true => &r.namespaces,
+                false => current.namespaces,
             },
         }
     }
@@ -94,9 +117,12 @@ impl Cluster {
 
     /// From now on the controller's reads are answered from the snapshot `name` (used up:
     /// it is moved, not copied), as a watch cache that lags at that revision answers them;
-    /// writes still go to the current objects. Replaces a lagging view already in place.
-    /// [`ClusterError::NoSnapshot`] when no snapshot of that name is held.
-    pub fn stale_reads(&mut self, name: &str) -> Result<(), ClusterError> {
+    /// writes still go to the current objects. `kinds` (`None`: all) are the kinds whose
+    /// reads lag, as a controller's per-kind caches (one watch each) lag apart; the
+    /// namespaces' labels lag with [`Kind::Routes`]; the template never does. Replaces a
+    /// lagging view already in place. [`ClusterError::NoSnapshot`] when no snapshot of
+    /// that name is held.
+    pub fn stale_reads(&mut self, name: &str, kinds: Option<&[Kind]>) -> Result<(), ClusterError> {
         let at = self
             .lag
             .snapshots
@@ -104,7 +130,7 @@ impl Cluster {
             .position(|(taken, _)| taken == name)
             .ok_or_else(|| ClusterError::NoSnapshot(name.to_owned()))?;
         let (_, revision) = self.lag.snapshots.remove(at);
-        self.lag.reads = Some(revision);
+        self.lag.reads = Some((revision, kinds.map(<[Kind]>::to_vec)));
         Ok(())
     }
 

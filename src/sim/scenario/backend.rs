@@ -12,6 +12,7 @@ use std::fmt;
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::StaleReads;
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileReport, RolloutState};
@@ -218,15 +219,16 @@ pub trait Backend {
         ))
     }
 
-    /// `Some(name)`: the controller's reads are answered from the snapshot `name` from now
-    /// on, while writes go to the current objects and are checked there; `None`: the view
-    /// catches up. By default the backend cannot ([`StepError::Skip`]).
+    /// `Some(reads)`: the controller's reads (of `reads.kinds`, or all) are answered from
+    /// the snapshot `reads.from` from now on, while writes go to the current objects and
+    /// are checked there; `None`: the view catches up. By default the backend cannot
+    /// ([`StepError::Skip`]).
     fn stale_reads(
         &mut self,
-        from: Option<&str>,
+        reads: Option<&StaleReads>,
         now: Timestamp,
     ) -> Result<(), StepError<Self::Error>> {
-        let _ = (from, now);
+        let _ = (reads, now);
         Err(StepError::Skip(
             "this backend cannot serve reads from an older revision".into(),
         ))
@@ -363,12 +365,16 @@ impl Backend for Cluster {
 
     fn stale_reads(
         &mut self,
-        from: Option<&str>,
+        reads: Option<&StaleReads>,
         now: Timestamp,
     ) -> Result<(), StepError<ClusterError>> {
         self.catch_up(now);
-        match from {
-            Some(name) => Ok(Cluster::stale_reads(self, name)?),
+        match reads {
+            Some(reads) => Ok(Cluster::stale_reads(
+                self,
+                &reads.from,
+                reads.kinds.as_deref(),
+            )?),
             None => {
                 Cluster::catch_up_reads(self);
                 Ok(())
@@ -470,10 +476,10 @@ impl<B: Backend + ?Sized> Backend for &mut B {
 
     fn stale_reads(
         &mut self,
-        from: Option<&str>,
+        reads: Option<&StaleReads>,
         now: Timestamp,
     ) -> Result<(), StepError<B::Error>> {
-        (**self).stale_reads(from, now)
+        (**self).stale_reads(reads, now)
     }
 
     fn recreate(

@@ -143,6 +143,24 @@ struct StepFile {
 #[serde(deny_unknown_fields)]
 struct StaleReadsFile {
     from: String,
+    #[serde(default, deserialize_with = "present")]
+    kinds: Option<Vec<LaggingKind>>,
+}
+
+/// A kind whose reads can lag: any the API server serves (not the template, the
+/// controller's own file).
+struct LaggingKind(Kind);
+
+impl<'de> Deserialize<'de> for LaggingKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |name| match Kind::from_key(name) {
+            Some(Kind::Template) | None => Err(format!(
+                "cannot lag {name:?} (expected gatewayClass, gateway, configuration, \
+                 deployment or routes)"
+            )),
+            Some(kind) => Ok(LaggingKind(kind)),
+        })
+    }
 }
 
 /// `recreate: {"gateway": OBJECT}`: the Gateway deleted for good and created as written.
@@ -725,7 +743,23 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
         }
         Verb::Snapshot(name)
     } else if let Some(Obj(stale)) = file.stale_reads {
-        Verb::StaleReads(stale.from)
+        let kinds: Option<Vec<Kind>> = stale
+            .kinds
+            .map(|kinds| kinds.into_iter().map(|k| k.0).collect());
+        if let Some(kinds) = &kinds {
+            let distinct: std::collections::BTreeSet<&str> =
+                kinds.iter().map(|k| k.key()).collect();
+            if kinds.is_empty() || distinct.len() != kinds.len() {
+                return Err(invalid(
+                    "staleReads.kinds",
+                    "must name one kind or more, each once (leave it out: every kind)".into(),
+                ));
+            }
+        }
+        Verb::StaleReads(super::StaleReads {
+            from: stale.from,
+            kinds,
+        })
     } else if file.catch_up.is_some() {
         Verb::CatchUp
     } else if let Some(Obj(recreate)) = file.recreate {
@@ -963,7 +997,8 @@ fn check_revisions(steps: &[Step]) -> Result<(), ScenarioError> {
                     ));
                 }
             }
-            Verb::StaleReads(from) => {
+            Verb::StaleReads(stale) => {
+                let from = &stale.from;
                 if pending.remove(from.as_str()).is_none() {
                     return Err(invalid(
                         "staleReads.from",

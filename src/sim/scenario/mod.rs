@@ -82,7 +82,9 @@
 //! - `snapshot: "NAME"` remembers the objects the API server serves now;
 //!   `staleReads: {"from": "NAME"}` answers the controller's reads from them from then on
 //!   (a lagging watch cache; writes go to the current objects, with their preconditions),
-//!   until `catchUp: {}`. Each snapshot is used by exactly one later `staleReads` (it is
+//!   until `catchUp: {}`; `"kinds": [KIND, ...]` beside `from` makes only those kinds'
+//!   reads lag (`gatewayClass`, `gateway`, `configuration`, `deployment`, `routes`), as
+//!   per-kind caches lag apart. Each snapshot is used by exactly one later `staleReads` (it is
 //!   kept until then, and no longer); a `staleReads` naming none, a `catchUp` with no
 //!   stale reads in place, or a snapshot no `staleReads` uses is malformed.
 //! - `recreate: {"gateway": OBJECT}`: the Gateway is deleted for good and created again
@@ -200,14 +202,24 @@ pub enum Verb {
     /// Remember the objects the API server serves now under a name, for a later
     /// [`Verb::StaleReads`] (kept until it uses them).
     Snapshot(String),
-    /// The controller's reads are answered from the named snapshot (a lagging watch
-    /// cache) while writes go to the current objects, until [`Verb::CatchUp`].
-    StaleReads(String),
+    /// The controller's reads are answered from a snapshot (a lagging watch cache) while
+    /// writes go to the current objects, until [`Verb::CatchUp`].
+    StaleReads(StaleReads),
     /// The lagging view catches up: reads see the current objects again.
     CatchUp,
     /// The object (the Gateway only) is deleted for good and created again as written,
     /// with a new uid. Held as a compact tree.
     Recreate(Kind, tree::Value),
+}
+
+/// A `staleReads` step: the snapshot the reads are answered from, and which kinds lag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleReads {
+    /// The snapshot's name (taken by an earlier [`Verb::Snapshot`]).
+    pub from: String,
+    /// The kinds whose reads lag (`None`: all of them; the namespaces' labels lag with
+    /// [`Kind::Routes`]), as a controller's per-kind caches lag apart.
+    pub kinds: Option<Vec<Kind>>,
 }
 
 /// What the JSON reader refused, with the step and the key path when it knows them
@@ -381,9 +393,9 @@ impl Scenario {
                     .snapshot(name, now)
                     .map(|()| Effect::Snapshotted(name.clone()))
                     .map_err(to_text),
-                Verb::StaleReads(from) => backend
-                    .stale_reads(Some(from), now)
-                    .map(|()| Effect::ReadsLag(from.clone()))
+                Verb::StaleReads(stale) => backend
+                    .stale_reads(Some(stale), now)
+                    .map(|()| Effect::ReadsLag(stale.clone()))
                     .map_err(to_text),
                 Verb::CatchUp => backend
                     .stale_reads(None, now)

@@ -45,7 +45,7 @@ pub enum Effect {
     /// The objects the API server serves were remembered under this name.
     Snapshotted(String),
     /// The controller's reads lag: answered from this snapshot.
-    ReadsLag(String),
+    ReadsLag(super::StaleReads),
     /// The lagging view caught up.
     ReadsCaughtUp,
     /// An object was deleted for good and created again.
@@ -169,8 +169,18 @@ impl fmt::Display for Entry {
                     Effect::Snapshotted(name) => {
                         format!("snapshot {name:?}: the served objects remembered")
                     }
-                    Effect::ReadsLag(name) => {
-                        format!("staleReads: reads answered from snapshot {name:?}")
+                    Effect::ReadsLag(stale) => {
+                        let kinds = match &stale.kinds {
+                            None => "reads".to_owned(),
+                            Some(kinds) => {
+                                let keys: Vec<&str> = kinds.iter().map(|k| k.key()).collect();
+                                format!("reads of {}", keys.join(", "))
+                            }
+                        };
+                        format!(
+                            "staleReads: {kinds} answered from snapshot {:?}",
+                            stale.from
+                        )
                     }
                     Effect::ReadsCaughtUp => "catchUp: reads see the current objects".to_owned(),
                     Effect::Recreated(k) => format!("recreate {k}: deleted and created again"),

@@ -20,10 +20,10 @@ fn reads_lag_at_the_snapshot_and_writes_meet_the_current_objects() {
     )
     .unwrap();
     let current_rv = c.deployment().unwrap().meta("resourceVersion");
-    c.stale_reads("before").unwrap();
+    c.stale_reads("before", None).unwrap();
     assert!(c.reads_lag());
     // Used up: the snapshot is moved into the lagging view, not kept twice.
-    assert!(c.stale_reads("before").is_err());
+    assert!(c.stale_reads("before", None).is_err());
     let mut port = c.port();
     let read = ready(port.deployment("red", "sllbr-gw"))
         .unwrap()
@@ -68,7 +68,7 @@ fn a_status_patch_from_a_lagging_view_is_refused() {
     c.patch(Kind::Gateway, &json!({"metadata": {"labels": {"a": "b"}}}))
         .unwrap();
     let stored = c.gateway().clone();
-    c.stale_reads("before").unwrap();
+    c.stale_reads("before", None).unwrap();
     // A patch carrying the precondition of the Gateway read, as the driver sends it.
     let read: crate::wire::Gateway =
         crate::sim::cluster::store::typed(Kind::Gateway, c.reads().gateway).unwrap();
