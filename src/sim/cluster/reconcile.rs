@@ -51,16 +51,23 @@ pub struct ReconcileReport {
 impl ReconcileReport {
     /// The record of what a [`Driver`](crate::reconcile::Driver) reconcile at `time`
     /// decided, with the Gateway's `status` as stored after it ([`ReconcileReport::new`]
-    /// from the decision's parts).
+    /// from the decision's parts). A status patch the server refused (409: the Gateway was
+    /// written since it was read) was not written, and its Events were not recorded.
     pub fn of(time: Timestamp, decided: Decided, status: GatewayStatus) -> Self {
-        ReconcileReport::new(
+        let refused = decided.status == StatusWrite::Conflict;
+        let mut record = ReconcileReport::new(
             time,
             decided.action,
             decided.drift,
             decided.outcome,
             &decided.settlement,
             status,
-        )
+        );
+        if refused {
+            record.status_written = false;
+            record.events.clear();
+        }
+        record
     }
 
     /// The Gateway's condition of type `name` after the reconcile, the type with or
@@ -307,17 +314,12 @@ pub(crate) fn recorded(
         )),
         _ => None,
     });
-    let mut record = ReconcileReport {
+    let record = ReconcileReport {
         class_conditions,
         class_status_written,
         status_patch_problem,
         ..ReconcileReport::of(now, decided, status)
     };
-    record.status_written &= !refused;
-    if refused {
-        // The driver records no Event of a status that was not written.
-        record.events.clear();
-    }
     Ok((record, reconciled.requeue))
 }
 
