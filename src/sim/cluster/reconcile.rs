@@ -31,6 +31,9 @@ pub struct ReconcileReport {
     pub outcome: Option<WriteOutcome>,
     /// Whether the Gateway status was written.
     pub status_written: bool,
+    /// Whether the server refused the Gateway status patch (409: the Gateway was written
+    /// since it was read, e.g. through a lagging cache): nothing was written.
+    pub status_refused: bool,
     /// The Gateway's conditions after the reconcile.
     pub conditions: Vec<Condition>,
     /// The Gateway's address values after the reconcile.
@@ -65,6 +68,7 @@ impl ReconcileReport {
         );
         if refused {
             record.status_written = false;
+            record.status_refused = true;
             record.events.clear();
         }
         record
@@ -135,6 +139,7 @@ impl ReconcileReport {
             class_conditions: Vec::new(),
             class_status_written: false,
             status_patch_problem: None,
+            status_refused: false,
         }
     }
 }

@@ -117,7 +117,13 @@ impl fmt::Display for Entry {
                     Some(o) => writeln!(f, "    write: {}", describe_outcome(o))?,
                     None => writeln!(f, "    write: none")?,
                 }
-                writeln!(f, "    status: {}", describe_status(r.status_written))?;
+                match r.status_refused {
+                    true => writeln!(
+                        f,
+                        "    status: refused (409: the Gateway changed since it was read)"
+                    )?,
+                    false => writeln!(f, "    status: {}", describe_status(r.status_written))?,
+                }
                 for c in &r.conditions {
                     writeln!(f, "      {}: {}", describe_condition_facts(c), c.message)?;
                 }
