@@ -151,7 +151,9 @@
 //! `resourceVersion` as its precondition (see [`StatusPatch`]).
 //! [`Settlement::events`] lists the Kubernetes Events to record, one per condition transition
 //! and none on a retry that changes nothing (see [`events`]). [`Settlement::requeue`] says
-//! when to look again: at once after a conflict, a vanished Deployment or a stale snapshot;
+//! when to look again: at once after a conflict, a vanished Deployment or a stale snapshot
+//! (an owned condition newer than the Gateway, or a Deployment carrying a newer generation of
+//! the GatewayConfiguration than the one read);
 //! after a backoff (the time `ConfigurationApplied` has been False, clamped to 1 s–5 min, and
 //! never past the moment `Degraded` becomes due) after a transient failure; after the
 //! rejection backoff (the same time, clamped to 30 s–10 min, and never past
@@ -259,6 +261,17 @@
 //!   `gateway.networking.k8s.io` (the Gateway API's default), so it never admits L34Route.
 //!   [`lookup::names_gateway`] (a controller's trigger) still says whether a route names a
 //!   Gateway, attached or not; [`lookup::route_attaches`] says whether it attaches.
+//! - A stale GatewayConfiguration read (issue #42): a Deployment of this Gateway whose
+//!   annotations carry a generation of the same GatewayConfiguration (the same uid, on both
+//!   sides) above the generation read means the read is older than what was applied
+//!   (generations never go down; a controller's per-kind caches lag apart). As for an owned
+//!   condition newer than the Gateway (the contract's stale snapshot): nothing is written,
+//!   look again at once; otherwise the controller would roll the LB Deployment back and
+//!   name the old generation in the status. Without a uid on either side, a configuration
+//!   deleted and created again (generation 1, a new uid) cannot be told from a stale read,
+//!   and the usual rules apply. A hand edit that raises the annotation above the
+//!   configuration's generation holds the Deployment the same way, until the
+//!   configuration's generation passes it or the annotation is put back.
 //! - The Gateway of a Deployment ([`lookup::deployment_gateway`]) is its controller
 //!   ownerReference of kind `Gateway` in group `gateway.networking.k8s.io`, any version.
 //! - Scenario files and the command line (the `sim` module and the binary, not the
@@ -272,7 +285,13 @@
 //!   written); `unreadable` applies to the GatewayConfiguration only and, on an absent one,
 //!   creates it as a `patch` would; `objects.namespaces` keys must be DNS-1123 labels and
 //!   their labels valid label keys and values; a backend that cannot store an unreadable
-//!   object skips the file (`Backend::unreadable`'s default).
+//!   object skips the file (`Backend::unreadable`'s default). Stale reads (`snapshot`,
+//!   `staleReads`, `catchUp`): the simulator answers the controller's reads from a named
+//!   snapshot and checks its writes against the current objects with the real server's
+//!   preconditions (a status patch whose `resourceVersion` is not the stored object's is
+//!   refused 409, and reported as not written, without its Events); a backend that cannot
+//!   hold its reads back skips the file. `recreate` replaces the Gateway with a new object
+//!   of the same name (a new uid, generation 1, the CRD's default status).
 //!
 //! # Cargo features
 //!

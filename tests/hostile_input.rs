@@ -891,7 +891,7 @@ fn l2_quoted_values_are_cut_and_serde_words_whole() {
             &scenario(&format!("\"steps\": [\n {{\"{huge}\": {{}}}}]"))
         ),
         format!(
-            "line 3: step 1: unknown step {cut} (expected one of reconcile, advance, patch, delete, failWrites, rollout, mutateWrites, restart, unreadable)"
+            "line 3: step 1: unknown step {cut} (expected one of reconcile, advance, patch, delete, failWrites, rollout, mutateWrites, restart, unreadable, snapshot, staleReads, catchUp, recreate)"
         )
     );
     assert_eq!(

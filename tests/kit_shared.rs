@@ -183,8 +183,12 @@ fn a_status_patch_fault_fails_that_gateways_status_write_only() {
     );
     let conflicted = reconcile(&mut toy, "gw");
     assert!(
-        conflicted.status_written,
-        "the settlement had a status to write"
+        !conflicted.status_written,
+        "the server refused the status patch: not written"
+    );
+    assert!(
+        conflicted.events.is_empty(),
+        "no Event of an unwritten status"
     );
     // Not written: the loop looks again at once, and no Event of it is recorded.
     assert_eq!(toy.due("ns", "gw"), Some(conflicted.time));

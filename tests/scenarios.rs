@@ -9,7 +9,9 @@ use std::process::Command;
 use gateway_reconcile::sim::cluster::{
     Cluster, ClusterError, Kind, Objects, ReconcileReport, RolloutState,
 };
-use gateway_reconcile::sim::scenario::{Backend, DEMO, Effect, Scenario, StepError, WriteCounts};
+use gateway_reconcile::sim::scenario::{
+    Backend, DEMO, Effect, Scenario, StaleReads, StepError, WriteCounts,
+};
 use gateway_reconcile::{Settings, WriteOutcome};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -160,6 +162,30 @@ impl Backend for Recorded {
     ) -> Result<(), StepError<ClusterError>> {
         self.calls.push(("unreadable", now));
         Backend::unreadable(&mut self.cluster, kind, patch, now)
+    }
+
+    fn snapshot(&mut self, name: &str, now: Timestamp) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("snapshot", now));
+        Backend::snapshot(&mut self.cluster, name, now)
+    }
+
+    fn stale_reads(
+        &mut self,
+        reads: Option<&StaleReads>,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("staleReads", now));
+        Backend::stale_reads(&mut self.cluster, reads, now)
+    }
+
+    fn recreate(
+        &mut self,
+        kind: Kind,
+        object: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.calls.push(("recreate", now));
+        Backend::recreate(&mut self.cluster, kind, object, now)
     }
 
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {

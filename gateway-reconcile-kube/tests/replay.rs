@@ -19,7 +19,9 @@ use std::time::Duration;
 use gateway_reconcile::Settings;
 use gateway_reconcile::WriteOutcome;
 use gateway_reconcile::sim::cluster::{Kind, Objects, ReconcileReport, RolloutState};
-use gateway_reconcile::sim::scenario::{Backend, Report, Scenario, StepError, Verb, WriteCounts};
+use gateway_reconcile::sim::scenario::{
+    Backend, Report, Scenario, StaleReads, StepError, Verb, WriteCounts,
+};
 use jiff::Timestamp;
 use kube::Client;
 use replay::backend::Real;
@@ -397,6 +399,34 @@ impl<B: Backend> Backend for Tracked<B> {
     ) -> Result<(), StepError<B::Error>> {
         self.enter("unreadable");
         self.inner.unreadable(kind, patch, now)
+    }
+
+    fn snapshot(&mut self, name: &str, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        self.enter("snapshot");
+        self.inner.snapshot(name, now)
+    }
+
+    fn stale_reads(
+        &mut self,
+        reads: Option<&StaleReads>,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter(if reads.is_some() {
+            "staleReads"
+        } else {
+            "catchUp"
+        });
+        self.inner.stale_reads(reads, now)
+    }
+
+    fn recreate(
+        &mut self,
+        kind: Kind,
+        object: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        self.enter("recreate");
+        self.inner.recreate(kind, object, now)
     }
 
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {

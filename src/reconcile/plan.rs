@@ -187,6 +187,8 @@ pub(super) struct Observed {
     /// generation alone).
     pub same_configuration: bool,
     pub rollout: Rollout,
+    /// Whether it carries a uid annotation at all.
+    pub carried_uid: bool,
     /// `KIND/NAME` (or `unknown`) of its controller when that is not this Gateway.
     pub collision: Option<String>,
     /// Whether the planned update bumps the Deployment's `metadata.generation` (its `spec`
@@ -207,7 +209,9 @@ pub(super) struct ServerChanges {
 
 /// Decides what to do for one Gateway, in this order: a Gateway being deleted gets nothing;
 /// an owned condition with an `observedGeneration` newer than the Gateway's means a stale
-/// snapshot (nothing written, look again at once); a Gateway whose GatewayClass is missing
+/// snapshot (nothing written, look again at once), and so does a Deployment of this
+/// Gateway that carries a newer generation of the same GatewayConfiguration (same uid)
+/// than the one read; a Gateway whose GatewayClass is missing
 /// or names another controller is not ours (its `Accepted=True` of this controller becomes
 /// `Accepted=Unknown/Pending`, the domain conditions go, the rest is left alone); then the
 /// parameters are validated ([validation](crate::reconcile#validation)), the Deployment
@@ -307,11 +311,19 @@ pub fn plan<'a>(
                     (Some(carried), Some(current)) => carried == current,
                     _ => true,
                 },
+                carried_uid: observed.annotation(&uid_annotation(settings)).is_some(),
                 rollout: rollout(observed),
                 collision: None,
                 spec_changes: false,
             };
             match observed.controller_owner() {
+                Some((_, _, uid)) if uid == id.uid && seen.ahead_of(configuration, wanted) => {
+                    // A generation of this very GatewayConfiguration newer than the one read:
+                    // the read is stale (a cache behind). Writing would roll the Deployment
+                    // back, and the status would name an old generation.
+                    plan.decision = Decision::Stale;
+                    return Ok(plan.settled());
+                }
                 Some((_, _, uid)) if uid == id.uid => {
                     // Drift of the owned part equals drift of the full render; the full
                     // object is only built when there is an update to write.
@@ -371,6 +383,17 @@ impl Observed {
     /// GatewayConfiguration: the number alone is not enough after a delete and recreate.
     pub fn carries(&self, wanted: i64) -> bool {
         self.same_configuration && self.carried == Some(wanted)
+    }
+
+    /// Whether the Deployment carries a generation of `configuration` (the same uid, on
+    /// both sides) above `wanted`, the generation read: generations never go down, so the
+    /// read is older than what was applied. Without a uid on either side a recreated
+    /// GatewayConfiguration (generation 1 again) cannot be told from a stale read: no.
+    fn ahead_of(&self, configuration: &GatewayConfiguration, wanted: i64) -> bool {
+        self.carried_uid
+            && configuration.metadata.uid.is_some()
+            && self.same_configuration
+            && self.carried.is_some_and(|carried| carried > wanted)
     }
 }
 

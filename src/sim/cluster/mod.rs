@@ -42,6 +42,9 @@
 //!   ([`refusal`](crate::sim::api_validation::refusal)); nothing is stored;
 //! - [`Cluster::fail_writes`] makes the next Deployment writes fail with a given outcome;
 //! - [`Cluster::rollout`] is a crude Deployment controller that writes `status`;
+//! - [`Cluster::stale_reads`] answers the controller's reads from an older revision
+//!   ([`Cluster::snapshot`]), as a lagging watch cache does, while writes go to the current
+//!   objects with their preconditions (`stale.rs`);
 //! - a GatewayConfiguration stored with a value its type cannot hold
 //!   ([`Cluster::patch_unchecked`], as a server whose CRD admits more stores it) is read by
 //!   the controller as unreadable, with the reader's error naming the field, until a
@@ -79,6 +82,7 @@ mod port;
 pub(crate) mod reconcile;
 mod rollout;
 pub(crate) mod server;
+mod stale;
 pub(crate) mod store;
 mod writes;
 
@@ -129,6 +133,9 @@ pub enum ClusterError {
         /// The server's answer.
         outcome: WriteOutcome,
     },
+    /// Stale reads from a snapshot that is not held (never taken, or used up).
+    #[error("no snapshot {0:?} to read from")]
+    NoSnapshot(String),
     /// The clock would leave the range of timestamps.
     #[error("cannot advance the clock by {0:?}: out of range")]
     Clock(Duration),
@@ -189,6 +196,8 @@ pub struct Cluster {
     /// What the status patch of the reconcile under way got wrong, if anything (see
     /// [`ReconcileReport::status_patch_problem`]).
     status_patch_problem: Option<String>,
+    /// The revisions kept for lagging reads (none unless a test asks).
+    lag: stale::Lag,
 }
 
 impl Cluster {
@@ -217,6 +226,7 @@ impl Cluster {
             driver: Driver::default(),
             due: None,
             status_patch_problem: None,
+            lag: stale::Lag::default(),
         };
         cluster.driver = Driver::new(cluster.settings.clone());
         // Moved in, not copied: they can be large.
@@ -379,6 +389,7 @@ impl Default for Cluster {
             driver: Driver::default(),
             due: None,
             status_patch_problem: None,
+            lag: stale::Lag::default(),
         }
     }
 }

@@ -75,12 +75,12 @@ impl crate::reconcile::Reader for ClusterPort<'_> {
     async fn gateway(&mut self) -> Result<View<Gateway>, ClusterError> {
         match self.gateway.take() {
             Some(gateway) => Ok(View::Ready(gateway)),
-            None => typed(Kind::Gateway, &self.cluster.gateway).map(View::Ready),
+            None => typed(Kind::Gateway, self.cluster.reads().gateway).map(View::Ready),
         }
     }
 
     async fn class(&mut self, name: &str) -> Result<Option<GatewayClass>, ClusterError> {
-        match &self.cluster.gateway_class {
+        match self.cluster.reads().gateway_class {
             Some(stored) if has_key(stored, "", name) => {
                 typed(Kind::GatewayClass, stored).map(Some)
             }
@@ -104,15 +104,15 @@ impl crate::reconcile::Reader for ClusterPort<'_> {
         let keyed = |d: &&Deployment| {
             d.namespace().is_none_or(|n| n == namespace) && d.name().is_none_or(|n| n == name)
         };
-        Ok(self.cluster.deployment.as_ref().filter(keyed).cloned())
+        Ok(self.cluster.reads().deployment.filter(keyed).cloned())
     }
 
     async fn routes(&mut self, _: &str, _: &str) -> Result<Vec<L34Route>, ClusterError> {
-        Ok(self.cluster.routes.clone())
+        Ok(self.cluster.reads().routes.to_vec())
     }
 
     async fn namespace_labels(&mut self, name: &str) -> Result<Option<Labels>, ClusterError> {
-        Ok(self.cluster.namespace_labels().get(name))
+        Ok(self.cluster.reads().namespaces.get(name))
     }
 
     fn template(&mut self) -> Arc<Deployment> {
@@ -141,17 +141,28 @@ impl crate::reconcile::Port for ClusterPort<'_> {
     }
 
     async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, ClusterError> {
-        // The precondition must be the stored Gateway's resourceVersion (no write between).
-        let stored = self
-            .cluster
-            .gateway
-            .pointer("/metadata/resourceVersion")
-            .and_then(crate::wire::tree::Value::as_str);
-        if patch.resource_version() != stored {
+        let rv = |gateway: &crate::wire::tree::Value| {
+            gateway
+                .pointer("/metadata/resourceVersion")
+                .and_then(crate::wire::tree::Value::as_str)
+                .map(str::to_owned)
+        };
+        // The precondition must be the resourceVersion of the Gateway the reconcile read.
+        let read = rv(self.cluster.reads().gateway);
+        if patch.resource_version() != read.as_deref() {
             self.cluster.status_patch_problem = Some(format!(
-                "status_patch() has the precondition {:?}, the Gateway has resourceVersion {stored:?}",
+                "status_patch() has the precondition {:?}, the Gateway read has resourceVersion {read:?}",
                 patch.resource_version()
             ));
+        }
+        // The server checks it against the stored Gateway, as the real one does: a
+        // Gateway written since it was read (a lagging view) refuses the patch.
+        let stored = rv(&self.cluster.gateway);
+        if patch
+            .resource_version()
+            .is_some_and(|wanted| Some(wanted) != stored.as_deref())
+        {
+            return Ok(StatusWrite::Conflict);
         }
         super::store::apply_status(&patch, &mut self.cluster.gateway);
         let rv = self.cluster.next_revision();

@@ -12,7 +12,8 @@ use super::{Cluster, ClusterError, Kind};
 
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{
-    Decided, NotReady, ReconcileError, Reconciled, Requeue, Settlement, WriteKind, ready,
+    Decided, NotReady, ReconcileError, Reconciled, Requeue, Settlement, StatusWrite, WriteKind,
+    ready,
 };
 use crate::wire::{Condition, Gateway, GatewayClass, GatewayStatus};
 
@@ -30,6 +31,9 @@ pub struct ReconcileReport {
     pub outcome: Option<WriteOutcome>,
     /// Whether the Gateway status was written.
     pub status_written: bool,
+    /// Whether the server refused the Gateway status patch (409: the Gateway was written
+    /// since it was read, e.g. through a lagging cache): nothing was written.
+    pub status_refused: bool,
     /// The Gateway's conditions after the reconcile.
     pub conditions: Vec<Condition>,
     /// The Gateway's address values after the reconcile.
@@ -50,16 +54,24 @@ pub struct ReconcileReport {
 impl ReconcileReport {
     /// The record of what a [`Driver`](crate::reconcile::Driver) reconcile at `time`
     /// decided, with the Gateway's `status` as stored after it ([`ReconcileReport::new`]
-    /// from the decision's parts).
+    /// from the decision's parts). A status patch the server refused (409: the Gateway was
+    /// written since it was read) was not written, and its Events were not recorded.
     pub fn of(time: Timestamp, decided: Decided, status: GatewayStatus) -> Self {
-        ReconcileReport::new(
+        let refused = decided.status == StatusWrite::Conflict;
+        let mut record = ReconcileReport::new(
             time,
             decided.action,
             decided.drift,
             decided.outcome,
             &decided.settlement,
             status,
-        )
+        );
+        if refused {
+            record.status_written = false;
+            record.status_refused = true;
+            record.events.clear();
+        }
+        record
     }
 
     /// The Gateway's condition of type `name` after the reconcile, the type with or
@@ -127,6 +139,7 @@ impl ReconcileReport {
             class_conditions: Vec::new(),
             class_status_written: false,
             status_patch_problem: None,
+            status_refused: false,
         }
     }
 }
@@ -161,10 +174,11 @@ impl Cluster {
         ) -> Result<Result<Reconciled, ReconcileError<ClusterError>>, NotReady>,
     {
         // An unreadable Gateway stops the reconcile before the class is settled.
-        let gateway = typed::<Gateway>(Kind::Gateway, &self.gateway)?;
-        let class = self
+        // Read as the controller reads (from the revision a lagging view is at).
+        let reads = self.reads();
+        let gateway = typed::<Gateway>(Kind::Gateway, reads.gateway)?;
+        let class = reads
             .gateway_class
-            .as_ref()
             .map(|v| typed::<GatewayClass>(Kind::GatewayClass, v))
             .transpose()?;
         let (class_conditions, class_status_written) = self.settle_class(class.as_ref())?;
@@ -224,6 +238,17 @@ pub(crate) fn settle_class_status(
     let Some(patch) = settled.status_patch() else {
         return Ok((class.status.conditions.clone(), false));
     };
+    // The patch's resourceVersion precondition is the class read; the server refuses it
+    // (409) when the stored class has been written since (a lagging view read it).
+    let stored_rv = stored
+        .pointer("/metadata/resourceVersion")
+        .and_then(crate::wire::tree::Value::as_str);
+    if patch
+        .resource_version()
+        .is_some_and(|wanted| Some(wanted) != stored_rv)
+    {
+        return Ok((stored_conditions(stored), false));
+    }
     let rv = server.next_revision();
     super::store::apply_status(&patch, stored);
     server.status_written(stored, rv);
@@ -232,6 +257,15 @@ pub(crate) fn settle_class_status(
         .conditions
         .unwrap_or_else(|| class.status.conditions.clone());
     Ok((conditions, true))
+}
+
+/// The conditions of a stored class's status (none when it cannot be read).
+fn stored_conditions(stored: &crate::wire::tree::Value) -> Vec<Condition> {
+    stored
+        .get("status")
+        .and_then(|status| crate::read_at::typed_at::<crate::wire::GatewayClassStatus>(status).ok())
+        .map(|status| status.conditions)
+        .unwrap_or_default()
 }
 
 /// The record of a reconcile run at `now` (`result`: the loop's answer), with the Gateway
@@ -274,8 +308,11 @@ pub(crate) fn recorded(
         }
         _ => GatewayStatus::default(),
     };
+    // A patch the server refused (409: the Gateway was written since it was read) wrote
+    // nothing: the stored status is not the settlement's, and is not to be.
+    let refused = decided.status == StatusWrite::Conflict;
     let status_patch_problem = problem.or_else(|| match &decided.settlement.status {
-        Some(wanted) if *wanted != status => Some(format!(
+        Some(wanted) if *wanted != status && !refused => Some(format!(
             "status_patch() applied to the Gateway gives status {}, the settlement says {}",
             serde_json::to_value(&status).unwrap_or_default(),
             serde_json::to_value(wanted).unwrap_or_default()

@@ -536,6 +536,7 @@ impl Server {
                 meta.entry(key).or_insert(tree::Value::from(value));
             }
             meta.entry("generation").or_insert(tree::Value::from(1));
+            self.seen_revision(meta.get("resourceVersion"));
         }
     }
 
@@ -547,6 +548,20 @@ impl Server {
             meta.entry(key).or_insert(tree::Value::from(value));
         }
         meta.entry("generation").or_insert(tree::Value::from(1));
+        let given = meta.get("resourceVersion").cloned();
+        self.seen_revision(given.as_ref());
+    }
+
+    /// A resourceVersion given with an object (a scenario's initial objects keep theirs):
+    /// later writes get greater ones, so that no write ever gets a version an object
+    /// already had (a stale update must never match the stored object by chance).
+    fn seen_revision(&mut self, given: Option<&tree::Value>) {
+        if let Some(given) = given
+            .and_then(tree::Value::as_str)
+            .and_then(|rv| rv.parse().ok())
+        {
+            self.revision = self.revision.max(given);
+        }
     }
 
     /// Update bookkeeping: new resourceVersion; generation bumped when spec changed;

@@ -128,8 +128,8 @@ impl Cluster {
 }
 
 impl Cluster {
-    /// The GatewayConfiguration `namespace/name`, as a controller's cache reads it: the
-    /// stored one when it has that key (a stored one without a namespace or a name matches
+    /// The GatewayConfiguration `namespace/name`, as a controller's cache reads it (from the
+    /// revision the reads lag at, if they do): the stored one when it has that key (a stored one without a namespace or a name matches
     /// any, as a hand-written scenario leaves them out), else none; an object the wire type
     /// cannot read is kept, with the reader's error naming the field path.
     pub(crate) fn read_configuration(
@@ -138,8 +138,8 @@ impl Cluster {
         name: &str,
     ) -> Option<Result<GatewayConfiguration, String>> {
         let value = self
+            .reads()
             .configuration
-            .as_ref()
             .filter(|stored| has_key(stored, namespace, name))?;
         Some(
             typed_at::<GatewayConfiguration>(value).map_err(|(path, why)| match path {
@@ -149,12 +149,12 @@ impl Cluster {
         )
     }
 
-    /// Whether the GatewayConfiguration a class names as its default exists: the stored
-    /// one when its namespace and name are those the class names, readable or not.
+    /// Whether the GatewayConfiguration a class names as its default exists, as the
+    /// controller reads it: the stored one when its namespace and name are those the class names, readable or not.
     pub(crate) fn class_configuration(&self, class: &GatewayClass) -> ConfigurationPresence {
         ConfigurationPresence::of_class(&self.settings, class, |namespace, name| {
-            self.configuration
-                .as_ref()
+            self.reads()
+                .configuration
                 .is_some_and(|stored| has_key(stored, namespace, name))
         })
     }

@@ -6,11 +6,11 @@
 
 use serde_json::Value;
 
-use super::store::typed;
+use super::store::{check, default_status, typed};
 use super::{Cluster, ClusterError, Kind};
 use crate::outcome::WriteOutcome;
 use crate::sim::merge_patch;
-use crate::wire::Deployment;
+use crate::wire::{Deployment, tree};
 
 impl Cluster {
     /// Makes the next `count` Deployment writes (create or update) fail with `outcome`,
@@ -145,6 +145,35 @@ impl Cluster {
                 }
             }
         }
+    }
+
+    /// Deletes the Gateway for good (its finalizers done) and creates `gateway` in its
+    /// place, as the API server creates an object: `resourceVersion`, `generation` (1) and
+    /// `creationTimestamp` are the server's, a given `status` is ignored (the CRD's default
+    /// status is stored), the `uid` is kept as written (the caller gives the new object's).
+    /// What the old Gateway owned stays: deleting it is the garbage collector's part.
+    pub fn recreate_gateway(&mut self, mut gateway: tree::Value) -> Result<(), ClusterError> {
+        check(Kind::Gateway, Some(&gateway))?;
+        if let Some(object) = gateway.as_object_mut() {
+            object.remove("status");
+        }
+        if let Some(meta) = gateway
+            .get_mut("metadata")
+            .and_then(tree::Value::as_object_mut)
+        {
+            for key in [
+                "resourceVersion",
+                "generation",
+                "creationTimestamp",
+                "deletionTimestamp",
+            ] {
+                meta.remove(key);
+            }
+        }
+        self.server.fill_bookkeeping(&mut gateway);
+        default_status(Kind::Gateway, &mut gateway);
+        self.gateway = gateway;
+        Ok(())
     }
 
     /// A create, with the stored Deployment lent out (see [`Cluster::lending_deployment`]).

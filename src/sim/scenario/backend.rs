@@ -12,6 +12,7 @@ use std::fmt;
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::StaleReads;
 use crate::outcome::WriteOutcome;
 use crate::settings::Settings;
 use crate::sim::cluster::{Cluster, ClusterError, Kind, Objects, ReconcileReport, RolloutState};
@@ -75,7 +76,8 @@ pub struct WriteCounts {
 /// [`patch`](Backend::patch), [`read`](Backend::read) and
 /// [`write_counts`](Backend::write_counts). The others are what a store may not be able to
 /// do (delete, play the Deployment controller, inject write failures or mutating admission,
-/// restart the controller, store an unreadable object): by default they answer
+/// restart the controller, store an unreadable object, serve reads from an older revision,
+/// recreate the Gateway): by default they answer
 /// [`StepError::Unsupported`], and a scenario that needs one is reported skipped, never
 /// passed. A wrapper of a backend forwards every method, the defaulted ones too, or it hides
 /// what its backend can do.
@@ -207,6 +209,43 @@ pub trait Backend {
         )))
     }
 
+    /// Remembers the objects the API server serves now under `name`, for
+    /// [`stale_reads`](Backend::stale_reads). By default the backend cannot
+    /// ([`StepError::Skip`]): a real server's watch cache cannot be held back on demand.
+    fn snapshot(&mut self, name: &str, now: Timestamp) -> Result<(), StepError<Self::Error>> {
+        let _ = (name, now);
+        Err(StepError::Skip(
+            "this backend cannot serve reads from an older revision".into(),
+        ))
+    }
+
+    /// `Some(reads)`: the controller's reads (of `reads.kinds`, or all) are answered from
+    /// the snapshot `reads.from` from now on, while writes go to the current objects and
+    /// are checked there; `None`: the view catches up. By default the backend cannot
+    /// ([`StepError::Skip`]).
+    fn stale_reads(
+        &mut self,
+        reads: Option<&StaleReads>,
+        now: Timestamp,
+    ) -> Result<(), StepError<Self::Error>> {
+        let _ = (reads, now);
+        Err(StepError::Skip(
+            "this backend cannot serve reads from an older revision".into(),
+        ))
+    }
+
+    /// Deletes the object (the Gateway) for good and creates `object` in its place. By
+    /// default the backend cannot ([`StepError::Unsupported`]).
+    fn recreate(
+        &mut self,
+        kind: Kind,
+        object: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<Self::Error>> {
+        let _ = (kind, object, now);
+        Err(StepError::Unsupported("recreate"))
+    }
+
     /// The stored object, as JSON (`None`: it does not exist), for expectations.
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<Self::Error>>;
 
@@ -318,6 +357,44 @@ impl Backend for Cluster {
         Ok(Cluster::patch_unchecked(self, kind, patch)?)
     }
 
+    fn snapshot(&mut self, name: &str, now: Timestamp) -> Result<(), StepError<ClusterError>> {
+        self.catch_up(now);
+        Cluster::snapshot(self, name);
+        Ok(())
+    }
+
+    fn stale_reads(
+        &mut self,
+        reads: Option<&StaleReads>,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.catch_up(now);
+        match reads {
+            Some(reads) => Ok(Cluster::stale_reads(
+                self,
+                &reads.from,
+                reads.kinds.as_deref(),
+            )?),
+            None => {
+                Cluster::catch_up_reads(self);
+                Ok(())
+            }
+        }
+    }
+
+    fn recreate(
+        &mut self,
+        kind: Kind,
+        object: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<ClusterError>> {
+        self.catch_up(now);
+        match kind {
+            Kind::Gateway => Ok(Cluster::recreate_gateway(self, object.into())?),
+            _ => Err(StepError::Unsupported("recreate")),
+        }
+    }
+
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {
         Ok(self.read_json(kind)?)
     }
@@ -391,6 +468,27 @@ impl<B: Backend + ?Sized> Backend for &mut B {
         now: Timestamp,
     ) -> Result<(), StepError<B::Error>> {
         (**self).unreadable(kind, patch, now)
+    }
+
+    fn snapshot(&mut self, name: &str, now: Timestamp) -> Result<(), StepError<B::Error>> {
+        (**self).snapshot(name, now)
+    }
+
+    fn stale_reads(
+        &mut self,
+        reads: Option<&StaleReads>,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        (**self).stale_reads(reads, now)
+    }
+
+    fn recreate(
+        &mut self,
+        kind: Kind,
+        object: &Value,
+        now: Timestamp,
+    ) -> Result<(), StepError<B::Error>> {
+        (**self).recreate(kind, object, now)
     }
 
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<B::Error>> {

@@ -46,15 +46,19 @@ use crate::wire::{Deployment, L34Route, tree};
 const DEFAULT_NOW: &str = "2026-01-01T00:00:00Z";
 
 /// The verbs a step may have, one of them.
-const VERBS: [&str; 9] = [
+const VERBS: [&str; 13] = [
     "advance",
+    "catchUp",
     "delete",
     "failWrites",
     "mutateWrites",
     "patch",
     "reconcile",
+    "recreate",
     "restart",
     "rollout",
+    "snapshot",
+    "staleReads",
     "unreadable",
 ];
 
@@ -122,8 +126,50 @@ struct StepFile {
     restart: Option<Obj<Empty>>,
     #[serde(default, deserialize_with = "present")]
     unreadable: Option<Obj<UnreadableFile>>,
+    #[serde(default, deserialize_with = "present")]
+    snapshot: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    stale_reads: Option<Obj<StaleReadsFile>>,
+    #[serde(default, deserialize_with = "present")]
+    catch_up: Option<Obj<Empty>>,
+    #[serde(default, deserialize_with = "present")]
+    recreate: Option<Obj<RecreateFile>>,
     #[serde(default)]
     note: Option<String>,
+}
+
+/// `staleReads: {"from": "NAME"}`: reads answered from the snapshot `NAME`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StaleReadsFile {
+    from: String,
+    #[serde(default, deserialize_with = "present")]
+    kinds: Option<Vec<LaggingKind>>,
+}
+
+/// A kind whose reads can lag: any the API server serves (not the template, the
+/// controller's own file).
+struct LaggingKind(Kind);
+
+impl<'de> Deserialize<'de> for LaggingKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_text(d, |name| match Kind::from_key(name) {
+            Some(Kind::Template) | None => Err(format!(
+                "cannot lag {name:?} (expected gatewayClass, gateway, configuration, \
+                 deployment or routes)"
+            )),
+            Some(kind) => Ok(LaggingKind(kind)),
+        })
+    }
+}
+
+/// `recreate: {"gateway": OBJECT}`: the Gateway deleted for good and created as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecreateFile {
+    /// Required (checked after reading); `null` is a value of the wrong type.
+    #[serde(default, deserialize_with = "present")]
+    gateway: Option<tree::Map>,
 }
 
 /// `unreadable: {"configuration": PATCH}`: the merge patch stored without the type check.
@@ -556,6 +602,7 @@ pub(super) fn read(mut value: Value, mut lifted: Lifted) -> Result<Scenario, Sce
     }
     let steps = read_steps;
     check_patches(&objects, &steps)?;
+    check_revisions(&steps)?;
     check_clock(now, &steps)?;
     Ok(Scenario {
         description: file.description.unwrap_or_default(),
@@ -592,7 +639,7 @@ fn step_verb(number: usize, keys: &[String]) -> Result<&'static str, ScenarioErr
             return Err(ScenarioError::BadStep {
                 step: number,
                 why: "no step verb (expected one of reconcile, advance, patch, delete, \
-                      failWrites, rollout, mutateWrites, restart, unreadable)"
+                      failWrites, rollout, mutateWrites, restart, unreadable, snapshot, staleReads, catchUp, recreate)"
                     .into(),
             });
         }
@@ -690,6 +737,40 @@ fn into_step(number: usize, file: StepFile, keys: &[String]) -> Result<Step, Sce
             });
         };
         Verb::Unreadable(Kind::Configuration, tree::Value::Object(patch))
+    } else if let Some(name) = file.snapshot {
+        if name.is_empty() {
+            return Err(invalid("snapshot", "must name the snapshot".into()));
+        }
+        Verb::Snapshot(name)
+    } else if let Some(Obj(stale)) = file.stale_reads {
+        let kinds: Option<Vec<Kind>> = stale
+            .kinds
+            .map(|kinds| kinds.into_iter().map(|k| k.0).collect());
+        if let Some(kinds) = &kinds {
+            let distinct: std::collections::BTreeSet<&str> =
+                kinds.iter().map(|k| k.key()).collect();
+            if kinds.is_empty() || distinct.len() != kinds.len() {
+                return Err(invalid(
+                    "staleReads.kinds",
+                    "must name one kind or more, each once (leave it out: every kind)".into(),
+                ));
+            }
+        }
+        Verb::StaleReads(super::StaleReads {
+            from: stale.from,
+            kinds,
+        })
+    } else if file.catch_up.is_some() {
+        Verb::CatchUp
+    } else if let Some(Obj(recreate)) = file.recreate {
+        let Some(object) = recreate.gateway else {
+            return Err(ScenarioError::MissingKey {
+                step: Some(number),
+                key: "gateway".into(),
+                context: "recreate".into(),
+            });
+        };
+        Verb::Recreate(Kind::Gateway, tree::Value::Object(object))
     } else if file.reconcile.is_some() {
         Verb::Reconcile(Box::new(
             file.expect.map(|e| into_expect(e.0)).unwrap_or_default(),
@@ -894,6 +975,61 @@ fn read_objects(value: Option<Value>, lifted: Lifted) -> Result<Objects, Scenari
 struct Wrapped {
     objects: Obj<ObjectsFile>,
 }
+/// Each `staleReads` names a snapshot an earlier step took and no earlier `staleReads`
+/// used, each snapshot is used by one (a copy kept for nothing is a mistake, a memory cost
+/// too), and a `catchUp` ends stale reads in place.
+fn check_revisions(steps: &[Step]) -> Result<(), ScenarioError> {
+    // Pending snapshots: name → the step that took it.
+    let mut pending: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut lagging = false;
+    for (i, step) in steps.iter().enumerate() {
+        let invalid = |key: &str, why: String| ScenarioError::InvalidValue {
+            step: Some(i + 1),
+            key: key.into(),
+            why,
+        };
+        match &step.verb {
+            Verb::Snapshot(name) => {
+                if let Some(taken) = pending.insert(name, i + 1) {
+                    return Err(invalid(
+                        "snapshot",
+                        format!("{name:?} is taken already (step {taken}) and not used yet"),
+                    ));
+                }
+            }
+            Verb::StaleReads(stale) => {
+                let from = &stale.from;
+                if pending.remove(from.as_str()).is_none() {
+                    return Err(invalid(
+                        "staleReads.from",
+                        format!(
+                            "no snapshot {from:?} to read from (a snapshot step must take it \
+                             before, and each is used once)"
+                        ),
+                    ));
+                }
+                lagging = true;
+            }
+            Verb::CatchUp if !lagging => {
+                return Err(invalid(
+                    "catchUp",
+                    "the reads do not lag here (no staleReads before it)".into(),
+                ));
+            }
+            Verb::CatchUp => lagging = false,
+            _ => {}
+        }
+    }
+    match pending.into_iter().min_by_key(|(_, step)| *step) {
+        Some((name, step)) => Err(ScenarioError::InvalidValue {
+            step: Some(step),
+            key: "snapshot".into(),
+            why: format!("{name:?} is never read from (no later staleReads names it)"),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The clock must stay in the supported range through every `advance`.
 fn check_clock(now: Timestamp, steps: &[Step]) -> Result<(), ScenarioError> {
     let mut clock = now;

@@ -72,7 +72,7 @@ pub enum ScenarioError {
     /// A step whose verb is not one of the format's.
     #[error(
         "step {step}: unknown step {} (expected one of reconcile, advance, patch, \
-         delete, failWrites, rollout, mutateWrites, restart, unreadable)",
+         delete, failWrites, rollout, mutateWrites, restart, unreadable, snapshot, staleReads, catchUp, recreate)",
         quote(verb)
     )]
     UnknownVerb {

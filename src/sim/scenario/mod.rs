@@ -79,6 +79,17 @@
 //!   malformed, as everywhere else; but not in the identity the API server keeps:
 //!   removing or retyping `metadata`, its `name`, `namespace`, `uid` or `generation` is
 //!   malformed. `configuration` is required and is the only key.
+//! - `snapshot: "NAME"` remembers the objects the API server serves now;
+//!   `staleReads: {"from": "NAME"}` answers the controller's reads from them from then on
+//!   (a lagging watch cache; writes go to the current objects, with their preconditions),
+//!   until `catchUp: {}`; `"kinds": [KIND, ...]` beside `from` makes only those kinds'
+//!   reads lag (`gatewayClass`, `gateway`, `configuration`, `deployment`, `routes`), as
+//!   per-kind caches lag apart. Each snapshot is used by exactly one later `staleReads` (it is
+//!   kept until then, and no longer); a `staleReads` naming none, a `catchUp` with no
+//!   stale reads in place, or a snapshot no `staleReads` uses is malformed.
+//! - `recreate: {"gateway": OBJECT}`: the Gateway is deleted for good and created again
+//!   as written (checked as `objects.gateway` is), under the same name and namespace,
+//!   with a `uid` of its own; what it owned stays (garbage collection is a `delete`).
 //! - `expect.events`: each `{type, reason, messageContains}` (every key optional) must be
 //!   matched by a distinct Event of the reconcile; other Events are allowed.
 //! - `expect.gatewayClass`: the class's conditions after the reconcile, in the form of
@@ -188,6 +199,27 @@ pub enum Verb {
     /// controller reads the object as unreadable until a `patch` makes it readable again.
     /// Held as a compact tree, as [`Verb::Patch`]'s are.
     Unreadable(Kind, tree::Value),
+    /// Remember the objects the API server serves now under a name, for a later
+    /// [`Verb::StaleReads`] (kept until it uses them).
+    Snapshot(String),
+    /// The controller's reads are answered from a snapshot (a lagging watch cache) while
+    /// writes go to the current objects, until [`Verb::CatchUp`].
+    StaleReads(StaleReads),
+    /// The lagging view catches up: reads see the current objects again.
+    CatchUp,
+    /// The object (the Gateway only) is deleted for good and created again as written,
+    /// with a new uid. Held as a compact tree.
+    Recreate(Kind, tree::Value),
+}
+
+/// A `staleReads` step: the snapshot the reads are answered from, and which kinds lag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleReads {
+    /// The snapshot's name (taken by an earlier [`Verb::Snapshot`]).
+    pub from: String,
+    /// The kinds whose reads lag (`None`: all of them; the namespaces' labels lag with
+    /// [`Kind::Routes`]), as a controller's per-kind caches lag apart.
+    pub kinds: Option<Vec<Kind>>,
 }
 
 /// What the JSON reader refused, with the step and the key path when it knows them
@@ -357,6 +389,22 @@ impl Scenario {
                     .unreadable(*kind, &Value::from(patch), now)
                     .map(|()| Effect::MadeUnreadable(*kind))
                     .map_err(to_text),
+                Verb::Snapshot(name) => backend
+                    .snapshot(name, now)
+                    .map(|()| Effect::Snapshotted(name.clone()))
+                    .map_err(to_text),
+                Verb::StaleReads(stale) => backend
+                    .stale_reads(Some(stale), now)
+                    .map(|()| Effect::ReadsLag(stale.clone()))
+                    .map_err(to_text),
+                Verb::CatchUp => backend
+                    .stale_reads(None, now)
+                    .map(|()| Effect::ReadsCaughtUp)
+                    .map_err(to_text),
+                Verb::Recreate(kind, object) => backend
+                    .recreate(*kind, &Value::from(object), now)
+                    .map(|()| Effect::Recreated(*kind))
+                    .map_err(to_text),
             };
             let effect = match effect {
                 Ok(effect) => effect,
@@ -414,7 +462,8 @@ fn skip_reason(error: StepError<String>) -> String {
 
 impl Verb {
     /// The verb's key in the file (`reconcile`, `advance`, `patch`, `delete`, `failWrites`,
-    /// `rollout`, `mutateWrites`, `restart`, `unreadable`).
+    /// `rollout`, `mutateWrites`, `restart`, `unreadable`, `snapshot`, `staleReads`,
+    /// `catchUp`, `recreate`).
     pub fn name(&self) -> &'static str {
         match self {
             Verb::Reconcile(_) => "reconcile",
@@ -426,6 +475,10 @@ impl Verb {
             Verb::MutateWrites(_) => "mutateWrites",
             Verb::Restart => "restart",
             Verb::Unreadable(..) => "unreadable",
+            Verb::Snapshot(_) => "snapshot",
+            Verb::StaleReads(_) => "staleReads",
+            Verb::CatchUp => "catchUp",
+            Verb::Recreate(..) => "recreate",
         }
     }
 }

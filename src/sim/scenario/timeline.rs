@@ -42,6 +42,14 @@ pub enum Effect {
     /// An object was patched without the type check: the controller reads it as
     /// unreadable.
     MadeUnreadable(Kind),
+    /// The objects the API server serves were remembered under this name.
+    Snapshotted(String),
+    /// The controller's reads lag: answered from this snapshot.
+    ReadsLag(super::StaleReads),
+    /// The lagging view caught up.
+    ReadsCaughtUp,
+    /// An object was deleted for good and created again.
+    Recreated(Kind),
     /// The step could not run (the failure is in [`Report::failures`]).
     Error(String),
 }
@@ -109,7 +117,13 @@ impl fmt::Display for Entry {
                     Some(o) => writeln!(f, "    write: {}", describe_outcome(o))?,
                     None => writeln!(f, "    write: none")?,
                 }
-                writeln!(f, "    status: {}", describe_status(r.status_written))?;
+                match r.status_refused {
+                    true => writeln!(
+                        f,
+                        "    status: refused (409: the Gateway changed since it was read)"
+                    )?,
+                    false => writeln!(f, "    status: {}", describe_status(r.status_written))?,
+                }
                 for c in &r.conditions {
                     writeln!(f, "      {}: {}", describe_condition_facts(c), c.message)?;
                 }
@@ -158,6 +172,24 @@ impl fmt::Display for Entry {
                     Effect::MadeUnreadable(k) => {
                         format!("unreadable {k}: patched without the type check")
                     }
+                    Effect::Snapshotted(name) => {
+                        format!("snapshot {name:?}: the served objects remembered")
+                    }
+                    Effect::ReadsLag(stale) => {
+                        let kinds = match &stale.kinds {
+                            None => "reads".to_owned(),
+                            Some(kinds) => {
+                                let keys: Vec<&str> = kinds.iter().map(|k| k.key()).collect();
+                                format!("reads of {}", keys.join(", "))
+                            }
+                        };
+                        format!(
+                            "staleReads: {kinds} answered from snapshot {:?}",
+                            stale.from
+                        )
+                    }
+                    Effect::ReadsCaughtUp => "catchUp: reads see the current objects".to_owned(),
+                    Effect::Recreated(k) => format!("recreate {k}: deleted and created again"),
                     Effect::Error(e) => format!("error: {e}"),
                     Effect::Reconciled(_) => String::new(),
                 };

@@ -99,6 +99,7 @@ pub(crate) fn record() -> ReconcileReport {
             message: "update failed".into(),
         }],
         status_patch_problem: None,
+        status_refused: false,
     }
 }
 

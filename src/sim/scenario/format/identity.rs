@@ -1,5 +1,5 @@
 //! The objects' identity and shape, checked when a scenario file is read and through its
-//! `patch` and `unreadable` steps: a Gateway keeps the fields the crate cannot do without,
+//! `patch`, `recreate` and `unreadable` steps: a Gateway keeps the fields the crate cannot do without,
 //! no step removes or retypes an object's identity metadata or renames or moves the
 //! Gateway, and every value has the type of its kind (an `unreadable` step excepted, until
 //! a `patch` mends it).
@@ -248,6 +248,41 @@ pub(super) fn check_patches(objects: &Objects, steps: &[Step]) -> Result<(), Sce
                     _ => None,
                 };
                 shadow.insert(kind.key(), gone);
+                unchecked.remove(kind.key());
+            }
+            // A new object under the old one's name: checked as the file's objects are.
+            Verb::Recreate(kind, object) => {
+                let slot = shadow.entry(kind.key()).or_insert_with(|| initial(*kind));
+                let at = |(path, why): (String, String)| {
+                    invalid(&format!("recreate.{}.{path}", kind.key()), &why)
+                };
+                over_bounds(*kind, object).map_err(at)?;
+                shape(*kind, object).map_err(at)?;
+                metadata_kept(&[], object).map_err(at)?;
+                gateway_identity(object).map_err(at)?;
+                let meta =
+                    |v: &tree::Value, f: &str| v.get("metadata").and_then(|m| m.get(f)).cloned();
+                for field in ["name", "namespace"] {
+                    let was = slot.as_ref().and_then(|v| meta(v, field));
+                    if was != meta(object, field) {
+                        return Err(at((
+                            format!("metadata.{field}"),
+                            format!(
+                                "must be the deleted Gateway's ({}): the simulated server \
+                                 holds one Gateway",
+                                was.map(|w| Value::from(&w).to_string()).unwrap_or_default()
+                            ),
+                        )));
+                    }
+                }
+                if slot.as_ref().and_then(|v| meta(v, "uid")) == meta(object, "uid") {
+                    return Err(at((
+                        "metadata.uid".to_owned(),
+                        "must differ from the deleted Gateway's (a new object has a new uid)"
+                            .to_owned(),
+                    )));
+                }
+                *slot = Some(object.clone());
                 unchecked.remove(kind.key());
             }
             // Stored without the type check: the only place a wrong type is allowed.

@@ -33,7 +33,7 @@ fn errors_name_the_step_and_the_key() {
     assert_eq!(
         step_error(json!({"reconcil": {}})),
         "step 3: unknown step \"reconcil\" (expected one of reconcile, advance, patch, \
-         delete, failWrites, rollout, mutateWrites, restart, unreadable)"
+         delete, failWrites, rollout, mutateWrites, restart, unreadable, snapshot, staleReads, catchUp, recreate)"
     );
     assert_eq!(
         step_error(json!({"advance": "1s", "expect": {}})),
@@ -817,4 +817,110 @@ fn a_class_over_its_crd_bound_is_malformed() {
         )
     );
     assert!(from_text.ends_with(&from_value), "{from_text}");
+}
+
+#[test]
+fn stale_read_steps_parse() {
+    let gateway = json!({"metadata": {"name": "gw", "namespace": "ns", "uid": "u2"}});
+    let doc = with_steps(json!([
+        {"snapshot": "before"},
+        {"staleReads": {"from": "before", "kinds": ["configuration", "routes"]}},
+        {"catchUp": {}},
+        {"snapshot": "before"},
+        {"recreate": {"gateway": gateway.clone()}},
+        {"staleReads": {"from": "before"}},
+    ]));
+    let s = Scenario::from_value(&doc).unwrap();
+    let verbs: Vec<&Verb> = s.steps.iter().map(|step| &step.verb).collect();
+    assert_eq!(verbs[0], &Verb::Snapshot("before".into()));
+    assert_eq!(
+        verbs[1],
+        &Verb::StaleReads(crate::sim::scenario::StaleReads {
+            from: "before".into(),
+            kinds: Some(vec![Kind::Configuration, Kind::Routes]),
+        })
+    );
+    assert_eq!(verbs[2], &Verb::CatchUp);
+    assert_eq!(verbs[4], &Verb::Recreate(Kind::Gateway, gateway.into()));
+    assert!(
+        matches!(verbs[5], Verb::StaleReads(s) if s.kinds.is_none()),
+        "{verbs:?}"
+    );
+}
+
+#[test]
+fn stale_read_steps_out_of_order_are_malformed() {
+    let steps = |steps: Value| error(with_steps(steps));
+    assert_eq!(
+        steps(json!([{"staleReads": {"from": "x"}}])),
+        "step 1: \"staleReads.from\": no snapshot \"x\" to read from (a snapshot step must take \
+         it before, and each is used once)"
+    );
+    assert_eq!(
+        steps(
+            json!([{"snapshot": "x"}, {"staleReads": {"from": "x"}}, {"staleReads": {"from": "x"}}])
+        ),
+        "step 3: \"staleReads.from\": no snapshot \"x\" to read from (a snapshot step must take \
+         it before, and each is used once)"
+    );
+    assert_eq!(
+        steps(json!([{"catchUp": {}}])),
+        "step 1: \"catchUp\": the reads do not lag here (no staleReads before it)"
+    );
+    assert_eq!(
+        steps(json!([{"advance": "1s"}, {"snapshot": "x"}, {"reconcile": {}}])),
+        "step 2: \"snapshot\": \"x\" is never read from (no later staleReads names it)"
+    );
+    assert_eq!(
+        steps(json!([{"snapshot": "x"}, {"snapshot": "x"}, {"staleReads": {"from": "x"}}])),
+        "step 2: \"snapshot\": \"x\" is taken already (step 1) and not used yet"
+    );
+    assert_eq!(
+        steps(json!([{"snapshot": ""}])),
+        "step 1: \"snapshot\": must name the snapshot"
+    );
+    let kinds = |kinds: Value| {
+        steps(json!([{"snapshot": "x"}, {"staleReads": {"from": "x", "kinds": kinds}}]))
+    };
+    assert!(kinds(json!(["template"])).contains("cannot lag \"template\""));
+    assert!(kinds(json!([])).contains("must name one kind or more, each once"));
+    assert!(kinds(json!(["gateway", "gateway"])).contains("must name one kind or more, each once"));
+    assert_eq!(
+        steps(json!([{"staleReads": {"form": "x"}}])),
+        "step 1: unknown key \"form\" in staleReads"
+    );
+}
+
+#[test]
+fn a_recreated_gateway_is_checked_like_the_file_s() {
+    let recreate = |metadata: Value| {
+        error(with_steps(
+            json!([{"recreate": {"gateway": {"metadata": metadata}}}]),
+        ))
+    };
+    assert_eq!(
+        recreate(json!({"name": "gw", "namespace": "ns", "uid": "u"})),
+        "step 1: \"recreate.gateway.metadata.uid\": must differ from the deleted Gateway's (a \
+         new object has a new uid)"
+    );
+    assert_eq!(
+        recreate(json!({"name": "other", "namespace": "ns", "uid": "u2"})),
+        "step 1: \"recreate.gateway.metadata.name\": must be the deleted Gateway's (\"gw\"): \
+         the simulated server holds one Gateway"
+    );
+    assert_eq!(
+        recreate(json!({"name": "gw", "namespace": "ns"})),
+        "step 1: \"recreate.gateway.metadata.uid\": is required (a Gateway always has one)"
+    );
+    assert_eq!(
+        error(with_steps(json!([{"recreate": {}}]))),
+        "step 1: missing key \"gateway\" in recreate"
+    );
+    // Later patches are checked against the recreated Gateway.
+    let doc = with_steps(json!([
+        {"recreate": {"gateway": {"metadata": {"name": "gw", "namespace": "ns", "uid": "u2"},
+                                  "spec": {"listeners": []}}}},
+        {"patch": {"gateway": {"spec": {"listeners": 5}}}},
+    ]));
+    assert!(error(doc).starts_with("step 2: \"patch.gateway.spec.listeners\""));
 }
