@@ -86,6 +86,26 @@ impl Process {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Its exit status, if it has exited (reaped then).
+    pub fn try_exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().expect("wait")
+    }
+
+    /// Waits at most `limit` until its `/readyz` answers 200 (every watch cache has its
+    /// initial list).
+    pub async fn ready(&self, limit: Duration) {
+        let start = Instant::now();
+        while http_status(self.health, "/readyz") != Some(200) {
+            assert!(
+                start.elapsed() < limit,
+                "{} not ready after {limit:?}; its log:\n{}",
+                self.name,
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Waits at most `limit` for it to exit; its exit status.
     pub async fn exited(&mut self, limit: Duration) -> ExitStatus {
         let start = Instant::now();
@@ -111,6 +131,21 @@ impl Process {
         self.signal("-TERM");
         self.exited(Duration::from_secs(30)).await
     }
+}
+
+/// A GET on loopback: the status code (`None`: not listening yet).
+fn http_status(addr: std::net::SocketAddr, path: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    text.split(' ').nth(1)?.parse().ok()
 }
 
 impl Drop for Process {
