@@ -671,6 +671,13 @@ struct Processes {
 /// at `point` and starting another at once.
 async fn run(scenario: Scenario, point: Option<Point>) -> Run {
     let world = World::new("crash-").await;
+    // Names the run a failing wait belongs to.
+    eprintln!(
+        "{} {}: namespace {}",
+        scenario.name(),
+        point.map_or("baseline".to_owned(), |p| p.to_string()),
+        world.ns
+    );
     let flags = scenario.flags(&world);
     let mut flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     flags.push("--leader-elect=false");
