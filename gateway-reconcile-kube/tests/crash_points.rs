@@ -1,7 +1,7 @@
 //! Intermediate states at every write point (Sieve's method), on a real kube-apiserver:
 //! `e2e/run.sh` runs them with the fault stories, one at a time. Each story plays one
 //! scenario (a Gateway created; its GatewayConfiguration edited; an update rejected by a
-//! ValidatingAdmissionPolicy, then accepted once the policy is gone; its GatewayClass
+//! validating webhook, then accepted once it lets updates through; its GatewayClass
 //! pointed at another GatewayConfiguration) with the controller binary behind
 //! `e2e-helper crash-proxy`, which forwards its requests as its own user and logs its
 //! writes. A first run without a fault learns the scenario's writes (n of them); then,
@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,8 @@ use serde_json::{Value, json};
 
 mod common;
 use common::*;
+// The refusing webhook, served on loopback.
+use common::webhook as served_webhook;
 
 /// The e2e helper that `e2e/controlplane.sh build` builds.
 const HELPER: &str = concat!(
@@ -56,8 +59,8 @@ enum Scenario {
     Created,
     /// Its GatewayConfiguration edited (replicas 2 to 3, enforced).
     Edited,
-    /// The same edit, the Deployment update refused by a ValidatingAdmissionPolicy (422)
-    /// until the policy is deleted (the rejection retried at `resync`, 2 s).
+    /// The same edit, the Deployment update refused by a validating webhook (403)
+    /// until the webhook lets updates through (the rejection retried at `resync`, 2 s).
     RejectedThenAccepted,
     /// Its GatewayClass's `parametersRef` moved from `conf` to `conf-b` (3 replicas,
     /// enforced): the Gateway names no parameters of its own.
@@ -475,10 +478,11 @@ impl Scenario {
 
     /// The objects before the controller under test starts; where the scenario starts
     /// from a settled Gateway, a controller process (direct, not killed) settles it first.
-    async fn setup(self, world: &World, flags: &[&str]) {
+    /// The refusing webhook, in force, where the scenario has one.
+    async fn setup(self, world: &World, flags: &[&str]) -> Option<Refusal> {
         world.configuration("conf", 2).await;
         match self {
-            Scenario::Created => return,
+            Scenario::Created => return None,
             Scenario::Edited | Scenario::RejectedThenAccepted => {
                 world.gateway("gw", "conf").await;
             }
@@ -506,14 +510,17 @@ impl Scenario {
         }
         let mut setup = Process::start(world, "setup", &env("E2E_CONTROLLER_KUBECONFIG"), flags);
         self.settled(world, 1, "conf", 2).await;
+        // The class's status too, or the process under test would write it: a write the
+        // scenario does not make.
+        class_accepted(world).await;
         let status = setup.stop().await;
         assert!(status.success(), "{status}: {}", setup.log());
-        if self == Scenario::RejectedThenAccepted {
-            let (policy, binding) = refusing_policy(world);
-            create(&world.admin, policy).await;
-            create(&world.admin, binding).await;
-            until_dry_run(world, true).await;
+        if self != Scenario::RejectedThenAccepted {
+            return None;
         }
+        let refusal = Refusal::start(world).await;
+        until_dry_run(world, true).await;
+        Some(refusal)
     }
 
     /// Points the story's GatewayClass at GatewayConfiguration `name`.
@@ -533,7 +540,7 @@ impl Scenario {
     }
 
     /// What the scenario does while the controller under test runs.
-    async fn act(self, world: &World) {
+    async fn act(self, world: &World, refusal: Option<&Refusal>) {
         match self {
             Scenario::Created => world.gateway("gw", "conf").await,
             Scenario::Edited => world.enforce_replicas(3).await,
@@ -544,9 +551,10 @@ impl Scenario {
                         is(c, &applied(), "False", "ApplyRejected")
                     })
                     .await;
-                let (policy, binding) = refusing_policy(world);
-                delete(&world.admin, &binding).await;
-                delete(&world.admin, &policy).await;
+                // At once (a flag): the refused updates do not depend on how long admission
+                // takes to follow a deleted policy.
+                let refusal = refusal.expect("the refusing webhook");
+                refusal.refusing.store(false, Ordering::SeqCst);
                 until_dry_run(world, false).await;
             }
             Scenario::ClassEdited => self.point_class_at(world, "conf-b").await,
@@ -601,25 +609,76 @@ impl Scenario {
     }
 }
 
-/// A ValidatingAdmissionPolicy (and its binding) that refuses every Deployment update in
-/// the world's namespace with 422.
-fn refusing_policy(world: &World) -> (Value, Value) {
-    let name = format!("refuse-{}", world.ns);
-    let policy = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-        "metadata": { "name": name },
-        "spec": { "failurePolicy": "Fail",
-            "matchConstraints": { "resourceRules": [{ "apiGroups": ["apps"], "apiVersions": ["v1"],
-                "operations": ["UPDATE"], "resources": ["deployments"] }] },
-            "validations": [{ "expression": "false", "message": "e2e: updates refused", "reason": "Invalid" }] } });
-    let binding = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": { "name": name },
-        "spec": { "policyName": name, "validationActions": ["Deny"],
-            "matchResources": { "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": world.ns } } } } });
-    (policy, binding)
+/// Waits until the world's GatewayClass is Accepted for its generation, with its features.
+async fn class_accepted(world: &World) {
+    let classes = Api::<DynamicObject>::all_with(
+        world.admin.clone(),
+        &resource("gateway.networking.k8s.io/v1", "GatewayClass"),
+    );
+    let start = Instant::now();
+    loop {
+        let class = serde_json::to_value(classes.get(&world.class).await.expect("the class"))
+            .expect("json");
+        let c = conditions(&class);
+        if c.get("Accepted").is_some_and(|a| {
+            a["status"] == "True" && a["observedGeneration"] == class["metadata"]["generation"]
+        }) && class["status"]["supportedFeatures"].is_array()
+        {
+            return;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "the class is not accepted: {class:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
-/// Waits until a dry-run update of the LB Deployment is refused by the policy (`refused`)
-/// or accepted: admission takes a moment to follow a policy's creation or deletion.
+/// A validating webhook served on loopback that refuses (403) every Deployment update in
+/// the world's namespace while `refusing` holds, and its configuration.
+struct Refusal {
+    refusing: Arc<AtomicBool>,
+    /// Serves while held.
+    _webhook: served_webhook::Webhook,
+    configuration: Value,
+}
+
+impl Refusal {
+    async fn start(world: &World) -> Refusal {
+        let refusing = Arc::new(AtomicBool::new(true));
+        let dir = env("E2E_DIR");
+        let flag = refusing.clone();
+        let webhook = served_webhook::hold(&dir, move |_| {
+            let refused = flag.load(Ordering::SeqCst);
+            (
+                refused.then(|| "e2e: updates refused".to_owned()),
+                Duration::ZERO,
+            )
+        })
+        .await
+        .expect("webhook");
+        let configuration = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": { "name": format!("refuse-{}", world.ns) },
+            "webhooks": [{ "name": "refuse.e2e.example", "failurePolicy": "Fail", "sideEffects": "None",
+                "admissionReviewVersions": ["v1"], "timeoutSeconds": 5,
+                "clientConfig": { "url": webhook.url, "caBundle": served_webhook::ca_bundle(&dir).expect("CA") },
+                "rules": [{ "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["deployments"] }],
+                "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": world.ns } } }] });
+        create(&world.admin, configuration.clone()).await;
+        Refusal {
+            refusing,
+            _webhook: webhook,
+            configuration,
+        }
+    }
+
+    async fn delete(self, world: &World) {
+        delete(&world.admin, &self.configuration).await;
+    }
+}
+
+/// Waits until a dry-run update of the LB Deployment is refused by the webhook (`refused`)
+/// or accepted: admission takes a moment to follow a webhook configuration's creation.
 async fn until_dry_run(world: &World, refused: bool) {
     let dry_run = PatchParams {
         dry_run: true,
@@ -632,13 +691,14 @@ async fn until_dry_run(world: &World, refused: bool) {
             .api("Deployment")
             .patch(LB, &dry_run, &Patch::Merge(&label))
             .await;
-        let is_refused = matches!(&answer, Err(kube::Error::Api(s)) if s.code == 422);
+        let is_refused = matches!(&answer, Err(kube::Error::Api(s))
+            if s.message.contains("e2e: updates refused"));
         if is_refused == refused {
             return;
         }
         assert!(
             start.elapsed() < WAIT,
-            "the policy's refusal={refused} not in force: {answer:?}"
+            "the webhook's refusal={refused} not in force: {answer:?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -681,7 +741,7 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
     let flags = scenario.flags(&world);
     let mut flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     flags.push("--leader-elect=false");
-    scenario.setup(&world, &flags).await;
+    let refusal = scenario.setup(&world, &flags).await;
 
     let recorder = Recorder::start(&world).await;
     let dir = PathBuf::from(env("E2E_DIR"));
@@ -696,9 +756,10 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
         proxy.port,
         &dir.join(format!("{}-proxy.kubeconfig", world.ns)),
     );
-    let first = Process::start(&world, "first", &kubeconfig, &flags);
+    let mut first = Process::start(&world, "first", &kubeconfig, &flags);
     std::fs::write(&pid_file, first.pid().to_string()).expect("pid file");
-    // Its first write cannot come before its caches are filled: the point is there then.
+    // Ready before the scenario acts (it writes nothing before its caches are filled, so
+    // no point is passed meanwhile), as the baseline's writes were learnt.
     first.ready(WAIT).await;
     let processes = Arc::new(Mutex::new(Processes {
         first,
@@ -732,7 +793,7 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
         })
     };
 
-    scenario.act(&world).await;
+    scenario.act(&world, refusal.as_ref()).await;
     scenario.done(&world).await;
     tokio::time::sleep(SETTLE).await;
     if !proxy.writes().1 {
@@ -747,7 +808,7 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
         .expect("the restarter has ended")
         .into_inner()
         .expect("lock");
-    if let Some(second) = &p.second {
+    if let Some(second) = &mut p.second {
         // The second process has had its chance to act on everything.
         second.ready(WAIT).await;
         scenario.done(&world).await;
@@ -761,6 +822,9 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
     let status = running.stop().await;
     assert!(status.success(), "{status}: {}", running.log());
     drop(proxy);
+    if let Some(refusal) = refusal {
+        refusal.delete(&world).await;
+    }
     // Another run's controller would judge this class (its parameters in a namespace it
     // does not watch) and write its status: the class goes with the run.
     Api::<DynamicObject>::all_with(
@@ -833,7 +897,12 @@ async fn every_point(scenario: Scenario) {
     let points = points_from_env(n);
     let mut unreached = Vec::new();
     for &point in &points {
-        let run = run(scenario, Some(point)).await;
+        let mut run = run(scenario, Some(point)).await;
+        if !run.killed {
+            // The writes are not quite the same from run to run (a retry more or less):
+            // one more try to reach the point.
+            run = self::run(scenario, Some(point)).await;
+        }
         let writes: Vec<String> = run.writes.iter().map(ToString::to_string).collect();
         eprintln!("{} {point}: {}", scenario.name(), writes.join(", "));
         if !run.killed {

@@ -42,8 +42,12 @@ impl Process {
     pub fn start(world: &World, name: &str, kubeconfig: &str, extra: &[&str]) -> Process {
         let health: std::net::SocketAddr =
             format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        // Two ports free one after the other can be the same one.
+        let metrics_port = std::iter::repeat_with(free_port)
+            .find(|port| *port != health.port())
+            .expect("a second free port");
         let metrics: std::net::SocketAddr =
-            format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+            format!("127.0.0.1:{metrics_port}").parse().expect("addr");
         let log = std::path::PathBuf::from(env("E2E_DIR")).join(format!("{}-{name}.log", world.ns));
         let file = std::fs::File::create(&log).expect("log file");
         let child = Command::new(BINARY)
@@ -92,10 +96,13 @@ impl Process {
     }
 
     /// Waits at most `limit` until its `/readyz` answers 200 (every watch cache has its
-    /// initial list).
-    pub async fn ready(&self, limit: Duration) {
+    /// initial list); fails at once if it exits.
+    pub async fn ready(&mut self, limit: Duration) {
         let start = Instant::now();
         while http_status(self.health, "/readyz") != Some(200) {
+            if let Some(status) = self.try_exited() {
+                panic!("{} exited ({status}); its log:\n{}", self.name, self.log());
+            }
             assert!(
                 start.elapsed() < limit,
                 "{} not ready after {limit:?}; its log:\n{}",
