@@ -69,35 +69,11 @@ func crashProxy(args []string) error {
 		return err
 	}
 
-	ca, err := pki.LoadCA(filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key"))
-	if err != nil {
-		return err
-	}
-	servingCert, servingKey, err := ca.Serving("e2e-crash-proxy", "127.0.0.1")
-	if err != nil {
-		return err
-	}
-	serving, err := tls.X509KeyPair(servingCert, servingKey)
-	if err != nil {
-		return err
-	}
-	client, err := tls.LoadX509KeyPair(*cert, *key)
-	if err != nil {
-		return err
-	}
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.Cert)
-	upstream := &http.Transport{
-		TLSClientConfig:     &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{client}},
-		MaxIdleConnsPerHost: 64,
-	}
-
 	log, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-
 	p := &proxy{
 		killAt:  *killAt,
 		before:  *mode == "before",
@@ -105,22 +81,59 @@ func crashProxy(args []string) error {
 		log:     log,
 		killed:  make(chan struct{}),
 	}
+	srv, err := p.server(dir, target, *cert, *key)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	go func() { <-stop; srv.Close() }()
+	fmt.Printf("listening %s\n", ln.Addr())
+	if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// server makes the proxy's TLS server (not started): its serving certificate for 127.0.0.1
+// signed by DIR's CA, and the forwarding to target with the client certificate cert, key.
+func (p *proxy) server(dir string, target *url.URL, cert, key string) (*http.Server, error) {
+	ca, err := pki.LoadCA(filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key"))
+	if err != nil {
+		return nil, err
+	}
+	servingCert, servingKey, err := ca.Serving("e2e-crash-proxy", "127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	serving, err := tls.X509KeyPair(servingCert, servingKey)
+	if err != nil {
+		return nil, err
+	}
+	client, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
 	p.forward = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
 			// The controller's own credential is the proxy's: drop any it sent.
 			r.Out.Header.Del("Authorization")
 		},
-		Transport: upstream,
+		Transport: &http.Transport{
+			TLSClientConfig:     &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{client}},
+			MaxIdleConnsPerHost: 64,
+		},
 		// Watches stream: each event reaches the controller as it comes.
 		FlushInterval: -1,
 	}
-
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
+	return &http.Server{
 		Handler: p,
 		TLSConfig: &tls.Config{
 			Certificates: []tls.Certificate{serving},
@@ -132,15 +145,7 @@ func crashProxy(args []string) error {
 		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, p.conns.Add(1))
 		},
-	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	go func() { <-stop; srv.Close() }()
-	fmt.Printf("listening %s\n", ln.Addr())
-	if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	}, nil
 }
 
 // connKey holds, in a request's context, the sequence number of its connection.
