@@ -4,7 +4,8 @@
 # runs the tests against them, then stops everything and checks that nothing is left
 # behind; then the same for the Helm chart's test (with helm, also built from its Go module
 # once), on a full control plane of its own (below); then the fault stories, on one more (they restart
-# its kube-apiserver and pause its etcd); then the full control plane's Go smoke test
+# its kube-apiserver and pause its etcd) and the controller killed at every write point; then
+# the full control plane's Go smoke test
 # (kube-controller-manager, kube-scheduler and kwok's fake Nodes besides) and the
 # controller's rollout stories on it; last, the Gateway API conformance suite against the
 # controller, on a full control plane. Needs Go 1.26 or later and the Go module proxy (or a
@@ -45,7 +46,7 @@ rc=0
 # (two of them watch for two minutes): they run side by side. One story (in recovery.rs)
 # updates the GatewayConfiguration CRD (a variant), which ends every watch of the kind: it
 # runs alone, after the others.
-(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test rollouts --test real_node --no-run)
+(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test crash_points --test rollouts --test real_node --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     (cd controlplane && go test -count=1 -v ./...) && (cd controlplane/pki && go test -count=1 ./...) &&
     cd .. && cargo test -p gateway-reconcile-kube --no-fail-fast --test writes --test recovery --test caches \
@@ -71,11 +72,15 @@ E2E_FULL=1 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
 # start its kube-apiserver and pause its etcd. A request waiting on a paused etcd ends after
 # 8 s; --min-request-timeout would end watches that ask for no timeout of their own within
 # 4 to 8 s (the story shows that the controller's do ask: see docs/reliability.md,
-# "Control-plane faults").
+# "Control-plane faults"). Then, run even when a fault story failed, the controller killed
+# at every write point of four scenarios (tests/crash_points.rs, behind `e2e-helper
+# crash-proxy`; about 2.5 minutes; CRASH_POINTS=N tries fewer), its table printed.
 faults_rc=0
 E2E_APISERVER_ARGS="--request-timeout=8s --min-request-timeout=4" E2E_AUDIT_WATCHES=1 \
-  ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
-    cd .. && cargo test -p gateway-reconcile-kube --test faults -- --ignored --test-threads=1' \
+  ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" && cd .. && status=0 &&
+    { cargo test -p gateway-reconcile-kube --test faults -- --ignored --test-threads=1 || status=$?; } &&
+    { cargo test -p gateway-reconcile-kube --test crash_points -- --ignored --test-threads=1 --nocapture ||
+      status=$?; } && exit "$status"' \
   "$faults_marker" || faults_rc=$?
 [[ "$rc" != 0 ]] || rc="$faults_rc"
 

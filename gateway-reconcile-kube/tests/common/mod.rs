@@ -1,10 +1,10 @@
 //! What the tests on a real control plane share (the stories `writes.rs`, `recovery.rs`,
-//! `caches.rs` and `revision4.rs`, and `operability.rs`, `faults.rs`, `rollouts.rs`,
-//! `replay.rs`): the controller's identity, objects by kind, a story's namespace with the
-//! controller's RBAC and a GatewayClass, conditions by type; in its modules the audit log
-//! (`audit`), the controller binary in a process of its own (`process`), the in-process
-//! controller's story (`story`) and the webhooks served on loopback (`webhook`). Each test
-//! crate uses a part of it.
+//! `caches.rs` and `revision4.rs`, and `operability.rs`, `faults.rs`, `crash_points.rs`,
+//! `rollouts.rs`, `replay.rs`): the controller's identity, objects by kind, a story's
+//! namespace with the controller's RBAC and a GatewayClass, conditions by type; in its
+//! modules the audit log (`audit`), the controller binary in a process of its own
+//! (`process`), the in-process controller's story (`story`) and the webhooks served on
+//! loopback (`webhook`). Each test crate uses a part of it.
 #![allow(dead_code)]
 
 pub mod audit;

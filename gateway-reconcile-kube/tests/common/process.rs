@@ -42,8 +42,12 @@ impl Process {
     pub fn start(world: &World, name: &str, kubeconfig: &str, extra: &[&str]) -> Process {
         let health: std::net::SocketAddr =
             format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        // Two ports free one after the other can be the same one.
+        let metrics_port = std::iter::repeat_with(free_port)
+            .find(|port| *port != health.port())
+            .expect("a second free port");
         let metrics: std::net::SocketAddr =
-            format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+            format!("127.0.0.1:{metrics_port}").parse().expect("addr");
         let log = std::path::PathBuf::from(env("E2E_DIR")).join(format!("{}-{name}.log", world.ns));
         let file = std::fs::File::create(&log).expect("log file");
         let child = Command::new(BINARY)
@@ -86,6 +90,29 @@ impl Process {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Its exit status, if it has exited (reaped then).
+    pub fn try_exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().expect("wait")
+    }
+
+    /// Waits at most `limit` until its `/readyz` answers 200 (every watch cache has its
+    /// initial list); fails at once if it exits.
+    pub async fn ready(&mut self, limit: Duration) {
+        let start = Instant::now();
+        while http_status(self.health, "/readyz") != Some(200) {
+            if let Some(status) = self.try_exited() {
+                panic!("{} exited ({status}); its log:\n{}", self.name, self.log());
+            }
+            assert!(
+                start.elapsed() < limit,
+                "{} not ready after {limit:?}; its log:\n{}",
+                self.name,
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Waits at most `limit` for it to exit; its exit status.
     pub async fn exited(&mut self, limit: Duration) -> ExitStatus {
         let start = Instant::now();
@@ -111,6 +138,21 @@ impl Process {
         self.signal("-TERM");
         self.exited(Duration::from_secs(30)).await
     }
+}
+
+/// A GET on loopback: the status code (`None`: not listening yet).
+fn http_status(addr: std::net::SocketAddr, path: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    text.split(' ').nth(1)?.parse().ok()
 }
 
 impl Drop for Process {

@@ -18,6 +18,9 @@
 //	                                      wait until a kubelet's Node is schedulable
 //	e2e-helper forward LISTEN TARGET      copy TCP connections on LISTEN to TARGET
 //	                                      (the real node's way to the API server)
+//	e2e-helper crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL
+//	                                      forward a controller's requests as its user,
+//	                                      log its writes, SIGKILL it at the K-th
 package main
 
 import (
@@ -49,6 +52,8 @@ func main() {
 		err = schedulableNode(args)
 	case "forward":
 		err = forward(args)
+	case "crash-proxy":
+		err = crashProxy(args)
 	default:
 		usage()
 	}
@@ -62,6 +67,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: e2e-helper ports N | pki DIR SERVER_URL USER | probe URL [DIR] | crds KUBECONFIG FILE... |\n"+
 		"  client DIR SERVER_URL NAME USER [GROUP] | fake-nodes KUBECONFIG PREFIX N TIMEOUT_SECONDS |\n"+
 		"  wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS |\n"+
-		"  schedulable-node KUBECONFIG NAME TIMEOUT_SECONDS | forward LISTEN TARGET")
+		"  schedulable-node KUBECONFIG NAME TIMEOUT_SECONDS | forward LISTEN TARGET |\n"+
+		"  crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL")
 	os.Exit(2)
 }
