@@ -10,8 +10,7 @@
 //! log tells the two replicas apart by `userAgent`, which carries the leader identity.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use kube::api::{Patch, PatchParams};
@@ -93,22 +92,6 @@ fn replica(world: &World, name: &str, kubeconfig: &str, extra: &[&str]) -> Proce
     }
     flags.extend(extra);
     Process::start(world, name, kubeconfig, &flags)
-}
-
-/// A GET on loopback: the status code and body (`None`: not listening yet).
-fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    stream.read_to_string(&mut text).ok()?;
-    let code = text.split(' ').nth(1)?.parse().ok()?;
-    let body = text.split_once("\r\n\r\n")?.1.to_owned();
-    Some((code, body))
 }
 
 /// Polls `addr` `path` until it answers `code`; the body.

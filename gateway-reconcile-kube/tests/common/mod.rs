@@ -3,18 +3,19 @@
 //! `rollouts.rs`, `replay.rs`): the controller's identity, objects by kind, a story's
 //! namespace with the controller's RBAC and a GatewayClass, conditions by type; in its
 //! modules the audit log (`audit`), the controller binary in a process of its own
-//! (`process`), the in-process controller's story (`story`) and the webhooks served on
-//! loopback (`webhook`). Each test crate uses a part of it.
+//! (`process`), a GET on loopback (`loopback`), the in-process controller's story (`story`) and
+//! the webhooks served on loopback (`webhook`). Each test crate uses a part of it.
 #![allow(dead_code)]
 
 pub mod audit;
+pub mod loopback;
 pub mod process;
 pub mod story;
 pub mod webhook;
 
 // Each test crate uses a part of these (`use common::*`), some none.
 #[allow(unused_imports)]
-pub use {audit::*, process::*, story::*};
+pub use {audit::*, loopback::*, process::*, story::*};
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

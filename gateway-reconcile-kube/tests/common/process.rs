@@ -99,7 +99,7 @@ impl Process {
     /// initial list); fails at once if it exits.
     pub async fn ready(&mut self, limit: Duration) {
         let start = Instant::now();
-        while http_status(self.health, "/readyz") != Some(200) {
+        while super::loopback::http_status(self.health, "/readyz") != Some(200) {
             if let Some(status) = self.try_exited() {
                 panic!("{} exited ({status}); its log:\n{}", self.name, self.log());
             }
@@ -138,21 +138,6 @@ impl Process {
         self.signal("-TERM");
         self.exited(Duration::from_secs(30)).await
     }
-}
-
-/// A GET on loopback: the status code (`None`: not listening yet).
-fn http_status(addr: std::net::SocketAddr, path: &str) -> Option<u16> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    stream.read_to_string(&mut text).ok()?;
-    text.split(' ').nth(1)?.parse().ok()
 }
 
 impl Drop for Process {
