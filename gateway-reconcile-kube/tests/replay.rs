@@ -852,6 +852,15 @@ fn run_real(
     )
 }
 
+/// The first seed of a run: `name`'s value, or the clock's seconds (a new run each time).
+fn first_seed(name: &str) -> u64 {
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    env_number(name, clock)
+}
+
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -871,13 +880,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 fn schedules_on_the_real_server() {
     let world = world();
     let count = env_number("REAL_SCHEDULES", 3);
-    let first = env_number(
-        "REAL_SCHEDULE_SEED",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
-    );
+    let first = first_seed("REAL_SCHEDULE_SEED");
     let budget = usize::try_from(env_number("REAL_SHRINK", 48)).unwrap_or(48);
     let started = std::time::Instant::now();
     let mut tally = Tally::default();

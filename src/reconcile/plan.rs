@@ -300,18 +300,16 @@ pub fn plan<'a>(
         }
         Some(observed) => {
             check_identity(observed, &accepted.deployment, &name, id.namespace)?;
+            let carried_uid = observed.annotation(&uid_annotation(settings));
             let mut seen = Observed {
                 carried: observed
                     .annotation(&generation_annotation(settings))
                     .and_then(|g| g.parse().ok()),
-                same_configuration: match (
-                    observed.annotation(&uid_annotation(settings)),
-                    configuration.metadata.uid.as_deref(),
-                ) {
+                same_configuration: match (carried_uid, configuration.metadata.uid.as_deref()) {
                     (Some(carried), Some(current)) => carried == current,
                     _ => true,
                 },
-                carried_uid: observed.annotation(&uid_annotation(settings)).is_some(),
+                carried_uid: carried_uid.is_some(),
                 rollout: rollout(observed),
                 collision: None,
                 spec_changes: false,

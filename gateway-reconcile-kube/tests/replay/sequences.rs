@@ -4,7 +4,7 @@
 
 use super::schedules;
 use super::schedules::Verdict;
-use crate::{SCHEDULE_TIMEOUT, env_number, on_real, world};
+use crate::{SCHEDULE_TIMEOUT, env_number, first_seed, on_real, world};
 
 /// Desired-state sequences (Acto's method, the kit's `testing::sequences`) on the real
 /// server: `REAL_SEQUENCES` sequences of 10 valid edits (2 by default, as `e2e/run.sh` runs
@@ -17,13 +17,7 @@ use crate::{SCHEDULE_TIMEOUT, env_number, on_real, world};
 fn desired_state_sequences_on_the_real_server() {
     let world = world();
     let count = env_number("REAL_SEQUENCES", 2);
-    let first = env_number(
-        "REAL_SEQUENCE_SEED",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
-    );
+    let first = first_seed("REAL_SEQUENCE_SEED");
     let started = std::time::Instant::now();
     let (mut passed, mut reconciles, mut skipped, mut failed) = (0, 0, Vec::new(), Vec::new());
     for seed in first..first.saturating_add(count) {
