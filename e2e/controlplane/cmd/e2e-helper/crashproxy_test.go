@@ -183,12 +183,14 @@ func TestCrashProxyKillsAfterTheKthWriteAndDropsTheKilledOnesNext(t *testing.T) 
 	if got := u.requests(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("upstream saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	text, _ := os.ReadFile(logPath)
 	wantLog := "1 POST /apis/apps/v1/namespaces/ns/deployments 200\n" +
 		"2 PUT /apis/apps/v1/namespaces/ns/deployments/d 200\n" +
 		"kill 2 after " + strconv.Itoa(victim.Process.Pid) + "\n" +
 		"3 PATCH /apis/x/v1/namespaces/ns/things/a -\n" +
 		"4 DELETE /apis/x/v1/namespaces/ns/things/b 200\n"
+	// The proxy logs a write once its answer is sent on: the last line may follow the
+	// answer by a moment.
+	text := logWithin(logPath, len(wantLog), 2*time.Second)
 	if string(text) != wantLog {
 		t.Fatalf("log:\n%s\nwant:\n%s", text, wantLog)
 	}
@@ -203,10 +205,22 @@ func TestCrashProxyKillsBeforeTheKthWriteIsSent(t *testing.T) {
 	if got := u.requests(); len(got) != 0 {
 		t.Fatalf("the write reached the API server: %v", got)
 	}
-	text, _ := os.ReadFile(logPath)
 	want := "kill 1 before " + strconv.Itoa(victim.Process.Pid) + "\n" +
 		"1 POST /apis/apps/v1/namespaces/ns/deployments -\n"
+	text := logWithin(logPath, len(want), 2*time.Second)
 	if string(text) != want {
 		t.Fatalf("log:\n%s\nwant:\n%s", text, want)
+	}
+}
+
+// logWithin reads the proxy's log until it holds at least n bytes, or the limit passes.
+func logWithin(path string, n int, limit time.Duration) []byte {
+	deadline := time.Now().Add(limit)
+	for {
+		text, _ := os.ReadFile(path)
+		if len(text) >= n || time.Now().After(deadline) {
+			return text
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
