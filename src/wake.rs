@@ -25,7 +25,7 @@
 //! | change of | wakes | function |
 //! |---|---|---|
 //! | a Gateway | itself (no other Gateway's gather reads it) | [`gateway_change`] |
-//! | a GatewayClass | the Gateways under [`WakeKey::Class`]; the class's own status | [`class_change`] |
+//! | a GatewayClass | the Gateways under [`WakeKey::Class`] when its presence or `spec` changed; the class's own status | [`class_change`] |
 //! | a GatewayConfiguration | the Gateways naming it ([`WakeKey::Configuration`]) and those of the classes naming it as their default ([`WakeKey::Class`]); those classes' own status | [`configuration_change`] |
 //! | an L34Route | the Gateways its old and its new `parentRefs` name | [`route_change`] |
 //! | a Deployment | the Gateways under [`WakeKey::LbDeployment`] of its name, and its controller Gateway | [`deployment_change`] |
@@ -38,7 +38,10 @@
 //! - **complete** (exact): if the change alters what the gather of a Gateway reads, the
 //!   Gateway is woken: named in [`Woken::gateways`], or indexed under one of
 //!   [`Woken::keys`] by [`gateway_keys`] (the Gateway as it is, unchanged by the change:
-//!   only the Gateway's own change moves its keys, and that wakes it anyway);
+//!   only the Gateway's own change moves its keys, and that wakes it anyway). Of a
+//!   GatewayClass a reconcile reads its presence and its `spec` alone, so a change of its
+//!   status or metadata wakes none of its Gateways (their plans cannot differ: the property
+//!   tests check that too);
 //! - **close** (conservative, by design): a woken Gateway is one that reads the object or
 //!   names it. The functions look at the changed object, never at the other objects of the
 //!   cluster, so they over-approximate where the decision would need another object: every
@@ -65,7 +68,7 @@
 //! assert!(keys.contains(&WakeKey::Class("c".into())));
 //!
 //! // A class change wakes the Gateways under its key.
-//! let woken = wake::class_change("c");
+//! let woken = wake::class_change("c", None, None);
 //! assert!(woken.keys.iter().any(|key| keys.contains(key)));
 //!
 //! // A route names its Gateways itself.
@@ -301,19 +304,52 @@ pub fn deployment_change(old: Option<&Deployment>, new: Option<&Deployment>) -> 
     woken.normalized()
 }
 
-/// Whom a GatewayClass's change wakes: the Gateways of that class ([`WakeKey::Class`]) and
-/// the class's own status.
+/// Whom a change of the GatewayClass `name` wakes, from its state before (`old`) and after
+/// (`new`); `None` is a class that is absent or does not read into the wire type.
+///
+/// The class's own status is settled again on every change ([`Woken::classes`]). Its
+/// Gateways ([`WakeKey::Class`]) are woken unless the change leaves alone all a Gateway's
+/// reconcile reads of the class: that it is there and reads, and its `spec` (the
+/// `controllerName` that makes it ours, the `parametersRef` of its default configuration).
+/// So the controller's own status patch of the class (its `Accepted`, its
+/// `supportedFeatures`), a label or an annotation wakes no Gateway: at 10,000 Gateways of
+/// one class, the class's status patch would otherwise cost 10,000 reconciles that decide
+/// nothing. Two `None`s wake the Gateways (nothing tells what changed).
 ///
 /// ```
 /// use gateway_reconcile::wake::{self, WakeKey};
-/// let woken = wake::class_change("c");
-/// assert_eq!(woken.keys, [WakeKey::Class("c".into())]);
+/// use gateway_reconcile::wire::GatewayClass;
+/// let class: GatewayClass = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "c"}, "spec": {"controllerName": "example.com/gateway"}
+/// })).unwrap();
+/// let mut accepted = class.clone();
+/// accepted.metadata.resource_version = Some("7".into());
+/// accepted.status.conditions.push(serde_json::from_value(serde_json::json!({
+///     "type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+///     "lastTransitionTime": "2026-01-01T00:00:00Z"
+/// })).unwrap());
+///
+/// // Its status changed: the class is settled again, no Gateway is woken.
+/// let woken = wake::class_change("c", Some(&class), Some(&accepted));
+/// assert!(woken.keys.is_empty());
 /// assert_eq!(woken.classes, ["c"]);
+///
+/// // Created, deleted or its spec edited: its Gateways too.
+/// let woken = wake::class_change("c", None, Some(&class));
+/// assert_eq!(woken.keys, [WakeKey::Class("c".into())]);
 /// ```
-pub fn class_change(name: &str) -> Woken {
+pub fn class_change(name: &str, old: Option<&GatewayClass>, new: Option<&GatewayClass>) -> Woken {
+    let read_alike = match (old, new) {
+        (Some(old), Some(new)) => old.spec == new.spec && old.metadata.name == new.metadata.name,
+        _ => false,
+    };
     Woken {
         gateways: Vec::new(),
-        keys: vec![WakeKey::Class(name.to_owned())],
+        keys: if read_alike {
+            Vec::new()
+        } else {
+            vec![WakeKey::Class(name.to_owned())]
+        },
         classes: vec![name.to_owned()],
     }
 }

@@ -24,7 +24,8 @@
 
 use std::collections::BTreeMap;
 
-use gateway_reconcile::reconcile::{InMemory, Labels, View, gather, ready};
+use gateway_reconcile::WriteOutcome;
+use gateway_reconcile::reconcile::{InMemory, Labels, Plan, View, gather, plan, ready};
 use gateway_reconcile::wake::{self, GatewayRef, WakeKey, Woken};
 use gateway_reconcile::wire::{Deployment, Gateway, GatewayClass, GatewayConfiguration, L34Route};
 use gateway_reconcile::{Settings, lookup};
@@ -123,12 +124,33 @@ prop_compose! {
 }
 
 prop_compose! {
-    fn class(name: String)(reference in parameters_ref(true), version in 0u8..3) -> GatewayClass {
-        let mut spec = json!({"controllerName": "meridio-2.nordix.org/gateway-controller"});
+    // Its spec (ours or not, a default configuration or none) and what a Gateway does not
+    // read of it (its status, a label) vary apart.
+    fn class(name: String)(
+        reference in parameters_ref(true),
+        ours in proptest::bool::weighted(0.8),
+        version in 0u8..3,
+        accepted in proptest::option::of(any::<bool>()),
+        label in proptest::option::of(pick(vec!["a", "b"])),
+    ) -> GatewayClass {
+        let controller = if ours { "meridio-2.nordix.org/gateway-controller" } else { "example.com/other" };
+        let mut spec = json!({"controllerName": controller});
         if let Some(reference) = reference {
             spec["parametersRef"] = reference;
         }
-        read(json!({"metadata": {"name": name, "generation": version}, "spec": spec}))
+        let mut metadata = json!({"name": name, "generation": version});
+        if let Some(label) = label {
+            metadata["labels"] = json!({"tier": label});
+        }
+        let mut class = json!({"metadata": metadata, "spec": spec});
+        if let Some(accepted) = accepted {
+            class["status"] = json!({"conditions": [{
+                "type": "Accepted", "status": if accepted { "True" } else { "False" },
+                "reason": if accepted { "Accepted" } else { "InvalidParameters" }, "message": "",
+                "observedGeneration": version, "lastTransitionTime": "2026-01-01T00:00:00Z"
+            }]});
+        }
+        read(class)
     }
 }
 
@@ -297,12 +319,37 @@ fn gathered(settings: &Settings, world: &World, key: &Key) -> Value {
     let snapshot = gathered.snapshot().expect("a snapshot");
     json!({
         "gateway": snapshot.gateway,
-        "class": snapshot.gateway_class,
+        // What a reconcile reads of its class (`wake::class_change`); that it reads nothing
+        // else is checked on the plans (`decided`).
+        "class": snapshot.gateway_class.map(|class| json!({"name": class.metadata.name, "spec": class.spec})),
         "configuration": snapshot.configuration,
         "deployment": snapshot.deployment,
         "routes": snapshot.routes,
         "namespaceLabels": snapshot.namespace_labels,
     })
+}
+
+/// What the Gateway `key`'s reconcile decides, as text: its Deployment write and its
+/// settlement (the write taken as applied); empty for no such Gateway.
+fn decided(settings: &Settings, world: &World, key: &Key) -> String {
+    let mut reader = world.clone();
+    reader.reconciling(&key.0, &key.1);
+    let view = ready(gather(settings, &mut reader))
+        .expect("an in-memory reader is always ready")
+        .expect("the cluster's objects read");
+    let View::Ready(gathered) = view else {
+        return String::new();
+    };
+    let snapshot = gathered.snapshot().expect("a snapshot");
+    let now = "2026-06-01T00:00:00Z".parse().expect("a time");
+    match plan(settings, snapshot, now) {
+        Ok(Plan::Settled(settlement)) => format!("{settlement:?}"),
+        Ok(Plan::Write(pending)) => {
+            let write = format!("{:?}", pending.write());
+            format!("{write} {:?}", pending.settle(WriteOutcome::Applied))
+        }
+        Err(error) => format!("{error}"),
+    }
 }
 
 /// Applies the change; answers whom the map wakes and whether the object changed at all.
@@ -334,8 +381,12 @@ fn apply(
             )
         }
         Change::Class(name, new) => {
-            let (_, changed) = set(&mut world.classes, name.clone(), new.as_ref());
-            (wake::class_change(name), Vec::new(), changed)
+            let (old, changed) = set(&mut world.classes, name.clone(), new.as_ref());
+            (
+                wake::class_change(name, old.as_ref(), new.as_ref()),
+                Vec::new(),
+                changed,
+            )
         }
         Change::Configuration(key, new) => {
             let (_, changed) = set(&mut world.configurations, key.clone(), new.as_ref());
@@ -409,6 +460,13 @@ proptest! {
                 "{me} changed but was not woken by {change:?}: {woken:?} {named:?}"
             );
             if !is_woken {
+                // Not woken: its reconcile would decide just what it did (for a class, this
+                // is what lets its status and metadata wake nobody).
+                prop_assert_eq!(
+                    decided(&settings, &world, key),
+                    decided(&settings, &after, key),
+                    "{} not woken by {:?} but its plan changed", me, change
+                );
                 continue;
             }
             let gateway = after.gateways.get(key).or(world.gateways.get(key)).expect("a Gateway");
@@ -419,9 +477,15 @@ proptest! {
                     changed,
                     "{me} woken by {change:?} but nothing it reads changed"
                 ),
-                // Exact for a change that alters the object (any event of a route or a
-                // class wakes the Gateways that read it, a resync's too).
-                Change::Class(..) | Change::Route(..) => prop_assert!(
+                // Exact: a class wakes its Gateways only when what they read of it
+                // changed, or when it is absent before and after.
+                Change::Class(name, new) => prop_assert!(
+                    changed || (new.is_none() && !world.classes.contains_key(name)),
+                    "{me} woken by {change:?} but nothing it reads changed"
+                ),
+                // Exact for a change that alters the object (any event of a route wakes
+                // the Gateways that read it, a resync's too).
+                Change::Route(..) => prop_assert!(
                     changed || !object_changed,
                     "{me} woken by {change:?} but nothing it reads changed"
                 ),

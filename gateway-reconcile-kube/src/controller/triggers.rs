@@ -44,6 +44,7 @@ pub(super) fn wake_ups(
         indexes.gateways.clone(),
     );
     let route_parents = RouteParents::new(stores.routes.clone());
+    let classes_seen = ClassesSeen::new(stores.classes.clone());
     let by_lb_name = indexes.gateways.clone();
     let meta_by_lb_name = indexes.gateways.clone();
     let configuration_classes = ClassesOfConfiguration {
@@ -54,9 +55,10 @@ pub(super) fn wake_ups(
     };
     controller
         .watches_stream(triggers.classes, move |class| {
-            // The class's own status, and its Gateways.
+            // The class's own status, and its Gateways when what they read of it changed
+            // (not on the echo of our own status patch).
             class_status.settle(&class);
-            resolve(&by_class, &wake::class_change(&class.name_any()))
+            resolve(&by_class, &classes_seen.change(&class))
         })
         .watches_stream(triggers.configurations, move |conf| {
             // The Gateways that name it, and those of the classes that name it as their
@@ -142,6 +144,42 @@ impl ClassesOfConfiguration {
             }
         }
         resolve(&self.gateways, &woken)
+    }
+}
+
+/// The class each GatewayClass event left in the cache, for `wake::class_change`, which
+/// compares it with the one before (the watcher hands over the new class only). Classes
+/// are few: each is kept as the `Arc` the cache holds.
+struct ClassesSeen {
+    classes: Store<GatewayClass>,
+    last: Mutex<HashMap<String, Arc<GatewayClass>>>,
+}
+
+impl ClassesSeen {
+    fn new(classes: Store<GatewayClass>) -> Self {
+        Self {
+            classes,
+            last: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn change(&self, class: &GatewayClass) -> Woken {
+        let name = class.name_any();
+        // The reflector has applied the event: a class gone from the cache was deleted.
+        let new = self.classes.get(&ObjectRef::new(&name));
+        let old = {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            match &new {
+                Some(new) => last.insert(name.clone(), new.clone()),
+                None => last.remove(&name),
+            }
+        };
+        let (old, new) = (old.as_deref(), new.as_deref());
+        wake::class_change(
+            &name,
+            old.and_then(|c| c.read().ok()),
+            new.and_then(|c| c.read().ok()),
+        )
     }
 }
 
@@ -250,8 +288,12 @@ mod tests {
     use kube::runtime::reflector::{self, ObjectRef};
     use kube::runtime::watcher;
 
-    use super::{NamespaceLabelsSeen, RouteParents, gateways_of_deployment, gateways_of_meta};
-    use crate::cached::{Deployment as CachedDeployment, Gateway, L34Route, NamespaceMeta};
+    use super::{
+        ClassesSeen, NamespaceLabelsSeen, RouteParents, gateways_of_deployment, gateways_of_meta,
+    };
+    use crate::cached::{
+        Deployment as CachedDeployment, Gateway, GatewayClass, L34Route, NamespaceMeta,
+    };
     use crate::controller::fixtures::{gateway, meta, named_route, route};
     use crate::controller::indexes::{GatewayIndex, gateway_index, routes_by_namespace};
 
@@ -321,6 +363,51 @@ mod tests {
             "metadata": { "name": "web", "namespace": "ns" }
         }));
         assert!(gateways_of_meta(&index, &other).is_empty());
+    }
+
+    #[test]
+    fn a_class_wakes_its_gateways_when_created_edited_or_deleted_not_on_its_status() {
+        use gateway_reconcile::wake::WakeKey;
+
+        let class = |parameters: Option<&str>, accepted: Option<&str>| -> GatewayClass {
+            let mut value = serde_json::json!({
+                "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                "metadata": {"name": "c", "resourceVersion": "1"},
+                "spec": {"controllerName": "example.com/gateway"}
+            });
+            if let Some(name) = parameters {
+                value["spec"]["parametersRef"] = serde_json::json!({
+                    "group": "meridio-2.nordix.org", "kind": "GatewayConfiguration",
+                    "name": name, "namespace": "infra"});
+            }
+            if let Some(status) = accepted {
+                value["status"] = serde_json::json!({"conditions": [{"type": "Accepted",
+                    "status": status, "reason": "Accepted", "message": "",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+            }
+            serde_json::from_value(value).expect("a class")
+        };
+        let (store, mut writer) = reflector::store::<GatewayClass>();
+        let seen = ClassesSeen::new(store);
+        let wakes = |woken: gateway_reconcile::wake::Woken| {
+            assert_eq!(woken.classes, ["c"]);
+            woken.keys == [WakeKey::Class("c".into())]
+        };
+        let mut apply = |class: GatewayClass| {
+            writer.apply_watcher_event(&watcher::Event::Apply(class.clone()));
+            class
+        };
+
+        let created = apply(class(None, None));
+        assert!(wakes(seen.change(&created)), "created");
+        // Our own status patch, and its repetition (a relist): nobody.
+        let accepted = apply(class(None, Some("True")));
+        assert!(!wakes(seen.change(&accepted)), "status");
+        assert!(!wakes(seen.change(&accepted)), "relist");
+        let edited = apply(class(Some("defaults"), Some("True")));
+        assert!(wakes(seen.change(&edited)), "spec edited");
+        writer.apply_watcher_event(&watcher::Event::Delete(edited.clone()));
+        assert!(wakes(seen.change(&edited)), "deleted");
     }
 
     #[test]
