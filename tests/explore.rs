@@ -104,11 +104,19 @@ fn the_explorer_finds_a_loop_that_drops_its_requeue() {
     assert_eq!(counterexample.ops[1], Op::Reconcile, "{counterexample}");
 }
 
-/// The simulated cluster behind a writer that edits the Deployment's pod template before
-/// every reconcile: an input that never stops changing, which the explorer does not know
-/// of, so the loop writes in every round and never settles.
+/// The simulated cluster behind a writer that edits the Deployment's pod template, an
+/// input change the explorer does not know of: before every reconcile (`Always`: the loop
+/// writes in every round and never settles), or once right after each reconcile whose
+/// write was not of its making (`AfterOwnWrite`: a loop that writes again on its own
+/// write's echo, yet settles).
 #[derive(Clone)]
-struct Redrifting(Cluster);
+struct Redrifting(Cluster, Drift);
+
+#[derive(Clone, Copy, PartialEq)]
+enum Drift {
+    Always,
+    AfterOwnWrite { pending: bool },
+}
 
 impl Backend for Redrifting {
     type Error = ClusterError;
@@ -123,11 +131,19 @@ impl Backend for Redrifting {
     }
 
     fn reconcile(&mut self, now: Timestamp) -> Result<ReconcileReport, StepError<ClusterError>> {
-        if self.0.deployment().is_some() {
+        let drift = match self.1 {
+            Drift::Always => true,
+            Drift::AfterOwnWrite { pending } => pending,
+        };
+        if drift && self.0.deployment().is_some() {
             let edit = json!({"spec": {"template": {"spec": {"serviceAccountName": "hacked"}}}});
             Backend::patch(&mut self.0, Kind::Deployment, &edit, now)?;
         }
-        Backend::reconcile(&mut self.0, now)
+        let report = Backend::reconcile(&mut self.0, now)?;
+        if let Drift::AfterOwnWrite { pending } = &mut self.1 {
+            *pending = !drift && report.outcome.is_some();
+        }
+        Ok(report)
     }
 
     fn patch(
@@ -187,7 +203,7 @@ impl Explorable for Redrifting {
 #[test]
 fn the_explorer_finds_a_loop_that_never_settles() {
     let counterexample = explore::explore(
-        Redrifting(strategies::cluster().unwrap()),
+        Redrifting(strategies::cluster().unwrap(), Drift::Always),
         &[Op::Reconcile],
         Bounds::to_depth(2),
     )
@@ -203,4 +219,23 @@ fn the_explorer_finds_a_loop_that_never_settles() {
             .contains("still writes after 4 rounds"),
         "{counterexample}"
     );
+}
+
+#[test]
+fn the_explorer_finds_a_loop_that_writes_again_on_its_own_writes_echo() {
+    let counterexample = explore::explore(
+        Redrifting(
+            strategies::cluster().unwrap(),
+            Drift::AfterOwnWrite { pending: false },
+        ),
+        &[Op::Reconcile],
+        Bounds::to_depth(2),
+    )
+    .unwrap_err();
+    assert_eq!(
+        counterexample.violation.property, "echo-idle",
+        "{counterexample}"
+    );
+    // The first reconcile creates the Deployment; the one right after it writes again.
+    assert_eq!(counterexample.ops, [Op::Reconcile], "{counterexample}");
 }

@@ -14,6 +14,9 @@
 //! - at every reconcile of every path, the kit's [`Invariants`] (no status claiming a
 //!   generation the Deployment does not carry, `Degraded` never flapping, no status write
 //!   when nothing changed, the loop's schedule, ...), as [`schedule::apply`] checks them;
+//! - after every reconcile whose writes all succeeded, `echo-idle`: the same Gateway
+//!   reconciled again at once, nothing else changed, writes nothing (so the echo of the
+//!   controller's own writes, coming back as watch events, needs no reconcile);
 //! - from every state reached, `eventually-stable`: once the inputs stop changing and the
 //!   writes succeed (the pending write failures cleared, nothing else changed: the class,
 //!   the configuration and the rollout stay as they are), reconciling every Gateway in
@@ -48,7 +51,7 @@ use std::hash::{DefaultHasher, Hasher};
 use crate::conditions::{self, ACCEPTED, CONFIGURATION_APPLIED_NAME};
 use crate::outcome::WriteOutcome;
 use crate::reconcile::ObjectKey;
-use crate::sim::cluster::{Cluster, Kind, RolloutState};
+use crate::sim::cluster::{Cluster, Kind, ReconcileReport, RolloutState};
 use crate::wire::{Gateway, GatewayClass};
 
 use super::invariants::{Invariants, Violation, find, read_typed};
@@ -276,6 +279,10 @@ pub fn explore<L: Explorable>(
                 if !seen.insert(fingerprint(&child)) {
                     continue;
                 }
+                if *op == Op::Reconcile {
+                    echo_idle(&child, &records, &mut exploration)
+                        .map_err(|v| fail(&child.ops, v))?;
+                }
                 settles(&child, bounds, &mut exploration).map_err(|v| fail(&child.ops, v))?;
                 exploration.states += 1;
                 next.push(child);
@@ -293,6 +300,38 @@ pub fn explore<L: Explorable>(
         level = next;
     }
     Ok(exploration)
+}
+
+/// `echo-idle` after a reconcile whose writes all succeeded: reconciling the same Gateway
+/// again at once, nothing else changed, writes nothing. The controller's own writes coming
+/// back as watch events are then events it can drop unreconciled (the kube crate does).
+fn echo_idle<L: Explorable>(
+    node: &Node<L>,
+    records: &[ReconcileReport],
+    exploration: &mut Exploration,
+) -> Result<(), Violation> {
+    let Some(last) = records.last() else {
+        return Ok(());
+    };
+    let wrote_deployment = last.outcome.as_ref().is_some_and(|o| o.class().is_none());
+    let failed = last.outcome.as_ref().is_some_and(|o| o.class().is_some()) || last.status_refused;
+    if failed || !(wrote_deployment || last.status_written) {
+        return Ok(());
+    }
+    let mut controller = node.controller.clone();
+    let mut invariants = node.invariants.clone();
+    let again = schedule::apply(&mut controller, &mut invariants, &Op::Reconcile)?;
+    exploration.reconciles += again.len();
+    match again.last() {
+        Some(echo) if echo.outcome.is_some() || echo.status_written => Err(invariants.violation(
+            "echo-idle",
+            format!(
+                "a reconcile right after one whose writes succeeded wrote again ({:?}, status written: {})",
+                echo.action, echo.status_written
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A state's fingerprint: the loop's and its checker's.
