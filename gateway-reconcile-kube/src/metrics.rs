@@ -22,6 +22,7 @@
 //! | `gateway_reconcile_unreadable_objects_total` | counter | `kind` |
 //! | `gateway_reconcile_leader` | gauge | |
 //! | `gateway_reconcile_leader_write_refusals_total` | counter | |
+//! | `gateway_reconcile_own_write_echoes_total` | counter | `kind` (`deployment`, `status`) |
 //! | `gateway_reconcile_gateways` | gauge | `condition`, `status` |
 //! | `gateway_reconcile_gateway_condition` | gauge | `namespace`, `gateway`, `condition`, `status` |
 
@@ -176,6 +177,7 @@ pub struct Metrics {
     status_writes: Family<Labels<1>, Counter>,
     unreadable: Family<Labels<1>, Counter>,
     write_refusals: Counter,
+    echoes: Family<Labels<1>, Counter>,
     observed: Arc<Mutex<Option<Arc<dyn Observe>>>>,
 }
 
@@ -250,6 +252,12 @@ impl Metrics {
             "Writes refused in the process because it does not hold the lease",
             write_refusals.clone(),
         );
+        let echoes = Family::<Labels<1>, Counter>::default();
+        registry.register(
+            "gateway_reconcile_own_write_echoes",
+            "Watch events of the controller's own writes, which trigger no reconcile",
+            echoes.clone(),
+        );
         let observed: Arc<Mutex<Option<Arc<dyn Observe>>>> = Arc::default();
         registry.register_collector(Box::new(States {
             observed: observed.clone(),
@@ -265,6 +273,7 @@ impl Metrics {
             status_writes,
             unreadable,
             write_refusals,
+            echoes,
             observed,
         }
     }
@@ -335,6 +344,12 @@ impl Metrics {
         self.deployment_writes
             .get_or_create(&[("verb", verb), ("outcome", outcome)])
             .inc();
+    }
+
+    /// The watch event of an own write (`kind`: `deployment` or `status`), which triggered
+    /// no reconcile.
+    pub fn own_write_echo(&self, kind: &'static str) {
+        self.echoes.get_or_create(&[("kind", kind)]).inc();
     }
 
     /// A write refused in the process: the lease is not held.

@@ -44,7 +44,7 @@ pub struct Config {
 pub(super) struct Context {
     /// Every cache has its initial list.
     pub(super) ready: Ready,
-    pub(super) pending: Pending,
+    pub(super) pending: Arc<Pending>,
     /// The reconcile loop, with the record of the last successful write of each Gateway's
     /// LB Deployment (in memory only: while it holds, the drift the API server itself made
     /// in that write is not written again; a restarted controller has none and writes
@@ -77,7 +77,7 @@ impl Context {
     ) -> Self {
         Context {
             ready,
-            pending: Pending::default(),
+            pending: Arc::default(),
             driver: Driver::new(config.settings.clone()),
             template: Arc::new(config.template.clone()),
             recorder: Recorder::new(client.clone(), config.reporter.clone()),

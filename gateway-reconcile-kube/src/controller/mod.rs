@@ -79,6 +79,12 @@
 //! again at once with the newer object, so the foreign condition is kept. Events are
 //! recorded only after the status write succeeded (or when there was none to make).
 //!
+//! A write's own watch event (its *echo*: the version the write gave) triggers no
+//! reconcile: the reconcile that wrote settled with the object the server answered, and the
+//! core checks that a reconcile right after writes that succeeded writes nothing (its
+//! explorer's `echo-idle`). A reconcile that found the cache behind its own write waits for
+//! the echo, which then does trigger it (`own_writes`).
+//!
 //! # Files
 //!
 //! - `run`: [`run`](fn@run) and [`run_with`], step by step;
@@ -88,7 +94,7 @@
 //! - `triggers`: whom a change wakes (the wiring around `gateway_reconcile::wake`);
 //! - `reconciler`: the reconcile kube-runtime runs, its [`Error`] and error policy; `port`:
 //!   the core's port over the caches and the client; `own_writes`: the writes the caches
-//!   have not seen yet;
+//!   have not seen yet, and their echoes;
 //! - `observed`: what the metrics read at scrape time; `client`: the client the controller
 //!   is meant for.
 

@@ -11,6 +11,7 @@ use kube::runtime::controller::{self, Controller};
 use super::context::{Config, Context};
 use super::indexes::Indexes;
 use super::observed::Observed;
+use super::own_writes;
 use super::reconciler;
 use super::stores::Ready;
 use super::triggers;
@@ -136,8 +137,10 @@ pub async fn run_with(
         &context,
     )));
 
-    // Whom each change wakes: the Gateways' own changes, and the wake-ups of every other
-    // watch (a GatewayClass also has its own status settled).
+    // Whom each change wakes: the Gateways' own changes (not the echo of our own status
+    // write), and the wake-ups of every other watch (a GatewayClass also has its own status
+    // settled).
+    let gateways = own_writes::without_status_echoes(gateways, &context);
     let controller = Controller::for_stream(gateways, stores.gateways.clone())
         .with_config(controller::Config::default().concurrency(concurrency))
         .trigger_backoff(NoTriggerBackoff);
@@ -155,6 +158,7 @@ pub async fn run_with(
         &indexes,
         &settings,
         class_status,
+        &context,
     );
 
     // The controller run, until a shutdown, a lost leadership or caches that never sync.

@@ -17,7 +17,9 @@ use kube::runtime::Controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
+use super::context::Context;
 use super::indexes::{GatewayIndex, Indexes, RoutesByNamespace, object_ref};
+use super::own_writes;
 use super::stores::{Stores, lb_labeled};
 use super::watches::Triggers;
 use crate::cached::{
@@ -35,7 +37,9 @@ pub(super) fn wake_ups(
     indexes: &Indexes,
     settings: &Settings,
     class_status: ClassStatus,
+    context: &Arc<Context>,
 ) -> Controller<Gateway> {
+    let context = context.clone();
     let by_class = indexes.gateways.clone();
     let namespace_labels = NamespaceLabelsSeen::new(
         stores.namespaces.clone(),
@@ -72,7 +76,9 @@ pub(super) fn wake_ups(
             namespace_labels.wake(&namespace)
         })
         .watches_stream(triggers.deployments, move |deployment| {
-            gateways_of_deployment(&by_lb_name, &deployment)
+            // Not the Gateway whose own write this is the echo of.
+            let woken = gateways_of_deployment(&by_lb_name, &deployment);
+            own_writes::without_deployment_echo(woken, &deployment, &context)
         })
         .watches_stream(triggers.deployment_meta, move |meta| {
             // One with our label is the LB watch's to report.
