@@ -32,7 +32,7 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use gateway_reconcile::wire;
+use gateway_reconcile::{lookup, wire};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use serde::de::{Deserialize, Deserializer};
@@ -78,8 +78,53 @@ pub struct Meta<K> {
 }
 
 /// A Deployment's metadata: every Deployment of the watched scope is cached so, to see
-/// that one holds a Gateway's LB Deployment name ([`deployment_of_meta`]).
+/// that one holds a Gateway's LB Deployment name ([`deployment_of_meta`]). Of an LB
+/// Deployment (the managed-by label the core puts on each), which the LB watch caches
+/// whole, only its name, namespace, `resourceVersion` and that label are kept: they say it
+/// is there while the LB watch has not caught up (see [`Kept`]).
 pub type DeploymentMeta = Meta<k8s_openapi::api::apps::v1::Deployment>;
+
+/// What a metadata cache keeps of an object of kind `K`, once read: by default all
+/// [`Meta`] reads.
+pub trait Kept {
+    /// Drops from `metadata` what the controller never reads of this object.
+    fn keep(metadata: &mut ObjectMeta) {
+        let _ = metadata;
+    }
+}
+
+impl Kept for k8s_openapi::api::core::v1::Namespace {}
+
+/// Whether the object has the label of an LB Deployment (the LB watch's label selector).
+pub(crate) fn lb_labeled(metadata: &ObjectMeta) -> bool {
+    metadata
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get(lookup::MANAGED_BY_LABEL))
+        .is_some_and(|value| value == lookup::MANAGED_BY)
+}
+
+impl Kept for k8s_openapi::api::apps::v1::Deployment {
+    // An LB Deployment's metadata is read for its presence and version alone: the rest is
+    // the whole object's, in the LB cache (2.2 KiB a Gateway held twice, docs/scale.md).
+    fn keep(metadata: &mut ObjectMeta) {
+        if lb_labeled(metadata) {
+            *metadata = ObjectMeta {
+                name: metadata.name.take(),
+                namespace: metadata.namespace.take(),
+                resource_version: metadata.resource_version.take(),
+                labels: Some(
+                    [(
+                        lookup::MANAGED_BY_LABEL.to_owned(),
+                        lookup::MANAGED_BY.to_owned(),
+                    )]
+                    .into(),
+                ),
+                ..ObjectMeta::default()
+            };
+        }
+    }
+}
 
 /// A Namespace's metadata: its labels are what a listener's
 /// `allowedRoutes.namespaces.selector` matches.
@@ -116,7 +161,7 @@ impl<K> PartialEq for Meta<K> {
     }
 }
 
-impl<'de, K> Deserialize<'de> for Meta<K> {
+impl<'de, K: Kept> Deserialize<'de> for Meta<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
         use std::collections::BTreeMap;
@@ -141,7 +186,7 @@ impl<'de, K> Deserialize<'de> for Meta<K> {
             deletion_timestamp: Option<Time>,
         }
         let Object { metadata: m } = Object::deserialize(deserializer)?;
-        Ok(Meta::new(ObjectMeta {
+        let mut metadata = ObjectMeta {
             name: m.name,
             namespace: m.namespace,
             uid: m.uid,
@@ -152,7 +197,9 @@ impl<'de, K> Deserialize<'de> for Meta<K> {
             owner_references: m.owner_references,
             deletion_timestamp: m.deletion_timestamp,
             ..ObjectMeta::default()
-        }))
+        };
+        K::keep(&mut metadata);
+        Ok(Meta::new(metadata))
     }
 }
 
@@ -225,6 +272,33 @@ mod tests {
         assert!(<DeploymentMeta as Resource>::metadata_api());
         assert_eq!(<DeploymentMeta as Resource>::plural(&()), "deployments");
         assert_eq!(<DeploymentMeta as Resource>::group(&()), "apps");
+    }
+
+    #[test]
+    fn an_lb_deployments_metadata_keeps_its_name_version_and_label_alone() {
+        let meta: DeploymentMeta = serde_json::from_value(serde_json::json!({
+            "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+            "metadata": {"name": "lb-gw", "namespace": "ns", "uid": "u", "resourceVersion": "3",
+                         "generation": 2,
+                         "labels": {lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY, "app": "lb-gw"},
+                         "annotations": {"deployment.kubernetes.io/revision": "1"},
+                         "ownerReferences": [{"apiVersion": "gateway.networking.k8s.io/v1",
+                                              "kind": "Gateway", "name": "gw", "uid": "g",
+                                              "controller": true}]}
+        }))
+        .expect("metadata");
+        assert_eq!(
+            serde_json::to_value(&meta.metadata).expect("json"),
+            serde_json::json!({"name": "lb-gw", "namespace": "ns", "resourceVersion": "3",
+                               "labels": {lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY}})
+        );
+        // Another value of the label is not ours: kept whole.
+        let foreign: DeploymentMeta = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "uid": "u",
+                         "labels": {lookup::MANAGED_BY_LABEL: "helm"}}
+        }))
+        .expect("metadata");
+        assert_eq!(foreign.metadata.uid.as_deref(), Some("u"));
     }
 
     #[test]

@@ -58,7 +58,7 @@
 //! - only in the metadata cache, not ours: a name collision, which the core reports from
 //!   the metadata alone (its ownerReferences: [`cached::deployment_of_meta`](crate::cached::deployment_of_meta)).
 //!
-//! The metadata watch covers the LB Deployments too (a few hundred bytes each), so a
+//! The metadata watch covers the LB Deployments too (their name, version and label alone), so a
 //! Deployment that moves between the two watches (its label removed or restored) is never
 //! absent from both: a moment of absence would plan a create.
 //!

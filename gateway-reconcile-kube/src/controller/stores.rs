@@ -109,11 +109,7 @@ pub(super) const NAMESPACE_METADATA: &str = "NamespaceMetadata";
 
 /// Whether a Deployment's labels select it into the LB watch.
 pub(super) fn lb_labeled(meta: &DeploymentMeta) -> bool {
-    meta.metadata
-        .labels
-        .as_ref()
-        .and_then(|labels| labels.get(lookup::MANAGED_BY_LABEL))
-        .is_some_and(|value| value == lookup::MANAGED_BY)
+    cached::lb_labeled(&meta.metadata)
 }
 
 /// The Deployment of the LB name as the caches hold it: whole from the LB cache (or read,
