@@ -306,50 +306,60 @@ fn change() -> impl Strategy<Value = Change> {
     ]
 }
 
-/// What the gather of the Gateway `key` read, as JSON (`null`: no such Gateway).
-fn gathered(settings: &Settings, world: &World, key: &Key) -> Value {
+/// The gather of the Gateway `key`, given to `then` (`None`: no such Gateway).
+fn with_gathered<T>(
+    settings: &Settings,
+    world: &World,
+    key: &Key,
+    then: impl FnOnce(Option<gateway_reconcile::Snapshot<'_>>) -> T,
+) -> T {
     let mut reader = world.clone();
     reader.reconciling(&key.0, &key.1);
     let view = ready(gather(settings, &mut reader))
         .expect("an in-memory reader is always ready")
         .expect("the cluster's objects read");
-    let View::Ready(gathered) = view else {
-        return Value::Null;
-    };
-    let snapshot = gathered.snapshot().expect("a snapshot");
-    json!({
-        "gateway": snapshot.gateway,
-        // What a reconcile reads of its class (`wake::class_change`); that it reads nothing
-        // else is checked on the plans (`decided`).
-        "class": snapshot.gateway_class.map(|class| json!({"name": class.metadata.name, "spec": class.spec})),
-        "configuration": snapshot.configuration,
-        "deployment": snapshot.deployment,
-        "routes": snapshot.routes,
-        "namespaceLabels": snapshot.namespace_labels,
+    match view {
+        View::Ready(gathered) => then(Some(gathered.snapshot().expect("a snapshot"))),
+        View::Later(_) => then(None),
+    }
+}
+
+/// What the gather of the Gateway `key` read, as JSON (`null`: no such Gateway).
+fn gathered(settings: &Settings, world: &World, key: &Key) -> Value {
+    with_gathered(settings, world, key, |snapshot| {
+        let Some(snapshot) = snapshot else {
+            return Value::Null;
+        };
+        json!({
+            "gateway": snapshot.gateway,
+            // What a reconcile reads of its class (`wake::class_change`); that it reads
+            // nothing else is checked on the plans (`decided`).
+            "class": snapshot.gateway_class.map(|class| json!({"name": class.metadata.name, "spec": class.spec})),
+            "configuration": snapshot.configuration,
+            "deployment": snapshot.deployment,
+            "routes": snapshot.routes,
+            "namespaceLabels": snapshot.namespace_labels,
+        })
     })
 }
 
 /// What the Gateway `key`'s reconcile decides, as text: its Deployment write and its
 /// settlement (the write taken as applied); empty for no such Gateway.
 fn decided(settings: &Settings, world: &World, key: &Key) -> String {
-    let mut reader = world.clone();
-    reader.reconciling(&key.0, &key.1);
-    let view = ready(gather(settings, &mut reader))
-        .expect("an in-memory reader is always ready")
-        .expect("the cluster's objects read");
-    let View::Ready(gathered) = view else {
-        return String::new();
-    };
-    let snapshot = gathered.snapshot().expect("a snapshot");
-    let now = "2026-06-01T00:00:00Z".parse().expect("a time");
-    match plan(settings, snapshot, now) {
-        Ok(Plan::Settled(settlement)) => format!("{settlement:?}"),
-        Ok(Plan::Write(pending)) => {
-            let write = format!("{:?}", pending.write());
-            format!("{write} {:?}", pending.settle(WriteOutcome::Applied))
+    with_gathered(settings, world, key, |snapshot| {
+        let Some(snapshot) = snapshot else {
+            return String::new();
+        };
+        let now = "2026-06-01T00:00:00Z".parse().expect("a time");
+        match plan(settings, snapshot, now) {
+            Ok(Plan::Settled(settlement)) => format!("{settlement:?}"),
+            Ok(Plan::Write(pending)) => {
+                let write = format!("{:?}", pending.write());
+                format!("{write} {:?}", pending.settle(WriteOutcome::Applied))
+            }
+            Err(error) => format!("{error}"),
         }
-        Err(error) => format!("{error}"),
-    }
+    })
 }
 
 /// Applies the change; answers whom the map wakes and whether the object changed at all.
