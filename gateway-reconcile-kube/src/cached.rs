@@ -72,24 +72,30 @@ pub type Deployment = Cached<wire::Deployment>;
 /// metadata only, of `K`'s API.
 pub struct Meta<K> {
     /// Name, namespace, uid, `resourceVersion`, generation, labels, annotations,
-    /// ownerReferences and deletionTimestamp.
+    /// ownerReferences and deletionTimestamp (what [`Kept`] keeps of them).
     pub metadata: ObjectMeta,
+    /// Whether [`Kept`] kept the metadata of an LB Deployment alone: its labels are then
+    /// not kept, and this says it had the LB label.
+    lb: bool,
     kind: PhantomData<fn() -> K>,
 }
 
 /// A Deployment's metadata: every Deployment of the watched scope is cached so, to see
 /// that one holds a Gateway's LB Deployment name ([`deployment_of_meta`]). Of an LB
 /// Deployment (the managed-by label the core puts on each), which the LB watch caches
-/// whole, only its name, namespace, `resourceVersion` and that label are kept: they say it
-/// is there while the LB watch has not caught up (see [`Kept`]).
+/// whole, only its name, namespace and `resourceVersion` are kept, and that it has the
+/// label ([`Meta::lb_labeled`]): they say it is there while the LB watch has not caught up
+/// (see [`Kept`]).
 pub type DeploymentMeta = Meta<k8s_openapi::api::apps::v1::Deployment>;
 
 /// What a metadata cache keeps of an object of kind `K`, once read: by default all
 /// [`Meta`] reads.
 pub trait Kept {
-    /// Drops from `metadata` what the controller never reads of this object.
-    fn keep(metadata: &mut ObjectMeta) {
+    /// Drops from `metadata` what the controller never reads of this object; true when
+    /// it kept an LB Deployment's name, namespace and version alone.
+    fn keep(metadata: &mut ObjectMeta) -> bool {
         let _ = metadata;
+        false
     }
 }
 
@@ -107,22 +113,17 @@ pub(crate) fn lb_labeled(metadata: &ObjectMeta) -> bool {
 impl Kept for k8s_openapi::api::apps::v1::Deployment {
     // An LB Deployment's metadata is read for its presence and version alone: the rest is
     // the whole object's, in the LB cache (2.2 KiB a Gateway held twice, docs/scale.md).
-    fn keep(metadata: &mut ObjectMeta) {
-        if lb_labeled(metadata) {
-            *metadata = ObjectMeta {
-                name: metadata.name.take(),
-                namespace: metadata.namespace.take(),
-                resource_version: metadata.resource_version.take(),
-                labels: Some(
-                    [(
-                        lookup::MANAGED_BY_LABEL.to_owned(),
-                        lookup::MANAGED_BY.to_owned(),
-                    )]
-                    .into(),
-                ),
-                ..ObjectMeta::default()
-            };
+    fn keep(metadata: &mut ObjectMeta) -> bool {
+        if !lb_labeled(metadata) {
+            return false;
         }
+        *metadata = ObjectMeta {
+            name: metadata.name.take(),
+            namespace: metadata.namespace.take(),
+            resource_version: metadata.resource_version.take(),
+            ..ObjectMeta::default()
+        };
+        true
     }
 }
 
@@ -135,8 +136,15 @@ impl<K> Meta<K> {
     pub fn new(metadata: ObjectMeta) -> Self {
         Meta {
             metadata,
+            lb: false,
             kind: PhantomData,
         }
+    }
+
+    /// Whether the object has the label of an LB Deployment (the LB watch's label
+    /// selector).
+    pub fn lb_labeled(&self) -> bool {
+        self.lb || lb_labeled(&self.metadata)
     }
 }
 
@@ -151,13 +159,16 @@ impl<K> std::fmt::Debug for Meta<K> {
 
 impl<K> Clone for Meta<K> {
     fn clone(&self) -> Self {
-        Meta::new(self.metadata.clone())
+        Meta {
+            lb: self.lb,
+            ..Meta::new(self.metadata.clone())
+        }
     }
 }
 
 impl<K> PartialEq for Meta<K> {
     fn eq(&self, other: &Self) -> bool {
-        self.metadata == other.metadata
+        self.metadata == other.metadata && self.lb == other.lb
     }
 }
 
@@ -198,8 +209,11 @@ impl<'de, K: Kept> Deserialize<'de> for Meta<K> {
             deletion_timestamp: m.deletion_timestamp,
             ..ObjectMeta::default()
         };
-        K::keep(&mut metadata);
-        Ok(Meta::new(metadata))
+        let lb = K::keep(&mut metadata);
+        Ok(Meta {
+            lb,
+            ..Meta::new(metadata)
+        })
     }
 }
 
@@ -289,9 +303,9 @@ mod tests {
         .expect("metadata");
         assert_eq!(
             serde_json::to_value(&meta.metadata).expect("json"),
-            serde_json::json!({"name": "lb-gw", "namespace": "ns", "resourceVersion": "3",
-                               "labels": {lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY}})
+            serde_json::json!({"name": "lb-gw", "namespace": "ns", "resourceVersion": "3"})
         );
+        assert!(meta.lb_labeled());
         // Another value of the label is not ours: kept whole.
         let foreign: DeploymentMeta = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "web", "uid": "u",
@@ -299,6 +313,7 @@ mod tests {
         }))
         .expect("metadata");
         assert_eq!(foreign.metadata.uid.as_deref(), Some("u"));
+        assert!(!foreign.lb_labeled());
     }
 
     #[test]

@@ -109,7 +109,7 @@ pub(super) const NAMESPACE_METADATA: &str = "NamespaceMetadata";
 
 /// Whether a Deployment's labels select it into the LB watch.
 pub(super) fn lb_labeled(meta: &DeploymentMeta) -> bool {
-    cached::lb_labeled(&meta.metadata)
+    meta.lb_labeled()
 }
 
 /// The Deployment of the LB name as the caches hold it: whole from the LB cache (or read,
