@@ -38,6 +38,8 @@ type result struct {
 	EditStatusS   float64  `json:"edit_status_s,omitempty"`
 	Edit          requests `json:"edit"`
 	EndReconciles int      `json:"restarted_reconciles"`
+	// The reconciles from the edit until its figures were taken (ours: its log).
+	EditReconciles int `json:"edit_reconciles"`
 
 	// The memory floor (ours, with -held): its base and the bytes its caches hold.
 	Memory memoryFloor `json:"memory"`
@@ -163,6 +165,7 @@ func runStory(o options) error {
 	shared := l.shared()
 	r.K = len(shared)
 	m5, _ := auditMark()
+	beforeEdit, _, _ := c.reconciles()
 	t = time.Now()
 	if err := editShared(ctx, dyn, l.namespace(0), `{"replicas":3,"enforceReplicas":true}`); err != nil {
 		return err
@@ -190,6 +193,7 @@ func runStory(o options) error {
 		return err
 	}
 	r.EndReconciles, _, _ = c.reconciles()
+	r.EditReconciles = r.EndReconciles - beforeEdit
 	c.stop()
 	r.Server = readServerMemory()
 

@@ -45,6 +45,7 @@ var rows = []row{
 	{"edit: status writes", func(r result) float64 { return float64(r.Edit.statusWrites()) }, "%.0f"},
 	{"edit: time until all K Deployments updated (s)", func(r result) float64 { return r.EditDeployS }, "%.2f"},
 	{"edit: time until all K Gateway statuses name the new generation (s; ours only)", func(r result) float64 { return r.EditStatusS }, "%.2f"},
+	{"edit: reconciles per Gateway of K", func(r result) float64 { return float64(r.EditReconciles) / float64(max(r.K, 1)) }, "%.2f"},
 	{"start: kube-apiserver CPU (s)", func(r result) float64 { return r.StartCPU.APIServerS }, "%.1f"},
 	{"start: etcd CPU (s)", func(r result) float64 { return r.StartCPU.EtcdS }, "%.1f"},
 	{"start: the harness's CPU, its watch (s)", func(r result) float64 { return r.StartCPU.HarnessS }, "%.1f"},
@@ -56,6 +57,7 @@ var rows = []row{
 		return 1000 * r.StartUsage.CPUSeconds / float64(max(r.StartReconcile, 1))
 	}, "%.2f"},
 	{"reconciles at start", func(r result) float64 { return float64(r.StartReconcile) }, "%.0f"},
+	{"reconciles at start per Gateway", func(r result) float64 { return float64(r.StartReconcile) / float64(max(r.N, 1)) }, "%.2f"},
 	{"peak RSS, first process (MiB)", func(r result) float64 { return r.FirstUsage.PeakRSSMiB }, "%.1f"},
 	{"peak RSS, restarted process (MiB)", func(r result) float64 { return r.RestartedUsage.PeakRSSMiB }, "%.1f"},
 	{"peak RSS per Gateway, first process (KiB)", func(r result) float64 { return perGatewayKiB(r.FirstUsage, r.N) }, "%.1f"},
