@@ -661,6 +661,28 @@ fn a_status_ahead_of_the_stored_deployment_is_a_false_claim() {
     let found = false_claims(&other, "gw", LB, &uids);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("ConfigurationApplied"), "{found:?}");
+    // Programmed with a Deployment another Gateway (an earlier one of the name) controls.
+    let mut owned = deployment_seen(10, 1, "u1");
+    owned.object["metadata"]["ownerReferences"] = json!([{ "uid": "g-old", "controller": true }]);
+    let mut gateway = gateway_seen(11, 1, 1, "conf");
+    gateway.object["metadata"]["uid"] = json!("g-new");
+    let found = false_claims(&[owned.clone(), gateway.clone()], "gw", LB, &uids);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("controlled by"), "{found:?}");
+    gateway.object["metadata"]["uid"] = json!("g-old");
+    assert!(false_claims(&[owned, gateway], "gw", LB, &uids).is_empty());
+    // Another Gateway's status is not this one's.
+    let mut other_gateway = gateway_seen(11, 2, 2, "conf");
+    other_gateway.object["metadata"]["name"] = json!("gw-other");
+    assert!(
+        false_claims(
+            &[deployment_seen(10, 1, "u1"), other_gateway],
+            "gw",
+            LB,
+            &uids
+        )
+        .is_empty()
+    );
     // Programmed with no Deployment at all.
     let none = [gateway_seen(11, 1, 1, "conf")];
     assert_eq!(false_claims(&none, "gw", LB, &uids).len(), 2);
