@@ -401,27 +401,38 @@ async fn restarted_on_a_stale_cache(streaming_lists: bool) {
     b.release();
     stale.ready(WAIT).await;
 
-    // Converged: the killed process's state, held for a while.
+    // Converged: the killed process's state, held for a while (at most 30 s: a story
+    // that never gets there still reports what overwrote it).
     let start = Instant::now();
+    let mut diverged = Vec::new();
     loop {
-        if state(&world).await == baseline {
+        let now = state(&world).await;
+        if now == baseline {
             tokio::time::sleep(SETTLE).await;
             if state(&world).await == baseline {
                 break;
             }
         }
-        assert!(
-            start.elapsed() < WAIT,
-            "never back to the state before the restart:\n{:#}\nbaseline:\n{baseline:#}\nthe stale process's log:\n{}",
-            state(&world).await,
-            stale.log()
-        );
+        if start.elapsed() > WAIT / 2 {
+            diverged = GATEWAYS
+                .iter()
+                .filter(|(g, _)| now[g] != baseline[g])
+                .map(|(g, _)| format!("{g}: now {}, before the restart {}", now[g], baseline[g]))
+                .collect();
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let (writes, _) = proxy.writes();
     let history = recorder.seen();
     let uids = configuration_uids(&world).await;
     let (mut violations, conflicts) = overwritten(&history, killed_at);
+    violations.extend(diverged.into_iter().map(|d| {
+        format!(
+            "not back to the state before the restart in {:?}: {d}",
+            WAIT / 2
+        )
+    }));
     // The conflict statuses name the stale Deployment's generation: judged above, not here.
     let judged: Vec<Seen> = history
         .iter()
