@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{DOMAIN, World, applied, conditions};
 
-/// One watch event: Gateways and the Deployment, ordered by resourceVersion (one etcd
+/// One watch event: Gateways and Deployments, ordered by resourceVersion (one etcd
 /// orders them all). The objects there when the recording starts come first, as listed.
 #[derive(Debug, Clone)]
 pub struct Seen {

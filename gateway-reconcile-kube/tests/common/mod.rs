@@ -1,11 +1,13 @@
 //! What the tests on a real control plane share (the stories `writes.rs`, `recovery.rs`,
 //! `caches.rs` and `revision4.rs`, and `operability.rs`, `faults.rs`, `crash_points.rs`,
-//! `rollouts.rs`, `replay.rs`): the controller's identity, objects by kind, a story's
-//! namespace with the controller's RBAC and a GatewayClass, conditions by type; in its
-//! modules the audit log (`audit`), the controller binary in a process of its own
-//! (`process`), a GET on loopback (`loopback`), the in-process controller's story (`story`),
-//! the webhooks served on loopback (`webhook`), the crash proxy (`crash_proxy`), watch
-//! histories and their false claims (`history`), a run's final state (`final_state`) and a second API server (`second_server`). Each test crate uses a part of it.
+//! `stale_reads.rs`, `rollouts.rs`, `replay.rs`): the controller's identity, objects by
+//! kind, a story's namespace with the controller's RBAC and a GatewayClass, conditions by
+//! type; in its modules the audit log (`audit`), the controller binary in a process of its
+//! own (`process`), a GET on loopback (`loopback`), the in-process controller's story
+//! (`story`), the webhooks served on loopback (`webhook`), the crash proxy (`crash_proxy`),
+//! watch histories and their false claims (`history`), a run's final state
+//! (`final_state`) and a second API server whose etcd link can be held (`second_server`).
+//! Each test crate uses a part of it.
 #![allow(dead_code)]
 
 pub mod audit;
