@@ -4,7 +4,7 @@
 # runs the tests against them, then stops everything and checks that nothing is left
 # behind; then the same for the Helm chart's test (with helm, also built from its Go module
 # once), on a full control plane of its own (below); then the fault stories, on one more (they restart
-# its kube-apiserver and pause its etcd) and the controller killed at every write point; then
+# its kube-apiserver and pause its etcd), the controller killed at every write point and restarted on a stale cache; then
 # the full control plane's Go smoke test
 # (kube-controller-manager, kube-scheduler and kwok's fake Nodes besides) and the
 # controller's rollout stories on it; last, the Gateway API conformance suite against the
@@ -46,7 +46,7 @@ rc=0
 # (two of them watch for two minutes): they run side by side. One story (in recovery.rs)
 # updates the GatewayConfiguration CRD (a variant), which ends every watch of the kind: it
 # runs alone, after the others.
-(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test crash_points --test rollouts --test real_node --no-run)
+(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test crash_points --test stale_reads --test rollouts --test real_node --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     (cd controlplane && go test -count=1 -v ./...) && (cd controlplane/pki && go test -count=1 ./...) &&
     cd .. && cargo test -p gateway-reconcile-kube --no-fail-fast --test writes --test recovery --test caches \
@@ -74,12 +74,16 @@ E2E_FULL=1 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
 # 4 to 8 s (the story shows that the controller's do ask: see docs/reliability.md,
 # "Control-plane faults"). Then, run even when a fault story failed, the controller killed
 # at every write point of four scenarios (tests/crash_points.rs, behind `e2e-helper
-# crash-proxy`; about 2.5 minutes; CRASH_POINTS=N tries fewer), its table printed.
+# crash-proxy`; about 2.5 minutes; CRASH_POINTS=N tries fewer), its table printed; then the
+# controller restarted against a second kube-apiserver whose etcd link is held, its watch
+# cache stale (tests/stale_reads.rs; about 35 s).
 faults_rc=0
 E2E_APISERVER_ARGS="--request-timeout=8s --min-request-timeout=4" E2E_AUDIT_WATCHES=1 \
   ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" && cd .. && status=0 &&
     { cargo test -p gateway-reconcile-kube --test faults -- --ignored --test-threads=1 || status=$?; } &&
     { cargo test -p gateway-reconcile-kube --test crash_points -- --ignored --test-threads=1 --nocapture ||
+      status=$?; } &&
+    { cargo test -p gateway-reconcile-kube --test stale_reads -- --ignored --test-threads=1 --nocapture ||
       status=$?; } && exit "$status"' \
   "$faults_marker" || faults_rc=$?
 [[ "$rc" != 0 ]] || rc="$faults_rc"

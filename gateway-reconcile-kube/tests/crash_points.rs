@@ -24,16 +24,12 @@
 //! "Intermediate states (every write point)".
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
-use kube::ResourceExt;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
 mod common;
@@ -41,11 +37,6 @@ use common::*;
 // The refusing webhook, served on loopback.
 use common::webhook as served_webhook;
 
-/// The e2e helper that `e2e/controlplane.sh build` builds.
-const HELPER: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../e2e/controlplane/bin/e2e-helper"
-);
 /// The LB Deployment of Gateway `gw`.
 const LB: &str = "sllbr-gw";
 /// How long a run waits, once converged, for writes still to come (an Event after a
@@ -83,376 +74,6 @@ impl std::fmt::Display for Point {
             Point::Before(k) => write!(f, "before write {k}"),
         }
     }
-}
-
-/// One write request the proxy logged.
-#[derive(Debug, Clone)]
-struct Write {
-    method: String,
-    path: String,
-    /// The API server's answer; `None` for a write the proxy did not send.
-    code: Option<u16>,
-}
-
-impl Write {
-    fn deployment(&self) -> bool {
-        self.path.contains("/deployments")
-    }
-
-    fn accepted(&self) -> bool {
-        self.code.is_some_and(|c| (200..300).contains(&c))
-    }
-}
-
-impl std::fmt::Display for Write {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let code = self.code.map_or("-".to_owned(), |c| c.to_string());
-        // The namespace differs from run to run; the resource does not.
-        let path = self.path.rsplit("namespaces/").next().unwrap_or(&self.path);
-        let path = path.split_once('/').map_or(path, |(_, rest)| rest);
-        write!(f, "{} {path} {code}", self.method)
-    }
-}
-
-/// `e2e-helper crash-proxy` in a process of its own, stopped when dropped.
-struct Proxy {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Proxy {
-    fn start(point: Option<Point>, pid_file: &Path, log: &Path) -> Proxy {
-        let mut command = Command::new(HELPER);
-        command.arg("crash-proxy").arg("-log").arg(log);
-        if let Some(point) = point {
-            let (k, mode) = match point {
-                Point::After(k) => (k, "after"),
-                Point::Before(k) => (k, "before"),
-            };
-            command
-                .args(["-kill-at", &k.to_string(), "-mode", mode, "-pid-file"])
-                .arg(pid_file);
-        }
-        let errors = std::fs::File::create(log.with_extension("err")).expect("proxy stderr");
-        let mut child = command
-            .args([env("E2E_DIR"), env("E2E_SERVER")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(errors)
-            .spawn()
-            .expect("e2e-helper crash-proxy starts (e2e/controlplane.sh build)");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the proxy's first line");
-        let port = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("the proxy said {line:?}"));
-        Proxy {
-            child,
-            port,
-            log: log.to_owned(),
-        }
-    }
-
-    /// The writes logged so far, in order, and whether the kill was done.
-    fn writes(&self) -> (Vec<Write>, bool) {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let mut writes = Vec::new();
-        let mut killed = false;
-        for line in text.lines() {
-            let words: Vec<&str> = line.split(' ').collect();
-            match words.as_slice() {
-                ["kill", ..] => killed = true,
-                ["kill-failed", ..] => panic!("the proxy could not kill: {line}"),
-                [_, method, path, code] => writes.push(Write {
-                    method: (*method).to_owned(),
-                    path: (*path).to_owned(),
-                    code: code.parse().ok(),
-                }),
-                _ => panic!("a proxy log line: {line:?}"),
-            }
-        }
-        (writes, killed)
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A copy of `kubeconfig` whose server is the proxy (its certificate, from the same CA,
-/// names 127.0.0.1).
-fn kubeconfig_through(kubeconfig: &str, port: u16, path: &Path) -> String {
-    let mut config: Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(kubeconfig).expect("kubeconfig"))
-            .expect("yaml");
-    for entry in config["clusters"].as_array_mut().into_iter().flatten() {
-        entry["cluster"]["server"] = json!(format!("https://127.0.0.1:{port}"));
-    }
-    std::fs::write(path, serde_yaml_ng::to_string(&config).expect("yaml")).expect("write");
-    path.to_string_lossy().into_owned()
-}
-
-/// One watch event: Gateways and the Deployment, ordered by resourceVersion (one etcd
-/// orders them all). The objects there when the recording starts come first, as listed.
-#[derive(Debug, Clone)]
-struct Seen {
-    rv: u64,
-    kind: &'static str,
-    deleted: bool,
-    object: Value,
-}
-
-/// Watches of the Gateways and Deployments of a namespace, from a list of both.
-struct Recorder {
-    seen: Arc<Mutex<Vec<Seen>>>,
-    gap: Arc<Mutex<bool>>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Recorder {
-    async fn start(world: &World) -> Recorder {
-        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-        let gap: Arc<Mutex<bool>> = Arc::default();
-        let mut tasks = Vec::new();
-        for kind in ["Gateway", "Deployment"] {
-            let api = world.api(kind);
-            let list = api
-                .list(&ListParams::default())
-                .await
-                .unwrap_or_else(|e| panic!("list {kind}: {e}"));
-            let mut version = list.metadata.resource_version.clone().expect("list rv");
-            for object in list.items {
-                seen.lock().expect("lock").push(Seen {
-                    rv: object
-                        .resource_version()
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0),
-                    kind,
-                    deleted: false,
-                    object: serde_json::to_value(object).expect("json"),
-                });
-            }
-            let (into, gap_into) = (seen.clone(), gap.clone());
-            tasks.push(tokio::spawn(async move {
-                loop {
-                    let Ok(events) = api
-                        .watch(&WatchParams::default().timeout(60), &version)
-                        .await
-                    else {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        continue;
-                    };
-                    let mut events = std::pin::pin!(events);
-                    while let Some(event) = events.next().await {
-                        let (deleted, object) = match event {
-                            Ok(WatchEvent::Added(o) | WatchEvent::Modified(o)) => (false, o),
-                            Ok(WatchEvent::Deleted(o)) => (true, o),
-                            Ok(WatchEvent::Bookmark(b)) => {
-                                version = b.metadata.resource_version;
-                                continue;
-                            }
-                            Ok(WatchEvent::Error(status)) => {
-                                if status.code == 410 {
-                                    *gap_into.lock().expect("lock") = true;
-                                }
-                                break;
-                            }
-                            Err(_) => break,
-                        };
-                        let rv = object.resource_version().unwrap_or_default();
-                        version = rv.clone();
-                        into.lock().expect("lock").push(Seen {
-                            rv: rv.parse().expect("a numeric resourceVersion"),
-                            kind,
-                            deleted,
-                            object: serde_json::to_value(object).expect("json"),
-                        });
-                    }
-                }
-            }));
-        }
-        Recorder { seen, gap, tasks }
-    }
-
-    /// Every event so far, by resourceVersion; fails if a watch lost events.
-    fn seen(&self) -> Vec<Seen> {
-        assert!(
-            !*self.gap.lock().expect("lock"),
-            "a watch lost events (410 Gone)"
-        );
-        let mut seen = self.seen.lock().expect("lock").clone();
-        seen.sort_by_key(|s| s.rv);
-        seen
-    }
-}
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
-        }
-    }
-}
-
-/// The GatewayConfiguration generation a Deployment carries (its annotation), and the uid.
-fn carried(d: &Value) -> (Option<i64>, Option<String>) {
-    let annotations = &d["metadata"]["annotations"];
-    (
-        annotations[format!("{DOMAIN}/gatewayconfiguration-generation")]
-            .as_str()
-            .and_then(|g| g.parse().ok()),
-        annotations[format!("{DOMAIN}/gatewayconfiguration-uid")]
-            .as_str()
-            .map(str::to_owned),
-    )
-}
-
-/// The generation named after `generation ` in a condition message.
-fn generation_in(message: &str) -> Option<i64> {
-    let rest = message.split("generation ").nth(1)?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
-}
-
-/// Every status the Gateway held that claims what the stored Deployment did not carry at
-/// that moment. `uids`: the namespace's GatewayConfigurations by name.
-fn false_claims(history: &[Seen], uids: &BTreeMap<String, String>) -> Vec<String> {
-    let mut violations = Vec::new();
-    let mut deployment: Option<&Value> = None;
-    let mut last_status = Value::Null;
-    for seen in history {
-        if seen.kind == "Deployment" {
-            if seen.object["metadata"]["name"] == LB {
-                deployment = (!seen.deleted).then_some(&seen.object);
-            }
-            continue;
-        }
-        let status = &seen.object["status"];
-        if seen.deleted || *status == last_status {
-            continue;
-        }
-        last_status = status.clone();
-        let c = conditions(&seen.object);
-        let (generation, uid) = deployment.map(carried).unwrap_or_default();
-        if let Some(p) = c.get("Programmed").filter(|p| p["status"] == "True") {
-            let message = p["message"].as_str().unwrap_or_default();
-            if deployment.is_none() {
-                violations.push(format!(
-                    "rv {}: Programmed True with no Deployment: {message}",
-                    seen.rv
-                ));
-            } else if let Some(n) = generation_in(message)
-                && generation != Some(n)
-            {
-                violations.push(format!(
-                    "rv {}: Programmed names generation {n}, the Deployment carries {generation:?}: {message}",
-                    seen.rv
-                ));
-            }
-        }
-        if let Some(a) = c.get(&applied()).filter(|a| a["status"] == "True") {
-            // "GatewayConfiguration NS/NAME generation M is applied to Deployment NS/DEP"
-            let message = a["message"].as_str().unwrap_or_default();
-            let words: Vec<&str> = message.split(' ').collect();
-            let configuration = words
-                .get(1)
-                .and_then(|w| w.split('/').nth(1))
-                .unwrap_or_default();
-            let wanted = words.get(3).and_then(|w| w.parse::<i64>().ok());
-            let named = words.last().and_then(|w| w.split('/').nth(1));
-            if deployment.is_none()
-                || named != Some(LB)
-                || wanted.is_none()
-                || generation != wanted
-                || uid.as_ref() != uids.get(configuration)
-            {
-                violations.push(format!(
-                    "rv {}: ConfigurationApplied True, the Deployment carries generation {generation:?} \
-                     uid {uid:?} ({configuration}'s uid {:?}): {message}",
-                    seen.rv,
-                    uids.get(configuration)
-                ));
-            }
-        }
-    }
-    violations
-}
-
-/// The namespace's GatewayConfigurations' uids by name.
-async fn configuration_uids(world: &World) -> BTreeMap<String, String> {
-    world
-        .api("GatewayConfiguration")
-        .list(&ListParams::default())
-        .await
-        .expect("list GatewayConfigurations")
-        .items
-        .into_iter()
-        .map(|c| (c.name_any(), c.uid().unwrap_or_default()))
-        .collect()
-}
-
-/// The final state a run is compared by: the Gateway's conditions (but their times), its
-/// addresses and listeners (idem), the Deployment's labels, annotations, owners and spec;
-/// the namespace, the Gateway's and the configurations' uids replaced by placeholders.
-async fn final_state(world: &World) -> Value {
-    let gateway = world.get("Gateway", "gw").await;
-    let deployment = world.get_opt("Deployment", LB).await.unwrap_or_default();
-    let timeless = |list: &Value| -> Value {
-        let mut list: Vec<Value> = list
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                let mut c = c.clone();
-                if let Some(c) = c.as_object_mut() {
-                    c.remove("lastTransitionTime");
-                }
-                c
-            })
-            .collect();
-        list.sort_by_key(|c| c["type"].to_string());
-        json!(list)
-    };
-    let listeners: Vec<Value> = gateway["status"]["listeners"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|l| {
-            let mut l = l.clone();
-            l["conditions"] = timeless(&l["conditions"]);
-            l
-        })
-        .collect();
-    let state = json!({
-        "conditions": timeless(&gateway["status"]["conditions"]),
-        "addresses": gateway["status"]["addresses"],
-        "listeners": listeners,
-        "deployment": {
-            "labels": deployment["metadata"]["labels"],
-            "annotations": deployment["metadata"]["annotations"],
-            "ownerReferences": deployment["metadata"]["ownerReferences"],
-            "spec": deployment["spec"],
-        },
-    });
-    let mut text = state.to_string();
-    text = text.replace(
-        gateway["metadata"]["uid"].as_str().unwrap_or("?"),
-        "<gateway-uid>",
-    );
-    for (name, uid) in configuration_uids(world).await {
-        text = text.replace(&uid, &format!("<{name}-uid>"));
-    }
-    text = text.replace(&world.ns, "<ns>");
-    serde_json::from_str(&text).expect("json")
 }
 
 impl Scenario {
@@ -746,10 +367,15 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
     let recorder = Recorder::start(&world).await;
     let dir = PathBuf::from(env("E2E_DIR"));
     let pid_file = dir.join(format!("{}.pid", world.ns));
+    let kill = point.map(|point| match point {
+        Point::After(k) => (k, "after"),
+        Point::Before(k) => (k, "before"),
+    });
     let proxy = Proxy::start(
-        point,
+        kill,
         &pid_file,
         &dir.join(format!("{}-proxy.log", world.ns)),
+        None,
     );
     let kubeconfig = kubeconfig_through(
         &env("E2E_CONTROLLER_KUBECONFIG"),
@@ -815,8 +441,13 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
         tokio::time::sleep(SETTLE).await;
     }
     let (writes, killed) = proxy.writes();
-    let state = final_state(&world).await;
-    let false_claims = false_claims(&recorder.seen(), &configuration_uids(&world).await);
+    let state = final_state(&world, "gw", LB).await;
+    let false_claims = false_claims(
+        &recorder.seen(),
+        "gw",
+        LB,
+        &configuration_uids(&world).await,
+    );
     drop(recorder);
     let running = p.second.as_mut().unwrap_or(&mut p.first);
     let status = running.stop().await;
@@ -1009,7 +640,7 @@ fn a_status_ahead_of_the_stored_deployment_is_a_false_claim() {
     ]);
     // Truthful: the Deployment first, then the status that names what it carries.
     let truthful = [deployment_seen(10, 2, "u1"), gateway_seen(11, 2, 2, "conf")];
-    assert!(false_claims(&truthful, &uids).is_empty());
+    assert!(false_claims(&truthful, "gw", LB, &uids).is_empty());
     // The two watches deliver in any order; by resourceVersion the Deployment (11) came
     // before the status (12) that describes it.
     let early = [
@@ -1019,20 +650,42 @@ fn a_status_ahead_of_the_stored_deployment_is_a_false_claim() {
     ];
     let mut sorted = early.to_vec();
     sorted.sort_by_key(|s| s.rv);
-    assert!(false_claims(&sorted, &uids).is_empty());
+    assert!(false_claims(&sorted, "gw", LB, &uids).is_empty());
     let ahead = [deployment_seen(10, 1, "u1"), gateway_seen(11, 2, 2, "conf")];
-    assert_eq!(false_claims(&ahead, &uids).len(), 2, "{ahead:?}");
+    assert_eq!(false_claims(&ahead, "gw", LB, &uids).len(), 2, "{ahead:?}");
     // The same generation of another GatewayConfiguration: told by the uid.
     let other = [
         deployment_seen(10, 1, "u1"),
         gateway_seen(11, 1, 1, "conf-b"),
     ];
-    let found = false_claims(&other, &uids);
+    let found = false_claims(&other, "gw", LB, &uids);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("ConfigurationApplied"), "{found:?}");
+    // Programmed with a Deployment another Gateway (an earlier one of the name) controls.
+    let mut owned = deployment_seen(10, 1, "u1");
+    owned.object["metadata"]["ownerReferences"] = json!([{ "uid": "g-old", "controller": true }]);
+    let mut gateway = gateway_seen(11, 1, 1, "conf");
+    gateway.object["metadata"]["uid"] = json!("g-new");
+    let found = false_claims(&[owned.clone(), gateway.clone()], "gw", LB, &uids);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("controlled by"), "{found:?}");
+    gateway.object["metadata"]["uid"] = json!("g-old");
+    assert!(false_claims(&[owned, gateway], "gw", LB, &uids).is_empty());
+    // Another Gateway's status is not this one's.
+    let mut other_gateway = gateway_seen(11, 2, 2, "conf");
+    other_gateway.object["metadata"]["name"] = json!("gw-other");
+    assert!(
+        false_claims(
+            &[deployment_seen(10, 1, "u1"), other_gateway],
+            "gw",
+            LB,
+            &uids
+        )
+        .is_empty()
+    );
     // Programmed with no Deployment at all.
     let none = [gateway_seen(11, 1, 1, "conf")];
-    assert_eq!(false_claims(&none, &uids).len(), 2);
+    assert_eq!(false_claims(&none, "gw", LB, &uids).len(), 2);
 }
 
 #[test]

@@ -21,6 +21,8 @@
 //	e2e-helper crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL
 //	                                      forward a controller's requests as its user,
 //	                                      log its writes, SIGKILL it at the K-th
+//	e2e-helper hold-proxy LISTEN TARGET   forward like forward; SIGUSR1 holds every byte,
+//	                                      SIGUSR2 lets them pass again
 package main
 
 import (
@@ -54,6 +56,8 @@ func main() {
 		err = forward(args)
 	case "crash-proxy":
 		err = crashProxy(args)
+	case "hold-proxy":
+		err = holdProxy(args)
 	default:
 		usage()
 	}
@@ -68,6 +72,7 @@ func usage() {
 		"  client DIR SERVER_URL NAME USER [GROUP] | fake-nodes KUBECONFIG PREFIX N TIMEOUT_SECONDS |\n"+
 		"  wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS |\n"+
 		"  schedulable-node KUBECONFIG NAME TIMEOUT_SECONDS | forward LISTEN TARGET |\n"+
-		"  crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL")
+		"  crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL |\n"+
+		"  hold-proxy LISTEN TARGET")
 	os.Exit(2)
 }
