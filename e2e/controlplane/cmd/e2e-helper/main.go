@@ -20,7 +20,10 @@
 //	                                      (the real node's way to the API server)
 //	e2e-helper crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL
 //	                                      forward a controller's requests as its user,
-//	                                      log its writes, SIGKILL it at the K-th
+//	                                      log its writes, SIGKILL it at the K-th;
+//	                                      [-watch-resources R,... -drop-every K |
+//	                                      -drop-fraction F -seed S | -coalesce D
+//	                                      -event-log F]: drop or coalesce watch events
 package main
 
 import (
@@ -68,6 +71,7 @@ func usage() {
 		"  client DIR SERVER_URL NAME USER [GROUP] | fake-nodes KUBECONFIG PREFIX N TIMEOUT_SECONDS |\n"+
 		"  wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS |\n"+
 		"  schedulable-node KUBECONFIG NAME TIMEOUT_SECONDS | forward LISTEN TARGET |\n"+
-		"  crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL")
+		"  crash-proxy [-kill-at K -mode after|before -pid-file F] [-watch-resources R,... -drop-every K |\n"+
+		"    -drop-fraction F -seed S | -coalesce D -event-log F] -log F DIR SERVER_URL")
 	os.Exit(2)
 }
