@@ -24,9 +24,7 @@
 //! "Intermediate states (every write point)".
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -41,11 +39,6 @@ use common::*;
 // The refusing webhook, served on loopback.
 use common::webhook as served_webhook;
 
-/// The e2e helper that `e2e/controlplane.sh build` builds.
-const HELPER: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../e2e/controlplane/bin/e2e-helper"
-);
 /// The LB Deployment of Gateway `gw`.
 const LB: &str = "sllbr-gw";
 /// How long a run waits, once converged, for writes still to come (an Event after a
@@ -85,120 +78,23 @@ impl std::fmt::Display for Point {
     }
 }
 
-/// One write request the proxy logged.
-#[derive(Debug, Clone)]
-struct Write {
-    method: String,
-    path: String,
-    /// The API server's answer; `None` for a write the proxy did not send.
-    code: Option<u16>,
-}
-
-impl Write {
-    fn deployment(&self) -> bool {
-        self.path.contains("/deployments")
-    }
-
-    fn accepted(&self) -> bool {
-        self.code.is_some_and(|c| (200..300).contains(&c))
-    }
-}
-
-impl std::fmt::Display for Write {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let code = self.code.map_or("-".to_owned(), |c| c.to_string());
-        // The namespace differs from run to run; the resource does not.
-        let path = self.path.rsplit("namespaces/").next().unwrap_or(&self.path);
-        let path = path.split_once('/').map_or(path, |(_, rest)| rest);
-        write!(f, "{} {path} {code}", self.method)
-    }
-}
-
-/// `e2e-helper crash-proxy` in a process of its own, stopped when dropped.
-struct Proxy {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Proxy {
-    fn start(point: Option<Point>, pid_file: &Path, log: &Path) -> Proxy {
-        let mut command = Command::new(HELPER);
-        command.arg("crash-proxy").arg("-log").arg(log);
-        if let Some(point) = point {
-            let (k, mode) = match point {
-                Point::After(k) => (k, "after"),
-                Point::Before(k) => (k, "before"),
-            };
-            command
-                .args(["-kill-at", &k.to_string(), "-mode", mode, "-pid-file"])
-                .arg(pid_file);
-        }
-        let errors = std::fs::File::create(log.with_extension("err")).expect("proxy stderr");
-        let mut child = command
-            .args([env("E2E_DIR"), env("E2E_SERVER")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(errors)
-            .spawn()
-            .expect("e2e-helper crash-proxy starts (e2e/controlplane.sh build)");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the proxy's first line");
-        let port = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("the proxy said {line:?}"));
-        Proxy {
-            child,
-            port,
-            log: log.to_owned(),
-        }
-    }
-
-    /// The writes logged so far, in order, and whether the kill was done.
-    fn writes(&self) -> (Vec<Write>, bool) {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let mut writes = Vec::new();
-        let mut killed = false;
-        for line in text.lines() {
-            let words: Vec<&str> = line.split(' ').collect();
-            match words.as_slice() {
-                ["kill", ..] => killed = true,
-                ["kill-failed", ..] => panic!("the proxy could not kill: {line}"),
-                [_, method, path, code] => writes.push(Write {
-                    method: (*method).to_owned(),
-                    path: (*path).to_owned(),
-                    code: code.parse().ok(),
-                }),
-                _ => panic!("a proxy log line: {line:?}"),
-            }
-        }
-        (writes, killed)
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A copy of `kubeconfig` whose server is the proxy (its certificate, from the same CA,
-/// names 127.0.0.1).
-fn kubeconfig_through(kubeconfig: &str, port: u16, path: &Path) -> String {
-    let mut config: Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(kubeconfig).expect("kubeconfig"))
-            .expect("yaml");
-    for entry in config["clusters"].as_array_mut().into_iter().flatten() {
-        entry["cluster"]["server"] = json!(format!("https://127.0.0.1:{port}"));
-    }
-    std::fs::write(path, serde_yaml_ng::to_string(&config).expect("yaml")).expect("write");
-    path.to_string_lossy().into_owned()
+/// The proxy's flags for `point`.
+fn proxy_args(point: Option<Point>, pid_file: &Path) -> Vec<String> {
+    let Some(point) = point else {
+        return Vec::new();
+    };
+    let (k, mode) = match point {
+        Point::After(k) => (k, "after"),
+        Point::Before(k) => (k, "before"),
+    };
+    vec![
+        "-kill-at".to_owned(),
+        k.to_string(),
+        "-mode".to_owned(),
+        mode.to_owned(),
+        "-pid-file".to_owned(),
+        pid_file.to_string_lossy().into_owned(),
+    ]
 }
 
 /// One watch event: Gateways and the Deployment, ordered by resourceVersion (one etcd
@@ -385,74 +281,6 @@ fn false_claims(history: &[Seen], uids: &BTreeMap<String, String>) -> Vec<String
         }
     }
     violations
-}
-
-/// The namespace's GatewayConfigurations' uids by name.
-async fn configuration_uids(world: &World) -> BTreeMap<String, String> {
-    world
-        .api("GatewayConfiguration")
-        .list(&ListParams::default())
-        .await
-        .expect("list GatewayConfigurations")
-        .items
-        .into_iter()
-        .map(|c| (c.name_any(), c.uid().unwrap_or_default()))
-        .collect()
-}
-
-/// The final state a run is compared by: the Gateway's conditions (but their times), its
-/// addresses and listeners (idem), the Deployment's labels, annotations, owners and spec;
-/// the namespace, the Gateway's and the configurations' uids replaced by placeholders.
-async fn final_state(world: &World) -> Value {
-    let gateway = world.get("Gateway", "gw").await;
-    let deployment = world.get_opt("Deployment", LB).await.unwrap_or_default();
-    let timeless = |list: &Value| -> Value {
-        let mut list: Vec<Value> = list
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                let mut c = c.clone();
-                if let Some(c) = c.as_object_mut() {
-                    c.remove("lastTransitionTime");
-                }
-                c
-            })
-            .collect();
-        list.sort_by_key(|c| c["type"].to_string());
-        json!(list)
-    };
-    let listeners: Vec<Value> = gateway["status"]["listeners"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|l| {
-            let mut l = l.clone();
-            l["conditions"] = timeless(&l["conditions"]);
-            l
-        })
-        .collect();
-    let state = json!({
-        "conditions": timeless(&gateway["status"]["conditions"]),
-        "addresses": gateway["status"]["addresses"],
-        "listeners": listeners,
-        "deployment": {
-            "labels": deployment["metadata"]["labels"],
-            "annotations": deployment["metadata"]["annotations"],
-            "ownerReferences": deployment["metadata"]["ownerReferences"],
-            "spec": deployment["spec"],
-        },
-    });
-    let mut text = state.to_string();
-    text = text.replace(
-        gateway["metadata"]["uid"].as_str().unwrap_or("?"),
-        "<gateway-uid>",
-    );
-    for (name, uid) in configuration_uids(world).await {
-        text = text.replace(&uid, &format!("<{name}-uid>"));
-    }
-    text = text.replace(&world.ns, "<ns>");
-    serde_json::from_str(&text).expect("json")
 }
 
 impl Scenario {
@@ -747,8 +575,7 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
     let dir = PathBuf::from(env("E2E_DIR"));
     let pid_file = dir.join(format!("{}.pid", world.ns));
     let proxy = Proxy::start(
-        point,
-        &pid_file,
+        &proxy_args(point, &pid_file),
         &dir.join(format!("{}-proxy.log", world.ns)),
     );
     let kubeconfig = kubeconfig_through(
@@ -815,7 +642,7 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
         tokio::time::sleep(SETTLE).await;
     }
     let (writes, killed) = proxy.writes();
-    let state = final_state(&world).await;
+    let state = final_state(&world, "gw", LB).await;
     let false_claims = false_claims(&recorder.seen(), &configuration_uids(&world).await);
     drop(recorder);
     let running = p.second.as_mut().unwrap_or(&mut p.first);

@@ -1,13 +1,15 @@
 //! What the tests on a real control plane share (the stories `writes.rs`, `recovery.rs`,
 //! `caches.rs` and `revision4.rs`, and `operability.rs`, `faults.rs`, `crash_points.rs`,
-//! `rollouts.rs`, `replay.rs`): the controller's identity, objects by kind, a story's
+//! `unobserved.rs`, `rollouts.rs`, `replay.rs`): the controller's identity, objects by kind, a story's
 //! namespace with the controller's RBAC and a GatewayClass, conditions by type; in its
-//! modules the audit log (`audit`), the controller binary in a process of its own
+//! modules the audit log (`audit`), the crash-proxy (`crash_proxy`), a run's final state (`final_state`), the controller binary in a process of its own
 //! (`process`), a GET on loopback (`loopback`), the in-process controller's story (`story`) and
 //! the webhooks served on loopback (`webhook`). Each test crate uses a part of it.
 #![allow(dead_code)]
 
 pub mod audit;
+pub mod crash_proxy;
+pub mod final_state;
 pub mod loopback;
 pub mod process;
 pub mod story;
@@ -15,7 +17,7 @@ pub mod webhook;
 
 // Each test crate uses a part of these (`use common::*`), some none.
 #[allow(unused_imports)]
-pub use {audit::*, loopback::*, process::*, story::*};
+pub use {audit::*, crash_proxy::*, final_state::*, loopback::*, process::*, story::*};
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
