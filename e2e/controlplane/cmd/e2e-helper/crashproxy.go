@@ -59,6 +59,7 @@ func crashProxy(args []string) error {
 	fraction := fs.Float64("drop-fraction", 0, "drop this fraction of their events, at random")
 	seed := fs.Int64("seed", 1, "the random drops' seed")
 	coalesce := fs.Duration("coalesce", 0, "hold their events this long, send each object's last")
+	then := fs.String("drop-then", "continue", "after a drop, the stream goes on (continue) or ends with 410 (gone)")
 	eventLog := fs.String("event-log", "", "the perturbation's log (required with one)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,7 +100,7 @@ func crashProxy(args []string) error {
 		defer events.Close()
 	}
 	var eventsMu sync.Mutex
-	p.perturb, err = newPerturb(*resources, *dropEvery, *fraction, *seed, *coalesce,
+	p.perturb, err = newPerturb(*resources, *dropEvery, *fraction, *seed, *coalesce, *then,
 		func(format string, args ...any) {
 			eventsMu.Lock()
 			defer eventsMu.Unlock()

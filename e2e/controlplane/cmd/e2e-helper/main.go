@@ -23,7 +23,8 @@
 //	                                      log its writes, SIGKILL it at the K-th;
 //	                                      [-watch-resources R,... -drop-every K |
 //	                                      -drop-fraction F -seed S | -coalesce D
-//	                                      -event-log F]: drop or coalesce watch events
+//	                                      -drop-then continue|gone -event-log F]:
+//	                                      drop or coalesce watch events
 package main
 
 import (
@@ -72,6 +73,6 @@ func usage() {
 		"  wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS |\n"+
 		"  schedulable-node KUBECONFIG NAME TIMEOUT_SECONDS | forward LISTEN TARGET |\n"+
 		"  crash-proxy [-kill-at K -mode after|before -pid-file F] [-watch-resources R,... -drop-every K |\n"+
-		"    -drop-fraction F -seed S | -coalesce D -event-log F] -log F DIR SERVER_URL")
+		"    -drop-fraction F -seed S | -coalesce D -drop-then continue|gone -event-log F] -log F DIR SERVER_URL")
 	os.Exit(2)
 }

@@ -14,8 +14,12 @@ import (
 // perturb says which watch events the crash-proxy keeps from the controller (issue 42,
 // "unobserved states"): on a watch (`watch=true` or `watch=1`) of one of resources (the
 // collection's plural), every dropEvery-th ADDED, MODIFIED or DELETED event, or a random
-// fraction of them (seeded), is dropped while the stream goes on (nothing sends it again:
-// the controller's cache misses it until a later event of the object or a relist), and
+// fraction of them (seeded), is dropped. Then either the stream goes on (nothing sends the
+// event again: the controller's cache misses it until a later event of the object or a
+// relist; no API server does this, its watch sends every event or ends with an error), or,
+// with gone, the stream says what an API server says to a watch that has missed events:
+// an ERROR event, 410 Expired, after which nothing more is sent on and the client lists
+// again (the dropped state and what followed are never seen, only the state then). And
 // with coalesce > 0 the events of a stream are held for that window from the first held
 // one and only each object's last is sent on (the intermediate states are never seen,
 // the last one is). BOOKMARK and ERROR events always pass, after what is held: a bookmark
@@ -26,6 +30,7 @@ type perturb struct {
 	dropEvery int64
 	fraction  float64
 	coalesce  time.Duration
+	gone      bool
 
 	mu     sync.Mutex
 	events int64
@@ -35,9 +40,11 @@ type perturb struct {
 
 // newPerturb parses the flags' values; nil when nothing is perturbed.
 func newPerturb(resources string, dropEvery int64, fraction float64, seed int64,
-	coalesce time.Duration, log func(string, ...any)) (*perturb, error) {
-	if dropEvery < 0 || fraction < 0 || fraction > 1 || coalesce < 0 {
-		return nil, fmt.Errorf("-drop-every >= 0, 0 <= -drop-fraction <= 1, -coalesce >= 0")
+	coalesce time.Duration, then string, log func(string, ...any)) (*perturb, error) {
+	if dropEvery < 0 || fraction < 0 || fraction > 1 || coalesce < 0 ||
+		(then != "continue" && then != "gone") {
+		return nil, fmt.Errorf("-drop-every >= 0, 0 <= -drop-fraction <= 1, -coalesce >= 0, " +
+			"-drop-then continue|gone")
 	}
 	if dropEvery == 0 && fraction == 0 && coalesce == 0 {
 		return nil, nil
@@ -46,7 +53,7 @@ func newPerturb(resources string, dropEvery int64, fraction float64, seed int64,
 		return nil, fmt.Errorf("-watch-resources names none")
 	}
 	p := &perturb{resources: map[string]bool{}, dropEvery: dropEvery, fraction: fraction,
-		coalesce: coalesce, random: rand.New(rand.NewSource(seed)), log: log}
+		coalesce: coalesce, gone: then == "gone", random: rand.New(rand.NewSource(seed)), log: log}
 	for _, r := range strings.Split(resources, ",") {
 		p.resources[strings.TrimSpace(r)] = true
 	}
@@ -106,7 +113,8 @@ type watchStream struct {
 	partial []byte
 	held    []held
 	timer   *time.Timer
-	done    bool
+	// Set once the handler has returned, or the stream has said 410: nothing more is sent.
+	done bool
 }
 
 func (p *perturb) stream(w http.ResponseWriter, resource string) *watchStream {
@@ -123,8 +131,11 @@ func (s *watchStream) Flush() {}
 func (s *watchStream) Write(data []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.done {
+		return len(data), nil
+	}
 	s.partial = append(s.partial, data...)
-	for {
+	for !s.done {
 		i := bytes.IndexByte(s.partial, '\n')
 		if i < 0 {
 			return len(data), nil
@@ -133,7 +144,12 @@ func (s *watchStream) Write(data []byte) (int, error) {
 		s.partial = s.partial[i+1:]
 		s.take(line)
 	}
+	return len(data), nil
 }
+
+// expired is the ERROR event an API server sends to a watch whose events it no longer has.
+var expired = []byte(`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},` +
+	`"status":"Failure","message":"e2e-helper: events dropped","reason":"Expired","code":410}}` + "\n")
 
 // take decides one event line's fate; s.mu is held.
 func (s *watchStream) take(line []byte) {
@@ -148,6 +164,14 @@ func (s *watchStream) take(line []byte) {
 	key := m.Namespace + "/" + m.Name
 	if n, drop := s.p.drop(); drop {
 		s.p.log("event %d %s %s %s %s dropped", n, s.resource, e.Type, key, m.ResourceVersion)
+		if s.p.gone {
+			// What is held came before the dropped event: the client may see it.
+			s.release()
+			s.send(expired)
+			s.p.log("event - %s ERROR - - gone", s.resource)
+			s.done = true
+			s.partial = nil
+		}
 		return
 	}
 	if s.p.coalesce == 0 {
@@ -200,6 +224,9 @@ func (s *watchStream) send(line []byte) {
 func (s *watchStream) end() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
 	s.release()
 	if len(s.partial) > 0 {
 		s.send(s.partial)

@@ -42,7 +42,7 @@ func perturbed(t *testing.T, p *perturb, text string) (string, []string) {
 }
 
 func TestEveryKthEventIsDroppedAndBookmarksPass(t *testing.T) {
-	p, err := newPerturb("gateways", 2, 0, 1, 0, nil)
+	p, err := newPerturb("gateways", 2, 0, 1, 0, "continue", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +58,32 @@ func TestEveryKthEventIsDroppedAndBookmarksPass(t *testing.T) {
 	}
 }
 
+func TestADropCanEndTheWatchWithGone(t *testing.T) {
+	p, err := newPerturb("gateways", 2, 0, 1, 0, "gone", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := line("ADDED", "a", 1) + line("MODIFIED", "a", 2) + line("MODIFIED", "b", 3)
+	out, logged := perturbed(t, p, in)
+	if want := line("ADDED", "a", 1) + string(expired); out != want {
+		t.Fatalf("sent on:\n%s\nwant:\n%s", out, want)
+	}
+	want := "event 2 gateways MODIFIED ns/a 2 dropped\nevent - gateways ERROR - - gone"
+	if got := strings.Join(logged, "\n"); got != want {
+		t.Fatalf("log:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := newPerturb("gateways", 2, 0, 1, 0, "later", nil); err == nil {
+		t.Fatal("-drop-then later accepted")
+	}
+}
+
 func TestARandomFractionIsDroppedTheSameForASeed(t *testing.T) {
 	var in strings.Builder
 	for i := 1; i <= 200; i++ {
 		in.WriteString(line("MODIFIED", "a", i))
 	}
 	run := func(seed int64) string {
-		p, err := newPerturb("gateways", 0, 0.5, seed, 0, nil)
+		p, err := newPerturb("gateways", 0, 0.5, seed, 0, "continue", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +103,7 @@ func TestARandomFractionIsDroppedTheSameForASeed(t *testing.T) {
 
 func TestCoalescingSendsEachObjectsLastEventInOrder(t *testing.T) {
 	// A window that does not end in the test: what is held goes at a bookmark or the end.
-	p, err := newPerturb("gateways", 0, 0, 1, time.Hour, nil)
+	p, err := newPerturb("gateways", 0, 0, 1, time.Hour, "continue", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +120,7 @@ func TestCoalescingSendsEachObjectsLastEventInOrder(t *testing.T) {
 }
 
 func TestTheCoalescingWindowEndsByItself(t *testing.T) {
-	p, err := newPerturb("gateways", 0, 0, 1, 20*time.Millisecond, func(string, ...any) {})
+	p, err := newPerturb("gateways", 0, 0, 1, 20*time.Millisecond, "continue", func(string, ...any) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,15 +144,15 @@ func TestTheCoalescingWindowEndsByItself(t *testing.T) {
 }
 
 func TestOnlyWatchesOfTheNamedResourcesArePerturbed(t *testing.T) {
-	p, err := newPerturb("gateways,deployments", 3, 0, 1, 0, nil)
+	p, err := newPerturb("gateways,deployments", 3, 0, 1, 0, "continue", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for target, want := range map[string]bool{
 		"/apis/gateway.networking.k8s.io/v1/namespaces/ns/gateways?watch=true&resourceVersion=5": true,
-		"/apis/apps/v1/deployments?watch=1":                                                      true,
-		"/apis/apps/v1/namespaces/ns/deployments?labelSelector=x":                                false,
-		"/apis/meridio-2.nordix.org/v1alpha1/namespaces/ns/l34routes?watch=true":                 false,
+		"/apis/apps/v1/deployments?watch=1":                                      true,
+		"/apis/apps/v1/namespaces/ns/deployments?labelSelector=x":                false,
+		"/apis/meridio-2.nordix.org/v1alpha1/namespaces/ns/l34routes?watch=true": false,
 	} {
 		if _, got := p.watched(httptest.NewRequest("GET", target, nil)); got != want {
 			t.Errorf("%s: perturbed %v", target, got)
@@ -142,10 +161,10 @@ func TestOnlyWatchesOfTheNamedResourcesArePerturbed(t *testing.T) {
 	if _, got := p.watched(httptest.NewRequest("POST", "/apis/apps/v1/deployments?watch=1", nil)); got {
 		t.Error("a POST perturbed")
 	}
-	if none, _ := newPerturb("", 0, 0, 1, 0, nil); none != nil {
+	if none, _ := newPerturb("", 0, 0, 1, 0, "continue", nil); none != nil {
 		t.Error("no perturbation asked, one made")
 	}
-	if _, err := newPerturb("", 1, 0, 1, 0, nil); err == nil {
+	if _, err := newPerturb("", 1, 0, 1, 0, "continue", nil); err == nil {
 		t.Error("a drop with no resource accepted")
 	}
 }
