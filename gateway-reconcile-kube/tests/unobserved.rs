@@ -73,6 +73,8 @@ struct Outcome {
     gateways: usize,
     /// From the last change to convergence; `None`: not converged in [`CONVERGE`].
     converged: Option<Duration>,
+    /// From the first change to the last (the rollout waits for the edits to be carried).
+    workload: Duration,
     /// What was still wrong when the run gave up.
     unconverged: Vec<String>,
     writes: usize,
@@ -296,17 +298,27 @@ async fn workload(world: &World, names: &[String]) {
     point_class_at(world, "conf-b").await;
 }
 
-/// Once the Deployment exists (the server's, not the controller's view), its rollout as a
-/// Deployment controller would report it: stalled, then complete, for the generation it
-/// has then. No Deployment within [`WAIT`]: no rollout (the convergence check tells why).
+/// Once the Deployment carries the edited configuration's enforced replicas (the server's
+/// object, not the controller's view: the controller will not update it again, so the
+/// status stays current), its rollout as a Deployment controller would report it:
+/// stalled, then complete. Not there within [`WAIT`]: no rollout (the convergence check
+/// tells why).
 async fn rollout(world: &World, name: &str) {
+    let wanted =
+        world.get("GatewayConfiguration", "conf").await["spec"]["horizontalScaling"]["replicas"]
+            .clone();
     let start = Instant::now();
     let deployment = loop {
-        if let Some(d) = world.get_opt("Deployment", name).await {
+        if let Some(d) = world.get_opt("Deployment", name).await
+            && d["spec"]["replicas"] == wanted
+        {
             break d;
         }
         if start.elapsed() > WAIT {
-            eprintln!("{}: no Deployment {name} to roll out", world.ns);
+            eprintln!(
+                "{}: no Deployment {name} of {wanted} replicas to roll out",
+                world.ns
+            );
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -381,6 +393,7 @@ async fn run(perturbation: Perturbation, resync: u64, gateways: usize) -> Outcom
     process.ready(WAIT).await;
 
     let names = gateway_names(gateways);
+    let first_change = Instant::now();
     workload(&world, &names).await;
     let last_change = Instant::now();
     let mut unconverged = not_converged(&world, &names).await;
@@ -421,6 +434,7 @@ async fn run(perturbation: Perturbation, resync: u64, gateways: usize) -> Outcom
         resync,
         gateways: names.len(),
         converged,
+        workload: last_change - first_change,
         unconverged,
         writes: writes.len(),
         idle_writes,
@@ -517,14 +531,15 @@ async fn every_gateway_converges_with_unobserved_watch_events() {
     eprintln!(
         "| perturbation | resync | Gateways | longest convergence | writes | dropped / coalesced | violations |"
     );
-    eprintln!("|---|---|---|---|---|---|---|");
+    eprintln!("|---|---|---|---|---|---|---|---|");
     for outcome in &outcomes {
         let found = violations(outcome, baseline);
         eprintln!(
-            "| {} | {} s | {} | {} | {} | {} / {} / {} | {} |",
+            "| {} | {} s | {} | {:.1} s | {} | {} | {} / {} / {} | {} |",
             outcome.perturbation,
             outcome.resync,
             outcome.gateways,
+            outcome.workload.as_secs_f64(),
             outcome
                 .converged
                 .map_or("none".to_owned(), |d| format!("{:.1} s", d.as_secs_f64())),
@@ -671,6 +686,7 @@ fn a_write_over_the_idle_window_or_another_final_state_is_a_violation() {
         resync: 5,
         gateways: 1,
         converged: Some(Duration::from_secs(1)),
+        workload: Duration::from_secs(1),
         unconverged: Vec::new(),
         writes: 10,
         idle_writes: writes.iter().map(|w| (*w).to_owned()).collect(),

@@ -211,7 +211,7 @@ func isWrite(method string) bool {
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if resource, ok := p.perturb.watched(r); ok {
-		s := p.perturb.stream(w, resource)
+		s := p.perturb.stream(w, r, resource)
 		p.forward.ServeHTTP(s, r)
 		s.end()
 		return

@@ -24,7 +24,11 @@ import (
 // one and only each object's last is sent on (the intermediate states are never seen,
 // the last one is). BOOKMARK and ERROR events always pass, after what is held: a bookmark
 // carries no object (and ends a streaming list's initial events), an ERROR (410) makes
-// the client relist; dropping either perturbs the stream itself, not what it tells.
+// the client relist; dropping either perturbs the stream itself, not what it tells. The
+// initial events of a streaming list (`sendInitialEvents=true`) pass untouched up to the
+// bookmark that ends them: they are the list, what a relist shows (were they dropped and
+// the watch ended with 410, every relist would be cut short and the client would never
+// list whole).
 type perturb struct {
 	resources map[string]bool
 	dropEvery int64
@@ -89,9 +93,10 @@ type event struct {
 	Type   string `json:"type"`
 	Object struct {
 		Metadata struct {
-			Namespace       string `json:"namespace"`
-			Name            string `json:"name"`
-			ResourceVersion string `json:"resourceVersion"`
+			Namespace       string            `json:"namespace"`
+			Name            string            `json:"name"`
+			ResourceVersion string            `json:"resourceVersion"`
+			Annotations     map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	} `json:"object"`
 }
@@ -108,6 +113,8 @@ type watchStream struct {
 	w        http.ResponseWriter
 	p        *perturb
 	resource string
+	// A streaming list's initial events are being sent.
+	initial bool
 
 	mu      sync.Mutex
 	partial []byte
@@ -117,8 +124,10 @@ type watchStream struct {
 	done bool
 }
 
-func (p *perturb) stream(w http.ResponseWriter, resource string) *watchStream {
-	return &watchStream{w: w, p: p, resource: resource}
+// stream perturbs the answer to r, a watch of resource.
+func (p *perturb) stream(w http.ResponseWriter, r *http.Request, resource string) *watchStream {
+	initial := r.URL.Query().Get("sendInitialEvents") == "true"
+	return &watchStream{w: w, p: p, resource: resource, initial: initial}
 }
 
 func (s *watchStream) Header() http.Header { return s.w.Header() }
@@ -154,7 +163,14 @@ var expired = []byte(`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1
 // take decides one event line's fate; s.mu is held.
 func (s *watchStream) take(line []byte) {
 	var e event
-	if err := json.Unmarshal(line, &e); err != nil || (e.Type != "ADDED" &&
+	err := json.Unmarshal(line, &e)
+	if err == nil && s.initial {
+		s.initial = !(e.Type == "BOOKMARK" &&
+			e.Object.Metadata.Annotations["k8s.io/initial-events-end"] == "true")
+		s.send(line)
+		return
+	}
+	if err != nil || (e.Type != "ADDED" &&
 		e.Type != "MODIFIED" && e.Type != "DELETED") {
 		s.release()
 		s.send(line)

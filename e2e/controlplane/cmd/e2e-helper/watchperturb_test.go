@@ -20,6 +20,11 @@ const bookmark = `{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"
 // perturbed feeds text to a watch stream in pieces of 7 bytes (events split across
 // writes), ends it, and returns what was sent on and the perturbation's log.
 func perturbed(t *testing.T, p *perturb, text string) (string, []string) {
+	return perturbedAt(t, p, "/apis/g/v1/namespaces/ns/gateways?watch=true", text)
+}
+
+// perturbedAt is perturbed for a watch request to target.
+func perturbedAt(t *testing.T, p *perturb, target, text string) (string, []string) {
 	t.Helper()
 	var mu sync.Mutex
 	var logged []string
@@ -29,7 +34,7 @@ func perturbed(t *testing.T, p *perturb, text string) (string, []string) {
 		logged = append(logged, fmt.Sprintf(format, args...))
 	}
 	w := httptest.NewRecorder()
-	s := p.stream(w, "gateways")
+	s := p.stream(w, httptest.NewRequest("GET", target, nil), "gateways")
 	for len(text) > 0 {
 		n := min(7, len(text))
 		if _, err := s.Write([]byte(text[:n])); err != nil {
@@ -74,6 +79,24 @@ func TestADropCanEndTheWatchWithGone(t *testing.T) {
 	}
 	if _, err := newPerturb("gateways", 2, 0, 1, 0, "later", nil); err == nil {
 		t.Fatal("-drop-then later accepted")
+	}
+}
+
+func TestAStreamingListsInitialEventsPass(t *testing.T) {
+	p, err := newPerturb("gateways", 1, 0, 1, 0, "gone", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := `{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"3",` +
+		`"annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"
+	initial := line("ADDED", "a", 1) + line("ADDED", "b", 2) + bookmark + end
+	out, logged := perturbedAt(t, p,
+		"/apis/g/v1/namespaces/ns/gateways?watch=true&sendInitialEvents=true", initial+line("MODIFIED", "a", 4))
+	if want := initial + string(expired); out != want {
+		t.Fatalf("sent on:\n%s\nwant:\n%s", out, want)
+	}
+	if len(logged) != 2 {
+		t.Fatalf("log: %v", logged)
 	}
 }
 
@@ -125,7 +148,7 @@ func TestTheCoalescingWindowEndsByItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	s := p.stream(w, "gateways")
+	s := p.stream(w, httptest.NewRequest("GET", "/apis/g/v1/gateways?watch=1", nil), "gateways")
 	_, _ = s.Write([]byte(line("ADDED", "a", 1) + line("MODIFIED", "a", 2)))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
