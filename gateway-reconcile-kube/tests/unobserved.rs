@@ -529,7 +529,7 @@ async fn every_gateway_converges_with_unobserved_watch_events() {
     let baseline = &outcomes[0];
     let mut all = Vec::new();
     eprintln!(
-        "| perturbation | resync | Gateways | longest convergence | writes | dropped / coalesced | violations |"
+        "| perturbation | resync | Gateways | workload | convergence after the last change | writes | dropped / coalesced / 410s | violations |"
     );
     eprintln!("|---|---|---|---|---|---|---|---|");
     for outcome in &outcomes {
