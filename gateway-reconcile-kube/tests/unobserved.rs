@@ -9,7 +9,8 @@
 //! and all at once, must converge (every Gateway accepted, programmed and applied for the
 //! current generations of itself and its configuration, no Degraded, its Deployment
 //! carrying them, the route's address on its Gateway), end in the same final state as the
-//! run without a perturbation, write at most twice as often as that run, and then write
+//! run without a perturbation and in one where the core, reconciling every Gateway once
+//! from the server's objects, asks for no write, write at most twice as often as that run, and then write
 //! nothing over an idle window longer than the resync (no write loop). The time from the
 //! workload's last change to convergence is measured against the resync setting.
 //!
@@ -25,7 +26,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use gateway_reconcile::reconcile::{Driver, InMemory, StatusWrite};
+use gateway_reconcile::{Settings, WriteKind};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 mod common;
@@ -77,6 +80,8 @@ struct Outcome {
     workload: Duration,
     /// What was still wrong when the run gave up.
     unconverged: Vec<String>,
+    /// What the core asks for on the final objects (see [`core_asks`]).
+    asks: Vec<String>,
     writes: usize,
     idle_writes: Vec<String>,
     dropped: usize,
@@ -218,6 +223,71 @@ async fn not_converged(world: &World, names: &[String]) -> Vec<String> {
         wrong.extend(unconverged(&gateway, &deployment, &configuration, address));
     }
     wrong
+}
+
+/// What the core asks for when it reconciles each Gateway once from the objects the
+/// server holds (not the controller's caches), with no write record: nothing, once
+/// converged. Each Gateway that would get a Deployment write or a status patch, and why.
+async fn core_asks(world: &World, names: &[String]) -> Vec<String> {
+    let mut objects = InMemory::new(gateway_reconcile::template::default_template());
+    let list = |kind: &'static str| async move {
+        world
+            .api(kind)
+            .list(&ListParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("list {kind}: {e}"))
+            .items
+            .into_iter()
+            .map(|o| serde_json::to_value(o).expect("json"))
+    };
+    for gateway in list("Gateway").await {
+        objects.insert_gateway(serde_json::from_value(gateway).expect("a Gateway"));
+    }
+    for configuration in list("GatewayConfiguration").await {
+        objects
+            .insert_configuration(serde_json::from_value(configuration).expect("a configuration"));
+    }
+    for route in list("L34Route").await {
+        objects.insert_route(serde_json::from_value(route).expect("a route"));
+    }
+    for deployment in list("Deployment").await {
+        let key = (
+            world.ns.clone(),
+            deployment["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        objects.deployments.insert(
+            key,
+            serde_json::from_value(deployment).expect("a Deployment"),
+        );
+    }
+    let class = classes(world).get(&world.class).await.expect("the class");
+    objects.insert_class(
+        serde_json::from_value(serde_json::to_value(class).expect("json")).expect("a class"),
+    );
+    let settings = Settings {
+        controller_name: controller_name(world),
+        ..Settings::default()
+    };
+    let mut asks = Vec::new();
+    for name in names {
+        objects.reconciling(&world.ns, name);
+        let reconciled = Driver::new(settings.clone())
+            .reconcile(&mut objects, jiff::Timestamp::now())
+            .await
+            .unwrap_or_else(|e| panic!("{name}: the core's reconcile: {e}"));
+        match reconciled.decided {
+            Some(d) if d.action == WriteKind::None && d.status == StatusWrite::Unchanged => {}
+            Some(d) => asks.push(format!(
+                "{name}: the core asks for {:?} (drift {:?}), status {:?}",
+                d.action, d.drift, d.status
+            )),
+            None => asks.push(format!("{name}: the core could not read its objects")),
+        }
+    }
+    asks
 }
 
 fn classes(world: &World) -> Api<DynamicObject> {
@@ -413,6 +483,7 @@ async fn run(perturbation: Perturbation, resync: u64, gateways: usize) -> Outcom
         .map(ToString::to_string)
         .collect();
     let events = proxy.events();
+    let asks = core_asks(&world, &names).await;
     let mut states = BTreeMap::new();
     for name in &names {
         states.insert(
@@ -436,6 +507,7 @@ async fn run(perturbation: Perturbation, resync: u64, gateways: usize) -> Outcom
         converged,
         workload: last_change - first_change,
         unconverged,
+        asks,
         writes: writes.len(),
         idle_writes,
         dropped: events.iter().filter(|e| e.ends_with(" dropped")).count(),
@@ -461,6 +533,7 @@ fn violations(outcome: &Outcome, baseline: &Outcome) -> Vec<String> {
             outcome.idle_writes
         ));
     }
+    found.extend(outcome.asks.iter().map(|a| format!("{run}: {a}")));
     // Missed states can cost a retry or two, not a storm: the unperturbed run's writes,
     // twice over, bound a run's.
     if outcome.writes > 2 * baseline.writes {
@@ -696,6 +769,7 @@ fn a_write_over_the_idle_window_or_another_final_state_is_a_violation() {
         converged: Some(Duration::from_secs(1)),
         workload: Duration::from_secs(1),
         unconverged: Vec::new(),
+        asks: Vec::new(),
         writes: 10,
         idle_writes: writes.iter().map(|w| (*w).to_owned()).collect(),
         dropped: 1,
@@ -717,6 +791,9 @@ fn a_write_over_the_idle_window_or_another_final_state_is_a_violation() {
         violations(&outcome(&[], json!({ "a": 2 })), &baseline).len(),
         1
     );
+    let mut asking = outcome(&[], json!({ "a": 1 }));
+    asking.asks = vec!["gw-0: the core asks for Update".to_owned()];
+    assert_eq!(violations(&asking, &baseline).len(), 1);
     let mut storm = outcome(&[], json!({ "a": 1 }));
     storm.writes = 21;
     assert_eq!(violations(&storm, &baseline).len(), 1);
