@@ -17,7 +17,7 @@ import (
 // fraction of them (seeded), is dropped. Then either the stream goes on (nothing sends the
 // event again: the controller's cache misses it until a later event of the object or a
 // relist; no API server does this, its watch sends every event or ends with an error), or,
-// with gone, the stream says what an API server says to a watch that has missed events:
+// with gone, the stream ends as an API server ends a watch for events it no longer holds:
 // an ERROR event, 410 Expired, after which nothing more is sent on and the client lists
 // again (the dropped state and what followed are never seen, only the state then). And
 // with coalesce > 0 the events of a stream are held for that window from the first held
