@@ -46,7 +46,10 @@ rc=0
 # (two of them watch for two minutes): they run side by side. One story (in recovery.rs)
 # updates the GatewayConfiguration CRD (a variant), which ends every watch of the kind: it
 # runs alone, after the others.
-(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test crash_points --test stale_reads --test rollouts --test real_node --no-run)
+# Last, the unobserved states (tests/unobserved.rs: the controller behind `e2e-helper
+# crash-proxy` dropping or coalescing its watch events; about 35 s; UNOBSERVED=more runs
+# more).
+(cd .. && cargo test -p gateway-reconcile-kube --test writes --test recovery --test caches --test revision4 --test revision5 --test replay --test operability --test chart --test faults --test crash_points --test stale_reads --test unobserved --test rollouts --test real_node --no-run)
 ./controlplane.sh run -- sh -c 'echo "$E2E_DIR $E2E_SERVER" >"$0" &&
     (cd controlplane && go test -count=1 -v ./...) && (cd controlplane/pki && go test -count=1 ./...) &&
     cd .. && cargo test -p gateway-reconcile-kube --no-fail-fast --test writes --test recovery --test caches \
@@ -54,7 +57,8 @@ rc=0
       --skip an_unreadable_configuration_blinds_nothing_but_its_gateway &&
     cargo test -p gateway-reconcile-kube --test recovery -- --ignored --exact an_unreadable_configuration_blinds_nothing_but_its_gateway &&
     cargo test -p gateway-reconcile-kube --test replay -- --ignored --nocapture &&
-    cargo test -p gateway-reconcile-kube --test operability -- --ignored --test-threads=6' \
+    cargo test -p gateway-reconcile-kube --test operability -- --ignored --test-threads=6 &&
+    cargo test -p gateway-reconcile-kube --test unobserved -- --ignored --nocapture' \
   "$marker" || rc=$?
 
 # The Helm chart (gateway-reconcile-kube/tests/chart.rs) on a control plane of its own: its

@@ -1,5 +1,7 @@
-//! `e2e-helper crash-proxy` between the controller binary and an API server: the writes it
-//! logged, the kill it was told to do (`crash_points.rs`, `stale_reads.rs`).
+//! `e2e-helper crash-proxy` between the controller binary and an API server: it forwards
+//! the controller's requests as its own user, logs its writes, kills it at a chosen write
+//! (`crash_points.rs`, `stale_reads.rs`) and drops or coalesces its watch events
+//! (`unobserved.rs`).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -62,13 +64,31 @@ impl Proxy {
         log: &Path,
         server: Option<&str>,
     ) -> Proxy {
+        let args = kill.map_or_else(Vec::new, |(k, mode)| {
+            vec![
+                "-kill-at".to_owned(),
+                k.to_string(),
+                "-mode".to_owned(),
+                mode.to_owned(),
+                "-pid-file".to_owned(),
+                pid_file.to_string_lossy().into_owned(),
+            ]
+        });
+        Proxy::with_args(&args, log, server)
+    }
+
+    /// Forwards to `server` (the control plane's API server by default) with `args` (its
+    /// flags), writes logged to `log`, the perturbed watch events to `log` with the
+    /// extension `events` (see [`Proxy::events`]).
+    pub fn with_args(args: &[String], log: &Path, server: Option<&str>) -> Proxy {
         let mut command = Command::new(HELPER);
-        command.arg("crash-proxy").arg("-log").arg(log);
-        if let Some((k, mode)) = kill {
-            command
-                .args(["-kill-at", &k.to_string(), "-mode", mode, "-pid-file"])
-                .arg(pid_file);
-        }
+        command
+            .arg("crash-proxy")
+            .arg("-log")
+            .arg(log)
+            .arg("-event-log")
+            .arg(log.with_extension("events"))
+            .args(args);
         let errors = std::fs::File::create(log.with_extension("err")).expect("proxy stderr");
         let mut child = command
             .args([
@@ -116,6 +136,16 @@ impl Proxy {
             }
         }
         (writes, killed)
+    }
+
+    /// The watch events it dropped and the ones it replaced by a later one of their object
+    /// (coalesced), so far: one line each, "event N RESOURCE TYPE NAMESPACE/NAME RV WHAT".
+    pub fn events(&self) -> Vec<String> {
+        std::fs::read_to_string(self.log.with_extension("events"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
     }
 }
 

@@ -1,6 +1,6 @@
 //! What the tests on a real control plane share (the stories `writes.rs`, `recovery.rs`,
 //! `caches.rs` and `revision4.rs`, and `operability.rs`, `faults.rs`, `crash_points.rs`,
-//! `stale_reads.rs`, `rollouts.rs`, `replay.rs`): the controller's identity, objects by
+//! `stale_reads.rs`, `unobserved.rs`, `rollouts.rs`, `replay.rs`): the controller's identity, objects by
 //! kind, a story's namespace with the controller's RBAC and a GatewayClass, conditions by
 //! type; in its modules the audit log (`audit`), the controller binary in a process of its
 //! own (`process`), a GET on loopback (`loopback`), the in-process controller's story

@@ -38,6 +38,10 @@ import (
 // write that arrives after the K-th on a connection opened before the kill (the killed
 // process's, in flight) is dropped unsent, and the writes of a process started later pass.
 //
+// With -watch-resources and -drop-every, -drop-fraction (-seed) or -coalesce, it perturbs
+// the watch events of those resources (see perturb) and logs each event it drops or
+// replaces to -event-log: "event N RESOURCE TYPE NAMESPACE/NAME RV dropped|coalesced".
+//
 // It prints "listening ADDR" on its first line of output, then logs one line per write to
 // -log: "N METHOD PATH CODE" (CODE "-" for a write not sent), and "kill N MODE PID" when it
 // kills. Runs until TERM or INT.
@@ -50,6 +54,13 @@ func crashProxy(args []string) error {
 	logFile := fs.String("log", "", "the write log (required)")
 	cert := fs.String("cert", "", "client certificate for the API server (default DIR/controller.crt)")
 	key := fs.String("key", "", "its key (default DIR/controller.key)")
+	resources := fs.String("watch-resources", "", "the watched resources perturbed (plurals, comma-separated)")
+	dropEvery := fs.Int64("drop-every", 0, "drop every K-th event of those (0: none)")
+	fraction := fs.Float64("drop-fraction", 0, "drop this fraction of their events, at random")
+	seed := fs.Int64("seed", 1, "the random drops' seed")
+	coalesce := fs.Duration("coalesce", 0, "hold their events this long, send each object's last")
+	then := fs.String("drop-then", "continue", "after a drop, the stream goes on (continue) or ends with 410 (gone)")
+	eventLog := fs.String("event-log", "", "the perturbation's log (required with one)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,6 +91,26 @@ func crashProxy(args []string) error {
 		pidFile: *pidFile,
 		log:     log,
 		killed:  make(chan struct{}),
+	}
+	var events *os.File
+	if *eventLog != "" {
+		if events, err = os.OpenFile(*eventLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return err
+		}
+		defer events.Close()
+	}
+	var eventsMu sync.Mutex
+	p.perturb, err = newPerturb(*resources, *dropEvery, *fraction, *seed, *coalesce, *then,
+		func(format string, args ...any) {
+			eventsMu.Lock()
+			defer eventsMu.Unlock()
+			fmt.Fprintf(events, format+"\n", args...)
+		})
+	if err != nil {
+		return err
+	}
+	if p.perturb != nil && events == nil {
+		return errors.New("-event-log is required with a perturbation")
 	}
 	srv, err := p.server(dir, target, *cert, *key)
 	if err != nil {
@@ -156,6 +187,8 @@ type proxy struct {
 	killAt  int64
 	before  bool
 	pidFile string
+	// Nil: watches pass untouched.
+	perturb *perturb
 
 	writes atomic.Int64
 	conns  atomic.Uint64
@@ -177,6 +210,12 @@ func isWrite(method string) bool {
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if resource, ok := p.perturb.watched(r); ok {
+		s := p.perturb.stream(w, r, resource)
+		p.forward.ServeHTTP(s, r)
+		s.end()
+		return
+	}
 	if !isWrite(r.Method) {
 		p.forward.ServeHTTP(w, r)
 		return

@@ -36,6 +36,14 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.seen = append(u.seen, r.Method+" "+r.URL.Path+" "+user)
 	u.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Query().Get("watch") == "true" {
+		// A watch: three events, each flushed as an API server streams them.
+		for rv := 1; rv <= 3; rv++ {
+			_, _ = w.Write([]byte(line("MODIFIED", "a", rv)))
+			_ = http.NewResponseController(w).Flush()
+		}
+		return
+	}
 	_, _ = w.Write([]byte(`{"kind":"Status"}`))
 }
 
@@ -46,9 +54,10 @@ func (u *upstream) requests() []string {
 }
 
 // crashSetup starts a CA in a directory, an upstream that requires its client certificates,
-// a victim process (its id in a pid file) and the proxy killing at killAt; it returns a
-// client of the proxy (a new connection per call) and the proxy's log.
-func crashSetup(t *testing.T, killAt int64, before bool) (u *upstream, victim *exec.Cmd,
+// a victim process (its id in a pid file) and the proxy killing at killAt and perturbing
+// watches as perturb says (nil: not); it returns a client of the proxy (a new connection
+// per call) and the proxy's log.
+func crashSetup(t *testing.T, killAt int64, before bool, perturb *perturb) (u *upstream, victim *exec.Cmd,
 	client func() *http.Client, base string, logPath string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -105,7 +114,7 @@ func crashSetup(t *testing.T, killAt int64, before bool) (u *upstream, victim *e
 	}
 	t.Cleanup(func() { log.Close() })
 	p := &proxy{killAt: killAt, before: before, pidFile: pidFile, log: log,
-		killed: make(chan struct{})}
+		killed: make(chan struct{}), perturb: perturb}
 	target, _ := url.Parse(up.URL)
 	srv, err := p.server(dir, target, filepath.Join(dir, "controller.crt"),
 		filepath.Join(dir, "controller.key"))
@@ -153,7 +162,7 @@ func send(c *http.Client, method, url string) (int, error) {
 }
 
 func TestCrashProxyKillsAfterTheKthWriteAndDropsTheKilledOnesNext(t *testing.T) {
-	u, victim, client, base, logPath := crashSetup(t, 2, false)
+	u, victim, client, base, logPath := crashSetup(t, 2, false, nil)
 	first := client()
 	for _, step := range []struct{ method, path string }{
 		{http.MethodGet, "/api/v1/pods"}, // a read: not counted
@@ -197,7 +206,7 @@ func TestCrashProxyKillsAfterTheKthWriteAndDropsTheKilledOnesNext(t *testing.T) 
 }
 
 func TestCrashProxyKillsBeforeTheKthWriteIsSent(t *testing.T) {
-	u, victim, client, base, logPath := crashSetup(t, 1, true)
+	u, victim, client, base, logPath := crashSetup(t, 1, true, nil)
 	if _, err := send(client(), http.MethodPost, base+"/apis/apps/v1/namespaces/ns/deployments"); err == nil {
 		t.Fatal("the write was answered")
 	}
@@ -222,5 +231,33 @@ func logWithin(path string, n int, limit time.Duration) []byte {
 			return text
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestCrashProxyPerturbsTheNamedWatchesOnly(t *testing.T) {
+	p, err := newPerturb("things", 2, 0, 1, 0, "continue", func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, client, base, _ := crashSetup(t, 0, false, p)
+	get := func(path string) string {
+		res, err := client().Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
+	}
+	all := line("MODIFIED", "a", 1) + line("MODIFIED", "a", 2) + line("MODIFIED", "a", 3)
+	if got := get("/apis/x/v1/namespaces/ns/others?watch=true"); got != all {
+		t.Fatalf("another resource's watch: %q", got)
+	}
+	want := line("MODIFIED", "a", 1) + line("MODIFIED", "a", 3)
+	if got := get("/apis/x/v1/namespaces/ns/things?watch=true"); got != want {
+		t.Fatalf("the perturbed watch: %q, want %q", got, want)
 	}
 }

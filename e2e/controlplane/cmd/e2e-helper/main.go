@@ -20,7 +20,11 @@
 //	                                      (the real node's way to the API server)
 //	e2e-helper crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL
 //	                                      forward a controller's requests as its user,
-//	                                      log its writes, SIGKILL it at the K-th
+//	                                      log its writes, SIGKILL it at the K-th;
+//	                                      [-watch-resources R,... -drop-every K |
+//	                                      -drop-fraction F -seed S | -coalesce D
+//	                                      -drop-then continue|gone -event-log F]:
+//	                                      drop or coalesce watch events
 //	e2e-helper hold-proxy LISTEN TARGET   forward like forward; SIGUSR1 holds every byte,
 //	                                      SIGUSR2 lets them pass again
 package main
@@ -72,7 +76,8 @@ func usage() {
 		"  client DIR SERVER_URL NAME USER [GROUP] | fake-nodes KUBECONFIG PREFIX N TIMEOUT_SECONDS |\n"+
 		"  wait-serviceaccount KUBECONFIG NAMESPACE NAME TIMEOUT_SECONDS |\n"+
 		"  schedulable-node KUBECONFIG NAME TIMEOUT_SECONDS | forward LISTEN TARGET |\n"+
-		"  crash-proxy [-kill-at K -mode after|before -pid-file F] -log F DIR SERVER_URL |\n"+
+		"  crash-proxy [-kill-at K -mode after|before -pid-file F] [-watch-resources R,... -drop-every K |\n"+
+		"    -drop-fraction F -seed S | -coalesce D -drop-then continue|gone -event-log F] -log F DIR SERVER_URL |\n"+
 		"  hold-proxy LISTEN TARGET")
 	os.Exit(2)
 }
