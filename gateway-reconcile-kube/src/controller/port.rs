@@ -21,7 +21,7 @@ use kube::{Resource, ResourceExt};
 use tracing::{debug, info, warn};
 
 use super::context::Context;
-use super::own_writes::{AWAIT_OWN_WRITE, Pending};
+use super::own_writes::{AWAIT_OWN_WRITE, Finished, Pending};
 use super::stores::{LbDeployment, LbRead};
 use crate::cached::{Deployment as CachedDeployment, Gateway, GatewayClass, GatewayConfiguration};
 use crate::events;
@@ -60,6 +60,10 @@ pub(super) struct CachePort {
     later: Option<Requeue>,
     /// The verb of the Deployment write, for the Events' action.
     verb: &'static str,
+    /// An event of a written object came while the write was in flight and was not its
+    /// echo: held back from the trigger (`own_writes`), so this Gateway is reconciled
+    /// again at once.
+    changed_meanwhile: bool,
 }
 
 impl CachePort {
@@ -75,7 +79,21 @@ impl CachePort {
             view: None,
             later: None,
             verb: "Reconcile",
+            changed_meanwhile: false,
         }
+    }
+
+    /// Whether an event held back during one of its writes was not that write's echo.
+    pub(super) fn changed_meanwhile(&self) -> bool {
+        self.changed_meanwhile
+    }
+
+    /// Counts an echo that came before its write's answer; notes a change that came with it.
+    fn finished(&mut self, finished: Finished, kind: &'static str) {
+        if finished.echoed {
+            self.ctx.metrics.own_write_echo(kind);
+        }
+        self.changed_meanwhile |= finished.changed;
     }
 
     fn namespace(&self) -> String {
@@ -221,7 +239,7 @@ impl port::Port for CachePort {
     }
 
     async fn write(&mut self, write: DeploymentWrite) -> WriteOutcome {
-        let ctx = &self.ctx;
+        let ctx = self.ctx.clone();
         let namespace = self.namespace();
         let api = Api::<DynamicObject>::namespaced_with(
             ctx.client.clone(),
@@ -231,6 +249,11 @@ impl port::Port for CachePort {
         let (name, lb_name) = (&self.key.name, &self.lb_name);
         self.verb = write::verb(&write);
         let verb = self.verb;
+        let in_flight = Pending::begin(
+            &ctx.pending.deployments,
+            self.key.clone(),
+            self.deployment_version.clone(),
+        );
         // The desired Deployment becomes the request body without a copy.
         let written = match write {
             DeploymentWrite::Create(desired) => {
@@ -244,30 +267,30 @@ impl port::Port for CachePort {
                 written
             }
         };
-        if written.resource_version.is_some() {
-            Pending::record(
-                &ctx.pending.deployments,
-                self.key.clone(),
-                self.deployment_version.clone(),
-                &written.resource_version,
-            );
-        }
+        let finished = in_flight.finish(written.resource_version.clone().map(Some));
+        self.finished(finished, "deployment");
         ctx.metrics.deployment_write(verb, &written.outcome);
         written.outcome
     }
 
     async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, PortError> {
-        let (name, namespace) = (&self.key.name, self.namespace());
-        let gateways = Api::<Gateway>::namespaced(self.ctx.client.clone(), &namespace);
-        match write::patch_status(&gateways, name, &patch).await {
-            Ok((StatusWrite::Written, after)) => {
+        let ctx = self.ctx.clone();
+        let (name, namespace) = (self.key.name.clone(), self.namespace());
+        let gateways = Api::<Gateway>::namespaced(ctx.client.clone(), &namespace);
+        let in_flight = Pending::begin(
+            &ctx.pending.statuses,
+            self.key.clone(),
+            self.gateway_version.clone(),
+        );
+        let patched = write::patch_status(&gateways, &name, &patch).await;
+        let after = match &patched {
+            Ok((StatusWrite::Written, after)) => Some(after.clone().unwrap_or_default()),
+            _ => None,
+        };
+        self.finished(in_flight.finish(after), "status");
+        match patched {
+            Ok((StatusWrite::Written, _)) => {
                 info!(gateway = %name, %namespace, "status written");
-                Pending::record(
-                    &self.ctx.pending.statuses,
-                    self.key.clone(),
-                    self.gateway_version.clone(),
-                    &after.unwrap_or_default(),
-                );
                 Ok(StatusWrite::Written)
             }
             Ok((other, _)) => {

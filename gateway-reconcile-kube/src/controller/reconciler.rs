@@ -161,7 +161,13 @@ async fn reconcile(gateway: Arc<Gateway>, ctx: Arc<Context>) -> Result<Requeued,
         .driver
         .reconcile(&mut port, jiff::Timestamp::now())
         .await?;
-    Ok(Requeued::new(reconciled.requeue, reconciled.resync))
+    let mut requeued = Requeued::new(reconciled.requeue, reconciled.resync);
+    if port.changed_meanwhile() {
+        // A change came while a write was in flight and was held back from the trigger
+        // (`own_writes`): it is decided now, as its own event would have had it.
+        requeued.action = Action::requeue(Duration::ZERO);
+    }
+    Ok(requeued)
 }
 
 /// [`reconcile`] as the controller runs it: nothing on a standby, metrics, and every
