@@ -83,7 +83,9 @@
 //! reconcile: the reconcile that wrote settled with the object the server answered, and the
 //! core checks that a reconcile right after writes that succeeded writes nothing (its
 //! explorer's `echo-idle`). A reconcile that found the cache behind its own write waits for
-//! the echo, which then does trigger it (`own_writes`).
+//! the echo, which then does trigger it. An event of an object while a write to it is in
+//! flight waits for the write's answer (the echo can be read before it): the echo is then
+//! dropped, any other version reconciles the Gateway again at once (`own_writes`).
 //!
 //! # Files
 //!
