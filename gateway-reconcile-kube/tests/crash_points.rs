@@ -108,17 +108,8 @@ impl Scenario {
                 world.gateway("gw", "conf").await;
             }
             Scenario::ClassEdited => {
-                create(
-                    &world.admin,
-                    json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
-                        "metadata": { "name": "conf-b", "namespace": world.ns },
-                        "spec": {
-                            "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": world.ns, "interface": "eth1" } }],
-                            "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
-                            "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
-                )
-                .await;
-                self.point_class_at(world, "conf").await;
+                world.configuration_of("conf-b", 3, true).await;
+                world.point_class_at("conf").await;
                 create(
                     &world.admin,
                     json!({ "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
@@ -144,22 +135,6 @@ impl Scenario {
         Some(refusal)
     }
 
-    /// Points the story's GatewayClass at GatewayConfiguration `name`.
-    async fn point_class_at(self, world: &World, name: &str) {
-        Api::<DynamicObject>::all_with(
-            world.admin.clone(),
-            &resource("gateway.networking.k8s.io/v1", "GatewayClass"),
-        )
-        .patch(
-            &world.class,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({ "spec": { "parametersRef": {
-                "group": DOMAIN, "kind": "GatewayConfiguration", "name": name, "namespace": world.ns } } })),
-        )
-        .await
-        .expect("patch the GatewayClass");
-    }
-
     /// What the scenario does while the controller under test runs.
     async fn act(self, world: &World, refusal: Option<&Refusal>) {
         match self {
@@ -178,7 +153,7 @@ impl Scenario {
                 refusal.refusing.store(false, Ordering::SeqCst);
                 until_dry_run(world, false).await;
             }
-            Scenario::ClassEdited => self.point_class_at(world, "conf-b").await,
+            Scenario::ClassEdited => world.point_class_at("conf-b").await,
         }
     }
 

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use gateway_reconcile::reconcile::{Driver, InMemory, StatusWrite};
 use gateway_reconcile::{Settings, WriteKind};
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 mod common;
@@ -194,7 +194,8 @@ fn summary(c: &BTreeMap<String, Value>) -> Vec<String> {
 /// What is not converged yet in the run's namespace.
 async fn not_converged(world: &World, names: &[String]) -> Vec<String> {
     let class = serde_json::to_value(
-        classes(world)
+        world
+            .classes()
             .get(&world.class)
             .await
             .expect("the GatewayClass"),
@@ -263,7 +264,7 @@ async fn core_asks(world: &World, names: &[String]) -> Vec<String> {
             serde_json::from_value(deployment).expect("a Deployment"),
         );
     }
-    let class = classes(world).get(&world.class).await.expect("the class");
+    let class = world.classes().get(&world.class).await.expect("the class");
     objects.insert_class(
         serde_json::from_value(serde_json::to_value(class).expect("json")).expect("a class"),
     );
@@ -290,13 +291,6 @@ async fn core_asks(world: &World, names: &[String]) -> Vec<String> {
     asks
 }
 
-fn classes(world: &World) -> Api<DynamicObject> {
-    Api::all_with(
-        world.admin.clone(),
-        &resource("gateway.networking.k8s.io/v1", "GatewayClass"),
-    )
-}
-
 /// The controller name of a run's controller: the runs go at once, and a controller judges
 /// every GatewayClass of its name (one of another run's would name parameters in a
 /// namespace it does not watch, and the two would rewrite the class's status in turn).
@@ -308,7 +302,8 @@ fn controller_name(world: &World) -> String {
 /// `world` with a GatewayClass of its run's controller name in place of its own (deleted:
 /// every run's controller would judge it).
 async fn own_class(world: World) -> World {
-    classes(&world)
+    world
+        .classes()
         .delete(&world.class, &Default::default())
         .await
         .expect("delete the GatewayClass");
@@ -320,19 +315,6 @@ async fn own_class(world: World) -> World {
     )
     .await;
     World { class, ..world }
-}
-
-/// Points the run's GatewayClass at GatewayConfiguration `name`.
-async fn point_class_at(world: &World, name: &str) {
-    classes(world)
-        .patch(
-            &world.class,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({ "spec": { "parametersRef": {
-                "group": DOMAIN, "kind": "GatewayConfiguration", "name": name, "namespace": world.ns } } })),
-        )
-        .await
-        .expect("patch the GatewayClass");
 }
 
 /// The workload, while the controller runs: Gateways created, `conf` edited three times
@@ -365,7 +347,7 @@ async fn workload(world: &World, names: &[String]) {
     )
     .await;
     rollout(world, &deployment_of("gw-0")).await;
-    point_class_at(world, "conf-b").await;
+    world.point_class_at("conf-b").await;
 }
 
 /// Once the Deployment carries the edited configuration's enforced replicas (the server's
@@ -422,17 +404,8 @@ async fn run(perturbation: Perturbation, resync: u64, gateways: usize) -> Outcom
         perturbation.name, world.ns
     );
     world.configuration("conf", 2).await;
-    create(
-        &world.admin,
-        json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
-            "metadata": { "name": "conf-b", "namespace": world.ns },
-            "spec": {
-                "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": world.ns, "interface": "eth1" } }],
-                "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
-                "horizontalScaling": { "replicas": 3, "enforceReplicas": true } } }),
-    )
-    .await;
-    point_class_at(&world, "conf").await;
+    world.configuration_of("conf-b", 3, true).await;
+    world.point_class_at("conf").await;
 
     let dir = PathBuf::from(env("E2E_DIR"));
     let settings = dir.join(format!("{}-settings.yaml", world.ns));
@@ -497,7 +470,8 @@ async fn run(perturbation: Perturbation, resync: u64, gateways: usize) -> Outcom
     drop(proxy);
     // Another run's controller would judge this class (its parameters in a namespace it
     // does not watch): the class goes with the run.
-    classes(&world)
+    world
+        .classes()
         .delete(&world.class, &Default::default())
         .await
         .expect("delete the GatewayClass");

@@ -198,6 +198,11 @@ impl World {
 
     /// Creates GatewayConfiguration `name`: `replicas`, not enforced, one NAD attachment.
     pub async fn configuration(&self, name: &str, replicas: i64) {
+        self.configuration_of(name, replicas, false).await;
+    }
+
+    /// Creates GatewayConfiguration `name`: `replicas`, enforced or not, one NAD attachment.
+    pub async fn configuration_of(&self, name: &str, replicas: i64, enforced: bool) {
         create(
             &self.admin,
             json!({ "apiVersion": "meridio-2.nordix.org/v1alpha1", "kind": "GatewayConfiguration",
@@ -205,9 +210,30 @@ impl World {
                     "spec": {
                         "networkAttachments": [{ "type": "NAD", "nad": { "name": "vlan", "namespace": self.ns, "interface": "eth1" } }],
                         "internalSubnets": [{ "attachmentType": "NAD", "cidr": "169.254.100.0/24" }],
-                        "horizontalScaling": { "replicas": replicas, "enforceReplicas": false } } }),
+                        "horizontalScaling": { "replicas": replicas, "enforceReplicas": enforced } } }),
         )
         .await;
+    }
+
+    /// The GatewayClasses, cluster-scoped.
+    pub fn classes(&self) -> Api<DynamicObject> {
+        Api::all_with(
+            self.admin.clone(),
+            &resource("gateway.networking.k8s.io/v1", "GatewayClass"),
+        )
+    }
+
+    /// Points the story's GatewayClass's `parametersRef` at GatewayConfiguration `name`.
+    pub async fn point_class_at(&self, name: &str) {
+        self.classes()
+            .patch(
+                &self.class,
+                &PatchParams::default(),
+                &Patch::Merge(&json!({ "spec": { "parametersRef": {
+                    "group": DOMAIN, "kind": "GatewayConfiguration", "name": name, "namespace": self.ns } } })),
+            )
+            .await
+            .expect("patch the GatewayClass");
     }
 
     /// Creates Gateway `name` of the story's class, on GatewayConfiguration `configuration`.
