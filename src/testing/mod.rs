@@ -177,7 +177,9 @@ pub use crate::sim::cluster::{
 pub use crate::sim::merge_patch;
 pub use crate::sim::scenario::{Backend, StepError, WriteCounts};
 use invariants::{Invariants, Violation};
-pub use store::{Reconciler, Store, StoreLoop, StorePort};
+pub use store::{
+    Reconciler, Store, StoreLoop, StorePort, Watch, WatchEvent, WatchKind, WatchStats,
+};
 use strategies::Op;
 
 /// A schedule run on a [`ControllerLoop`] (the simulated [`Cluster`] unless said otherwise):
