@@ -248,11 +248,12 @@ fn unperturbed_writes() -> u64 {
     outcome.writes
 }
 
-/// Checks one perturbed run: converged within the resync period (plus the coalescing
-/// window) after the last change, and at most twice the unperturbed run's writes.
+/// Checks one perturbed run: converged within the resync period plus the coalescing
+/// window after the last change, and at most twice the unperturbed run's writes.
 fn check_perturbed(watch: Watch, unperturbed: u64) -> Outcome {
     let period = watch.resync_period().unwrap_or(Duration::from_secs(3600));
-    let bound = seconds(i64::try_from(period.as_secs()).unwrap() + 10);
+    let window = watch.coalesce_window().unwrap_or_default();
+    let bound = seconds(i64::try_from((period + window).as_secs()).unwrap());
     let outcome = run_under(watch.clone(), bound);
     let converged = outcome
         .converged
@@ -271,10 +272,11 @@ fn lost_and_coalesced_events_converge_within_the_resync() {
     let unperturbed = unperturbed_writes();
     let resync = Duration::from_secs(5);
     for seed in 1..=4 {
-        check_perturbed(
+        let lossy = check_perturbed(
             Watch::new().resync(resync).drop_fraction(0.5, seed),
             unperturbed,
         );
+        assert!(lossy.dropped > 0, "{lossy:?}");
         check_perturbed(
             Watch::new()
                 .resync(resync)
@@ -284,7 +286,8 @@ fn lost_and_coalesced_events_converge_within_the_resync() {
         );
     }
     for k in 1..=3 {
-        check_perturbed(Watch::new().resync(resync).drop_every(k), unperturbed);
+        let lossy = check_perturbed(Watch::new().resync(resync).drop_every(k), unperturbed);
+        assert!(lossy.dropped > 0, "{lossy:?}");
     }
     let coalesced = check_perturbed(
         Watch::new().resync(resync).coalesce(Duration::from_secs(3)),

@@ -209,6 +209,18 @@ impl Watch {
         self
     }
 
+    /// The coalescing window (`None`: events are delivered as they happen).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use gateway_reconcile::testing::Watch;
+    /// let window = Duration::from_secs(2);
+    /// assert_eq!(Watch::new().coalesce(window).coalesce_window(), Some(window));
+    /// ```
+    pub fn coalesce_window(&self) -> Option<Duration> {
+        self.coalesce
+    }
+
     /// Whether the watch loses or coalesces events.
     ///
     /// ```
