@@ -17,6 +17,13 @@
 //! - `store_loop`: the controller loop an embedder runs on the store ([`StoreLoop`]: the
 //!   crate's [`Driver`](crate::reconcile::Driver) through the embedder's own
 //!   [`Reconciler`]), and the store's half of one reconcile.
+//! - `journal`: the one hook every change of the store's objects runs in, recording each
+//!   change as a [`WatchEvent`] (old and new state) while the loop's watch is on
+//!   ([`Store::changes`]); off, it records nothing and costs nothing.
+//! - `watch`: the loop's watch, on request ([`StoreLoop::with_watch`] with a [`Watch`]):
+//!   the events mapped to wake-ups by the core's wake-up map ([`crate::wake`]) over an
+//!   index of Gateways by [`wake::gateway_keys`](crate::wake::gateway_keys), a resync, and
+//!   faults that lose or coalesce events; what a lost event means in the kit.
 //!
 //! # Why a store of its own, and not one [`Cluster`](crate::sim::cluster::Cluster) per
 //! Gateway
