@@ -228,10 +228,9 @@ impl Store {
                 Some(at) => Scope::One(WatchKind::Configuration, at),
                 None => Scope::Every(WatchKind::Configuration),
             },
-            Kind::Deployment => Scope::One(
-                WatchKind::Deployment,
-                self.deployment_key(namespace, name),
-            ),
+            Kind::Deployment => {
+                Scope::One(WatchKind::Deployment, self.deployment_key(namespace, name))
+            }
             Kind::Template => Scope::One(WatchKind::Template, template_key()),
             Kind::Routes => Scope::Every(WatchKind::Route),
         }
@@ -268,7 +267,10 @@ impl Store {
 
     /// Takes the changes recorded so far (the loop's watch, as it runs).
     pub(super) fn take_changes(&mut self) -> Vec<WatchEvent> {
-        self.journal.as_mut().map(std::mem::take).unwrap_or_default()
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 }
 

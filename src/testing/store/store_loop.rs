@@ -519,7 +519,10 @@ impl<R: Reconciler> ControllerLoop for StoreLoop<R> {
 
     /// The reconciler's schedule, or the watch's wake-up or resync when it comes first.
     fn next_due(&self) -> Option<Timestamp> {
-        let ahead = self.watch.as_ref().map(|watching| watching.ahead(&self.store));
+        let ahead = self
+            .watch
+            .as_ref()
+            .map(|watching| watching.ahead(&self.store));
         self.next_of(&self.target, ahead.as_ref())
     }
 
@@ -586,16 +589,25 @@ impl Store {
             .map(|v| typed::<GatewayClass>(Kind::GatewayClass, v))
             .transpose()?;
         let scope = Scope::One(WatchKind::GatewayClass, key("", &class_name));
-        let class_part = self.watched(scope, |store| match (class, store.classes.get_mut(&class_name)) {
-            (Some(class), Some(stored)) => {
-                let configurations = &store.configurations;
-                let presence =
-                    ConfigurationPresence::of_class(&store.settings, &class, |namespace, name| {
-                        configurations.contains_key(&key(namespace, name))
-                    });
-                settle_class_status(&store.settings, &mut store.server, stored, &class, presence)
+        let class_part = self.watched(scope, |store| {
+            match (class, store.classes.get_mut(&class_name)) {
+                (Some(class), Some(stored)) => {
+                    let configurations = &store.configurations;
+                    let presence = ConfigurationPresence::of_class(
+                        &store.settings,
+                        &class,
+                        |namespace, name| configurations.contains_key(&key(namespace, name)),
+                    );
+                    settle_class_status(
+                        &store.settings,
+                        &mut store.server,
+                        stored,
+                        &class,
+                        presence,
+                    )
+                }
+                _ => Ok((Vec::new(), false)),
             }
-            _ => Ok((Vec::new(), false)),
         })?;
         let now = self.now();
         self.status_patch_problem = None;

@@ -55,8 +55,8 @@ use serde_json::Value;
 
 use super::{Store, WatchEvent, WatchKind, key};
 use crate::reconcile::{Labels, ObjectKey};
-use crate::sim::cluster::store::typed;
 use crate::sim::cluster::Kind;
+use crate::sim::cluster::store::typed;
 use crate::wake::{self, GatewayRef, WakeKey, Woken};
 use crate::wire::{Deployment, Gateway, GatewayClass, L34Route};
 
@@ -451,8 +451,7 @@ impl Watching {
                 let at = key(&event.namespace, &event.name);
                 match &new {
                     Some(gateway) => {
-                        self.index
-                            .insert(at, wake::gateway_keys(settings, gateway));
+                        self.index.insert(at, wake::gateway_keys(settings, gateway));
                     }
                     None => {
                         self.index.remove(&at);
@@ -551,7 +550,9 @@ impl Watching {
         let next = ticks.saturating_mul(period_nanos);
         let whole = i64::try_from(next / 1_000_000_000).ok()?;
         let part = i32::try_from(next % 1_000_000_000).ok()?;
-        self.since.checked_add(SignedDuration::new(whole, part)).ok()
+        self.since
+            .checked_add(SignedDuration::new(whole, part))
+            .ok()
     }
 
     /// When the watch has `gateway` run next: its wake-up, or the resync's next tick.
