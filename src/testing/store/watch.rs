@@ -417,7 +417,7 @@ impl Watching {
             Drops::None => false,
             Drops::Every(k) => {
                 self.counted += 1;
-                self.counted % u64::from(k) == 0
+                self.counted.is_multiple_of(u64::from(k))
             }
             Drops::Fraction { per_million, .. } => {
                 self.counted += 1;
