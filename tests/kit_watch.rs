@@ -394,6 +394,9 @@ fn a_lost_event_is_repaired_by_the_resync_and_by_nothing_else() {
     }
 }
 
+/// A row of the table: its name, its runs (seeds 1 to n) and its watch of a seed.
+type Perturbation = (&'static str, u64, fn(u64) -> Watch);
+
 /// The longest time from the workload's last change to convergence, over seeds, against
 /// the resync setting: the table of `docs/reliability.md` ("The kit's watch"), printed
 /// with `--nocapture`. With a resync, each run is checked as above; without one, the runs
@@ -407,7 +410,7 @@ fn longest_convergence_against_the_resync() {
     println!("|---|---|---|---|---|---|---|");
     println!("| none | off | 1 | 1 | 0 s | {unperturbed} | 0 / 0 |");
     // The deterministic ones once, the random ones over seeds 1 to 5.
-    let perturbations: [(&str, u64, fn(u64) -> Watch); 4] = [
+    let perturbations: [Perturbation; 4] = [
         ("drop every 3rd event", 1, |_| Watch::new().drop_every(3)),
         ("drop half at random", 5, |seed| {
             Watch::new().drop_fraction(0.5, seed)
