@@ -109,6 +109,10 @@ fn an_edit_wakes_exactly_the_gateways_that_read_the_edited_object() {
     assert!(unsettled(&mut toy).is_empty());
 
     // The shared configuration: its three Gateways, not `c`.
+    let before: Vec<_> = GATEWAYS
+        .iter()
+        .map(|name| toy.store().write_counts("ns", name))
+        .collect();
     let edit = json!({"spec": {"horizontalScaling": {"replicas": 3, "enforceReplicas": true}}});
     toy.store_mut()
         .patch("ns", "a", Kind::Configuration, &edit)
@@ -118,10 +122,23 @@ fn an_edit_wakes_exactly_the_gateways_that_read_the_edited_object() {
         names(&ran),
         BTreeSet::from(["a".into(), "b".into(), "gw".into()])
     );
-    // Each wrote its Deployment once, then ran once more on its own writes' echo, quiet.
+    // Each wrote its Deployment and status once, then ran once more on its own writes'
+    // echo (the kit filters no echo), and wrote nothing.
     for name in ["a", "b", "gw"] {
-        let runs = ran.iter().filter(|(gateway, _)| gateway.1 == name).count();
-        assert!((2..=3).contains(&runs), "{name} ran {runs} times: {ran:?}");
+        let runs: Vec<_> = ran
+            .iter()
+            .filter(|(gateway, _)| gateway.1 == name)
+            .collect();
+        assert_eq!(runs.len(), 2, "{name}: {runs:?}");
+    }
+    for (name, before) in GATEWAYS.iter().zip(before) {
+        let after = toy.store().write_counts("ns", name);
+        let wrote = (
+            after.deployment_writes - before.deployment_writes,
+            after.status_writes - before.status_writes,
+        );
+        let expected = if *name == "c" { (0, 0) } else { (1, 1) };
+        assert_eq!(wrote, expected, "{name}");
     }
     assert!(toy.run_due(toy.store().now()).unwrap().is_empty());
 
