@@ -8,6 +8,8 @@
 //!   what the crate's own plan says for the final objects, within the resync period after
 //!   the last change, with no write loop.
 //! - With the resync off, a lost wake-up is never repaired; with it on, it is.
+//! - Every change of the store's objects is an event: a test's add, patch, delete and
+//!   rollout, a reconcile's writes and its class status.
 //!
 //! The longest time to convergence against the resync setting is printed by
 //! `longest_convergence_against_the_resync` (run it with `--nocapture`): the table in
@@ -179,6 +181,64 @@ fn an_edit_wakes_exactly_the_gateways_that_read_the_edited_object() {
     assert_eq!((stats.dropped, stats.coalesced), (0, 0));
     assert_eq!(stats.events, stats.delivered);
     assert!(unsettled(&mut toy).is_empty());
+}
+
+/// The kinds and names of the changes waiting for the loop.
+fn changes(toy: &StoreLoop<()>) -> Vec<(WatchKind, String, bool, bool)> {
+    toy.store()
+        .changes()
+        .iter()
+        .map(|e| (e.kind, e.name.clone(), e.old.is_some(), e.new.is_some()))
+        .collect()
+}
+
+#[test]
+fn every_change_of_the_stores_objects_is_a_watch_event() {
+    use WatchKind::*;
+    let mut toy = StoreLoop::new(strategies::store().unwrap(), ()).with_watch(Watch::new());
+    let now = toy.store().now();
+    // A loop's reconcile: the class's status settled, the Deployment created, the
+    // Gateway's status patched, each an event (taken by the loop as it runs).
+    toy.reconcile_gateway("ns", "gw", now).unwrap();
+    assert_eq!(toy.watch_stats().unwrap().events, 3);
+    assert!(toy.store().changes().is_empty(), "the loop took them");
+
+    // A test's add: the new objects only (the class and configuration are held already).
+    let store = toy.store_mut();
+    store.add(strategies::objects_of("other")).unwrap();
+    let edit = json!({"spec": {"horizontalScaling": {"replicas": 3}}});
+    store.patch("ns", "gw", Kind::Configuration, &edit).unwrap();
+    // The route replaced by another: one deleted, one created.
+    let routes = json!([{"metadata": {"name": "r2", "namespace": "ns"},
+        "spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["20.0.0.2/32"]}}]);
+    store.patch("ns", "gw", Kind::Routes, &routes).unwrap();
+    store.rollout("ns", "gw", RolloutState::Complete).unwrap();
+    let template = json!({"spec": {"template": {"metadata": {"labels": {"edit": "1"}}}}});
+    store.patch("ns", "gw", Kind::Template, &template).unwrap();
+    store.delete("ns", "gw", Kind::Deployment).unwrap();
+    store.delete("ns", "other", Kind::Gateway).unwrap();
+    assert_eq!(
+        changes(&toy),
+        [
+            (Gateway, "other".into(), false, true),
+            (Configuration, "conf".into(), true, true),
+            (Route, "r".into(), true, false),
+            (Route, "r2".into(), false, true),
+            (Deployment, "sllbr-gw".into(), true, true),
+            (Template, "template".into(), true, true),
+            (Deployment, "sllbr-gw".into(), true, false),
+            // Marked for deletion: a change of the Gateway.
+            (Gateway, "other".into(), true, true),
+        ]
+    );
+    // A patch that is refused changes nothing, and is no event.
+    let refused = json!({"spec": {"gatewayClassName": 5}});
+    assert!(
+        toy.store_mut()
+            .patch("ns", "gw", Kind::Gateway, &refused)
+            .is_err()
+    );
+    assert_eq!(toy.store().changes().len(), 8);
 }
 
 /// The workload: the fleet's first list, the shared configuration edited three times in a
