@@ -47,7 +47,7 @@
 //! [`StoreLoop::with_watch`]: super::StoreLoop::with_watch
 //! [`Op::Advance`]: crate::testing::strategies::Op::Advance
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -271,8 +271,11 @@ pub(super) struct Watching {
     watch: Watch,
     /// When the watch was turned on (or listed again): the resync ticks count from here.
     since: Timestamp,
-    /// Each Gateway's keys ([`wake::gateway_keys`]), as its last delivered event left it.
-    index: BTreeMap<ObjectKey, Vec<WakeKey>>,
+    /// The index: the Gateways under each key ([`wake::gateway_keys`]), as their last
+    /// delivered events left them; a change's keys are looked up here, never by a scan.
+    index: BTreeMap<WakeKey, BTreeSet<ObjectKey>>,
+    /// Each Gateway's keys, to move it in the index when they change.
+    keys: BTreeMap<ObjectKey, Vec<WakeKey>>,
     /// Events held by coalescing, oldest first.
     held: Vec<WatchEvent>,
     /// Of an object whose events were lost or coalesced away: its state when the loop last
@@ -301,6 +304,7 @@ impl Watching {
             watch,
             since: now,
             index: BTreeMap::new(),
+            keys: BTreeMap::new(),
             held: Vec::new(),
             unseen: BTreeMap::new(),
             woken: BTreeMap::new(),
@@ -310,14 +314,33 @@ impl Watching {
             stats,
         };
         for (at, gateway) in &store.gateways {
-            if let Ok(gateway) = typed::<Gateway>(Kind::Gateway, gateway) {
-                watching
-                    .index
-                    .insert(at.clone(), wake::gateway_keys(store.settings(), &gateway));
-            }
+            let keys = typed::<Gateway>(Kind::Gateway, gateway)
+                .ok()
+                .map(|gateway| wake::gateway_keys(store.settings(), &gateway));
+            watching.reindex(at, keys);
             watching.woken.insert(at.clone(), now);
         }
         watching
+    }
+
+    /// Files the Gateway `gateway` under `keys` (`None`: gone, or unreadable), out from
+    /// under the keys it had.
+    fn reindex(&mut self, gateway: &ObjectKey, keys: Option<Vec<WakeKey>>) {
+        for old in self.keys.remove(gateway).unwrap_or_default() {
+            if let Some(filed) = self.index.get_mut(&old) {
+                filed.remove(gateway);
+                if filed.is_empty() {
+                    self.index.remove(&old);
+                }
+            }
+        }
+        if let Some(keys) = keys {
+            for new in &keys {
+                let filed = self.index.entry(new.clone()).or_default();
+                filed.insert(gateway.clone());
+            }
+            self.keys.insert(gateway.clone(), keys);
+        }
     }
 
     /// The settings.
@@ -336,7 +359,7 @@ impl Watching {
         use std::hash::Hash;
         self.watch.hash(state);
         self.since.hash(state);
-        format!("{:?}{:?}{:?}", self.index, self.held, self.unseen).hash(state);
+        format!("{:?}{:?}{:?}", self.keys, self.held, self.unseen).hash(state);
         self.woken.hash(state);
         self.reconciled.hash(state);
         (self.counted, self.random).hash(state);
@@ -449,14 +472,8 @@ impl Watching {
             WatchKind::Gateway => {
                 let (old, new) = (read::<Gateway>(old), read::<Gateway>(new));
                 let at = key(&event.namespace, &event.name);
-                match &new {
-                    Some(gateway) => {
-                        self.index.insert(at, wake::gateway_keys(settings, gateway));
-                    }
-                    None => {
-                        self.index.remove(&at);
-                    }
-                }
+                let keys = new.as_ref().map(|new| wake::gateway_keys(settings, new));
+                self.reindex(&at, keys);
                 Woken {
                     gateways: wake::gateway_change(old.as_ref(), new.as_ref()),
                     ..Woken::default()
@@ -496,8 +513,10 @@ impl Watching {
                 // Only those that read namespaces' labels.
                 let selecting = |gateway: &GatewayRef| {
                     self.index
-                        .get(&key(&gateway.namespace, &gateway.name))
-                        .is_some_and(|keys| keys.contains(&WakeKey::NamespaceSelector))
+                        .get(&WakeKey::NamespaceSelector)
+                        .is_some_and(|filed| {
+                            filed.contains(&key(&gateway.namespace, &gateway.name))
+                        })
                 };
                 Woken {
                     gateways: parents.into_iter().filter(selecting).collect(),
@@ -513,11 +532,12 @@ impl Watching {
             .gateways
             .iter()
             .map(|gateway| key(&gateway.namespace, &gateway.name));
-        let found = self
-            .index
+        let found = woken
+            .keys
             .iter()
-            .filter(|(_, keys)| woken.keys.iter().any(|k| keys.contains(k)))
-            .map(|(gateway, _)| gateway.clone());
+            .filter_map(|k| self.index.get(k))
+            .flatten()
+            .cloned();
         let mut gateways: Vec<ObjectKey> = named
             .chain(found)
             .filter(|gateway| store.gateways.contains_key(gateway))
