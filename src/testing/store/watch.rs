@@ -41,7 +41,8 @@
 //! so its resync reconciles from the same stale view and only a relist (a watch ended with
 //! 410 Expired, or a restart) repairs it (see `docs/reliability.md`, "Unobserved states
 //! (real control plane)"). The kit's resync repairs what the real one cannot; what the two
-//! share is that nothing but a new wake-up repairs a lost one.
+//! share is that a lost event's wake-up is never replayed: in the kit any later reconcile
+//! of the Gateway repairs it, in the real controller only one after a relist.
 //!
 //! [`StoreLoop`]: super::StoreLoop
 //! [`StoreLoop::with_watch`]: super::StoreLoop::with_watch
