@@ -12,6 +12,14 @@
 //!   [`Driver`](crate::reconcile::Driver); [`StoreLoop`] runs an embedder's [`Reconciler`]
 //!   (its port wrapper, its scheduling) on it as a [`ControllerLoop`], its scenario
 //!   operations acting on the Gateway it [targets](StoreLoop::target).
+//! - The store loop's watch, off by default: [`StoreLoop::with_watch`] with a [`Watch`]
+//!   turns every change of the store's objects (a test's edit, a reconcile's writes, a
+//!   rollout, a class's status) into a [`WatchEvent`], which the loop maps to the Gateways
+//!   it wakes with the core's wake-up map ([`crate::wake`]) and reconciles when it next
+//!   runs ([`Op::Advance`], [`StoreLoop::run_due`]); a resync wakes every Gateway every
+//!   period; on request it loses or coalesces events, so that a test sees its controller
+//!   converge without observing every state. The kit's reads go to the store, so a lost
+//!   event loses a wake-up, never a view.
 //! - [`ControllerLoop`]: what the kit runs on. It is the scenario runner's
 //!   [`Backend`] (create, reconcile, patch, delete, rollout,
 //!   fail and mutate writes, restart, read, write counts), whose `reconcile` is the
@@ -146,6 +154,33 @@
 //! assert_eq!(run.invariants().gateways(), 2);
 //! ```
 //!
+//! # A watch that loses events
+//!
+//! With the watch on, edits wake the Gateways that read them, and the loop runs them as
+//! the clock advances; lost events are repaired by the resync within one period.
+//!
+//! ```
+//! use std::time::Duration;
+//! use gateway_reconcile::testing::{Run, StoreLoop, Watch, WatchKind, strategies::{self, Op}};
+//!
+//! let watch = Watch::new()
+//!     .resync(Duration::from_secs(5))
+//!     .drop_every(1)
+//!     .only(&[WatchKind::Configuration]);
+//! let mut run = Run::new(StoreLoop::new(strategies::store().unwrap(), ()).with_watch(watch)).unwrap();
+//! // The watch's first list, then an edit whose event is lost.
+//! for op in [Op::Advance(0), Op::rollout_complete(), Op::Advance(1), Op::ConfigurationEdit(2)] {
+//!     run.apply(&op).unwrap();
+//! }
+//! let writes = run.controller().store().write_counts("ns", "gw");
+//! run.apply(&Op::Advance(1)).unwrap();
+//! assert_eq!(run.controller().store().write_counts("ns", "gw"), writes, "no wake-up");
+//! run.apply(&Op::Advance(5)).unwrap();
+//! assert!(run.controller().store().write_counts("ns", "gw").deployment_writes > writes.deployment_writes,
+//!         "the resync repaired it");
+//! assert_eq!(run.controller().watch_stats().unwrap().dropped, 1);
+//! ```
+//!
 //! See also the `embedder_snapshot` and `embedder_proptest` examples, and
 //! `shared_configuration` (a property test of two Gateways over a shared configuration).
 
@@ -177,7 +212,9 @@ pub use crate::sim::cluster::{
 pub use crate::sim::merge_patch;
 pub use crate::sim::scenario::{Backend, StepError, WriteCounts};
 use invariants::{Invariants, Violation};
-pub use store::{Reconciler, Store, StoreLoop, StorePort};
+pub use store::{
+    Reconciler, Store, StoreLoop, StorePort, Watch, WatchEvent, WatchKind, WatchStats,
+};
 use strategies::Op;
 
 /// A schedule run on a [`ControllerLoop`] (the simulated [`Cluster`] unless said otherwise):

@@ -248,9 +248,24 @@ fn converge<L: ControllerLoop + ?Sized>(
     ))
 }
 
-/// The oracle: a plan made now on the objects as they are, with the loop's write record,
-/// asks for no Deployment write and no status change.
-fn settled_by_plan<L: ControllerLoop + ?Sized>(
+/// The oracle: a plan made now on the loop's target Gateway's objects as they are, with the
+/// loop's write record, asks for no Deployment write and no status change (`what` names
+/// the point of the run in the violation). [`run_sequence`] checks it after each edit; a
+/// test of a loop over several Gateways checks each, the loop targeted at it.
+///
+/// ```
+/// use gateway_reconcile::testing::invariants::Invariants;
+/// use gateway_reconcile::testing::{Run, sequences, strategies::{self, Op}};
+///
+/// let mut run = Run::new(strategies::cluster().unwrap()).unwrap();
+/// let fresh = sequences::settled_by_plan(run.controller(), run.invariants(), "the start");
+/// assert_eq!(fresh.unwrap_err().property, "desired-state", "nothing is written yet");
+/// for op in [Op::Reconcile, Op::rollout_complete(), Op::Reconcile] {
+///     run.apply(&op).unwrap();
+/// }
+/// sequences::settled_by_plan(run.controller(), run.invariants(), "the end").unwrap();
+/// ```
+pub fn settled_by_plan<L: ControllerLoop + ?Sized>(
     controller: &L,
     invariants: &Invariants,
     what: &str,

@@ -17,6 +17,13 @@
 //! - `store_loop`: the controller loop an embedder runs on the store ([`StoreLoop`]: the
 //!   crate's [`Driver`](crate::reconcile::Driver) through the embedder's own
 //!   [`Reconciler`]), and the store's half of one reconcile.
+//! - `journal`: the one hook every change of the store's objects runs in, recording each
+//!   change as a [`WatchEvent`] (old and new state) while the loop's watch is on
+//!   ([`Store::changes`]); off, it records nothing and costs nothing.
+//! - `watch`: the loop's watch, on request ([`StoreLoop::with_watch`] with a [`Watch`]):
+//!   the events mapped to wake-ups by the core's wake-up map ([`crate::wake`]) over an
+//!   index of Gateways by [`wake::gateway_keys`](crate::wake::gateway_keys), a resync, and
+//!   faults that lose or coalesce events; what a lost event means in the kit.
 //!
 //! # Why a store of its own, and not one [`Cluster`](crate::sim::cluster::Cluster) per
 //! Gateway
@@ -36,9 +43,11 @@
 //! Gateway that reads it.
 
 mod faults;
+mod journal;
 mod port;
 mod recorder;
 mod store_loop;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -56,8 +65,11 @@ use crate::sim::merge_patch;
 use crate::sim::scenario::WriteCounts;
 use crate::snapshot::NamespaceLabels;
 use crate::wire::{Deployment, Gateway, GatewayClass, L34Route, tree};
+use journal::Scope;
+pub use journal::{WatchEvent, WatchKind};
 pub use port::StorePort;
 pub use store_loop::{Reconciler, StoreLoop};
+pub use watch::{Watch, WatchStats};
 
 /// One shared, in-memory cluster for an embedder's tests: many Gateways over shared
 /// GatewayClasses, GatewayConfigurations, L34Routes, namespaces and template, each object
@@ -130,6 +142,9 @@ pub struct Store {
     events: Vec<(ObjectKey, Event)>,
     /// What the status patch of the reconcile under way got wrong, if anything.
     status_patch_problem: Option<String>,
+    /// The changes recorded for the loop's watch, not yet taken (`None`: no watch, nothing
+    /// recorded: see `journal`).
+    journal: Option<Vec<WatchEvent>>,
 }
 
 impl Store {
@@ -156,6 +171,10 @@ impl Store {
         hash_map(&self.template.object, state);
         format!("{:?}{:?}", self.routes, self.namespaces).hash(state);
         self.server.hash_state(state);
+        // Only with the watch on: a store without one hashes as it always did.
+        if let Some(journal) = &self.journal {
+            format!("{journal:?}").hash(state);
+        }
     }
 }
 
@@ -205,6 +224,7 @@ impl Store {
             counts: BTreeMap::new(),
             events: Vec::new(),
             status_patch_problem: None,
+            journal: None,
         };
         store.add(objects)?;
         Ok(store)
@@ -216,6 +236,11 @@ impl Store {
     /// nothing, when an object does not have the shape of its kind, or when the store holds
     /// a Gateway of that namespace and name already.
     pub fn add(&mut self, objects: Objects) -> Result<(), ClusterError> {
+        self.watched(Scope::All, |store| store.add_unwatched(objects))
+    }
+
+    /// [`Store::add`], inside the watch's hook.
+    fn add_unwatched(&mut self, objects: Objects) -> Result<(), ClusterError> {
         let Objects {
             gateway_class,
             gateway,
@@ -461,6 +486,21 @@ impl Store {
         patch: &Value,
         checked: bool,
     ) -> Result<(), ClusterError> {
+        let scope = self.scope_of(namespace, name, kind);
+        self.watched(scope, |store| {
+            store.patch_unwatched(namespace, name, kind, patch, checked)
+        })
+    }
+
+    /// [`Store::patch_checked`], inside the watch's hook.
+    fn patch_unwatched(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        kind: Kind,
+        patch: &Value,
+        checked: bool,
+    ) -> Result<(), ClusterError> {
         let missing = |operation| ClusterError::Missing { kind, operation };
         if !self.holds(namespace, name) {
             return Err(ClusterError::Missing {
@@ -530,6 +570,17 @@ impl Store {
     /// (for every Gateway that shares them); marks the Gateway for deletion. The template
     /// cannot be deleted.
     pub fn delete(&mut self, namespace: &str, name: &str, kind: Kind) -> Result<(), ClusterError> {
+        let scope = self.scope_of(namespace, name, kind);
+        self.watched(scope, |store| store.delete_unwatched(namespace, name, kind))
+    }
+
+    /// [`Store::delete`], inside the watch's hook.
+    fn delete_unwatched(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        kind: Kind,
+    ) -> Result<(), ClusterError> {
         let missing = ClusterError::Missing {
             kind,
             operation: "delete",
@@ -581,6 +632,8 @@ impl Store {
         state: RolloutState,
     ) -> Result<(), ClusterError> {
         let at = self.deployment_key(namespace, name);
-        self.server.roll_out(self.deployments.get_mut(&at), state)
+        self.watched(Scope::One(WatchKind::Deployment, at.clone()), |store| {
+            store.server.roll_out(store.deployments.get_mut(&at), state)
+        })
     }
 }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use super::{Store, key};
+use super::{Scope, Store, WatchKind, key};
 use crate::events::Event;
 use crate::outcome::{FailureClass, WriteOutcome};
 use crate::reconcile::{
@@ -151,35 +151,58 @@ impl crate::reconcile::Port for StorePort<'_> {
             DeploymentWrite::Create(desired) => (Verb::Create, desired),
             DeploymentWrite::Update { desired, .. } => (Verb::Update, desired),
         };
-        let store = &mut *self.store;
-        if let Some(counts) = store.counts.get_mut(&self.gateway) {
+        if let Some(counts) = self.store.counts.get_mut(&self.gateway) {
             counts.deployment_writes += 1;
         }
         let at = key(
             desired.namespace().unwrap_or(&self.gateway.0),
             desired.name().unwrap_or_default(),
         );
-        if let Some(outcome) = store.server.injected(verb, Kind::Deployment, &at.0, &at.1) {
-            return outcome;
-        }
-        let stored = store.deployments.get(&at);
-        let written = match verb {
-            Verb::Create => store.server.create_deployment(desired, stored),
-            _ => store.server.update_deployment(desired, stored),
-        };
-        match written {
-            // The server answers a write it took with the stored object, as a real one does.
-            Ok(object) => {
-                store.deployments.insert(at, object.clone());
-                WriteOutcome::Stored(object)
+        let scope = Scope::One(WatchKind::Deployment, at.clone());
+        self.store.watched(scope, |store| {
+            if let Some(outcome) = store.server.injected(verb, Kind::Deployment, &at.0, &at.1) {
+                return outcome;
             }
-            Err(refused) => refused,
-        }
+            let stored = store.deployments.get(&at);
+            let written = match verb {
+                Verb::Create => store.server.create_deployment(desired, stored),
+                _ => store.server.update_deployment(desired, stored),
+            };
+            match written {
+                // The server answers a write it took with the stored object, as a real one
+                // does.
+                Ok(object) => {
+                    store.deployments.insert(at, object.clone());
+                    WriteOutcome::Stored(object)
+                }
+                Err(refused) => refused,
+            }
+        })
     }
 
     async fn patch_status(&mut self, patch: StatusPatch) -> Result<StatusWrite, ClusterError> {
-        let (namespace, name) = (self.gateway.0.as_str(), self.gateway.1.as_str());
-        let store = &mut *self.store;
+        let at = self.gateway.clone();
+        let scope = Scope::One(WatchKind::Gateway, at.clone());
+        self.store
+            .watched(scope, |store| Self::patch_status_of(store, &at, &patch))
+    }
+
+    async fn record(&mut self, _action: WriteKind, events: &[Event]) {
+        let about = self.gateway.clone();
+        self.store
+            .events
+            .extend(events.iter().map(|event| (about.clone(), event.clone())));
+    }
+}
+
+impl StorePort<'_> {
+    /// The status patch of the Gateway `at`, inside the watch's hook.
+    fn patch_status_of(
+        store: &mut Store,
+        at: &ObjectKey,
+        patch: &StatusPatch,
+    ) -> Result<StatusWrite, ClusterError> {
+        let (namespace, name) = (at.0.as_str(), at.1.as_str());
         if let Some(outcome) =
             store
                 .server
@@ -193,7 +216,7 @@ impl crate::reconcile::Port for StorePort<'_> {
                 }),
             };
         }
-        let Some(gateway) = store.gateways.get_mut(&self.gateway) else {
+        let Some(gateway) = store.gateways.get_mut(at) else {
             // Deleted since it was read.
             return Ok(StatusWrite::Conflict);
         };
@@ -207,19 +230,12 @@ impl crate::reconcile::Port for StorePort<'_> {
                 patch.resource_version()
             ));
         }
-        crate::sim::cluster::store::apply_status(&patch, gateway);
+        crate::sim::cluster::store::apply_status(patch, gateway);
         let rv = store.server.next_revision();
         store.server.status_written(gateway, rv);
-        if let Some(counts) = store.counts.get_mut(&self.gateway) {
+        if let Some(counts) = store.counts.get_mut(at) {
             counts.status_writes += 1;
         }
         Ok(StatusWrite::Written)
-    }
-
-    async fn record(&mut self, _action: WriteKind, events: &[Event]) {
-        let about = self.gateway.clone();
-        self.store
-            .events
-            .extend(events.iter().map(|event| (about.clone(), event.clone())));
     }
 }

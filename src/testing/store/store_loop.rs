@@ -13,7 +13,8 @@ use std::future::Future;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::{Store, StorePort, key};
+use super::watch::Watching;
+use super::{Scope, Store, StorePort, Watch, WatchKind, WatchStats, key};
 use crate::gateway_class::ConfigurationPresence;
 use crate::outcome::WriteOutcome;
 use crate::reconcile::{
@@ -116,6 +117,8 @@ pub struct StoreLoop<R> {
     due: BTreeMap<ObjectKey, Timestamp>,
     /// The Gateway the scenario operations act on.
     target: ObjectKey,
+    /// The watch, when one was asked for ([`StoreLoop::with_watch`]).
+    watch: Option<Watching>,
 }
 
 impl<R> StoreLoop<R> {
@@ -127,6 +130,10 @@ impl<R> StoreLoop<R> {
         self.driver.hash_records(state);
         self.due.hash(state);
         self.target.hash(state);
+        // Only with a watch: a loop without one hashes as it always did.
+        if let Some(watching) = &self.watch {
+            watching.fingerprint(state);
+        }
     }
 }
 
@@ -142,7 +149,145 @@ impl<R: Reconciler> StoreLoop<R> {
             driver,
             due: BTreeMap::new(),
             target,
+            watch: None,
         }
+    }
+
+    /// The loop with the kit's watch on ([`Watch`]): every change of the store's objects
+    /// becomes a watch event, which the loop maps to the Gateways it wakes with the core's
+    /// wake-up map (`wake`) and reconciles at once when it next runs (an
+    /// [`Op::Advance`](crate::testing::strategies::Op::Advance), or [`StoreLoop::run_due`]);
+    /// the watch's resync wakes every Gateway every period; its faults lose or coalesce
+    /// events. Turning it on is its first list: every Gateway is woken. Off by default: a
+    /// loop without it reconciles only when asked or when a requeue falls due.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use gateway_reconcile::testing::{Kind, StoreLoop, Watch, strategies};
+    /// use serde_json::json;
+    ///
+    /// let mut store = strategies::store().unwrap();
+    /// store.add(strategies::objects_of("other")).unwrap();
+    /// let mut toy = StoreLoop::new(store, ()).with_watch(Watch::new().resync(Duration::from_secs(30)));
+    /// let start = toy.store().now();
+    /// // The first list woke both Gateways: they run, and their own writes' echoes.
+    /// assert!(toy.run_due(start).unwrap().len() >= 2);
+    /// assert!(toy.run_due(start).unwrap().is_empty());
+    ///
+    /// // An edit of the shared configuration wakes both; the next run reconciles them.
+    /// let edit = json!({"spec": {"horizontalScaling": {"replicas": 3}}});
+    /// toy.store_mut().patch("ns", "gw", Kind::Configuration, &edit).unwrap();
+    /// let ran = toy.run_due(start).unwrap();
+    /// assert!(ran.iter().any(|(gateway, _)| gateway.1 == "other"));
+    /// ```
+    pub fn with_watch(mut self, watch: Watch) -> Self {
+        self.store.journal(true);
+        self.watch = Some(Watching::list(watch, &self.store, WatchStats::default()));
+        self
+    }
+
+    /// The watch's settings (`None`: no watch).
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::{StoreLoop, Watch, strategies};
+    /// let toy = StoreLoop::new(strategies::store().unwrap(), ());
+    /// assert!(toy.watch().is_none());
+    /// assert_eq!(toy.with_watch(Watch::new()).watch(), Some(&Watch::new()));
+    /// ```
+    pub fn watch(&self) -> Option<&Watch> {
+        self.watch.as_ref().map(Watching::watch)
+    }
+
+    /// What the watch did so far (`None`: no watch).
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::{StoreLoop, Watch, strategies};
+    /// let mut toy = StoreLoop::new(strategies::store().unwrap(), ()).with_watch(Watch::new());
+    /// let now = toy.store().now();
+    /// toy.run_due(now).unwrap();
+    /// let stats = toy.watch_stats().unwrap();
+    /// assert!(stats.events > 0 && stats.events == stats.delivered);
+    /// ```
+    pub fn watch_stats(&self) -> Option<WatchStats> {
+        self.watch.as_ref().map(Watching::stats)
+    }
+
+    /// Takes the store's changes into the watch (no watch: nothing to do).
+    fn run_watch(&mut self) {
+        if let Some(watching) = &mut self.watch {
+            let events = self.store.take_changes();
+            watching.take(&self.store, events, self.store.now());
+        }
+    }
+
+    /// When the loop runs the Gateway `at` next: the reconciler's schedule, or the watch's
+    /// wake-up or resync (`watch`: the watch as it would be after taking what waits).
+    fn next_of(&self, at: &ObjectKey, watch: Option<&Watching>) -> Option<Timestamp> {
+        let scheduled = self.due.get(at).copied();
+        match (scheduled, watch.and_then(|watching| watching.due(at))) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs every reconcile that falls due up to `until` (the store's clock moves there),
+    /// each at its due time, earliest first (the earlier key on a tie), the watch's
+    /// wake-ups and resync with the reconciler's requeues; then the clock at `until`.
+    /// Each Gateway reconciled, with what it did, in order. Fails on a reconcile the store
+    /// refuses, or after 10,000 reconciles (a write loop).
+    ///
+    /// [`Op::Advance`](crate::testing::strategies::Op::Advance) in a [`Run`](crate::testing::Run)
+    /// does the same with every reconcile checked; this is for a test that drives the loop
+    /// itself.
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::{StoreLoop, Watch, strategies};
+    /// let mut toy = StoreLoop::new(strategies::store().unwrap(), ()).with_watch(Watch::new());
+    /// let now = toy.store().now();
+    /// let ran = toy.run_due(now).unwrap();
+    /// assert_eq!(ran[0].0, ("ns".to_owned(), "gw".to_owned()));
+    /// ```
+    pub fn run_due(
+        &mut self,
+        until: Timestamp,
+    ) -> Result<Vec<(ObjectKey, ReconcileReport)>, ClusterError> {
+        let mut ran = Vec::new();
+        loop {
+            self.run_watch();
+            let next = self
+                .scheduled()
+                .into_iter()
+                .filter(|(_, due)| *due <= until)
+                .min_by(|(a, x), (b, y)| (x, a).cmp(&(y, b)));
+            let Some((gateway, due)) = next else {
+                break;
+            };
+            if ran.len() == RUN_DUE_AT_MOST {
+                return Err(ClusterError::Unsupported {
+                    kind: Kind::Gateway,
+                    operation: "reconcile more than 10,000 times in one run (a write loop)",
+                });
+            }
+            let at = due.max(self.store.now());
+            let record = self.reconcile_gateway(&gateway.0, &gateway.1, at)?;
+            ran.push((gateway, record));
+        }
+        self.store.advance_to(until);
+        self.run_watch();
+        Ok(ran)
+    }
+
+    /// When the watch has the Gateway `namespace/name` run next: a wake-up not yet served,
+    /// or its resync (`None`: no watch, or nothing pending).
+    ///
+    /// ```
+    /// use gateway_reconcile::testing::{StoreLoop, Watch, strategies};
+    /// let toy = StoreLoop::new(strategies::store().unwrap(), ()).with_watch(Watch::new());
+    /// assert_eq!(toy.woken("ns", "gw"), Some(toy.store().now()), "the first list");
+    /// ```
+    pub fn woken(&self, namespace: &str, name: &str) -> Option<Timestamp> {
+        let ahead = self.watch.as_ref()?.ahead(&self.store);
+        ahead.due(&key(namespace, name))
     }
 
     /// The store.
@@ -199,15 +344,21 @@ impl<R: Reconciler> StoreLoop<R> {
         now: Timestamp,
     ) -> Result<ReconcileReport, ClusterError> {
         self.store.advance_to(now);
+        // What changed before it, delivered first; its own writes, after.
+        self.run_watch();
         let (reconciler, driver) = (&mut self.reconciler, &self.driver);
         let (record, requeue) = self.store.reconcile_with(namespace, name, |port, now| {
             ready(reconciler.reconcile(driver, port, now))
         })?;
         let at = key(namespace, name);
+        if let Some(watching) = &mut self.watch {
+            watching.reconciled(&at, record.time);
+        }
         match self.reconciler.schedule(requeue, record.time) {
             Some(due) => self.due.insert(at, due),
             None => self.due.remove(&at),
         };
+        self.run_watch();
         Ok(record)
     }
 
@@ -216,7 +367,32 @@ impl<R: Reconciler> StoreLoop<R> {
         self.store.advance_to(now);
         (&mut self.store, &self.target.0, &self.target.1)
     }
+
+    /// Runs `change` on the store at `now`, then the watch on what it changed.
+    fn changing<T>(
+        &mut self,
+        now: Timestamp,
+        change: impl FnOnce(&mut Store, &str, &str) -> Result<T, ClusterError>,
+    ) -> Result<T, StepError<ClusterError>> {
+        let (store, namespace, name) = self.at(now);
+        let done = change(store, namespace, name);
+        self.run_watch();
+        Ok(done?)
+    }
+
+    /// The watch lists again (a restart, a new store): what it held is forgotten, every
+    /// Gateway woken; its counts go on.
+    fn relist(&mut self) {
+        if let Some(watching) = self.watch.take() {
+            self.store.journal(true);
+            let (watch, stats) = (watching.watch().clone(), watching.stats());
+            self.watch = Some(Watching::list(watch, &self.store, stats));
+        }
+    }
 }
+
+/// The most reconciles one [`StoreLoop::run_due`] runs.
+const RUN_DUE_AT_MOST: usize = 10_000;
 
 /// The scenario operations on the loop's target Gateway (see [`StoreLoop`]).
 impl<R: Reconciler> Backend for StoreLoop<R> {
@@ -232,6 +408,7 @@ impl<R: Reconciler> Backend for StoreLoop<R> {
         self.driver = Driver::new(settings.clone());
         self.due.clear();
         self.target = self.store.order.first().cloned().unwrap_or_default();
+        self.relist();
         Ok(())
     }
 
@@ -246,13 +423,15 @@ impl<R: Reconciler> Backend for StoreLoop<R> {
         patch: &Value,
         now: Timestamp,
     ) -> Result<(), StepError<ClusterError>> {
-        let (store, namespace, name) = self.at(now);
-        Ok(store.patch(namespace, name, kind, patch)?)
+        self.changing(now, |store, namespace, name| {
+            store.patch(namespace, name, kind, patch)
+        })
     }
 
     fn delete(&mut self, kind: Kind, now: Timestamp) -> Result<(), StepError<ClusterError>> {
-        let (store, namespace, name) = self.at(now);
-        Ok(store.delete(namespace, name, kind)?)
+        self.changing(now, |store, namespace, name| {
+            store.delete(namespace, name, kind)
+        })
     }
 
     fn rollout(
@@ -260,8 +439,9 @@ impl<R: Reconciler> Backend for StoreLoop<R> {
         state: RolloutState,
         now: Timestamp,
     ) -> Result<(), StepError<ClusterError>> {
-        let (store, namespace, name) = self.at(now);
-        Ok(store.rollout(namespace, name, state)?)
+        self.changing(now, |store, namespace, name| {
+            store.rollout(namespace, name, state)
+        })
     }
 
     /// The target's Deployment writes ([`Store::fail_writes_of`]); `count` 0 clears every
@@ -298,6 +478,7 @@ impl<R: Reconciler> Backend for StoreLoop<R> {
     fn restart(&mut self, _: Timestamp) -> Result<(), StepError<ClusterError>> {
         self.driver = Driver::new(self.store.settings().clone());
         self.due.clear();
+        self.relist();
         Ok(())
     }
 
@@ -307,8 +488,9 @@ impl<R: Reconciler> Backend for StoreLoop<R> {
         patch: &Value,
         now: Timestamp,
     ) -> Result<(), StepError<ClusterError>> {
-        let (store, namespace, name) = self.at(now);
-        Ok(store.patch_unchecked(namespace, name, kind, patch)?)
+        self.changing(now, |store, namespace, name| {
+            store.patch_unchecked(namespace, name, kind, patch)
+        })
     }
 
     fn read(&self, kind: Kind) -> Result<Option<Value>, StepError<ClusterError>> {
@@ -335,21 +517,41 @@ impl<R: Reconciler> ControllerLoop for StoreLoop<R> {
         self.driver.write_record(&self.target.0, &self.target.1)
     }
 
+    /// The reconciler's schedule, or the watch's wake-up or resync when it comes first.
     fn next_due(&self) -> Option<Timestamp> {
-        self.due(&self.target.0, &self.target.1)
+        let ahead = self
+            .watch
+            .as_ref()
+            .map(|watching| watching.ahead(&self.store));
+        self.next_of(&self.target, ahead.as_ref())
     }
 
-    /// Every Gateway's: an advance runs each Gateway's reconciles as they fall due.
+    /// Every Gateway's: an advance runs each Gateway's reconciles as they fall due. With
+    /// the watch on, a woken Gateway is due at its wake-up, and every Gateway at its next
+    /// resync tick.
     fn scheduled(&self) -> Vec<(ObjectKey, Timestamp)> {
-        self.due
-            .iter()
-            .map(|(gateway, due)| (gateway.clone(), *due))
+        let Some(watching) = &self.watch else {
+            return self
+                .due
+                .iter()
+                .map(|(gateway, due)| (gateway.clone(), *due))
+                .collect();
+        };
+        let ahead = watching.ahead(&self.store);
+        let mut gateways: Vec<&ObjectKey> = self.due.keys().chain(&self.store.order).collect();
+        gateways.sort();
+        gateways.dedup();
+        gateways
+            .into_iter()
+            .filter_map(|gateway| Some((gateway.clone(), self.next_of(gateway, Some(&ahead))?)))
             .collect()
     }
 
-    /// The store's clock: one for every Gateway and the run's checker.
+    /// The store's clock: one for every Gateway and the run's checker; the watch releases
+    /// what it held until then.
     fn advance_to(&mut self, now: Timestamp) {
         self.store.advance_to(now);
+        self.run_watch();
     }
 
     fn target(&mut self, namespace: &str, name: &str) -> Result<(), StepError<ClusterError>> {
@@ -386,17 +588,27 @@ impl Store {
             .get(&class_name)
             .map(|v| typed::<GatewayClass>(Kind::GatewayClass, v))
             .transpose()?;
-        let class_part = match (class, self.classes.get_mut(&class_name)) {
-            (Some(class), Some(stored)) => {
-                let configurations = &self.configurations;
-                let presence =
-                    ConfigurationPresence::of_class(&self.settings, &class, |namespace, name| {
-                        configurations.contains_key(&key(namespace, name))
-                    });
-                settle_class_status(&self.settings, &mut self.server, stored, &class, presence)?
+        let scope = Scope::One(WatchKind::GatewayClass, key("", &class_name));
+        let class_part = self.watched(scope, |store| {
+            match (class, store.classes.get_mut(&class_name)) {
+                (Some(class), Some(stored)) => {
+                    let configurations = &store.configurations;
+                    let presence = ConfigurationPresence::of_class(
+                        &store.settings,
+                        &class,
+                        |namespace, name| configurations.contains_key(&key(namespace, name)),
+                    );
+                    settle_class_status(
+                        &store.settings,
+                        &mut store.server,
+                        stored,
+                        &class,
+                        presence,
+                    )
+                }
+                _ => Ok((Vec::new(), false)),
             }
-            _ => (Vec::new(), false),
-        };
+        })?;
         let now = self.now();
         self.status_patch_problem = None;
         let result = run(StorePort::new(self, at.clone()), now);
