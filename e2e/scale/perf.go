@@ -85,6 +85,17 @@ func (p *perfRecord) stop() {
 // Deserialize>::deserialize`). The count is left alone; stacks that become the same are
 // summed by the flame graph.
 func shortFrames(line string) string {
+	// The count, kept whatever the frames hold (a symbol may be cut off inside its
+	// generics).
+	stacks, count := line, ""
+	if i := strings.LastIndexByte(strings.TrimRight(line, "\n"), ' '); i >= 0 {
+		stacks, count = line[:i], line[i:]
+	}
+	return shortStacks(stacks) + count
+}
+
+// shortStacks is shortFrames on the frames alone.
+func shortStacks(line string) string {
 	var b strings.Builder
 	b.Grow(len(line))
 	// For each `<` open: whether it opened generic arguments (dropped).
@@ -117,7 +128,7 @@ func shortFrames(line string) string {
 			} else {
 				b.WriteByte(c)
 			}
-		case c == ';' || c == '\n':
+		case c == ';':
 			// A new frame: whatever a truncated symbol left open ends here.
 			open, dropping = open[:0], 0
 			b.WriteByte(c)
