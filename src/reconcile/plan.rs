@@ -123,7 +123,13 @@ impl AwaitingOutcome<'_> {
 
     /// Settles the write with what happened to it, as [`PendingWrite::settle`] does.
     pub fn settle(self, outcome: WriteOutcome) -> Settlement {
-        self.planned.settle(Some((self.kind, &outcome)))
+        self.settle_by_ref(&outcome)
+    }
+
+    /// [`AwaitingOutcome::settle`] with an outcome the caller keeps (the driver returns
+    /// it): settling reads it, and a stored Deployment is not copied for it.
+    pub(super) fn settle_by_ref(self, outcome: &WriteOutcome) -> Settlement {
+        self.planned.settle(Some((self.kind, outcome)))
     }
 }
 
