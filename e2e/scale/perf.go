@@ -128,8 +128,9 @@ func shortStacks(line string) string {
 			} else {
 				b.WriteByte(c)
 			}
-		case c == ';':
-			// A new frame: whatever a truncated symbol left open ends here.
+		case c == ';' && (i+1 == len(line) || line[i+1] != ' '):
+			// A new frame (a `; ` is inside a name: an array type, `[u8; 16]`): whatever
+			// a truncated symbol left open ends here.
 			open, dropping = open[:0], 0
 			b.WriteByte(c)
 		default:

@@ -12,6 +12,8 @@ func TestShortFrames(t *testing.T) {
 		// A symbol cut off inside its generics does not swallow the next frame.
 		{"broken<a<b;next 1\n", "broken;next 1\n"},
 		{"x::y -> z 2\n", "x::y -> z 2\n"},
+		// A `; ` is part of a name, not a frame's end.
+		{"a;poll<[u8; 16], T>;b 4\n", "a;poll;b 4\n"},
 		// The count survives a last frame left open.
 		{"a;poll<x, y 5\n", "a;poll 5\n"},
 	} {
