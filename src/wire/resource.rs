@@ -190,7 +190,8 @@ impl<T: Kind> Watched<T> {
     }
 
     /// [`Watched::from_json`] on the crate's compact tree, which a watch event's JSON is
-    /// read into (never into a `serde_json::Value`: about three times the allocations).
+    /// read into: never into a `serde_json::Value`, whose every object is a B-tree node
+    /// with room for eleven entries (see [`tree`]).
     fn from_tree(mut value: tree::Value) -> Self {
         #[cfg(feature = "testing")]
         OBJECTS_READ.with(|count| count.set(count.get() + 1));
