@@ -53,12 +53,14 @@ pub(crate) fn typed_at<T: serde::de::DeserializeOwned>(
     value.read_tracked().map_err(split)
 }
 
-/// [`typed_at`] on a value taken by value: its strings move into the result.
+/// Reads a compact tree in place (a watched object, see `wire::resource`), with the key
+/// path of what is wrong, in the words a read of the same `serde_json::Value` has (the tree's
+/// reader mirrors serde_json's).
 #[cfg(feature = "kube")]
-pub(crate) fn typed_owned<T: serde::de::DeserializeOwned>(
-    value: Value,
+pub(crate) fn typed_tree<T: serde::de::DeserializeOwned>(
+    value: &crate::wire::tree::Value,
 ) -> Result<T, (Option<String>, String)> {
-    serde_path_to_error::deserialize(value).map_err(split)
+    serde_path_to_error::deserialize(crate::wire::tree::de::Reader(value)).map_err(split)
 }
 
 /// The error's key path (none at the root) and its message as a person reads it.

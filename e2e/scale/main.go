@@ -20,6 +20,7 @@
 //	            then the restart: the bare client's streaming lists alone, against ours' restart;
 //	            then the edit of a GatewayConfiguration shared by K = N/10 Gateways
 //	scale limit-lists KUBECONFIG   (the limit story's restart floor: ours' streaming lists, then exit)
+//	scale flame-names < FOLDED     (folded stacks with Rust's generic arguments dropped: SCALE_PERF)
 //
 // run, seed, ready and limit need the variables of `controlplane.sh run` (KUBECONFIG, AUDIT_LOG, ...).
 package main
@@ -83,6 +84,8 @@ func main() {
 		err = limitLists(os.Args[2:])
 	case "crd-cases":
 		err = crdCases(os.Args[2:], os.Stdout)
+	case "flame-names":
+		err = flameNames()
 	default:
 		usageExit()
 	}

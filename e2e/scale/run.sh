@@ -31,9 +31,18 @@
 # SCALE_LIMIT_ROUNDS, default 1; SCALE_LIMIT_OURS, ours' --concurrency of each start, default
 # 8; SCALE_LIMIT_EDIT, the edit floor's Gateways in flight, default "8,64");
 # SCALE_KEEP_LOGS (a directory that keeps the controllers' logs, which otherwise go with the
-# control plane's directory at the end); CARGO_TARGET_DIR (where cargo builds, as cargo reads it; default target); MERIDIO2_SRC (Meridio-2's source, default ../shared/meridio-2 from
-# the repository root: copied, then built with its Go dependencies from the module proxy;
-# when absent, the comparison is skipped with a message). Exit status: 1 when our
+# control plane's directory at the end); SCALE_PERF (a directory: the run story profiles
+# ours' start, `perf record -F 499 --call-graph dwarf` attached to its process from its
+# start until every Gateway is healthy, as root or with kernel.perf_event_paranoid at most
+# 1; the data is then folded into DIR/ours-N-start.svg, the folded stacks kept beside it, by
+# the `inferno` crate's inferno-collapse-perf and inferno-flamegraph, which must be on PATH:
+# `cargo install inferno --root SOMEWHERE`; .ci/run neither installs them nor sets the knob;
+# SCALE_PERF_MINWIDTH, the flame graph's narrowest frame in percent, default 0.1; a profiled
+# run's CPU figures are not the measurement, sampling costs the profiled process too);
+# CARGO_TARGET_DIR (where cargo builds, as cargo reads it; default target); MERIDIO2_SRC
+# (Meridio-2's source, default ../shared/meridio-2 from the repository root: copied, then
+# built with its Go dependencies from the module proxy; when absent, the comparison is
+# skipped with a message). Exit status: 1 when our
 # controller misses a goal or a run fails, 125 when the control plane could not start.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -49,6 +58,15 @@ meridio_src="${MERIDIO2_SRC:-$root/../shared/meridio-2}"
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" == /* ]] || target="$root/$target"
 limit="${SCALE_LIMIT:-}"
+perf_dir="${SCALE_PERF:-}"
+if [[ -n "$perf_dir" ]]; then
+  for tool in perf inferno-collapse-perf inferno-flamegraph; do
+    command -v "$tool" >/dev/null || { echo "scale: SCALE_PERF needs $tool on PATH (inferno: cargo install inferno)" >&2; exit 2; }
+  done
+  mkdir -p "$perf_dir"
+  perf_dir="$(cd "$perf_dir" && pwd)"
+  export SCALE_PERF="$perf_dir"
+fi
 if [[ "$limit" == 1 ]]; then
   controllers=ours
 fi
@@ -197,6 +215,22 @@ for n in $sizes; do
     [[ -f "$file" ]] && results+=("$file")
   done
 done
+
+# SCALE_PERF: each start's profile folded into a flame graph (the folded stacks kept beside).
+if [[ -n "$perf_dir" ]]; then
+  for data in "$perf_dir"/*-start.perf.data; do
+    [[ -f "$data" ]] || continue
+    base="${data%.perf.data}"
+    name="$(basename "$base")"
+    # Rust's generic arguments dropped from the symbols (`scale flame-names`): with them, a
+    # frame's name runs to kilobytes and the flame graph to megabytes.
+    perf script -i "$data" 2>/dev/null | inferno-collapse-perf | "$bin/scale" flame-names > "$base.folded"
+    inferno-flamegraph --minwidth "${SCALE_PERF_MINWIDTH:-0.1}" --title "$name" \
+      --subtitle "perf record -F 499 --call-graph dwarf, from the process start until every Gateway is healthy" \
+      < "$base.folded" > "$base.svg"
+    echo "scale: flame graph $base.svg ($(wc -l < "$base.folded") distinct stacks)" >&2
+  done
+fi
 
 if [[ "${SCALE_SEED:-}" == 1 ]]; then
   for c in $controllers; do

@@ -92,6 +92,12 @@ func runStory(o options) error {
 	if err := c.start(); err != nil {
 		return err
 	}
+	// SCALE_PERF: a CPU profile of this start (perf.go), stopped once it converged.
+	prof, err := startPerf(c.cmd.Process.Pid, fmt.Sprintf("%s-%d-start", o.controller, o.n))
+	if err != nil {
+		return err
+	}
+	defer prof.stop()
 	d, err := obs.waitAll("every Gateway healthy", gateways, nil, healthy(o.controller), t, o.timeout, c.alive)
 	if err != nil {
 		return fmt.Errorf("%w (controller log: %s)", err, c.log)
@@ -104,6 +110,7 @@ func runStory(o options) error {
 	r.StartCPU = cpuSpent{WallS: cpu.WallS, APIServerS: cpu.APIServerS, EtcdS: cpu.EtcdS,
 		ClientS: r.StartUsage.CPUSeconds, HarnessS: cpu.ClientS}
 	say("%s: the start's %s", o.controller, r.StartCPU)
+	prof.stop()
 	r.StartReconcile, _, _ = c.reconciles()
 	say("%s: every Gateway healthy after %.1f s (%.1f CPU-s, %d reconciles)", o.controller, r.ConvergeS,
 		r.StartUsage.CPUSeconds, r.StartReconcile)

@@ -326,7 +326,7 @@ impl Driver {
                 let (write, awaiting) = pending.into_write();
                 let drift = write.drift().to_vec();
                 let outcome = port.write(write).await;
-                let settlement = awaiting.settle(outcome.clone());
+                let settlement = awaiting.settle_by_ref(&outcome);
                 (drift, Some(outcome), settlement)
             }
             Plan::Settled(settlement) => (settlement.held_drift.clone(), None, settlement),

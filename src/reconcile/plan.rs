@@ -123,7 +123,13 @@ impl AwaitingOutcome<'_> {
 
     /// Settles the write with what happened to it, as [`PendingWrite::settle`] does.
     pub fn settle(self, outcome: WriteOutcome) -> Settlement {
-        self.planned.settle(Some((self.kind, &outcome)))
+        self.settle_by_ref(&outcome)
+    }
+
+    /// [`AwaitingOutcome::settle`] with an outcome the caller keeps (the driver returns
+    /// it): settling reads it, and a stored Deployment is not copied for it.
+    pub(super) fn settle_by_ref(self, outcome: &WriteOutcome) -> Settlement {
+        self.planned.settle(Some((self.kind, outcome)))
     }
 }
 
@@ -175,6 +181,10 @@ pub(super) struct Accepted<'a> {
     pub addresses: Vec<GatewayAddress>,
     /// The observed Deployment, when there is one.
     pub observed: Option<Observed>,
+    /// The fingerprint of the full render (no observed object), when the plan made one: a
+    /// create's desired Deployment. Settling the write's record needs it, and the render
+    /// is the reconcile's costliest step.
+    pub rendered: Option<u64>,
 }
 
 /// What the observed Deployment carries.
@@ -285,18 +295,16 @@ pub fn plan<'a>(
         addresses: addresses(snapshot.routes, &plan.attachment),
         deployment,
         observed: None,
+        rendered: None,
     };
     let validated = &accepted.validated;
     let mut write = None;
+    let mut rendered = None;
     match snapshot.deployment {
         None => {
-            write = Some(DeploymentWrite::Create(render(
-                settings,
-                gateway,
-                validated,
-                snapshot.template,
-                None,
-            )));
+            let desired = render(settings, gateway, validated, snapshot.template, None);
+            rendered = Some(fingerprint(&desired));
+            write = Some(DeploymentWrite::Create(desired));
         }
         Some(observed) => {
             check_identity(observed, &accepted.deployment, &name, id.namespace)?;
@@ -366,6 +374,7 @@ pub fn plan<'a>(
             accepted.observed = Some(seen);
         }
     }
+    accepted.rendered = rendered;
     plan.decision = Decision::Accepted(accepted);
     Ok(match write {
         Some(write) => Plan::Write(PendingWrite {

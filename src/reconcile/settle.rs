@@ -75,13 +75,16 @@ impl Planned<'_> {
         if let (Some(a), Some((changes, stored))) = (accepted, changes) {
             settlement.write_record = stored.generation().map(|generation| WriteRecord {
                 generation,
-                fingerprint: fingerprint(&render(
-                    self.settings,
-                    self.snapshot.gateway,
-                    &a.validated,
-                    self.snapshot.template,
-                    None,
-                )),
+                // The plan's own render when it made one (a create): the same arguments.
+                fingerprint: a.rendered.unwrap_or_else(|| {
+                    fingerprint(&render(
+                        self.settings,
+                        self.snapshot.gateway,
+                        &a.validated,
+                        self.snapshot.template,
+                        None,
+                    ))
+                }),
                 changed: paths_fingerprint(&changes.paths),
             });
             if !changes.paths.is_empty() {

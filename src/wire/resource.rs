@@ -51,7 +51,7 @@ use kube_core::{ClusterResourceScope, NamespaceResourceScope, ObjectMeta, Resour
 use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::Value;
 
-use crate::wire;
+use crate::wire::{self, tree};
 
 /// A kind the crate reads as the wire type `Self`, with what `kube::Resource` needs to
 /// name its API.
@@ -66,6 +66,14 @@ pub trait Kind: DeserializeOwned {
     const VERSION: &'static str;
     /// The resource's plural.
     const PLURAL: &'static str;
+
+    /// Reads the object from its compact tree, which [`Watched`] read the event's JSON into:
+    /// by default a typed read of the tree (`managedFields` already dropped), the error
+    /// naming the key path of what is wrong; a kind held as a tree takes it whole.
+    #[doc(hidden)]
+    fn from_tree(value: tree::Value) -> Result<Self, (Option<String>, String)> {
+        crate::read_at::typed_tree(&value)
+    }
 }
 
 macro_rules! kind {
@@ -112,14 +120,21 @@ kind!(
     "v1alpha1",
     "l34routes"
 );
-kind!(
-    wire::Deployment,
-    NamespaceResourceScope,
-    "Deployment",
-    "apps",
-    "v1",
-    "deployments"
-);
+impl Kind for wire::Deployment {
+    type Scope = NamespaceResourceScope;
+    const KIND: &'static str = "Deployment";
+    const GROUP: &'static str = "apps";
+    const VERSION: &'static str = "v1";
+    const PLURAL: &'static str = "deployments";
+
+    /// A Deployment is held as the tree itself: an object is taken whole, never copied.
+    fn from_tree(value: tree::Value) -> Result<Self, (Option<String>, String)> {
+        match value {
+            tree::Value::Object(object) => Ok(wire::Deployment { object }),
+            other => crate::read_at::typed_tree(&other),
+        }
+    }
+}
 
 /// A watched object: the wire type `T` read once from the watch event, and the metadata
 /// kube-runtime keys it by.
@@ -170,26 +185,42 @@ impl<T: Kind> Watched<T> {
     ///     "GatewayConfiguration: spec.networkAttachments: expected a list, found \"not a list\""
     /// );
     /// ```
-    pub fn from_json(mut value: Value) -> Self {
+    pub fn from_json(value: Value) -> Self {
+        Self::from_tree(tree::Value::from(value))
+    }
+
+    /// [`Watched::from_json`] on the crate's compact tree, which a watch event's JSON is
+    /// read into: never into a `serde_json::Value`, whose every object is a B-tree node
+    /// with room for eleven entries (see [`tree`]).
+    fn from_tree(mut value: tree::Value) -> Self {
         #[cfg(feature = "testing")]
         OBJECTS_READ.with(|count| count.set(count.get() + 1));
         let mut meta = ObjectMeta::default();
-        if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        if let Some(metadata) = value
+            .get_mut("metadata")
+            .and_then(tree::Value::as_object_mut)
+        {
             metadata.remove("managedFields");
-            let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_owned);
+            let text = |key: &str| {
+                metadata
+                    .get(key)
+                    .and_then(tree::Value::as_str)
+                    .map(str::to_owned)
+            };
             meta.name = text("name");
             meta.namespace = text("namespace");
             meta.uid = text("uid");
             meta.resource_version = text("resourceVersion");
-            meta.generation = metadata.get("generation").and_then(Value::as_i64);
+            meta.generation = metadata.get("generation").and_then(tree::Value::as_i64);
         }
         let class = value
-            .pointer("/spec/gatewayClassName")
-            .and_then(Value::as_str)
+            .get("spec")
+            .and_then(|spec| spec.get("gatewayClassName"))
+            .and_then(tree::Value::as_str)
             .map(str::to_owned);
         // The error names the key path, in the simulator's words: an unreadable
         // GatewayConfiguration's `InvalidParameters` message quotes it.
-        let read = crate::read_at::typed_owned::<T>(value).map_err(|(path, why)| match path {
+        let read = T::from_tree(value).map_err(|(path, why)| match path {
             Some(path) => format!("{}: {path}: {why}", T::KIND),
             None => format!("{}: {why}", T::KIND),
         });
@@ -220,7 +251,7 @@ pub fn objects_read() -> u64 {
 impl<'de, T: Kind> Deserialize<'de> for Watched<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         // Only what is not JSON at all fails (the watch's own error then).
-        Value::deserialize(deserializer).map(Watched::from_json)
+        tree::Value::deserialize(deserializer).map(Watched::from_tree)
     }
 }
 
@@ -357,5 +388,130 @@ mod tests {
         let resource = ApiResource::erase::<Watched<wire::Deployment>>(&());
         assert_eq!(resource.api_version, "apps/v1");
         assert_eq!(resource.kind, "Deployment");
+    }
+
+    /// A watch event's object is read through the crate's compact tree, never through a
+    /// `serde_json::Value`: the same object, identity, class and error (key path and words)
+    /// as the reading of a `serde_json::Value` had, whatever the JSON.
+    #[test]
+    fn an_object_read_through_the_tree_reads_as_through_a_json_value() {
+        use std::fmt::Debug;
+
+        /// The reading of a `serde_json::Value` this crate had before the tree.
+        fn by_value<T: Kind>(mut value: Value) -> (ObjectMeta, Result<T, String>, Option<String>) {
+            let mut meta = ObjectMeta::default();
+            if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+                metadata.remove("managedFields");
+                let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_owned);
+                meta.name = text("name");
+                meta.namespace = text("namespace");
+                meta.uid = text("uid");
+                meta.resource_version = text("resourceVersion");
+                meta.generation = metadata.get("generation").and_then(Value::as_i64);
+            }
+            let class = value
+                .pointer("/spec/gatewayClassName")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let read = serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+                let path = e.path().to_string();
+                let why = crate::read_at::plain_message(&e.into_inner().to_string());
+                match path.as_str() {
+                    "." => format!("{}: {why}", T::KIND),
+                    _ => format!("{}: {path}: {why}", T::KIND),
+                }
+            });
+            let class = class.filter(|_| read.is_err());
+            (meta, read, class)
+        }
+
+        fn same<T: Kind + PartialEq + Debug>(text: &str) {
+            let watched: Watched<T> = serde_json::from_str(text).expect("JSON");
+            let value: Value = serde_json::from_str(text).expect("JSON");
+            let (meta, read, class) = by_value::<T>(value);
+            assert_eq!(watched.meta, meta, "{text}");
+            assert_eq!(watched.read, read, "{text}");
+            assert_eq!(watched.unread_class, class, "{text}");
+        }
+
+        let meta = r#""metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+            "generation": 3, "labels": {"k": "v"}, "annotations": {"x": "y"},
+            "creationTimestamp": "2026-12-07T10:00:00Z",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "o", "uid": "p", "controller": true}],
+            "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {".": {}}}}]}"#;
+        let metas = [
+            meta.to_owned(),
+            r#""metadata": {"name": 5, "generation": 2.0}"#.to_owned(),
+            r#""metadata": {"name": "a", "generation": "2", "labels": {"k": 5}}"#.to_owned(),
+            r#""metadata": {"name": "a", "name": "b", "uid": null}"#.to_owned(),
+            r#""metadata": []"#.to_owned(),
+            r#""metadata": null"#.to_owned(),
+        ];
+        let roots = ["[]", "null", "5", r#""x""#, "{}"];
+        let gateways = [
+            r#""spec": {"gatewayClassName": "c", "listeners": [{"name": "l", "port": 80, "protocol": "TCP"}]},
+               "status": {"conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted",
+               "message": "m", "lastTransitionTime": "2026-12-07T10:00:00Z", "observedGeneration": 3}],
+               "listeners": [{"name": "l", "attachedRoutes": 1, "supportedKinds": [], "conditions": []}]}"#,
+            r#""spec": {"gatewayClassName": "c", "listeners": "x"}"#,
+            r#""spec": {"gatewayClassName": "c", "listeners": [{"name": "l", "port": "80", "protocol": "TCP"}]}"#,
+            r#""spec": {"gatewayClassName": "c", "listeners": [{"name": "l", "port": 80.5, "protocol": "TCP"}]}"#,
+            r#""spec": {"gatewayClassName": "c", "listeners": [{"name": "l", "port": 70000, "protocol": "TCP"}]}"#,
+            r#""spec": {"gatewayClassName": 5, "listeners": [{"name": "l", "port": -1, "protocol": "TCP"}]}"#,
+            r#""spec": {"gatewayClassName": "c", "listeners": [null], "infrastructure": 5}"#,
+            r#""spec": [1, 2]"#,
+            r#""spec": {"gatewayClassName": "c", "listeners": [{"name": "l", "port": 80, "protocol": "TCP",
+               "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {"matchLabels": {"a": "b"},
+               "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}}}}],
+               "addresses": [{"type": "IPAddress", "value": "10.0.0.1"}]}"#,
+        ];
+        let configurations = [
+            r#""spec": {"networkAttachments": "not a list"}"#,
+            r#""spec": {"networkAttachments": [{"name": "n", "namespace": "ns", "interface": "eth1"}],
+               "horizontalScaling": {"replicas": "many"}}"#,
+            r#""spec": {"horizontalScaling": {"replicas": 2, "enforceReplicas": true},
+               "internalSubnets": [{"cidr": "169.254.100.0/24"}]}"#,
+        ];
+        let routes = [
+            r#""spec": {"parentRefs": [{"name": "gw"}], "destinationCIDRs": ["10.0.0.1/32"],
+               "protocols": ["TCP"], "destinationPorts": ["80"], "priority": 1}"#,
+            r#""spec": {"parentRefs": {"name": "gw"}}"#,
+            r#""spec": {"parentRefs": [{"name": 5}], "priority": "high"}"#,
+        ];
+        let classes = [
+            r#""spec": {"controllerName": "example.com/c", "parametersRef": {"group": "g", "kind": "K", "name": "n"}}"#,
+            r#""spec": {"controllerName": ["x"]}"#,
+        ];
+        let deployments = [
+            r#""spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "i", "env": []}]}}},
+               "status": {"replicas": 2, "conditions": [{"type": "Available", "status": "True"}]}"#,
+            r#""spec": null, "status": 1.5"#,
+        ];
+        let objects = |specs: &[&str]| -> Vec<String> {
+            let mut out: Vec<String> = roots.iter().map(|r| (*r).to_owned()).collect();
+            for metadata in &metas {
+                for spec in specs {
+                    out.push(format!(
+                        r#"{{"apiVersion": "v1", "kind": "K", {metadata}, {spec}}}"#
+                    ));
+                }
+            }
+            out
+        };
+        for text in objects(&gateways) {
+            same::<wire::Gateway>(&text);
+        }
+        for text in objects(&configurations) {
+            same::<wire::GatewayConfiguration>(&text);
+        }
+        for text in objects(&routes) {
+            same::<wire::L34Route>(&text);
+        }
+        for text in objects(&classes) {
+            same::<wire::GatewayClass>(&text);
+        }
+        for text in objects(&deployments) {
+            same::<wire::Deployment>(&text);
+        }
     }
 }

@@ -763,7 +763,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
-#[cfg(feature = "sim")]
+#[cfg(any(feature = "sim", feature = "kube"))]
 pub(crate) mod de;
 
 #[cfg(test)]

@@ -187,6 +187,32 @@ fn a_create_keeps_its_write_record_and_records_the_events_after_the_status() {
     assert_eq!(toy.record_seen, decided.settlement.write_record);
 }
 
+/// A create's write record fingerprints the very Deployment it wrote: the plan's render,
+/// kept for the settlement instead of a second render of the same inputs.
+#[test]
+fn a_creates_write_record_fingerprints_the_deployment_it_wrote() {
+    let driver = Driver::new(Settings::default());
+    let mut toy = toy();
+    let decided = run(&driver, &mut toy).unwrap().decided.unwrap();
+    let record = decided.settlement.write_record.expect("a write record");
+    let written = toy.deployment.as_ref().expect("written");
+    assert_eq!(
+        record.fingerprint,
+        crate::reconcile::record::fingerprint(written)
+    );
+    // The generation the toy server gave is not part of it.
+    let mut other = written.clone();
+    other.object.insert("metadata", {
+        let mut metadata = written.object["metadata"].clone();
+        metadata["generation"] = crate::wire::tree::Value::from(9_i64);
+        metadata
+    });
+    assert_eq!(
+        record.fingerprint,
+        crate::reconcile::record::fingerprint(&other)
+    );
+}
+
 #[test]
 fn a_settled_gateway_writes_nothing_and_records_nothing() {
     let driver = Driver::new(Settings::default());
