@@ -3,8 +3,6 @@
 //! store and scenario files, and the `kube` feature's watched objects, report an object
 //! the wire type cannot read in the same words.
 
-use serde_json::Value;
-
 /// A JSON value the simulator reads into wire types: a `serde_json::Value` (a patch, an
 /// object an embedder hands in) or a compact tree (an object the simulated cluster holds).
 #[cfg(feature = "sim")]
@@ -19,7 +17,7 @@ pub(crate) trait Readable {
 }
 
 #[cfg(feature = "sim")]
-impl Readable for Value {
+impl Readable for serde_json::Value {
     fn read_tracked<T: serde::de::DeserializeOwned>(
         &self,
     ) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
