@@ -42,8 +42,9 @@
 //! kept too, so that an unreadable Gateway of a controller's class is told apart from a
 //! foreign one.)
 //!
-//! `metadata.managedFields` is dropped before the object is read: the crate never reads or
-//! writes it back, and it is the largest part of most objects.
+//! `metadata.managedFields` is dropped before the object is read (skipped unread when a
+//! watch event's text is read, nothing built of it): the crate never reads or writes it
+//! back, and it is the largest part of most objects.
 
 use std::borrow::Cow;
 
@@ -248,10 +249,16 @@ pub fn objects_read() -> u64 {
     OBJECTS_READ.with(std::cell::Cell::get)
 }
 
+/// A watched object read into a tree, its `metadata.managedFields` skipped.
+const MANAGED_FIELDS_SKIPPED: tree::Skipping = tree::Skipping(&["metadata", "managedFields"]);
+
 impl<'de, T: Kind> Deserialize<'de> for Watched<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        // Only what is not JSON at all fails (the watch's own error then).
-        tree::Value::deserialize(deserializer).map(Watched::from_tree)
+        // Only what is not JSON at all fails (the watch's own error then). The managed
+        // fields, which nothing reads, are skipped unread: on an LB Deployment they are
+        // about a third of the JSON.
+        serde::de::DeserializeSeed::deserialize(MANAGED_FIELDS_SKIPPED, deserializer)
+            .map(Watched::from_tree)
     }
 }
 
@@ -360,6 +367,53 @@ mod tests {
 
     /// The API paths kube-rs builds from the trait: a wrong group, version or plural
     /// would make every request of a controller 404.
+    /// A watch event's object (read from its text) skips `metadata.managedFields` unread
+    /// and keeps every other key, a `managedFields` elsewhere included, as the JSON has it.
+    #[test]
+    fn a_watched_objects_managed_fields_are_skipped_and_nothing_else() {
+        let text = r#"{"managedFields": 1, "metadata": {"name": "d", "namespace": "ns",
+            "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+            "labels": {"managedFields": "kept"}},
+            "spec": {"replicas": 2, "managedFields": [true, null, 1.5]}}"#;
+        // The read itself leaves them out (`from_tree` would remove them too).
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let skipped = serde::de::DeserializeSeed::deserialize(MANAGED_FIELDS_SKIPPED, &mut reader)
+            .expect("a tree");
+        assert!(
+            skipped
+                .get("metadata")
+                .and_then(|m| m.get("managedFields"))
+                .is_none()
+        );
+        assert_eq!(
+            skipped.get("managedFields").and_then(tree::Value::as_i64),
+            Some(1)
+        );
+        let watched: Watched<wire::Deployment> = serde_json::from_str(text).expect("read");
+        let wire = watched.read().expect("a Deployment");
+        let mut expected: Value = serde_json::from_str(text).expect("JSON");
+        expected["metadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .remove("managedFields");
+        assert_eq!(serde_json::to_value(wire).expect("JSON"), expected);
+        // Not an object where the path goes: read as it is, as from a JSON value.
+        let text = r#"{"metadata": ["managedFields"], "spec": {"replicas": 1}}"#;
+        let odd: Watched<wire::Deployment> = serde_json::from_str(text).expect("read");
+        let from_value =
+            Watched::<wire::Deployment>::from_json(serde_json::from_str(text).expect("JSON"));
+        let json = |w: &Watched<wire::Deployment>| {
+            w.read()
+                .map(|d| serde_json::to_value(d).expect("JSON"))
+                .map_err(str::to_owned)
+        };
+        assert_eq!(json(&odd), json(&from_value));
+        assert_eq!(
+            json(&odd).expect("read")["metadata"],
+            json!(["managedFields"])
+        );
+    }
+
     #[test]
     fn each_kind_names_its_api() {
         fn path<K: Resource<DynamicType = ()>>(namespace: Option<&str>) -> String {

@@ -763,6 +763,89 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
+/// Reads any JSON value as [`Value`] does, but the value at `path` (a key path from the
+/// root, each step an object's key) is skipped unread: nothing is built of it. A watched
+/// object's `metadata.managedFields`, which the crate never reads, is the use.
+#[cfg(feature = "kube")]
+#[derive(Clone, Copy)]
+pub(crate) struct Skipping(pub(crate) &'static [&'static str]);
+
+#[cfg(feature = "kube")]
+impl<'de> serde::de::DeserializeSeed<'de> for Skipping {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+#[cfg(feature = "kube")]
+impl<'de> Visitor<'de> for Skipping {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        ValueVisitor.expecting(f)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        ValueVisitor.visit_unit()
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        ValueVisitor.visit_none()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Value, E> {
+        ValueVisitor.visit_bool(b)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Value, E> {
+        ValueVisitor.visit_i64(n)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Value, E> {
+        ValueVisitor.visit_u64(n)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Value, E> {
+        ValueVisitor.visit_f64(n)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Value, E> {
+        ValueVisitor.visit_str(s)
+    }
+
+    fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Value, E> {
+        ValueVisitor.visit_string(s)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        ValueVisitor.visit_seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let Some((first, rest)) = self.0.split_first() else {
+            return read_map(access).map(Value::Object);
+        };
+        let mut entries: Vec<(Str, Value)> =
+            Vec::with_capacity(access.size_hint().unwrap_or(0).min(4096));
+        while let Some(key) = access.next_key::<Str>()? {
+            if key.as_str() != *first {
+                entries.push((key, access.next_value()?));
+            } else if rest.is_empty() {
+                access.next_value::<serde::de::IgnoredAny>()?;
+            } else {
+                entries.push((key, access.next_value_seed(Skipping(rest))?));
+            }
+        }
+        Ok(Value::Object(Map::from_unsorted(entries)))
+    }
+}
+
 #[cfg(any(feature = "sim", feature = "kube"))]
 pub(crate) mod de;
 
