@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use serde_json::{Value, json};
+use serde_json::json;
 
 mod common;
 use common::*;
@@ -398,20 +398,6 @@ impl Drop for CuttingProxy {
     }
 }
 
-/// A copy of `kubeconfig` whose server is `https://127.0.0.1:port` (the API server's
-/// certificate names 127.0.0.1, so TLS still verifies).
-fn kubeconfig_through(kubeconfig: &str, port: u16, dir: &str) -> String {
-    let mut config: Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(kubeconfig).expect("kubeconfig"))
-            .expect("yaml");
-    for entry in config["clusters"].as_array_mut().into_iter().flatten() {
-        entry["cluster"]["server"] = json!(format!("https://127.0.0.1:{port}"));
-    }
-    let path = format!("{dir}/kubeconfig-proxy-{port}");
-    std::fs::write(&path, serde_yaml_ng::to_string(&config).expect("yaml")).expect("write");
-    path
-}
-
 /// How long a connection lives through the proxy.
 const CUT: Duration = Duration::from_secs(4);
 
@@ -423,7 +409,7 @@ async fn watches_cut_every_few_seconds_cost_no_write_while_idle_and_edits_still_
     let kubeconfig = kubeconfig_through(
         &env("E2E_CONTROLLER_KUBECONFIG"),
         proxy.port,
-        &env("E2E_DIR"),
+        &std::path::Path::new(&env("E2E_DIR")).join(format!("kubeconfig-proxy-{}", proxy.port)),
     );
     let p = running(&world, "cut", &kubeconfig).await;
 
