@@ -164,13 +164,7 @@ func (c *controller) stop() {
 	if !c.alive() {
 		return
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(30 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
+	signalThenKill(c.cmd, c.done, syscall.SIGTERM, 30*time.Second)
 }
 
 // usage is what /proc says of the process: peak resident memory (VmHWM) and CPU time.

@@ -69,13 +69,7 @@ func (p *perfRecord) stop() {
 	if p == nil {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-p.done:
-	case <-time.After(60 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	signalThenKill(p.cmd, p.done, syscall.SIGINT, 60*time.Second)
 }
 
 // shortFrames shortens the frames of folded stacks (inferno-collapse-perf's output: frames

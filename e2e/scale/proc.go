@@ -1,6 +1,6 @@
 package main
 
-// What /proc says of a process: its CPU time and peak memory. The stories read the
+// What /proc says of a process: its CPU time and peak memory; and how a process is stopped. The stories read the
 // controller's, the harness's own and the control plane's (kube-apiserver and etcd, whose
 // process ids controlplane.sh exports), to say what bounds a phase: when the processes
 // together spent about 2 CPU-seconds a second, the two cores were the limit.
@@ -8,8 +8,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // cpuSeconds is a process's CPU time so far (utime + stime of /proc/PID/stat).
@@ -123,4 +125,16 @@ func readServerMemory() serverMemory {
 		return v
 	}
 	return serverMemory{APIServerMiB: read("E2E_APISERVER_PID"), EtcdMiB: read("E2E_ETCD_PID")}
+}
+
+// signalThenKill sends sig to cmd's process and waits for done (closed once it has
+// exited) for at most grace, then kills it and waits.
+func signalThenKill(cmd *exec.Cmd, done <-chan struct{}, sig os.Signal, grace time.Duration) {
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
