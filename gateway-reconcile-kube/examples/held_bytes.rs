@@ -571,7 +571,15 @@ mod tests {
     /// A test directory: `gatewayconfigurations` missing, `l34routes` an empty list, and
     /// `gateways` Gateways (each with its LB Deployment, two of them in the LB cache).
     fn write_dir(dir: &Path, gateways: usize, managed_fields: bool) {
-        let managed = |object: Value| {
+        write_dir_with(dir, gateways, managed_fields, true);
+    }
+
+    /// [`write_dir`], the LB Deployments with their status or without.
+    fn write_dir_with(dir: &Path, gateways: usize, managed_fields: bool, status: bool) {
+        let managed = |mut object: Value| {
+            if !status && let Some(object) = object.as_object_mut() {
+                object.remove("status");
+            }
             if managed_fields {
                 with_managed_fields(object)
             } else {
@@ -632,6 +640,7 @@ mod tests {
 
     #[test]
     fn the_caches_hold_their_objects_without_managed_fields() {
+        let _one = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
         let root = std::env::temp_dir().join(format!("held-bytes-test-{}", std::process::id()));
         let (base, twice, bare) = (root.join("base"), root.join("twice"), root.join("bare"));
         write_dir(&base, 3, true);
@@ -713,6 +722,33 @@ mod tests {
         assert!(
             (0.98..=1.02).contains(&r),
             "namespace-metadata: managedFields held ({with:?}, {without:?})"
+        );
+    }
+
+    /// The allocator counts every thread's allocations: one measuring test at a time.
+    static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// Of an LB Deployment's status, the cache holds what the rollout rule reads: four
+    /// counts, not the two conditions a running Deployment carries (500 bytes of JSON).
+    #[test]
+    fn an_lb_deployment_is_held_with_its_read_status_alone() {
+        let _one = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+        let root = std::env::temp_dir().join(format!("held-status-test-{}", std::process::id()));
+        let (with, without) = (root.join("with"), root.join("without"));
+        write_dir_with(&with, 30, false, true);
+        write_dir_with(&without, 30, false, false);
+        let (with, without) = (run(&with), run(&without));
+        std::fs::remove_dir_all(&root).expect("removed");
+        let (a, b) = (
+            cache(&with, "lb-deployments"),
+            cache(&without, "lb-deployments"),
+        );
+        assert_eq!((a.objects, b.objects), (20, 20));
+        assert!(a.json_bytes > b.json_bytes + 20 * 500, "{a:?} {b:?}");
+        let per_object = (a.held_bytes - b.held_bytes) / 20;
+        assert!(
+            (100..=300).contains(&per_object),
+            "{per_object}: {a:?} {b:?}"
         );
     }
 }

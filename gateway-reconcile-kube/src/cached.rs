@@ -20,7 +20,8 @@
 //! # Deployments: the LB ones whole, every one by its metadata
 //!
 //! Only the LB Deployments (the managed-by label the core puts on each) are cached whole,
-//! as [`Deployment`]: they are what the controller compares and replaces. Every Deployment
+//! as [`Deployment`]: they are what the controller compares and replaces (whole but for
+//! the status the rollout rule does not read). Every Deployment
 //! of the watched scope is also cached by its metadata alone, as [`DeploymentMeta`] (a
 //! metadata-only watch, `managedFields` skipped unread): a foreign
 //! Deployment is needed only to see that it holds a Gateway's LB Deployment name, and its
@@ -55,7 +56,8 @@ pub type GatewayClass = Cached<wire::GatewayClass>;
 pub type GatewayConfiguration = Cached<wire::GatewayConfiguration>;
 /// A cached L34Route.
 pub type L34Route = Cached<wire::L34Route>;
-/// A cached LB Deployment (every field kept, `managedFields` aside).
+/// A cached LB Deployment: every field kept but `managedFields` and the part of `status` the
+/// core's rollout rule does not read (a write leaves the status out anyway).
 pub type Deployment = Cached<wire::Deployment>;
 
 /// An object's metadata alone, as a metadata-only watch returns it

@@ -44,7 +44,9 @@
 //!
 //! `metadata.managedFields` is dropped before the object is read (skipped unread when a
 //! watch event's text is read, nothing built of it): the crate never reads or writes it
-//! back, and it is the largest part of most objects.
+//! back, and it is the largest part of most objects. Of a Deployment's `status`, only
+//! what the rollout rule reads is kept (its counts, and a `Progressing` condition past its
+//! deadline): nothing else of the crate reads it, and a write leaves it out.
 
 use std::borrow::Cow;
 
@@ -128,10 +130,14 @@ impl Kind for wire::Deployment {
     const VERSION: &'static str = "v1";
     const PLURAL: &'static str = "deployments";
 
-    /// A Deployment is held as the tree itself: an object is taken whole, never copied.
+    /// A Deployment is held as the tree itself: an object is taken whole, never copied,
+    /// but for the part of its `status` nothing reads (`rollout::keep_read_status`).
     fn from_tree(value: tree::Value) -> Result<Self, (Option<String>, String)> {
         match value {
-            tree::Value::Object(object) => Ok(wire::Deployment { object }),
+            tree::Value::Object(mut object) => {
+                crate::rollout::keep_read_status(&mut object);
+                Ok(wire::Deployment { object })
+            }
             other => crate::read_at::typed_tree(&other),
         }
     }
@@ -462,6 +468,14 @@ mod tests {
                 meta.uid = text("uid");
                 meta.resource_version = text("resourceVersion");
                 meta.generation = metadata.get("generation").and_then(Value::as_i64);
+            }
+            // Of a Deployment's status, what the rollout reads alone (as the tree's reading).
+            if T::KIND == "Deployment"
+                && let Value::Object(object) = &mut value
+            {
+                let mut tree = tree::Map::from(std::mem::take(object));
+                crate::rollout::keep_read_status(&mut tree);
+                *object = tree.into();
             }
             let class = value
                 .pointer("/spec/gatewayClassName")
