@@ -202,12 +202,13 @@ fn strip_times(v: &mut Value) {
 
 /// Every Gateway status or LB Deployment among `history`'s events after resourceVersion
 /// `after` that differs from the one at `after`: what an accepted write from the stale view
-/// would leave. But for the status the contract asks for after an update refused 409 (the
-/// Deployment read was stale), row "Update: Conflict": `ConfigurationApplied`
-/// False/`Pending` ("update conflicted, retrying") and `Programmed` True naming the
-/// generation the Deployment read carries. Its patch passes its precondition where the
-/// Gateway read is current, the Deployment's not (each kind's cache catches up on its own):
-/// those events are returned apart (their resourceVersions).
+/// would leave. But for the status the contract asks for after a Deployment write refused
+/// 409 because the Deployment read was stale ([`conflict_only`]): rows "Update: Conflict"
+/// (`ConfigurationApplied` False/`Pending`, `Programmed` True naming the generation the
+/// Deployment read carries) and "Create: Conflict, AlreadyExists" (both False/`Pending`).
+/// Its patch passes its precondition where the Gateway read is current, the Deployment's
+/// not (each kind's cache catches up on its own): those events are returned apart (their
+/// resourceVersions).
 fn overwritten(history: &[Seen], after: u64) -> (Vec<String>, Vec<u64>) {
     let mut at_kill: BTreeMap<(&str, String), Value> = BTreeMap::new();
     let mut violations = Vec::new();
@@ -246,9 +247,13 @@ fn overwritten(history: &[Seen], after: u64) -> (Vec<String>, Vec<u64>) {
     (violations, conflicts)
 }
 
-/// Whether `status` is `before` but for the contract's update-conflict row:
-/// `ConfigurationApplied` False/`Pending` after an update conflict, `Programmed`
-/// True/`Programmed` with any message.
+/// Whether `status` is `before` but for the contract's row of a Deployment write answered
+/// 409 from a stale Deployment read (the Gateway read current: each kind's cache catches up
+/// on its own). "Update: Conflict": `ConfigurationApplied` False/`Pending` ("update
+/// conflicted"), `Programmed` True/`Programmed` with any message. "Create: Conflict,
+/// AlreadyExists" (the Deployment cache does not have the Deployment yet): both
+/// False/`Pending` ("create conflicted", "not created yet"), and each listener's
+/// `Programmed`, which follows the Gateway's, False/`Pending`.
 fn conflict_only(before: &Value, status: &Value) -> bool {
     let applied = applied();
     let find = |s: &Value, type_: &str| {
@@ -264,14 +269,33 @@ fn conflict_only(before: &Value, status: &Value) -> bool {
         same["conditions"][is] = before["conditions"][was].clone();
     }
     let condition = |type_: &str| &status["conditions"][find(status, type_).unwrap_or(0)];
-    same == *before
-        && condition(&applied)["status"] == "False"
-        && condition(&applied)["reason"] == "Pending"
-        && condition(&applied)["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("update conflicted, retrying"))
-        && condition("Programmed")["status"] == "True"
-        && condition("Programmed")["reason"] == "Programmed"
+    let is = |c: &Value, status: &str, reason: &str| c["status"] == status && c["reason"] == reason;
+    let says = |c: &Value, text: &str| c["message"].as_str().is_some_and(|m| m.contains(text));
+    let (applied, programmed) = (condition(&applied), condition("Programmed"));
+    let update_row = is(applied, "False", "Pending")
+        && says(applied, "update conflicted, retrying")
+        && is(programmed, "True", "Programmed");
+    let create_row = is(applied, "False", "Pending")
+        && says(applied, "create conflicted, retrying")
+        && is(programmed, "False", "Pending")
+        && says(programmed, "is not created yet");
+    if create_row {
+        let listeners = status["listeners"].as_array().map_or(0, Vec::len);
+        for l in 0..listeners {
+            let listener = &status["listeners"][l];
+            let was = &before["listeners"][l];
+            let (Some(is_at), Some(was_at)) =
+                (find(listener, "Programmed"), find(was, "Programmed"))
+            else {
+                return false;
+            };
+            if !is(&listener["conditions"][is_at], "False", "Pending") {
+                return false;
+            }
+            same["listeners"][l]["conditions"][is_at] = was["conditions"][was_at].clone();
+        }
+    }
+    same == *before && (update_row || create_row)
 }
 
 /// The namespace's latest resourceVersion: a write's, made now.
@@ -539,6 +563,52 @@ fn a_change_after_the_restart_is_an_overwrite() {
     // With another condition changed too, it is a change.
     let both = gateway(3, "Pending", "False", "update conflicted, retrying: 409");
     assert_eq!(overwritten(&[fine(1), both], 2).0.len(), 1);
+    // The create row (the Deployment cache behind the Gateway's), the listeners' Programmed
+    // following the Gateway's: counted apart; with a listener otherwise changed, a change.
+    let with_listener = |rv, created: bool, attached: u32| {
+        let (status, reason, text) = match created {
+            true => ("True", "Programmed", "LB Deployment reconciled"),
+            false => (
+                "False",
+                "Pending",
+                "LB Deployment ns/lb is not created yet: already exists",
+            ),
+        };
+        let applied_text = match created {
+            true => "applied",
+            false => "does not exist: create conflicted, retrying: already exists",
+        };
+        Seen {
+            rv,
+            kind: "Gateway",
+            deleted: false,
+            object: json!({ "metadata": { "name": "gw" }, "status": {
+                "conditions": [
+                    { "type": "Programmed", "status": status, "reason": reason, "message": text },
+                    { "type": applied(), "status": status, "reason": if created { "Applied" } else { "Pending" },
+                      "message": applied_text }],
+                "listeners": [{ "name": "tcp", "attachedRoutes": attached, "conditions": [
+                    { "type": "Accepted", "status": "True", "reason": "Accepted" },
+                    { "type": "Programmed", "status": status, "reason": reason }] }] } }),
+        }
+    };
+    assert_eq!(
+        overwritten(
+            &[
+                with_listener(1, true, 0),
+                with_listener(3, false, 0),
+                with_listener(4, true, 0)
+            ],
+            2
+        ),
+        (vec![], vec![3])
+    );
+    assert_eq!(
+        overwritten(&[with_listener(1, true, 0), with_listener(3, false, 1)], 2)
+            .0
+            .len(),
+        1
+    );
     // Before the restart, anything goes.
     assert!(
         overwritten(&[deployment(1, 2), deployment(2, 5)], 2)
