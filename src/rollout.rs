@@ -93,12 +93,12 @@ pub(crate) fn keep_read_status(object: &mut Map) {
     status.retain(|key, value| match key {
         "conditions" => {
             if let Value::Array(conditions) = value {
-                let stalls: Box<[Value]> = conditions
-                    .iter()
+                // Moved, not copied: the stalls are kept as read.
+                *conditions = std::mem::take(conditions)
+                    .into_vec()
+                    .into_iter()
                     .filter(|c| c.as_object().is_some_and(is_stall))
-                    .cloned()
                     .collect();
-                *conditions = stalls;
             }
             value.as_array().is_none_or(|c| !c.is_empty())
         }

@@ -371,8 +371,6 @@ mod tests {
         assert_eq!(deployment.meta().generation, Some(4));
     }
 
-    /// The API paths kube-rs builds from the trait: a wrong group, version or plural
-    /// would make every request of a controller 404.
     /// A watch event's object (read from its text) skips `metadata.managedFields` unread
     /// and keeps every other key, a `managedFields` elsewhere included, as the JSON has it.
     #[test]
@@ -420,6 +418,8 @@ mod tests {
         );
     }
 
+    /// The API paths kube-rs builds from the trait: a wrong group, version or plural
+    /// would make every request of a controller 404.
     #[test]
     fn each_kind_names_its_api() {
         fn path<K: Resource<DynamicType = ()>>(namespace: Option<&str>) -> String {
