@@ -1,14 +1,32 @@
-//! The core's Events, recorded on the Gateway through kube-runtime's events recorder
-//! (`events.k8s.io/v1`), or for a Gateway whose name is too long for its Event names, as
-//! an Event named by the API server ([`Recorder`]).
+//! The core's Events, recorded on the Gateway (`events.k8s.io/v1`) as kube-runtime's
+//! recorder writes them, with their series kept in a bounded time window ([`Recorder`]).
+//!
+//! kube-runtime's recorder keeps every Event it wrote for six minutes, whole, and walks
+//! all of them on every publish to drop the old ones: at a start that records one Event
+//! per Gateway, N publishes walk up to N entries each, a cost that grows with the square
+//! of the Gateways (docs/scale.md). This recorder writes the same Events (the same names,
+//! bodies and series) and keeps, per repeatable Event, its name and count only, dropped in
+//! the order they were last seen ([`Series`]). A repeat is patched with its series alone
+//! (`count`, `lastObservedTime`), as client-go's recorder does, instead of the whole Event
+//! again; the answers are not read, as nothing in them is used.
+//!
+//! For a Gateway whose name is too long for the Event names (`NAME.HEX`, 17 characters
+//! more than the object's, past the 253 an Event name may have) the Event is named by the
+//! API server from the name's first characters, and each occurrence is an Event of its own.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use gateway_reconcile::events::{Event, EventType};
 use k8s_openapi::api::core::v1::ObjectReference;
-use k8s_openapi::api::events::v1::Event as K8sEvent;
+use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::Client;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::core::Request;
 use kube::runtime::events::{self, Reporter};
+use serde::de::IgnoredAny;
 use tracing::warn;
 
 /// The longest note the Events API takes (1 KiB).
@@ -29,67 +47,131 @@ pub fn to_runtime(event: &Event, action: &str) -> events::Event {
     }
 }
 
-/// Where the controller records its Events: kube-runtime's recorder, and for an object
-/// whose name leaves no room for the recorder's Event name (`NAME.HEX`, 17 characters more
-/// than the object's, past the 253 an Event name may have: a Gateway name longer than
-/// [`MAX_RECORDER_NAME`]) an Event of its own whose name the API server generates from
-/// the object name's first characters.
+/// How long after its last occurrence an Event's repeat still counts on it (its series)
+/// rather than being written as a new Event: six minutes, as kube-runtime's and
+/// client-go's recorders do.
+pub const SERIES_WINDOW: SignedDuration = SignedDuration::from_mins(6);
+
+/// Where the controller records its Events (see the module docs).
 #[derive(Clone)]
 pub struct Recorder {
-    recorder: events::Recorder,
     client: Client,
     reporter: Reporter,
+    series: Arc<Mutex<Series>>,
 }
 
-/// The longest object name kube-runtime's recorder can name an Event after (253 less the
-/// `.` and 16 hexadecimal digits it appends).
+/// The longest object name an Event can be named after (253 less the `.` and 16
+/// hexadecimal digits appended).
 pub const MAX_RECORDER_NAME: usize = 253 - 17;
 
 impl Recorder {
     /// A recorder writing with `client`, as `reporter`.
     pub fn new(client: Client, reporter: Reporter) -> Self {
         Recorder {
-            recorder: events::Recorder::new(client.clone(), reporter.clone()),
             client,
             reporter,
+            series: Arc::default(),
         }
     }
 
-    /// Records one Event on the object `reference` names.
+    /// Records one Event on the object `reference` names: a new Event, or, when the same
+    /// Event (type, action, reason, object) was recorded within [`SERIES_WINDOW`], one more
+    /// in its series.
     pub async fn publish(
         &self,
         event: &events::Event,
         reference: &ObjectReference,
     ) -> Result<(), kube::Error> {
+        let now = Timestamp::now();
+        let namespace = reference.namespace.as_deref().unwrap_or("default");
+        let api = Api::<K8sEvent>::namespaced(self.client.clone(), namespace);
+        let url = api.resource_url();
         let name = reference.name.as_deref().unwrap_or_default();
-        if name.len() <= MAX_RECORDER_NAME {
-            return self.recorder.publish(event, reference).await;
+        if name.len() > MAX_RECORDER_NAME {
+            let body = serde_json::to_vec(&self.long_named(event, reference, now))
+                .map_err(kube::Error::SerdeError)?;
+            let request = Request::new(url).create(&PostParams::default(), body);
+            return crate::write::send::<_, IgnoredAny>(&api, request, "create")
+                .await
+                .map(|_| ());
         }
-        let api = Api::<K8sEvent>::namespaced(
-            self.client.clone(),
-            reference.namespace.as_deref().unwrap_or("default"),
-        );
-        api.create(&PostParams::default(), &self.long_named(event, reference))
-            .await
-            .map(|_| ())
+        let key = Key::new(event, reference);
+        let repeat = lock(&self.series).repeat(&key, now);
+        let written = match repeat {
+            Some(repeat) => {
+                let patch = serde_json::json!({ "series": EventSeries {
+                    count: repeat.count,
+                    last_observed_time: MicroTime(now),
+                }});
+                let request = Request::new(url).patch(
+                    &repeat.name,
+                    &PatchParams::default(),
+                    &Patch::Merge(patch),
+                );
+                crate::write::send::<_, IgnoredAny>(&api, request, "patch").await?;
+                repeat
+            }
+            None => {
+                let created = self.generate(event, reference, now);
+                let name = created.metadata.name.clone().unwrap_or_default();
+                let body = serde_json::to_vec(&created).map_err(kube::Error::SerdeError)?;
+                let request = Request::new(url).create(&PostParams::default(), body);
+                crate::write::send::<_, IgnoredAny>(&api, request, "create").await?;
+                Occurrence { name, count: 1 }
+            }
+        };
+        lock(&self.series).written(key, written, now);
+        Ok(())
     }
 
-    /// The Event kube-runtime's recorder would write, named by the API server from the
-    /// object name's start (`generateName`: it keeps 58 characters and adds 5). The prefix
-    /// ends with `-`: the server checks a `generateName` as a subdomain whose trailing dash
-    /// the suffix completes, and refuses one that ends with `.` (shown on a real server).
-    fn long_named(&self, event: &events::Event, reference: &ObjectReference) -> K8sEvent {
+    /// A new Event, named `NAME.HEX` (the object's name, then the time in nanoseconds), as
+    /// kube-runtime's recorder writes it.
+    fn generate(
+        &self,
+        event: &events::Event,
+        reference: &ObjectReference,
+        now: Timestamp,
+    ) -> K8sEvent {
+        let mut written = self.body(event, reference, now);
+        written.metadata.name = Some(format!(
+            "{}.{:x}",
+            reference
+                .name
+                .as_deref()
+                .unwrap_or(&self.reporter.controller),
+            now.as_nanosecond()
+        ));
+        written
+    }
+
+    /// The Event of an object whose name is too long for `NAME.HEX`, named by the API
+    /// server from the name's start (`generateName`: it keeps 58 characters and adds 5).
+    /// The prefix ends with `-`: the server checks a `generateName` as a subdomain whose
+    /// trailing dash the suffix completes, and refuses one that ends with `.` (shown on a
+    /// real server).
+    fn long_named(
+        &self,
+        event: &events::Event,
+        reference: &ObjectReference,
+        now: Timestamp,
+    ) -> K8sEvent {
         let name = reference.name.as_deref().unwrap_or_default();
         let prefix = truncate(name, 57).trim_end_matches(['-', '.']);
+        let mut written = self.body(event, reference, now);
+        written.metadata.generate_name = Some(format!("{prefix}-"));
+        written
+    }
+
+    /// An Event's body, without its name.
+    fn body(&self, event: &events::Event, reference: &ObjectReference, now: Timestamp) -> K8sEvent {
         K8sEvent {
             action: Some(event.action.clone()),
             reason: Some(event.reason.clone()),
-            event_time: Some(MicroTime(k8s_openapi::jiff::Timestamp::now())),
+            event_time: Some(MicroTime(now)),
             regarding: Some(reference.clone()),
             note: event.note.clone(),
             metadata: ObjectMeta {
                 namespace: reference.namespace.clone(),
-                generate_name: Some(format!("{prefix}-")),
                 ..ObjectMeta::default()
             },
             reporting_controller: Some(self.reporter.controller.clone()),
@@ -124,6 +206,102 @@ impl Recorder {
     }
 }
 
+/// The series, which no panic elsewhere can leave half-written: taken even when poisoned.
+fn lock(series: &Mutex<Series>) -> std::sync::MutexGuard<'_, Series> {
+    series
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What makes two Events one series: type, action, reason, the object (its reference
+/// whole, `resourceVersion` included, as kube-runtime's and client-go's recorders compare
+/// it) and the related object. The reporter is the recorder's own.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    type_: events::EventType,
+    action: String,
+    reason: String,
+    regarding: [Option<String>; 7],
+    related: Option<[Option<String>; 7]>,
+}
+
+impl Key {
+    fn new(event: &events::Event, reference: &ObjectReference) -> Self {
+        let fields = |r: &ObjectReference| {
+            [
+                r.api_version.clone(),
+                r.kind.clone(),
+                r.namespace.clone(),
+                r.name.clone(),
+                r.uid.clone(),
+                r.resource_version.clone(),
+                r.field_path.clone(),
+            ]
+        };
+        Key {
+            type_: event.type_,
+            action: event.action.clone(),
+            reason: event.reason.clone(),
+            regarding: fields(reference),
+            related: event.secondary.as_ref().map(fields),
+        }
+    }
+}
+
+/// An Event written: its name, and how many times it occurred (its series' count).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Occurrence {
+    name: String,
+    count: i32,
+}
+
+/// The Events recorded within [`SERIES_WINDOW`], by [`Key`]. Each write is queued with its
+/// time; the queue's front is dropped once past the window, so that a publish costs the
+/// Events that expired since the last one, not all of them.
+#[derive(Debug, Default)]
+struct Series {
+    last: HashMap<Arc<Key>, (Occurrence, Timestamp)>,
+    queue: VecDeque<(Timestamp, Arc<Key>)>,
+}
+
+impl Series {
+    /// The next occurrence of `key` at `now`, when it repeats one still in the window.
+    fn repeat(&mut self, key: &Key, now: Timestamp) -> Option<Occurrence> {
+        self.expire(now);
+        let (last, _) = self.last.get(key)?;
+        Some(Occurrence {
+            name: last.name.clone(),
+            count: last.count.saturating_add(1),
+        })
+    }
+
+    /// `key` was written as `occurrence` at `now`.
+    fn written(&mut self, key: Key, occurrence: Occurrence, now: Timestamp) {
+        let key = match self.last.get_key_value(&key) {
+            Some((shared, _)) => shared.clone(),
+            None => Arc::new(key),
+        };
+        self.last.insert(key.clone(), (occurrence, now));
+        self.queue.push_back((now, key));
+    }
+
+    /// Drops the Events last seen [`SERIES_WINDOW`] ago or more. A queued write that a later
+    /// one of the same key has replaced drops nothing: the later one is queued too.
+    fn expire(&mut self, now: Timestamp) {
+        while let Some((at, _)) = self.queue.front() {
+            if now.duration_since(*at) < SERIES_WINDOW {
+                break;
+            }
+            let Some((at, key)) = self.queue.pop_front() else {
+                break;
+            };
+            if self.last.get(&key).is_some_and(|(_, last)| *last == at) {
+                self.last.remove(&key);
+            }
+        }
+    }
+}
+
 /// The longest prefix of `text` of at most `max` bytes that ends on a char boundary.
 pub fn truncate(text: &str, max: usize) -> &str {
     if text.len() <= max {
@@ -139,6 +317,271 @@ pub fn truncate(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use http_body_util::BodyExt;
+
+    /// A request the fake API server got: method, path, content type and JSON body.
+    type Seen = (String, String, String, serde_json::Value);
+
+    /// A stand-in API server: records each request and answers `code` with `{}`.
+    #[derive(Clone)]
+    struct Fake {
+        seen: Arc<Mutex<Vec<Seen>>>,
+        code: Arc<Mutex<u16>>,
+    }
+
+    impl tower::Service<http::Request<kube::client::Body>> for Fake {
+        type Response = http::Response<http_body_util::Full<bytes::Bytes>>;
+        type Error = std::convert::Infallible;
+        type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
+            let fake = self.clone();
+            Box::pin(async move {
+                let (parts, body) = request.into_parts();
+                let bytes = body.collect().await.expect("body").to_bytes();
+                let kind = parts
+                    .headers
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned();
+                let json = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+                fake.seen.lock().expect("lock").push((
+                    parts.method.to_string(),
+                    parts.uri.path().to_owned(),
+                    kind,
+                    json,
+                ));
+                let code = *fake.code.lock().expect("lock");
+                let body = if code < 300 {
+                    "{}".to_owned()
+                } else {
+                    format!(
+                        r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no","reason":"InternalError","code":{code}}}"#
+                    )
+                };
+                Ok(http::Response::builder()
+                    .status(code)
+                    .header(http::header::CONTENT_TYPE, "application/json")
+                    .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+                    .expect("response"))
+            })
+        }
+    }
+
+    fn recording() -> (Recorder, Fake) {
+        let fake = Fake {
+            seen: Arc::default(),
+            code: Arc::new(Mutex::new(201)),
+        };
+        let reporter = Reporter {
+            controller: "gateway-reconcile-controller".into(),
+            instance: Some("pod-1".into()),
+        };
+        (
+            Recorder::new(Client::new(fake.clone(), "default"), reporter),
+            fake,
+        )
+    }
+
+    fn gateway(name: &str, version: &str) -> ObjectReference {
+        ObjectReference {
+            api_version: Some("gateway.networking.k8s.io/v1".into()),
+            kind: Some("Gateway".into()),
+            namespace: Some("red".into()),
+            name: Some(name.into()),
+            uid: Some("u-1".into()),
+            resource_version: Some(version.into()),
+            ..ObjectReference::default()
+        }
+    }
+
+    fn warning(reason: &str, note: &str) -> events::Event {
+        events::Event {
+            type_: events::EventType::Warning,
+            reason: reason.into(),
+            note: Some(note.into()),
+            action: "Update".into(),
+            secondary: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_repeated_event_is_created_once_then_counted_by_patches_of_its_series() {
+        let (recorder, fake) = recording();
+        let gw = gateway("gw", "7");
+        recorder
+            .publish(&warning("ApplyFailed", "first"), &gw)
+            .await
+            .expect("create");
+        recorder
+            .publish(&warning("ApplyFailed", "second"), &gw)
+            .await
+            .expect("patch");
+        recorder
+            .publish(&warning("ApplyFailed", "third"), &gw)
+            .await
+            .expect("patch");
+        // Another reason, and the same reason on another version of the object: new Events.
+        recorder
+            .publish(&warning("AdmissionChanged", "x"), &gw)
+            .await
+            .expect("create");
+        recorder
+            .publish(&warning("ApplyFailed", "x"), &gateway("gw", "8"))
+            .await
+            .expect("create");
+        let seen = fake.seen.lock().expect("lock").clone();
+        let verbs: Vec<(&str, &str)> = seen
+            .iter()
+            .map(|(m, p, _, _)| (m.as_str(), p.as_str()))
+            .collect();
+        let (_, _, _, created) = &seen[0];
+        let name = created["metadata"]["name"]
+            .as_str()
+            .expect("named")
+            .to_owned();
+        let events = "/apis/events.k8s.io/v1/namespaces/red/events";
+        let named = format!("{events}/{name}");
+        assert_eq!(
+            verbs,
+            [
+                ("POST", events),
+                ("PATCH", named.as_str()),
+                ("PATCH", named.as_str()),
+                ("POST", events),
+                ("POST", events)
+            ]
+        );
+        // The Event kube-runtime's recorder wrote: named after the object and the time.
+        let (hex, digits) = name.split_once('.').expect("NAME.HEX");
+        assert_eq!(hex, "gw");
+        assert!(
+            digits.len() >= 15 && digits.chars().all(|c| c.is_ascii_hexdigit()),
+            "{name}"
+        );
+        assert_eq!(created["reason"], "ApplyFailed");
+        assert_eq!(created["note"], "first");
+        assert_eq!(created["type"], "Warning");
+        assert_eq!(created["action"], "Update");
+        assert_eq!(
+            created["reportingController"],
+            "gateway-reconcile-controller"
+        );
+        assert_eq!(created["reportingInstance"], "pod-1");
+        assert_eq!(created["regarding"]["resourceVersion"], "7");
+        assert!(created["eventTime"].is_string(), "{created}");
+        assert!(created.get("series").is_none(), "{created}");
+        // A repeat is its series alone, a merge patch.
+        for (count, (_, _, kind, patch)) in [2, 3].into_iter().zip(&seen[1..3]) {
+            assert_eq!(kind, "application/merge-patch+json");
+            assert_eq!(patch["series"]["count"], count, "{patch}");
+            assert!(patch["series"]["lastObservedTime"].is_string(), "{patch}");
+            assert_eq!(patch.as_object().map(|o| o.len()), Some(1), "{patch}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_event_the_server_refused_starts_no_series() {
+        let (recorder, fake) = recording();
+        let gw = gateway("gw", "7");
+        *fake.code.lock().expect("lock") = 500;
+        assert!(
+            recorder
+                .publish(&warning("ApplyFailed", "m"), &gw)
+                .await
+                .is_err()
+        );
+        *fake.code.lock().expect("lock") = 201;
+        recorder
+            .publish(&warning("ApplyFailed", "m"), &gw)
+            .await
+            .expect("create");
+        let seen = fake.seen.lock().expect("lock").clone();
+        let methods: Vec<&str> = seen.iter().map(|(m, _, _, _)| m.as_str()).collect();
+        assert_eq!(methods, ["POST", "POST"]);
+    }
+
+    #[tokio::test]
+    async fn a_long_named_object_gets_an_event_named_by_the_server_each_time() {
+        let (recorder, fake) = recording();
+        let name = format!("{}-{}", "a".repeat(56), "b".repeat(253 - 57));
+        let gw = gateway(&name, "7");
+        for _ in 0..2 {
+            recorder
+                .publish(&warning("ApplyFailed", "m"), &gw)
+                .await
+                .expect("create");
+        }
+        let seen = fake.seen.lock().expect("lock").clone();
+        assert_eq!(seen.len(), 2);
+        for (method, _, _, body) in &seen {
+            assert_eq!(method, "POST");
+            assert_eq!(
+                body["metadata"]["generateName"],
+                format!("{}-", "a".repeat(56))
+            );
+            assert!(body["metadata"].get("name").is_none(), "{body}");
+        }
+    }
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + seconds).expect("time")
+    }
+
+    fn key(reason: &str) -> Key {
+        Key::new(&warning(reason, "m"), &gateway("gw", "7"))
+    }
+
+    fn occurrence(count: i32) -> Occurrence {
+        Occurrence {
+            name: "gw.1".into(),
+            count,
+        }
+    }
+
+    #[test]
+    fn a_series_counts_repeats_within_its_window_of_the_last_occurrence() {
+        let mut series = Series::default();
+        assert_eq!(series.repeat(&key("A"), at(0)), None);
+        series.written(key("A"), occurrence(1), at(0));
+        assert_eq!(series.repeat(&key("A"), at(10)), Some(occurrence(2)));
+        assert_eq!(series.repeat(&key("B"), at(10)), None);
+        series.written(key("A"), occurrence(2), at(300));
+        // Six minutes after the first write, but not after the last: still a repeat.
+        assert_eq!(series.repeat(&key("A"), at(360)), Some(occurrence(3)));
+        assert_eq!(series.last.len(), 1);
+        assert_eq!(
+            series.queue.len(),
+            1,
+            "the first write's entry expired alone"
+        );
+        // Six minutes after the last: a new Event, and nothing is held any more.
+        assert_eq!(series.repeat(&key("A"), at(660)), None);
+        assert!(series.last.is_empty() && series.queue.is_empty());
+    }
+
+    #[test]
+    fn a_publish_walks_only_what_expired() {
+        let mut series = Series::default();
+        for i in 0..1000 {
+            series.written(key(&format!("R{i}")), occurrence(1), at(i));
+        }
+        // Ten seconds past the first's window: the first ten go, the rest are not looked at.
+        assert_eq!(series.repeat(&key("R500"), at(369)), Some(occurrence(2)));
+        assert_eq!(series.last.len(), 990);
+        assert_eq!(series.queue.len(), 990);
+        assert_eq!(series.queue.front().map(|(t, _)| *t), Some(at(10)));
+    }
 
     #[tokio::test]
     async fn a_long_name_gets_an_event_named_by_the_server_from_its_start() {
@@ -166,7 +609,7 @@ mod tests {
             },
             "Update",
         );
-        let written = recorder.long_named(&event, &reference);
+        let written = recorder.long_named(&event, &reference, Timestamp::now());
         assert_eq!(
             written.metadata.generate_name.as_deref(),
             Some(format!("{}-", "a".repeat(56)).as_str())

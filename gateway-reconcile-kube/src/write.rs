@@ -106,7 +106,7 @@ pub async fn replace(api: &Api<DynamicObject>, desired: wire::Deployment) -> Wri
 
 /// Sends a request `api`'s client, as kube's `Api` method `verb` does (the same request,
 /// the same errors), and reads the answer as `T`.
-async fn send<K: Clone, T: DeserializeOwned>(
+pub(crate) async fn send<K: Clone, T: DeserializeOwned>(
     api: &Api<K>,
     request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
     verb: &'static str,

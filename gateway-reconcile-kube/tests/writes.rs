@@ -651,3 +651,63 @@ async fn mutating_admission_gets_one_write_per_desired_object_and_one_more_per_r
     delete(&story.admin, &hook).await;
     story.stop().await;
 }
+
+/// The recorder's series on a real API server: an Event repeated on the same object is
+/// created once, then patched with its series alone (`count`, `lastObservedTime`), which
+/// the server takes; the note stays the first occurrence's, as kube-runtime's recorder
+/// leaves it.
+#[tokio::test]
+#[ignore = "needs a control plane: e2e/run.sh"]
+async fn a_repeated_event_is_one_event_with_a_series() {
+    use gateway_reconcile_kube::events::Recorder;
+    use k8s_openapi::api::core::v1::ObjectReference;
+    use kube::runtime::events::{Event, EventType, Reporter};
+
+    let story = Story::create(settings()).await;
+    let recorder = Recorder::new(
+        story.admin.clone(),
+        Reporter {
+            controller: "gateway-reconcile-controller".into(),
+            instance: Some("e2e".into()),
+        },
+    );
+    let regarding = ObjectReference {
+        api_version: Some("gateway.networking.k8s.io/v1".into()),
+        kind: Some("Gateway".into()),
+        namespace: Some(story.ns.clone()),
+        name: Some("gw".into()),
+        uid: Some("4d0f3c2e-0000-4000-8000-000000000001".into()),
+        ..ObjectReference::default()
+    };
+    for note in ["first", "second", "third"] {
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "ApplyFailed".into(),
+            note: Some(note.into()),
+            action: "Update".into(),
+            secondary: None,
+        };
+        recorder
+            .publish(&event, &regarding)
+            .await
+            .expect("recorded");
+    }
+    let events: Api<DynamicObject> = Api::namespaced_with(
+        story.admin.clone(),
+        &story.ns,
+        &resource("events.k8s.io/v1", "Event"),
+    );
+    let list: Vec<Value> = events
+        .list(&Default::default())
+        .await
+        .expect("events")
+        .into_iter()
+        .map(|e| serde_json::to_value(e).expect("json"))
+        .filter(|e| e["reason"] == "ApplyFailed")
+        .collect();
+    assert_eq!(list.len(), 1, "{list:#?}");
+    assert_eq!(list[0]["series"]["count"], 3, "{:#}", list[0]);
+    assert!(list[0]["series"]["lastObservedTime"].is_string());
+    assert_eq!(list[0]["note"], "first");
+    assert_eq!(events_of(&story, "ApplyFailed").await, 3);
+}
