@@ -215,36 +215,47 @@ fn lock(series: &Mutex<Series>) -> std::sync::MutexGuard<'_, Series> {
 
 /// What makes two Events one series: type, action, reason, the object (its reference
 /// whole, `resourceVersion` included, as kube-runtime's and client-go's recorders compare
-/// it) and the related object. The reporter is the recorder's own.
+/// it) and the related object; the reporter is the recorder's own. Held as one string, each
+/// part written with its length (`-` for an absent one), so that distinct keys never read
+/// the same: one allocation a key, shared by the series' map and queue, held for
+/// [`SERIES_WINDOW`] after every Event recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Key {
-    type_: events::EventType,
-    action: String,
-    reason: String,
-    regarding: [Option<String>; 7],
-    related: Option<[Option<String>; 7]>,
-}
+struct Key(Arc<str>);
 
 impl Key {
     fn new(event: &events::Event, reference: &ObjectReference) -> Self {
-        let fields = |r: &ObjectReference| {
-            [
-                r.api_version.clone(),
-                r.kind.clone(),
-                r.namespace.clone(),
-                r.name.clone(),
-                r.uid.clone(),
-                r.resource_version.clone(),
-                r.field_path.clone(),
-            ]
+        use std::fmt::Write;
+        let mut key = String::with_capacity(160);
+        let mut part = |text: Option<&str>| {
+            let _ = match text {
+                Some(text) => write!(key, "{}:{text}", text.len()),
+                None => write!(key, "-"),
+            };
         };
-        Key {
-            type_: event.type_,
-            action: event.action.clone(),
-            reason: event.reason.clone(),
-            regarding: fields(reference),
-            related: event.secondary.as_ref().map(fields),
+        part(Some(match event.type_ {
+            events::EventType::Normal => "Normal",
+            events::EventType::Warning => "Warning",
+        }));
+        part(Some(&event.action));
+        part(Some(&event.reason));
+        for r in std::iter::once(Some(reference)).chain([event.secondary.as_ref()]) {
+            let Some(r) = r else {
+                part(None);
+                continue;
+            };
+            for field in [
+                &r.api_version,
+                &r.kind,
+                &r.namespace,
+                &r.name,
+                &r.uid,
+                &r.resource_version,
+                &r.field_path,
+            ] {
+                part(field.as_deref());
+            }
         }
+        Key(Arc::from(key))
     }
 }
 
@@ -260,8 +271,8 @@ struct Occurrence {
 /// Events that expired since the last one, not all of them.
 #[derive(Debug, Default)]
 struct Series {
-    last: HashMap<Arc<Key>, (Occurrence, Timestamp)>,
-    queue: VecDeque<(Timestamp, Arc<Key>)>,
+    last: HashMap<Key, (Occurrence, Timestamp)>,
+    queue: VecDeque<(Timestamp, Key)>,
 }
 
 impl Series {
@@ -277,10 +288,6 @@ impl Series {
 
     /// `key` was written as `occurrence` at `now`.
     fn written(&mut self, key: Key, occurrence: Occurrence, now: Timestamp) {
-        let key = match self.last.get_key_value(&key) {
-            Some((shared, _)) => shared.clone(),
-            None => Arc::new(key),
-        };
         self.last.insert(key.clone(), (occurrence, now));
         self.queue.push_back((now, key));
     }
@@ -568,6 +575,33 @@ mod tests {
         // Six minutes after the last: a new Event, and nothing is held any more.
         assert_eq!(series.repeat(&key("A"), at(660)), None);
         assert!(series.last.is_empty() && series.queue.is_empty());
+    }
+
+    #[test]
+    fn keys_tell_apart_what_their_parts_tell_apart() {
+        let gw = gateway("gw", "7");
+        let same = Key::new(&warning("A", "one note"), &gw);
+        assert_eq!(same, Key::new(&warning("A", "another note"), &gw));
+        let mut normal = warning("A", "m");
+        normal.type_ = events::EventType::Normal;
+        let mut related = warning("A", "m");
+        related.secondary = Some(gateway("other", "1"));
+        let mut moved = gw.clone();
+        moved.name = Some("dgw".into());
+        moved.namespace = Some("re".into());
+        let mut absent = gw.clone();
+        absent.field_path = Some(String::new());
+        let others = [
+            Key::new(&warning("B", "m"), &gw),
+            Key::new(&normal, &gw),
+            Key::new(&related, &gw),
+            Key::new(&warning("A", "m"), &gateway("gw", "8")),
+            Key::new(&warning("A", "m"), &moved),
+            Key::new(&warning("A", "m"), &absent),
+        ];
+        for (i, other) in others.iter().enumerate() {
+            assert_ne!(&same, other, "{i}");
+        }
     }
 
     #[test]
