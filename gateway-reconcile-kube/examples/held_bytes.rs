@@ -728,6 +728,33 @@ mod tests {
     /// The allocator counts every thread's allocations: one measuring test at a time.
     static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+    /// A Gateway holds of its metadata what the core's type names: its `creationTimestamp`
+    /// costs nothing held (it cost a `serde_json` map node, about 600 bytes, before).
+    #[test]
+    fn a_gateway_is_held_without_the_metadata_nothing_reads() {
+        let _one = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+        let root = std::env::temp_dir().join(format!("held-meta-test-{}", std::process::id()));
+        let (with, without) = (root.join("with"), root.join("without"));
+        write_dir(&with, 30, false);
+        write_dir(&without, 30, false);
+        let path = without.join("gateways.json");
+        let mut list: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("JSON");
+        for item in list["items"].as_array_mut().expect("items") {
+            item["metadata"]
+                .as_object_mut()
+                .expect("metadata")
+                .remove("creationTimestamp");
+        }
+        std::fs::write(&path, list.to_string()).expect("written");
+        let (with, without) = (run(&with), run(&without));
+        std::fs::remove_dir_all(&root).expect("removed");
+        let (a, b) = (cache(&with, "gateways"), cache(&without, "gateways"));
+        assert_eq!((a.objects, b.objects), (30, 30));
+        assert!(a.json_bytes > b.json_bytes + 30 * 30, "{a:?} {b:?}");
+        assert_eq!(a.held_bytes, b.held_bytes, "{a:?} {b:?}");
+    }
+
     /// Of an LB Deployment's status, the cache holds what the rollout rule reads: four
     /// counts, not the two conditions a running Deployment carries (500 bytes of JSON).
     #[test]

@@ -36,9 +36,26 @@ pub struct ObjectMeta {
     /// `metadata.ownerReferences`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub owner_references: Vec<OwnerReference>,
-    /// Every other metadata field (`creationTimestamp`, `managedFields`, ...), kept as is.
+    /// Every other metadata field (`creationTimestamp`, `managedFields`, ...), kept as is
+    /// (a watched object, `resource::Watched` with feature `kube`, holds none of them).
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+impl ObjectMeta {
+    /// The metadata keys this type names; every other key goes to [`ObjectMeta::other`].
+    #[cfg(feature = "kube")]
+    pub(crate) const NAMED_KEYS: [&'static str; 9] = [
+        "name",
+        "namespace",
+        "uid",
+        "generation",
+        "resourceVersion",
+        "deletionTimestamp",
+        "labels",
+        "annotations",
+        "ownerReferences",
+    ];
 }
 
 /// `metav1.OwnerReference`.
@@ -90,4 +107,38 @@ pub struct Condition {
     /// A human-readable message.
     #[serde(default)]
     pub message: String,
+}
+
+#[cfg(all(test, feature = "kube"))]
+mod tests {
+    use super::*;
+
+    /// The keys a watched object keeps are the keys the type names: every field set, none
+    /// in `other`, serializes to exactly them.
+    #[test]
+    fn the_named_keys_are_the_fields_of_the_type() {
+        let meta = ObjectMeta {
+            name: Some("n".into()),
+            namespace: Some("ns".into()),
+            uid: Some("u".into()),
+            generation: Some(1),
+            resource_version: Some("2".into()),
+            deletion_timestamp: Some("2026-12-07T10:00:00Z".into()),
+            labels: [("k".to_owned(), "v".to_owned())].into(),
+            annotations: [("a".to_owned(), "b".to_owned())].into(),
+            owner_references: vec![OwnerReference::default()],
+            other: Map::new(),
+        };
+        let json = serde_json::to_value(&meta).expect("JSON");
+        let mut keys: Vec<&str> = json
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut named = ObjectMeta::NAMED_KEYS.to_vec();
+        keys.sort_unstable();
+        named.sort_unstable();
+        assert_eq!(keys, named);
+    }
 }

@@ -46,7 +46,12 @@
 //! watch event's text is read, nothing built of it): the crate never reads or writes it
 //! back, and it is the largest part of most objects. Of a Deployment's `status`, only
 //! what the rollout rule reads is kept (its counts, and a `Progressing` condition past its
-//! deadline): nothing else of the crate reads it, and a write leaves it out.
+//! deadline): nothing else of the crate reads it, and a write leaves it out. Every other
+//! kind, read into its typed wire object and never written back, holds of `metadata` only
+//! the keys [`wire::ObjectMeta`] names (name, namespace, uid, generation,
+//! `resourceVersion`, `deletionTimestamp`, labels, annotations, `ownerReferences`): its
+//! `other` is empty, where `creationTimestamp` alone would cost a `serde_json` map node of
+//! about 600 bytes on each Gateway, route and configuration.
 
 use std::borrow::Cow;
 
@@ -73,9 +78,25 @@ pub trait Kind: DeserializeOwned {
     /// Reads the object from its compact tree, which [`Watched`] read the event's JSON into:
     /// by default a typed read of the tree (`managedFields` already dropped), the error
     /// naming the key path of what is wrong; a kind held as a tree takes it whole.
+    ///
+    /// The typed read holds of `metadata` only the keys [`wire::ObjectMeta`] names: a
+    /// watched object is read, never written back, and nothing reads the others (the
+    /// `creationTimestamp` every object has would cost a `serde_json` map node of about
+    /// 600 bytes in [`wire::ObjectMeta::other`], for each Gateway, route and configuration).
     #[doc(hidden)]
-    fn from_tree(value: tree::Value) -> Result<Self, (Option<String>, String)> {
+    fn from_tree(mut value: tree::Value) -> Result<Self, (Option<String>, String)> {
+        keep_named_metadata(&mut value);
         crate::read_at::typed_tree(&value)
+    }
+}
+
+/// Drops the `metadata` keys [`wire::ObjectMeta`] does not name (see [`Kind::from_tree`]).
+fn keep_named_metadata(value: &mut tree::Value) {
+    if let Some(metadata) = value
+        .get_mut("metadata")
+        .and_then(tree::Value::as_object_mut)
+    {
+        metadata.retain(|key, _| wire::ObjectMeta::NAMED_KEYS.contains(&key));
     }
 }
 
@@ -318,6 +339,45 @@ mod tests {
         assert_eq!(list[1].resource_version().as_deref(), Some("4"));
     }
 
+    /// A watched object of a typed kind holds of its metadata what the crate reads; a
+    /// Deployment, which is written back, holds its metadata whole.
+    #[test]
+    fn a_watched_object_holds_the_metadata_its_type_names() {
+        let metadata = json!({
+            "name": "gw", "namespace": "ns", "uid": "u-1", "generation": 2,
+            "resourceVersion": "9", "deletionTimestamp": "2026-12-07T10:00:00Z",
+            "labels": {"k": "v"}, "annotations": {"a": "b"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "o", "uid": "p"}],
+            "creationTimestamp": "2026-12-07T09:00:00Z", "finalizers": ["f"],
+            "generateName": "g-", "managedFields": [{"manager": "m"}]
+        });
+        let gateway = Watched::<wire::Gateway>::from_json(json!({
+            "metadata": metadata,
+            "spec": {"gatewayClassName": "c", "listeners": []}
+        }));
+        let read = &gateway.read().expect("readable").metadata;
+        assert!(read.other.is_empty(), "{:?}", read.other);
+        let mut named: Value = serde_json::to_value(read).expect("JSON");
+        let mut expected = metadata.clone();
+        for key in [
+            "creationTimestamp",
+            "finalizers",
+            "generateName",
+            "managedFields",
+        ] {
+            expected.as_object_mut().expect("object").remove(key);
+        }
+        assert_eq!(named, expected, "every key the type names is kept");
+        let route = Watched::<wire::L34Route>::from_json(json!({"metadata": metadata}));
+        named = serde_json::to_value(&route.read().expect("readable").metadata).expect("JSON");
+        assert_eq!(named, expected);
+        let deployment = Watched::<wire::Deployment>::from_json(json!({"metadata": metadata}));
+        let whole = &deployment.read().expect("readable").object["metadata"];
+        for key in ["creationTimestamp", "finalizers", "generateName"] {
+            assert!(whole.get(key).is_some(), "{key}");
+        }
+    }
+
     #[test]
     fn an_unreadable_gateway_keeps_its_class() {
         let gateway = Watched::<wire::Gateway>::from_json(json!({
@@ -468,6 +528,13 @@ mod tests {
                 meta.uid = text("uid");
                 meta.resource_version = text("resourceVersion");
                 meta.generation = metadata.get("generation").and_then(Value::as_i64);
+            }
+            // Of a typed object's metadata, the keys its type names alone (as the tree's
+            // reading).
+            if T::KIND != "Deployment"
+                && let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut)
+            {
+                metadata.retain(|key, _| wire::ObjectMeta::NAMED_KEYS.contains(&key.as_str()));
             }
             // Of a Deployment's status, what the rollout reads alone (as the tree's reading).
             if T::KIND == "Deployment"
