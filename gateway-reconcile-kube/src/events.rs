@@ -6,7 +6,7 @@
 //! per Gateway, N publishes walk up to N entries each, a cost that grows with the square
 //! of the Gateways (docs/scale.md). This recorder writes the same Events (the same names,
 //! bodies and series) and keeps, per repeatable Event, its name and count only, dropped in
-//! the order they were last seen ([`Series`]). A repeat is patched with its series alone
+//! the order they were last seen. A repeat is patched with its series alone
 //! (`count`, `lastObservedTime`), as client-go's recorder does, instead of the whole Event
 //! again; the answers are not read, as nothing in them is used.
 //!
