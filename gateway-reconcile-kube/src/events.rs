@@ -8,7 +8,9 @@
 //! bodies and series) and keeps, per repeatable Event, its name and count only, dropped in
 //! the order they were last seen. A repeat is patched with its series alone
 //! (`count`, `lastObservedTime`), as client-go's recorder does, instead of the whole Event
-//! again; the answers are not read, as nothing in them is used.
+//! again, and a repeat of an Event the server no longer has (deleted, or past its Event
+//! TTL) is created anew, as client-go's recorder does; the answers are not read, as
+//! nothing in them is used.
 //!
 //! For a Gateway whose name is too long for the Event names (`NAME.HEX`, 17 characters
 //! more than the object's, past the 253 an Event name may have) the Event is named by the
@@ -108,20 +110,36 @@ impl Recorder {
                     &PatchParams::default(),
                     &Patch::Merge(patch),
                 );
-                crate::write::send::<_, IgnoredAny>(&api, request, "patch").await?;
-                repeat
+                match crate::write::send::<_, IgnoredAny>(&api, request, "patch").await {
+                    Ok(_) => repeat,
+                    // The Event is gone (deleted, or past the server's Event TTL): a new
+                    // one, as client-go's recorder does.
+                    Err(kube::Error::Api(status)) if status.code == 404 => {
+                        self.create(&api, event, reference, now).await?
+                    }
+                    Err(error) => return Err(error),
+                }
             }
-            None => {
-                let created = self.generate(event, reference, now);
-                let name = created.metadata.name.clone().unwrap_or_default();
-                let body = serde_json::to_vec(&created).map_err(kube::Error::SerdeError)?;
-                let request = Request::new(url).create(&PostParams::default(), body);
-                crate::write::send::<_, IgnoredAny>(&api, request, "create").await?;
-                Occurrence { name, count: 1 }
-            }
+            None => self.create(&api, event, reference, now).await?,
         };
         lock(&self.series).written(key, written, now);
         Ok(())
+    }
+
+    /// Creates a new Event: the first occurrence of its series.
+    async fn create(
+        &self,
+        api: &Api<K8sEvent>,
+        event: &events::Event,
+        reference: &ObjectReference,
+        now: Timestamp,
+    ) -> Result<Occurrence, kube::Error> {
+        let created = self.generate(event, reference, now);
+        let name = created.metadata.name.clone().unwrap_or_default();
+        let body = serde_json::to_vec(&created).map_err(kube::Error::SerdeError)?;
+        let request = Request::new(api.resource_url()).create(&PostParams::default(), body);
+        crate::write::send::<_, IgnoredAny>(api, request, "create").await?;
+        Ok(Occurrence { name, count: 1 })
     }
 
     /// A new Event, named `NAME.HEX` (the object's name, then the time in nanoseconds), as
@@ -339,6 +357,8 @@ mod tests {
     struct Fake {
         seen: Arc<Mutex<Vec<Seen>>>,
         code: Arc<Mutex<u16>>,
+        /// The answer to a PATCH, when not `code`.
+        patch_code: Arc<Mutex<Option<u16>>>,
     }
 
     impl tower::Service<http::Request<kube::client::Body>> for Fake {
@@ -368,7 +388,10 @@ mod tests {
                     kind,
                     json,
                 ));
-                let code = *fake.code.lock().expect("lock");
+                let code = match *fake.patch_code.lock().expect("lock") {
+                    Some(code) if parts.method == http::Method::PATCH => code,
+                    _ => *fake.code.lock().expect("lock"),
+                };
                 let body = if code < 300 {
                     "{}".to_owned()
                 } else {
@@ -389,6 +412,7 @@ mod tests {
         let fake = Fake {
             seen: Arc::default(),
             code: Arc::new(Mutex::new(201)),
+            patch_code: Arc::default(),
         };
         let reporter = Reporter {
             controller: "gateway-reconcile-controller".into(),
@@ -516,6 +540,51 @@ mod tests {
         let seen = fake.seen.lock().expect("lock").clone();
         let methods: Vec<&str> = seen.iter().map(|(m, _, _, _)| m.as_str()).collect();
         assert_eq!(methods, ["POST", "POST"]);
+    }
+
+    /// A repeat of an Event the server no longer has (404 to its patch) is a new Event,
+    /// the first of a new series.
+    #[tokio::test]
+    async fn a_repeat_of_an_event_gone_from_the_server_is_created_again() {
+        let (recorder, fake) = recording();
+        let gw = gateway("gw", "7");
+        recorder
+            .publish(&warning("ApplyFailed", "m"), &gw)
+            .await
+            .expect("create");
+        *fake.patch_code.lock().expect("lock") = Some(404);
+        recorder
+            .publish(&warning("ApplyFailed", "m"), &gw)
+            .await
+            .expect("created again");
+        *fake.patch_code.lock().expect("lock") = None;
+        recorder
+            .publish(&warning("ApplyFailed", "m"), &gw)
+            .await
+            .expect("patch");
+        let seen = fake.seen.lock().expect("lock").clone();
+        let methods: Vec<&str> = seen.iter().map(|(m, _, _, _)| m.as_str()).collect();
+        assert_eq!(methods, ["POST", "PATCH", "POST", "PATCH"]);
+        let second = seen[2].3["metadata"]["name"].as_str().expect("named");
+        assert_ne!(seen[0].3["metadata"]["name"].as_str(), Some(second));
+        assert!(seen[3].1.ends_with(&format!("/{second}")), "{:?}", seen[3]);
+        assert_eq!(seen[3].3["series"]["count"], 2, "the new Event's series");
+        // Any other refusal of the patch is the caller's, and the series stays as it was.
+        *fake.patch_code.lock().expect("lock") = Some(500);
+        assert!(
+            recorder
+                .publish(&warning("ApplyFailed", "m"), &gw)
+                .await
+                .is_err()
+        );
+        *fake.patch_code.lock().expect("lock") = None;
+        recorder
+            .publish(&warning("ApplyFailed", "m"), &gw)
+            .await
+            .expect("patch");
+        let seen = fake.seen.lock().expect("lock").clone();
+        assert_eq!(seen.len(), 6);
+        assert_eq!(seen[5].3["series"]["count"], 3);
     }
 
     #[tokio::test]

@@ -655,7 +655,7 @@ async fn mutating_admission_gets_one_write_per_desired_object_and_one_more_per_r
 /// The recorder's series on a real API server: an Event repeated on the same object is
 /// created once, then patched with its series alone (`count`, `lastObservedTime`), which
 /// the server takes; the note stays the first occurrence's, as kube-runtime's recorder
-/// leaves it.
+/// leaves it. A repeat of an Event someone deleted is a new Event.
 #[tokio::test]
 #[ignore = "needs a control plane: e2e/run.sh"]
 async fn a_repeated_event_is_one_event_with_a_series() {
@@ -710,4 +710,36 @@ async fn a_repeated_event_is_one_event_with_a_series() {
     assert!(list[0]["series"]["lastObservedTime"].is_string());
     assert_eq!(list[0]["note"], "first");
     assert_eq!(events_of(&story, "ApplyFailed").await, 3);
+    // Deleted, the Event's next repeat is a new Event (the patch finds none: 404).
+    let name = list[0]["metadata"]["name"]
+        .as_str()
+        .expect("named")
+        .to_owned();
+    events
+        .delete(&name, &Default::default())
+        .await
+        .expect("deleted");
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "ApplyFailed".into(),
+        note: Some("fourth".into()),
+        action: "Update".into(),
+        secondary: None,
+    };
+    recorder
+        .publish(&event, &regarding)
+        .await
+        .expect("recorded again");
+    let list: Vec<Value> = events
+        .list(&Default::default())
+        .await
+        .expect("events")
+        .into_iter()
+        .map(|e| serde_json::to_value(e).expect("json"))
+        .filter(|e| e["reason"] == "ApplyFailed")
+        .collect();
+    assert_eq!(list.len(), 1, "{list:#?}");
+    assert_ne!(list[0]["metadata"]["name"], name.as_str());
+    assert_eq!(list[0]["note"], "fourth");
+    assert!(list[0].get("series").is_none(), "{:#}", list[0]);
 }
