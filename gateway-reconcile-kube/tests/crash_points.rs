@@ -360,8 +360,16 @@ async fn run(scenario: Scenario, point: Option<Point>) -> Run {
     let mut first = Process::start(&world, "first", &kubeconfig, &flags);
     std::fs::write(&pid_file, first.pid().to_string()).expect("pid file");
     // Ready before the scenario acts (it writes nothing before its caches are filled, so
-    // no point is passed meanwhile), as the baseline's writes were learnt.
-    first.ready(WAIT).await;
+    // no point is passed meanwhile), as the baseline's writes were learnt. Where the class's
+    // status is the first write (a Gateway created), it follows the filled caches at once:
+    // a kill at it may come before `/readyz` is seen, and the restarter carries on.
+    if let Some(status) = first.ready_or_exited(WAIT).await {
+        assert!(
+            proxy.killed(Duration::from_secs(5)).await,
+            "first exited ({status}) before it was ready, not killed; its log:\n{}",
+            first.log()
+        );
+    }
     let processes = Arc::new(Mutex::new(Processes {
         first,
         second: None,

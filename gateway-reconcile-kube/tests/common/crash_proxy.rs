@@ -117,6 +117,19 @@ impl Proxy {
         }
     }
 
+    /// Whether the kill is logged within `limit` (the proxy logs it once the signal is
+    /// sent, so a killed process may be seen gone a moment before).
+    pub async fn killed(&self, limit: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        while !self.writes().1 {
+            if start.elapsed() > limit {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        true
+    }
+
     /// The writes logged so far, in order, and whether the kill was done.
     pub fn writes(&self) -> (Vec<Write>, bool) {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();

@@ -98,10 +98,17 @@ impl Process {
     /// Waits at most `limit` until its `/readyz` answers 200 (every watch cache has its
     /// initial list); fails at once if it exits.
     pub async fn ready(&mut self, limit: Duration) {
+        if let Some(status) = self.ready_or_exited(limit).await {
+            panic!("{} exited ({status}); its log:\n{}", self.name, self.log());
+        }
+    }
+
+    /// [`Process::ready`], except that an exit ends the wait: its exit status then.
+    pub async fn ready_or_exited(&mut self, limit: Duration) -> Option<ExitStatus> {
         let start = Instant::now();
         while super::loopback::http_status(self.health, "/readyz") != Some(200) {
             if let Some(status) = self.try_exited() {
-                panic!("{} exited ({status}); its log:\n{}", self.name, self.log());
+                return Some(status);
             }
             assert!(
                 start.elapsed() < limit,
@@ -111,6 +118,7 @@ impl Process {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        None
     }
 
     /// Waits at most `limit` for it to exit; its exit status.
