@@ -33,8 +33,9 @@
 # SCALE_KEEP_LOGS (a directory that keeps the controllers' logs, which otherwise go with the
 # control plane's directory at the end); SCALE_PERF (a directory: the run story profiles
 # ours' start, `perf record -F 499 --call-graph dwarf` attached to its process from its
-# start until every Gateway is healthy, as root or with kernel.perf_event_paranoid at most
-# 1; the data is then folded into DIR/ours-N-start.svg, the folded stacks kept beside it, by
+# start until every Gateway is healthy, and its restart until every Gateway is reconciled,
+# as root or with kernel.perf_event_paranoid at most 1; the data is then folded into
+# DIR/ours-N-start.svg and DIR/ours-N-restart.svg, the folded stacks kept beside them, by
 # the `inferno` crate's inferno-collapse-perf and inferno-flamegraph, which must be on PATH:
 # `cargo install inferno --root SOMEWHERE`; .ci/run neither installs them nor sets the knob;
 # SCALE_PERF_MINWIDTH, the flame graph's narrowest frame in percent, default 0.1; a profiled
@@ -216,17 +217,20 @@ for n in $sizes; do
   done
 done
 
-# SCALE_PERF: each start's profile folded into a flame graph (the folded stacks kept beside).
+# SCALE_PERF: each start's and restart's profile folded into a flame graph (the folded
+# stacks kept beside).
 if [[ -n "$perf_dir" ]]; then
-  for data in "$perf_dir"/*-start.perf.data; do
+  for data in "$perf_dir"/*-start.perf.data "$perf_dir"/*-restart.perf.data; do
     [[ -f "$data" ]] || continue
     base="${data%.perf.data}"
     name="$(basename "$base")"
+    until="every Gateway is healthy"
+    [[ "$name" != *-restart ]] || until="every Gateway is reconciled"
     # Rust's generic arguments dropped from the symbols (`scale flame-names`): with them, a
     # frame's name runs to kilobytes and the flame graph to megabytes.
     perf script -i "$data" 2>/dev/null | inferno-collapse-perf | "$bin/scale" flame-names > "$base.folded"
     inferno-flamegraph --minwidth "${SCALE_PERF_MINWIDTH:-0.1}" --title "$name" \
-      --subtitle "perf record -F 499 --call-graph dwarf, from the process start until every Gateway is healthy" \
+      --subtitle "perf record -F 499 --call-graph dwarf, from the process start until $until" \
       < "$base.folded" > "$base.svg"
     echo "scale: flame graph $base.svg ($(wc -l < "$base.folded") distinct stacks)" >&2
   done

@@ -150,9 +150,16 @@ func runStory(o options) error {
 	if err := c.start(); err != nil {
 		return err
 	}
+	// SCALE_PERF: a profile of the restart too, stopped once every Gateway is reconciled.
+	restartProf, err := startPerf(c.cmd.Process.Pid, fmt.Sprintf("%s-%d-restart", o.controller, o.n))
+	if err != nil {
+		return err
+	}
+	defer restartProf.stop()
 	if err := c.waitReconciled(o.n, t, o.timeout); err != nil {
 		return err
 	}
+	restartProf.stop()
 	r.RestartS = time.Since(t).Seconds()
 	if at, ok := c.reconciledAt(o.n); ok {
 		r.RestartS = at.Sub(t).Seconds()

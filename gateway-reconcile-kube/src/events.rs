@@ -87,15 +87,9 @@ impl Recorder {
         let now = Timestamp::now();
         let namespace = reference.namespace.as_deref().unwrap_or("default");
         let api = Api::<K8sEvent>::namespaced(self.client.clone(), namespace);
-        let url = api.resource_url();
         let name = reference.name.as_deref().unwrap_or_default();
         if name.len() > MAX_RECORDER_NAME {
-            let body = serde_json::to_vec(&self.long_named(event, reference, now))
-                .map_err(kube::Error::SerdeError)?;
-            let request = Request::new(url).create(&PostParams::default(), body);
-            return crate::write::send::<_, IgnoredAny>(&api, request, "create")
-                .await
-                .map(|_| ());
+            return post(&api, &self.long_named(event, reference, now)).await;
         }
         let key = Key::new(event, reference);
         let repeat = lock(&self.series).repeat(&key, now);
@@ -105,7 +99,7 @@ impl Recorder {
                     count: repeat.count,
                     last_observed_time: MicroTime(now),
                 }});
-                let request = Request::new(url).patch(
+                let request = Request::new(api.resource_url()).patch(
                     &repeat.name,
                     &PatchParams::default(),
                     &Patch::Merge(patch),
@@ -135,10 +129,8 @@ impl Recorder {
         now: Timestamp,
     ) -> Result<Occurrence, kube::Error> {
         let created = self.generate(event, reference, now);
-        let name = created.metadata.name.clone().unwrap_or_default();
-        let body = serde_json::to_vec(&created).map_err(kube::Error::SerdeError)?;
-        let request = Request::new(api.resource_url()).create(&PostParams::default(), body);
-        crate::write::send::<_, IgnoredAny>(api, request, "create").await?;
+        post(api, &created).await?;
+        let name = created.metadata.name.unwrap_or_default();
         Ok(Occurrence { name, count: 1 })
     }
 
@@ -222,6 +214,15 @@ impl Recorder {
             }
         }
     }
+}
+
+/// Creates `event`; the answer is not read.
+async fn post(api: &Api<K8sEvent>, event: &K8sEvent) -> Result<(), kube::Error> {
+    let body = serde_json::to_vec(event).map_err(kube::Error::SerdeError)?;
+    let request = Request::new(api.resource_url()).create(&PostParams::default(), body);
+    crate::write::send::<_, IgnoredAny>(api, request, "create")
+        .await
+        .map(|_| ())
 }
 
 /// The series, which no panic elsewhere can leave half-written: taken even when poisoned.
