@@ -270,69 +270,11 @@ impl Caches<'_> {
             }
         });
         let events = once_cached(
-            in_own_task(reflect::reflect(events, writer, self.relists.clone())),
+            reflect::reflect(events, writer, self.relists.clone()),
             store.clone(),
             deletions,
         );
         (store, events)
-    }
-}
-
-/// How many watch events a watch's task reads ahead of the triggers.
-const READ_AHEAD: usize = 256;
-
-/// `stream` polled in a task of its own once the result is first polled, its items passed
-/// on in order; the task ends when the result is dropped.
-///
-/// A watch's events are read (their JSON into the cached objects) and applied to its cache
-/// as the stream is polled. Merged into the controller's triggers, every watch was polled
-/// by the one task that polls the controller: at a restart at 5,000 Gateways the six
-/// initial lists were read one after the other on one core, 1.5 s of a restart whose
-/// reconciles took 0.15 s (docs/scale.md). In tasks of their own, they are read on every
-/// core of the runtime. Each watch's events keep their order; the cache may run up to
-/// [`READ_AHEAD`] events ahead of the triggers, which read it as newer, never older.
-fn in_own_task<T: Send + 'static>(
-    stream: impl Stream<Item = T> + Send + 'static,
-) -> impl Stream<Item = T> + Send + 'static {
-    futures::stream::once(async move {
-        let (sender, items) = tokio::sync::mpsc::channel(READ_AHEAD);
-        let task = tokio::spawn(async move {
-            let mut stream = std::pin::pin!(stream);
-            while let Some(item) = stream.next().await {
-                if sender.send(item).await.is_err() {
-                    return;
-                }
-            }
-        });
-        OwnTask {
-            items,
-            task: task.abort_handle(),
-        }
-    })
-    .flatten()
-}
-
-/// The items of a stream polled in its own task ([`in_own_task`]), which ends with it.
-struct OwnTask<T> {
-    items: tokio::sync::mpsc::Receiver<T>,
-    task: tokio::task::AbortHandle,
-}
-
-impl<T> Stream for OwnTask<T> {
-    type Item = T;
-
-    fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<T>> {
-        self.items.poll_recv(cx)
-    }
-}
-
-impl<T> Drop for OwnTask<T> {
-    fn drop(&mut self) {
-        // A watch waiting for its next event would otherwise outlive the controller.
-        self.task.abort();
     }
 }
 
@@ -428,7 +370,7 @@ mod tests {
     use kube::runtime::reflector::{self, ObjectRef, Store};
     use kube::runtime::watcher;
 
-    use super::{Deletions, in_own_task, once_cached};
+    use super::{Deletions, once_cached};
     use crate::cached::{Gateway, L34Route};
     use crate::controller::fixtures::{named_route, route};
     use crate::controller::triggers::RouteParents;
@@ -453,50 +395,6 @@ mod tests {
             })
             .collect()
             .await
-    }
-
-    #[tokio::test]
-    async fn a_stream_in_its_own_task_keeps_its_order_and_is_not_polled_before_it_is() {
-        let polled = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let stream = {
-            let polled = polled.clone();
-            futures::stream::iter(0..1000).inspect(move |_| {
-                polled.store(true, std::sync::atomic::Ordering::SeqCst);
-            })
-        };
-        let items = in_own_task(stream);
-        tokio::task::yield_now().await;
-        assert!(!polled.load(std::sync::atomic::Ordering::SeqCst));
-        assert_eq!(items.collect::<Vec<_>>().await, (0..1000).collect::<Vec<_>>());
-    }
-
-    #[tokio::test]
-    async fn a_stream_in_its_own_task_ends_with_its_reader() {
-        /// Tells when the task's stream is dropped.
-        struct Dropped(Option<tokio::sync::oneshot::Sender<()>>);
-        impl Drop for Dropped {
-            fn drop(&mut self) {
-                if let Some(sender) = self.0.take() {
-                    let _ = sender.send(());
-                }
-            }
-        }
-        let (sender, dropped) = tokio::sync::oneshot::channel();
-        let guard = Dropped(Some(sender));
-        // One item, then waits forever, as a watch with no event does.
-        let stream = futures::stream::once(async { 1 })
-            .chain(futures::stream::pending())
-            .map(move |item| {
-                let _held = &guard;
-                item
-            });
-        let mut items = Box::pin(in_own_task(stream));
-        assert_eq!(items.next().await, Some(1));
-        drop(items);
-        tokio::time::timeout(std::time::Duration::from_secs(5), dropped)
-            .await
-            .expect("the task ended")
-            .expect("its stream dropped");
     }
 
     #[tokio::test]
