@@ -447,22 +447,22 @@ mod tests {
         }
     }
 
+    /// Publishes an `ApplyFailed` Warning with `note` on `gw`.
+    async fn apply_failed(
+        recorder: &Recorder,
+        gw: &ObjectReference,
+        note: &str,
+    ) -> Result<(), kube::Error> {
+        recorder.publish(&warning("ApplyFailed", note), gw).await
+    }
+
     #[tokio::test]
     async fn a_repeated_event_is_created_once_then_counted_by_patches_of_its_series() {
         let (recorder, fake) = recording();
         let gw = gateway("gw", "7");
-        recorder
-            .publish(&warning("ApplyFailed", "first"), &gw)
-            .await
-            .expect("create");
-        recorder
-            .publish(&warning("ApplyFailed", "second"), &gw)
-            .await
-            .expect("patch");
-        recorder
-            .publish(&warning("ApplyFailed", "third"), &gw)
-            .await
-            .expect("patch");
+        apply_failed(&recorder, &gw, "first").await.expect("create");
+        apply_failed(&recorder, &gw, "second").await.expect("patch");
+        apply_failed(&recorder, &gw, "third").await.expect("patch");
         // Another reason, and the same reason on another version of the object: new Events.
         recorder
             .publish(&warning("AdmissionChanged", "x"), &gw)
@@ -527,17 +527,9 @@ mod tests {
         let (recorder, fake) = recording();
         let gw = gateway("gw", "7");
         *fake.code.lock().expect("lock") = 500;
-        assert!(
-            recorder
-                .publish(&warning("ApplyFailed", "m"), &gw)
-                .await
-                .is_err()
-        );
+        assert!(apply_failed(&recorder, &gw, "m").await.is_err());
         *fake.code.lock().expect("lock") = 201;
-        recorder
-            .publish(&warning("ApplyFailed", "m"), &gw)
-            .await
-            .expect("create");
+        apply_failed(&recorder, &gw, "m").await.expect("create");
         let seen = fake.seen.lock().expect("lock").clone();
         let methods: Vec<&str> = seen.iter().map(|(m, _, _, _)| m.as_str()).collect();
         assert_eq!(methods, ["POST", "POST"]);
@@ -549,20 +541,13 @@ mod tests {
     async fn a_repeat_of_an_event_gone_from_the_server_is_created_again() {
         let (recorder, fake) = recording();
         let gw = gateway("gw", "7");
-        recorder
-            .publish(&warning("ApplyFailed", "m"), &gw)
-            .await
-            .expect("create");
+        apply_failed(&recorder, &gw, "m").await.expect("create");
         *fake.patch_code.lock().expect("lock") = Some(404);
-        recorder
-            .publish(&warning("ApplyFailed", "m"), &gw)
+        apply_failed(&recorder, &gw, "m")
             .await
             .expect("created again");
         *fake.patch_code.lock().expect("lock") = None;
-        recorder
-            .publish(&warning("ApplyFailed", "m"), &gw)
-            .await
-            .expect("patch");
+        apply_failed(&recorder, &gw, "m").await.expect("patch");
         let seen = fake.seen.lock().expect("lock").clone();
         let methods: Vec<&str> = seen.iter().map(|(m, _, _, _)| m.as_str()).collect();
         assert_eq!(methods, ["POST", "PATCH", "POST", "PATCH"]);
@@ -572,17 +557,9 @@ mod tests {
         assert_eq!(seen[3].3["series"]["count"], 2, "the new Event's series");
         // Any other refusal of the patch is the caller's, and the series stays as it was.
         *fake.patch_code.lock().expect("lock") = Some(500);
-        assert!(
-            recorder
-                .publish(&warning("ApplyFailed", "m"), &gw)
-                .await
-                .is_err()
-        );
+        assert!(apply_failed(&recorder, &gw, "m").await.is_err());
         *fake.patch_code.lock().expect("lock") = None;
-        recorder
-            .publish(&warning("ApplyFailed", "m"), &gw)
-            .await
-            .expect("patch");
+        apply_failed(&recorder, &gw, "m").await.expect("patch");
         let seen = fake.seen.lock().expect("lock").clone();
         assert_eq!(seen.len(), 6);
         assert_eq!(seen[5].3["series"]["count"], 3);

@@ -679,16 +679,16 @@ async fn a_repeated_event_is_one_event_with_a_series() {
         uid: Some("4d0f3c2e-0000-4000-8000-000000000001".into()),
         ..ObjectReference::default()
     };
+    let apply_failed = |note: &str| Event {
+        type_: EventType::Warning,
+        reason: "ApplyFailed".into(),
+        note: Some(note.into()),
+        action: "Update".into(),
+        secondary: None,
+    };
     for note in ["first", "second", "third"] {
-        let event = Event {
-            type_: EventType::Warning,
-            reason: "ApplyFailed".into(),
-            note: Some(note.into()),
-            action: "Update".into(),
-            secondary: None,
-        };
         recorder
-            .publish(&event, &regarding)
+            .publish(&apply_failed(note), &regarding)
             .await
             .expect("recorded");
     }
@@ -697,14 +697,18 @@ async fn a_repeated_event_is_one_event_with_a_series() {
         &story.ns,
         &resource("events.k8s.io/v1", "Event"),
     );
-    let list: Vec<Value> = events
-        .list(&Default::default())
-        .await
-        .expect("events")
-        .into_iter()
-        .map(|e| serde_json::to_value(e).expect("json"))
-        .filter(|e| e["reason"] == "ApplyFailed")
-        .collect();
+    /// The namespace's `ApplyFailed` Events, as JSON.
+    async fn listed(events: &Api<DynamicObject>) -> Vec<Value> {
+        events
+            .list(&Default::default())
+            .await
+            .expect("events")
+            .into_iter()
+            .map(|e| serde_json::to_value(e).expect("json"))
+            .filter(|e| e["reason"] == "ApplyFailed")
+            .collect()
+    }
+    let list = listed(&events).await;
     assert_eq!(list.len(), 1, "{list:#?}");
     assert_eq!(list[0]["series"]["count"], 3, "{:#}", list[0]);
     assert!(list[0]["series"]["lastObservedTime"].is_string());
@@ -719,25 +723,11 @@ async fn a_repeated_event_is_one_event_with_a_series() {
         .delete(&name, &Default::default())
         .await
         .expect("deleted");
-    let event = Event {
-        type_: EventType::Warning,
-        reason: "ApplyFailed".into(),
-        note: Some("fourth".into()),
-        action: "Update".into(),
-        secondary: None,
-    };
     recorder
-        .publish(&event, &regarding)
+        .publish(&apply_failed("fourth"), &regarding)
         .await
         .expect("recorded again");
-    let list: Vec<Value> = events
-        .list(&Default::default())
-        .await
-        .expect("events")
-        .into_iter()
-        .map(|e| serde_json::to_value(e).expect("json"))
-        .filter(|e| e["reason"] == "ApplyFailed")
-        .collect();
+    let list = listed(&events).await;
     assert_eq!(list.len(), 1, "{list:#?}");
     assert_ne!(list[0]["metadata"]["name"], name.as_str());
     assert_eq!(list[0]["note"], "fourth");
