@@ -101,15 +101,23 @@ async fn a_foreign_deployment_of_the_lb_name_is_never_taken_and_its_removal_wake
     assert!(
         requests
             .iter()
-            .all(|r| r.resource != "deployments" || r.verb == "list"),
+            .all(|r| r.resource != "deployments" || !is_write(r)),
         "the controller wrote the foreign Deployment: {requests:#?}"
     );
     // It saw the collision through the metadata-only watch: its only read of every
     // Deployment asked for metadata (`PartialObjectMetadataList`), and its whole-object
-    // reads were selected by our managed-by label, which the foreign one lacks. The audit
-    // log shows the server got the selector.
+    // reads were selected by our managed-by label, which the foreign one lacks; before
+    // reporting the collision, it confirmed it with a GET of that one Deployment's metadata
+    // (a Deployment cache behind the Gateway's would otherwise report a false one). The
+    // audit log shows the server got the selector.
     let reads = sent.to("/deployments");
     assert!(!reads.is_empty());
+    let confirming = |uri: &str| {
+        uri.split('?')
+            .next()
+            .unwrap_or(uri)
+            .ends_with("/deployments/sllbr-gw")
+    };
     for (method, uri, accept) in &reads {
         assert_eq!(method, "GET", "{reads:#?}");
         let metadata_only = accept.contains("as=PartialObjectMetadata");
@@ -118,6 +126,11 @@ async fn a_foreign_deployment_of_the_lb_name_is_never_taken_and_its_removal_wake
             "a whole-object read of every Deployment, or a metadata read of the LB ones: {reads:#?}"
         );
     }
+    assert!(
+        reads.iter().any(|(_, uri, accept)| confirming(uri)
+            && accept.contains("as=PartialObjectMetadata;")),
+        "no GET confirming the collision: {reads:#?}"
+    );
     assert!(
         reads
             .iter()

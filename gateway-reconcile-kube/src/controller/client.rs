@@ -144,6 +144,19 @@ pub(super) mod tests {
         code: u16,
         headers: &'static str,
     ) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        let body = format!(
+            r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"down","reason":"ServiceUnavailable","code":{code}}}"#
+        );
+        serving(code, headers, body).await
+    }
+
+    /// A plain-HTTP server on loopback that answers every request with `code`, `headers`
+    /// (each ending in CRLF) and the JSON `body`, and counts the requests.
+    pub(in crate::controller) async fn serving(
+        code: u16,
+        headers: &'static str,
+        body: String,
+    ) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -153,7 +166,7 @@ pub(super) mod tests {
         let counted = requests.clone();
         tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
-                let counted = counted.clone();
+                let (counted, body) = (counted.clone(), body.clone());
                 tokio::spawn(async move {
                     let mut buffer = [0u8; 4096];
                     // A GET has no body: each read that ends its headers is one request.
@@ -166,9 +179,6 @@ pub(super) mod tests {
                         while let Some(at) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
                             seen.drain(..at + 4);
                             counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                            let body = format!(
-                                r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"down","reason":"ServiceUnavailable","code":{code}}}"#
-                            );
                             let answer = format!(
                                 "HTTP/1.1 {code} Unavailable\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
                                 body.len()

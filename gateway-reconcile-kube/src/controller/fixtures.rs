@@ -33,6 +33,11 @@ pub(super) fn context(client: Client, leadership: Leadership) -> Arc<Context> {
         routes_by_gateway: Arc::new(route_index()),
         relists: Arc::default(),
     };
+    context_with(client, leadership, stores)
+}
+
+/// A context around `client` and `stores`.
+pub(super) fn context_with(client: Client, leadership: Leadership, stores: Stores) -> Arc<Context> {
     let config = Config {
         settings: Settings::default(),
         template: gateway_reconcile::template::default_template(),

@@ -5,13 +5,14 @@
 //! The port decides nothing. Its read waits (answers "later") while a cache has not yet
 //! seen the controller's own last write, or a relist is under way, since deciding from an
 //! older object would repeat the write; it reads an own LB Deployment whose managed-by
-//! label was removed with one GET. Its writes are the shipped verbs
+//! label was removed with one GET, and confirms a name collision with one GET of the
+//! Deployment's metadata before the core reports it. Its writes are the shipped verbs
 //! ([`crate::write`](mod@crate::write)), the status patch with the cached Gateway's
 //! `resourceVersion` as precondition, and the Events.
 
 use std::sync::Arc;
 
-use gateway_reconcile::reconcile::{self as port, Labels, StatusWrite, View};
+use gateway_reconcile::reconcile::{self as port, Held, Labels, StatusWrite, View};
 use gateway_reconcile::{
     DeploymentWrite, InputError, Requeue, StatusPatch, WriteKind, WriteOutcome, events::Event, wire,
 };
@@ -32,7 +33,8 @@ use crate::write;
 #[derive(Debug, thiserror::Error)]
 pub(super) enum PortError {
     /// An API request failed: the GET of an own LB Deployment the LB cache does not hold,
-    /// or the status patch (other than by a conflict, which is an answer).
+    /// the GET confirming a name collision, or the status patch (other than by a conflict,
+    /// which is an answer).
     #[error(transparent)]
     Request(kube::Error),
     /// The cached Gateway is one the core's type cannot read.
@@ -98,6 +100,45 @@ impl CachePort {
 
     fn namespace(&self) -> String {
         self.key.namespace.clone().unwrap_or_default()
+    }
+
+    /// Whether the core reads `deployment` as this Gateway's (the controller reference's
+    /// uid, the core's own test), or cannot read it at all (its error is the core's to
+    /// report); anything else it reports as a name collision.
+    fn controls(&self, deployment: &LbDeployment) -> bool {
+        match deployment.read() {
+            Ok(wire) => wire
+                .controller_owner()
+                .is_some_and(|(_, _, uid)| !self.gateway_uid.is_empty() && uid == self.gateway_uid),
+            Err(_) => true,
+        }
+    }
+
+    /// A name collision is confirmed before the core reports it. Each cache catches up on
+    /// its own, so a Gateway read can be newer than the Deployment read: a Gateway deleted
+    /// and created again, whose old LB Deployment's deletion (or its successor's creation)
+    /// the Deployment watches have not delivered yet, would be told `Invalid` for a moment.
+    /// One consistent GET of the Deployment's metadata: the cached `resourceVersion` means
+    /// the cache is current and the core decides from it; another, or none, means the
+    /// watches are behind, and the reconcile waits for them (their event wakes it).
+    async fn confirmed(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        cached: LbDeployment,
+    ) -> Result<Option<LbDeployment>, PortError> {
+        let api = Api::<CachedDeployment>::namespaced(self.ctx.client.clone(), namespace);
+        let stored = api
+            .get_metadata_opt(name)
+            .await
+            .map_err(PortError::Request)?;
+        let stored = stored.and_then(|meta| meta.resource_version());
+        if stored.is_some() && stored == self.deployment_version {
+            return Ok(Some(cached));
+        }
+        debug!(gateway = %self.key.name, %namespace, deployment = name, cached = ?self.deployment_version, ?stored, "a name collision the Deployment caches are behind on: waiting for them");
+        self.later = Some(AWAIT_OWN_WRITE);
+        Ok(None)
     }
 }
 
@@ -172,7 +213,8 @@ impl port::Reader for CachePort {
             return Ok(None);
         }
         match found {
-            LbRead::Found(deployment) => Ok(Some(deployment)),
+            LbRead::Found(deployment) if self.controls(&deployment) => Ok(Some(deployment)),
+            LbRead::Found(deployment) => self.confirmed(namespace, name, deployment).await,
             LbRead::Missing => Ok(None),
             LbRead::Lagging(_) => {
                 // Both watches will have it alike soon; either's event wakes this Gateway.
@@ -370,15 +412,19 @@ async fn unreadable_gateway(ctx: &Context, gateway: &Gateway, why: &str) -> Port
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
     use std::sync::atomic::Ordering;
 
-    use gateway_reconcile::Requeue;
-    use gateway_reconcile::reconcile::{Reader, View};
+    use gateway_reconcile::reconcile::{Reader, View, gather};
+    use gateway_reconcile::{Plan, Requeue, Settings, lookup};
+    use serde_json::json;
 
     use super::CachePort;
     use crate::controller::client::client;
-    use crate::controller::client::tests::answering;
-    use crate::controller::fixtures::{context, gateway};
+    use crate::controller::client::tests::{answering, serving};
+    use crate::controller::fixtures::{context, context_with, gateway};
+    use crate::controller::own_writes::AWAIT_OWN_WRITE;
+    use crate::controller::stores::tests::{foreign_deployment, our_gateway, stores_with};
     use crate::leader::Leadership;
 
     /// A write's outcome is logged by what it is, never as the whole stored Deployment.
@@ -412,5 +458,101 @@ mod tests {
         let read = Reader::gateway(&mut port).await.expect("read");
         assert!(matches!(read, View::Later(Requeue::AwaitChange)));
         assert_eq!(requests.load(Ordering::SeqCst), 0);
+    }
+
+    /// A name collision is confirmed with one GET of the Deployment's metadata before the
+    /// core reports it: the cached `resourceVersion` decides from the cache; another, or
+    /// none, waits for the Deployment watches (a Gateway created again, whose former LB
+    /// Deployment's deletion they have not delivered yet). An own Deployment costs no GET.
+    #[tokio::test]
+    async fn a_name_collision_is_confirmed_before_the_core_reports_it() {
+        let settings = Settings::default();
+        // The LB Deployment of a former Gateway `gw` (another uid), cached at "9": whole
+        // (our label) or by its metadata (without it).
+        let former = |labels: serde_json::Value, uid: &str| {
+            let mut deployment = foreign_deployment(labels);
+            deployment["metadata"]["ownerReferences"] = json!([
+                {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "gw",
+                 "uid": uid, "controller": true}
+            ]);
+            deployment
+        };
+        let labelled = json!({lookup::MANAGED_BY_LABEL: lookup::MANAGED_BY});
+        let unlabelled = json!({"app": "sllbr-gw"});
+        let stored = |rv: &str| {
+            json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+                   "metadata": {"name": "sllbr-gw", "namespace": "ns", "resourceVersion": rv}})
+            .to_string()
+        };
+        let gone = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                          "reason": "NotFound", "code": 404})
+        .to_string();
+        let cases = [
+            (
+                "whole, current",
+                &labelled,
+                "old-uid",
+                200,
+                stored("9"),
+                Some(true),
+                1,
+            ),
+            (
+                "by metadata, current",
+                &unlabelled,
+                "old-uid",
+                200,
+                stored("9"),
+                Some(true),
+                1,
+            ),
+            (
+                "whole, behind",
+                &labelled,
+                "old-uid",
+                200,
+                stored("12"),
+                None,
+                1,
+            ),
+            (
+                "by metadata, gone",
+                &unlabelled,
+                "old-uid",
+                404,
+                gone.clone(),
+                None,
+                1,
+            ),
+            ("own", &labelled, "gw-uid", 404, gone, Some(false), 0),
+        ];
+        for (case, labels, owner, code, body, collision, gets) in cases {
+            let (url, requests) = serving(code, "", body).await;
+            let client = client(kube::Config::new(url.parse().expect("url"))).expect("client");
+            let whole = labels == &labelled;
+            let stores = stores_with(&former(labels.clone(), owner), whole);
+            let ctx = context_with(client, Leadership::always(), stores);
+            let mut port = CachePort::new(ctx, Arc::new(our_gateway()));
+            let gathered = gather(&settings, &mut port).await.expect(case);
+            assert_eq!(requests.load(Ordering::SeqCst), gets, "{case}");
+            let gathered = match (gathered, collision) {
+                (View::Ready(gathered), Some(_)) => gathered,
+                (View::Later(requeue), None) => {
+                    assert_eq!(requeue, AWAIT_OWN_WRITE, "{case}");
+                    continue;
+                }
+                (other, _) => panic!("{case}: {:?}", matches!(other, View::Ready(_))),
+            };
+            let snapshot = gathered.snapshot().expect(case);
+            let plan = gateway_reconcile::plan(&settings, snapshot, jiff::Timestamp::now());
+            let status = match plan.expect(case) {
+                Plan::Settled(settled) => settled.status_patch().map(|p| p.into_body().to_string()),
+                Plan::Write(_) => None,
+            };
+            let says = status.as_deref().is_some_and(|s| {
+                s.contains("owned by Gateway/gw, cannot proceed due to name collision")
+            });
+            assert_eq!(Some(says), collision, "{case}: {status:?}");
+        }
     }
 }

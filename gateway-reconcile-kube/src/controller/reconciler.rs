@@ -46,8 +46,8 @@ pub enum Error {
     /// An object the core cannot work with (no uid, a malformed timestamp, ...).
     #[error(transparent)]
     Input(#[from] InputError),
-    /// The GET of an own LB Deployment the LB cache does not hold (its managed-by label
-    /// was removed) failed.
+    /// A GET of the Deployment of the LB name failed: of an own LB Deployment the LB cache
+    /// does not hold (its managed-by label was removed), or confirming a name collision.
     #[error("LB Deployment read: {source}")]
     Read {
         /// The answer.

@@ -209,7 +209,7 @@ impl Stores {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::sync::Arc;
 
     use futures::FutureExt;
@@ -337,7 +337,10 @@ mod tests {
 
     /// Stores with one Gateway `gw` (uid `gw-uid`) of our class and its configuration,
     /// and `deployment` in the LB cache (`whole`) or by its metadata only.
-    fn stores_with(deployment: &serde_json::Value, whole: bool) -> Stores {
+    pub(in crate::controller) fn stores_with(
+        deployment: &serde_json::Value,
+        whole: bool,
+    ) -> Stores {
         let settings = Settings::default();
         let (classes, mut class_writer) = reflector::store::<GatewayClass>();
         class_writer.apply_watcher_event(&watcher::Event::Apply(
@@ -372,8 +375,10 @@ mod tests {
                 serde_json::from_value(deployment.clone()).expect("a Deployment"),
             ));
         }
+        let (gateways, mut gateway_writer) = reflector::store::<Gateway>();
+        gateway_writer.apply_watcher_event(&watcher::Event::Apply(our_gateway()));
         Stores {
-            gateways: reflector::store::<Gateway>().0,
+            gateways,
             classes,
             configurations,
             routes: reflector::store::<L34Route>().0,
@@ -385,7 +390,7 @@ mod tests {
         }
     }
 
-    fn our_gateway() -> Gateway {
+    pub(in crate::controller) fn our_gateway() -> Gateway {
         serde_json::from_value(serde_json::json!({
             "metadata": {"name": "gw", "namespace": "ns", "uid": "gw-uid", "generation": 1,
                          "resourceVersion": "1"},
@@ -396,7 +401,9 @@ mod tests {
     }
 
     /// A foreign Deployment of the LB name, whole (pod template and all).
-    fn foreign_deployment(labels: serde_json::Value) -> serde_json::Value {
+    pub(in crate::controller) fn foreign_deployment(
+        labels: serde_json::Value,
+    ) -> serde_json::Value {
         serde_json::json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "sllbr-gw", "namespace": "ns", "uid": "d-uid",
