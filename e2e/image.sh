@@ -17,7 +17,7 @@
 #   localhost/gateway-reconcile-e2e/cc:nonroot  the files of Debian 12's libc6 and libgcc-s1,
 #       the CA bundle, a passwd and group with user 65532 "nonroot", /tmp: the stand-in for
 #       gcr.io/distroless/cc-debian12:nonroot (which is built from the same packages).
-# Needs root, Debian's buildah and debootstrap (installed when missing) and the Debian
+# Needs root, Debian's buildah, runc and debootstrap (installed when missing) and the Debian
 # mirror; cargo reaches crates.io from the build (host network, the host's CA bundle).
 set -euo pipefail
 
@@ -42,6 +42,9 @@ install_tools() {
   for p in buildah debootstrap; do
     command -v "$p" >/dev/null || missing+=("$p")
   done
+  # buildah runs each RUN step with an OCI runtime, which Debian's package only recommends
+  # (crun | runc): without one, a fresh machine fails the first RUN with "exec: no command".
+  command -v runc >/dev/null || command -v crun >/dev/null || missing+=(runc)
   ((${#missing[@]} == 0)) && return 0
   echo "image.sh: installing ${missing[*]} (Debian's packages)" >&2
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
