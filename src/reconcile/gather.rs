@@ -10,7 +10,9 @@
 //!    `infrastructure.parametersRef` in its namespace, else its class's default in the
 //!    namespace the class names; none when neither names one of ours;
 //! 4. the Deployment of the LB name ([`lookup::deployment_name`]) in the Gateway's
-//!    namespace;
+//!    namespace; one the Gateway does not control ([`Deployment::controlled_by`], a name
+//!    collision) is confirmed by the reader ([`Reader::confirm_collision`]), which may say
+//!    "later";
 //! 5. the routes the port offers for the Gateway, kept when their `parentRefs` name it
 //!    ([`lookup::names_gateway`]), ordered by namespace and name;
 //! 6. the labels of those routes' namespaces, each once, only when a listener admits routes
@@ -87,6 +89,21 @@ pub async fn gather<P: Reader>(
         .deployment(namespace, &lb_name)
         .await
         .map_err(ReconcileError::Read)?;
+    if let Some(held) = &deployment {
+        let uid = wire.metadata.uid.as_deref().unwrap_or_default();
+        let collision = held
+            .read()
+            .is_ok_and(|observed| !observed.controlled_by(uid));
+        if collision {
+            let confirmed = port
+                .confirm_collision(namespace, &lb_name, held)
+                .await
+                .map_err(ReconcileError::Read)?;
+            if let View::Later(requeue) = confirmed {
+                return Ok(View::Later(requeue));
+            }
+        }
+    }
 
     let mut routes = port
         .routes(namespace, name)

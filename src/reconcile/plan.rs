@@ -323,14 +323,16 @@ pub fn plan<'a>(
                 spec_changes: false,
             };
             match observed.controller_owner() {
-                Some((_, _, uid)) if uid == id.uid && seen.ahead_of(configuration, wanted) => {
+                Some(_)
+                    if observed.controlled_by(id.uid) && seen.ahead_of(configuration, wanted) =>
+                {
                     // A generation of this very GatewayConfiguration newer than the one read:
                     // the read is stale (a cache behind). Writing would roll the Deployment
                     // back, and the status would name an old generation.
                     plan.decision = Decision::Stale;
                     return Ok(plan.settled());
                 }
-                Some((_, _, uid)) if uid == id.uid => {
+                Some(_) if observed.controlled_by(id.uid) => {
                     // Drift of the owned part equals drift of the full render; the full
                     // object is only built when there is an update to write.
                     let owned = render_owned(

@@ -147,6 +147,23 @@ pub trait Reader {
     /// The LB Deployment template.
     fn template(&mut self) -> Arc<Deployment>;
 
+    /// Called when the Deployment of the LB name is not the Gateway's (its controller
+    /// reference carries another uid, or there is none), which the plan reports as a name
+    /// collision (`Programmed` False/`Invalid`). A reader that answers from caches confirms
+    /// first that its copy is current: each cache catches up on its own, so the Gateway
+    /// read can be newer than the Deployment read (a Gateway created again, whose
+    /// predecessor's LB Deployment's deletion the Deployment cache has not seen yet), and
+    /// answers [`View::Later`] when it is not. By default the read stands.
+    fn confirm_collision(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        deployment: &Self::Deployment,
+    ) -> impl Future<Output = Result<View<()>, Self::Error>> {
+        let _ = (namespace, name, deployment);
+        async { Ok(View::Ready(())) }
+    }
+
     /// Called once every read is made, before the driver plans: [`View::Later`] when the
     /// reader's view changed under the reads (a cache relisted meanwhile) or is behind the
     /// controller's own last write. By default the reads stand.

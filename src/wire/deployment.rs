@@ -94,6 +94,23 @@ impl Deployment {
         })
     }
 
+    /// Whether the object of uid `uid` controls this Deployment: its controller owner
+    /// reference carries that uid. Ownership is decided so, never by name (SPEC section 3,
+    /// step 6): anything else under the LB Deployment's name is a name collision.
+    ///
+    /// ```
+    /// use gateway_reconcile::wire::Deployment;
+    /// let d: Deployment = serde_json::from_value(serde_json::json!({"metadata": {
+    ///     "ownerReferences": [{"kind": "Gateway", "name": "gw", "uid": "u1", "controller": true}]}}))
+    ///     .unwrap();
+    /// assert!(d.controlled_by("u1"));
+    /// assert!(!d.controlled_by("u2"));
+    /// ```
+    pub fn controlled_by(&self, uid: &str) -> bool {
+        self.controller_owner()
+            .is_some_and(|(_, _, owner)| owner == uid)
+    }
+
     /// The first of `metadata`, `metadata.name` and `metadata.namespace` present with a
     /// type the API server never gives it (`null` counts as absent): its key path and what is
     /// wrong, e.g. `("metadata.name", "expected a string, found 5")`. Such an object is no

@@ -5,14 +5,14 @@
 //! The port decides nothing. Its read waits (answers "later") while a cache has not yet
 //! seen the controller's own last write, or a relist is under way, since deciding from an
 //! older object would repeat the write; it reads an own LB Deployment whose managed-by
-//! label was removed with one GET, and confirms a name collision with one GET of the
-//! Deployment's metadata before the core reports it. Its writes are the shipped verbs
+//! label was removed with one GET, and confirms a name collision the core's gather asks
+//! about with one GET of the Deployment's metadata. Its writes are the shipped verbs
 //! ([`crate::write`](mod@crate::write)), the status patch with the cached Gateway's
 //! `resourceVersion` as precondition, and the Events.
 
 use std::sync::Arc;
 
-use gateway_reconcile::reconcile::{self as port, Held, Labels, StatusWrite, View};
+use gateway_reconcile::reconcile::{self as port, Labels, StatusWrite, View};
 use gateway_reconcile::{
     DeploymentWrite, InputError, Requeue, StatusPatch, WriteKind, WriteOutcome, events::Event, wire,
 };
@@ -101,45 +101,6 @@ impl CachePort {
     fn namespace(&self) -> String {
         self.key.namespace.clone().unwrap_or_default()
     }
-
-    /// Whether the core reads `deployment` as this Gateway's (the controller reference's
-    /// uid, the core's own test), or cannot read it at all (its error is the core's to
-    /// report); anything else it reports as a name collision.
-    fn controls(&self, deployment: &LbDeployment) -> bool {
-        match deployment.read() {
-            Ok(wire) => wire
-                .controller_owner()
-                .is_some_and(|(_, _, uid)| !self.gateway_uid.is_empty() && uid == self.gateway_uid),
-            Err(_) => true,
-        }
-    }
-
-    /// A name collision is confirmed before the core reports it. Each cache catches up on
-    /// its own, so a Gateway read can be newer than the Deployment read: a Gateway deleted
-    /// and created again, whose old LB Deployment's deletion (or its successor's creation)
-    /// the Deployment watches have not delivered yet, would be told `Invalid` for a moment.
-    /// One consistent GET of the Deployment's metadata: the cached `resourceVersion` means
-    /// the cache is current and the core decides from it; another, or none, means the
-    /// watches are behind, and the reconcile waits for them (their event wakes it).
-    async fn confirmed(
-        &mut self,
-        namespace: &str,
-        name: &str,
-        cached: LbDeployment,
-    ) -> Result<Option<LbDeployment>, PortError> {
-        let api = Api::<CachedDeployment>::namespaced(self.ctx.client.clone(), namespace);
-        let stored = api
-            .get_metadata_opt(name)
-            .await
-            .map_err(PortError::Request)?;
-        let stored = stored.and_then(|meta| meta.resource_version());
-        if stored.is_some() && stored == self.deployment_version {
-            return Ok(Some(cached));
-        }
-        debug!(gateway = %self.key.name, %namespace, deployment = name, cached = ?self.deployment_version, ?stored, "a name collision the Deployment caches are behind on: waiting for them");
-        self.later = Some(AWAIT_OWN_WRITE);
-        Ok(None)
-    }
 }
 
 impl port::Reader for CachePort {
@@ -213,8 +174,7 @@ impl port::Reader for CachePort {
             return Ok(None);
         }
         match found {
-            LbRead::Found(deployment) if self.controls(&deployment) => Ok(Some(deployment)),
-            LbRead::Found(deployment) => self.confirmed(namespace, name, deployment).await,
+            LbRead::Found(deployment) => Ok(Some(deployment)),
             LbRead::Missing => Ok(None),
             LbRead::Lagging(_) => {
                 // Both watches will have it alike soon; either's event wakes this Gateway.
@@ -255,6 +215,29 @@ impl port::Reader for CachePort {
 
     fn template(&mut self) -> Arc<wire::Deployment> {
         self.ctx.template.clone()
+    }
+
+    /// One consistent GET of the Deployment's metadata: the cached `resourceVersion` means
+    /// the cache is current, and the collision stands; another, or none, means the
+    /// Deployment watches are behind, and the reconcile waits for them (their event wakes
+    /// it). A real collision costs this one GET per reconcile.
+    async fn confirm_collision(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        _: &LbDeployment,
+    ) -> Result<View<()>, PortError> {
+        let api = Api::<CachedDeployment>::namespaced(self.ctx.client.clone(), namespace);
+        let stored = api
+            .get_metadata_opt(name)
+            .await
+            .map_err(PortError::Request)?
+            .and_then(|meta| meta.resource_version());
+        if stored.is_some() && stored == self.deployment_version {
+            return Ok(View::Ready(()));
+        }
+        debug!(gateway = %self.key.name, %namespace, deployment = name, cached = ?self.deployment_version, ?stored, "a name collision the Deployment caches are behind on: waiting for them");
+        Ok(View::Later(AWAIT_OWN_WRITE))
     }
 
     async fn reads_done(&mut self) -> Result<View<()>, PortError> {

@@ -22,6 +22,8 @@ struct Toy {
     /// The answer to the next status write (`None`: take it).
     status_answer: Option<Result<StatusWrite, String>>,
     later: Option<Requeue>,
+    /// The answer to the next confirmation of a name collision (`None`: it stands).
+    collision_later: Option<Requeue>,
     routes: Vec<L34Route>,
     labels: NamespaceLabels,
     /// The reads the driver asked for, in order.
@@ -68,6 +70,19 @@ impl Reader for Toy {
     ) -> Result<Option<Deployment>, String> {
         self.reads.push(format!("deployment {namespace}/{name}"));
         Ok(self.deployment.clone())
+    }
+
+    async fn confirm_collision(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        _: &Deployment,
+    ) -> Result<View<()>, String> {
+        self.reads.push(format!("confirm {namespace}/{name}"));
+        Ok(match self.collision_later.take() {
+            Some(requeue) => View::Later(requeue),
+            None => View::Ready(()),
+        })
     }
 
     async fn routes(&mut self, namespace: &str, name: &str) -> Result<Vec<L34Route>, String> {
@@ -148,6 +163,7 @@ fn toy() -> Toy {
         fail_write: None,
         status_answer: None,
         later: None,
+        collision_later: None,
         routes: Vec::new(),
         labels: NamespaceLabels::new(),
         reads: Vec::new(),
@@ -271,6 +287,59 @@ fn a_port_that_is_not_ready_plans_nothing() {
         Requeue::After(std::time::Duration::from_millis(100))
     );
     assert_eq!((toy.writes, toy.status_writes), (0, 0));
+}
+
+/// A Deployment of the LB name the Gateway does not control is confirmed by the reader
+/// before the plan reports the name collision; "later" plans nothing. Its own Deployment is
+/// not confirmed.
+#[test]
+fn a_name_collision_is_confirmed_by_the_reader_before_it_is_reported() {
+    let driver = Driver::new(Settings::default());
+    let mut toy = toy();
+    run(&driver, &mut toy).unwrap();
+    assert_eq!(toy.writes, 1);
+    run(&driver, &mut toy).unwrap();
+    assert!(
+        !toy.reads.iter().any(|r| r.starts_with("confirm")),
+        "{:?}",
+        toy.reads
+    );
+
+    // The same Deployment, now controlled by a former Gateway of the same name.
+    let mut former = toy.deployment.take().unwrap().into_json();
+    former["metadata"]["ownerReferences"][0]["uid"] = json!("u0");
+    toy.deployment = Some(serde_json::from_value(former).unwrap());
+    toy.reads.clear();
+    toy.collision_later = Some(Requeue::After(std::time::Duration::from_secs(5)));
+    let (writes, status_writes) = (toy.writes, toy.status_writes);
+    let reconciled = run(&driver, &mut toy).unwrap();
+    assert!(reconciled.decided.is_none());
+    assert_eq!(
+        reconciled.requeue,
+        Requeue::After(std::time::Duration::from_secs(5))
+    );
+    assert_eq!(
+        toy.reads.last().map(String::as_str),
+        Some("confirm ns/sllbr-gw")
+    );
+    assert_eq!((toy.writes, toy.status_writes), (writes, status_writes));
+
+    // Confirmed: the collision is reported, nothing written to the Deployment.
+    run(&driver, &mut toy).unwrap();
+    assert_eq!((toy.writes, toy.status_writes), (writes, status_writes + 1));
+    let programmed = toy
+        .gateway
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Programmed")
+        .unwrap();
+    assert_eq!(programmed.reason, "Invalid");
+    assert!(
+        programmed
+            .message
+            .contains("owned by Gateway/gw, cannot proceed due to name collision")
+    );
 }
 
 #[test]
